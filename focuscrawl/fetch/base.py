@@ -1,0 +1,31 @@
+"""The Fetcher protocol: what the engine needs from any fetcher."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from focuscrawl.types import FetchResult
+
+
+class Fetcher(Protocol):
+    """Fetches URLs politely. Implementations are async context managers."""
+
+    async def __aenter__(self) -> Fetcher: ...
+
+    async def __aexit__(self, *exc: object) -> None: ...
+
+    async def fetch(self, url: str) -> FetchResult:
+        """Fetch ``url`` (robots.txt, per-host politeness, redirects, retries included).
+
+        Never raises for network or HTTP problems: they come back in
+        ``FetchResult.error`` / ``status``.
+        """
+        ...
+
+    def host_ready_at(self, host: str) -> float:
+        """Monotonic time at which ``host`` may be contacted again (0 if now)."""
+        ...
+
+    def host_busy(self, host: str) -> bool:
+        """True while the host has as many requests in flight as it may have."""
+        ...

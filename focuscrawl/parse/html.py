@@ -1,0 +1,194 @@
+"""HTML -> :class:`~focuscrawl.types.Page` with selectolax.
+
+One pass over the DOM in document order gives the visible words and, for each
+link, the position of its anchor words among them, so that the context window
+of T words around a link (anchor included, P1) is a slice of that word list.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from selectolax.lexbor import LexborHTMLParser as HTMLParser
+from selectolax.lexbor import LexborNode as Node
+
+from focuscrawl.fetch.encoding import decode_html, detect_charset
+from focuscrawl.types import FetchResult, Link, Page
+from focuscrawl.urls import normalize_url
+
+_INVISIBLE = "script, style, noscript, template, svg, head"
+_LINK_TAGS = {"a": "href", "area": "href", "frame": "src", "iframe": "src"}
+_SPACES = re.compile(r"\s+")
+_BLOCK_TAGS = frozenset(
+    "address article aside blockquote br dd div dl dt fieldset figcaption figure footer form "
+    "h1 h2 h3 h4 h5 h6 header hr li main nav ol p pre section table td th tr ul title".split()
+)
+
+
+def _clean(text: str) -> str:
+    return _SPACES.sub(" ", text).strip()
+
+
+def _context(words: list[str], start: int, end: int, window: int) -> str:
+    """The ``window`` words around ``words[start:end]`` (the anchor), anchor included.
+
+    The words left over after the anchor are shared evenly between both sides;
+    a side that runs out of words gives its share to the other.
+
+    >>> w = "a b c d e f g h i j".split()
+    >>> _context(w, 4, 5, 5)
+    'c d e f g'
+    >>> _context(w, 0, 1, 4)
+    'a b c d'
+    >>> _context(w, 9, 10, 3)
+    'h i j'
+    """
+    anchor_len = end - start
+    if anchor_len >= window:
+        return " ".join(words[start : start + window])
+    rest = window - anchor_len
+    left = rest // 2
+    right = rest - left
+    if start - left < 0:
+        right += left - start
+        left = start
+    if end + right > len(words):
+        extra = end + right - len(words)
+        right = len(words) - end
+        left = min(start, left + extra)
+    return " ".join(words[start - left : end + right])
+
+
+def _class_tokens(nodes: Iterable[Node], attr: str) -> frozenset[str]:
+    out: set[str] = set()
+    for node in nodes:
+        value = node.attributes.get(attr)
+        if value:
+            out.update(value.split() if attr == "class" else [value.strip()])
+    out.discard("")
+    return frozenset(out)
+
+
+def parse_html(
+    url: str,
+    html: str,
+    *,
+    context_words: int = 20,
+    max_links: int = 0,
+) -> Page:
+    """Parse decoded HTML of the page at ``url`` (a normalised URL).
+
+    Links are resolved against ``<base href>`` (or ``url``), normalised, and merged
+    per target: ``Link.count`` is the number of occurrences, anchor and context
+    are those of the first occurrence. ``max_links`` (0 = all) keeps the first
+    distinct targets in document order.
+    """
+    tree = HTMLParser(html)
+    page = Page(url=url, html=html)
+    root = tree.css_first("html")
+    if root is not None:
+        page.lang = (root.attributes.get("lang") or root.attributes.get("xml:lang") or "").strip().lower()
+    title = tree.css_first("title")
+    if title is not None:
+        page.title = _clean(title.text())
+    meta: dict[str, str] = {}
+    for node in tree.css("meta"):
+        key = node.attributes.get("name") or node.attributes.get("property") or node.attributes.get("http-equiv")
+        content = node.attributes.get("content")
+        if key and content is not None:
+            meta.setdefault(key.strip().lower(), content.strip())
+    page.meta = meta
+    page.class_names = _class_tokens(tree.css("[class]"), "class")
+    page.ids = _class_tokens(tree.css("[id]"), "id")
+
+    base = url
+    base_node = tree.css_first("base[href]")
+    if base_node is not None:
+        base = normalize_url(base_node.attributes.get("href") or "", url) or url
+
+    # frames live outside <body>: collect their targets before the invisible parts go
+    frame_targets = [n.attributes.get("src") or "" for n in tree.css("frame[src]")]
+    for node in tree.css(_INVISIBLE):
+        node.decompose()
+
+    words: list[str] = []
+    text_parts: list[str] = []
+    found: list[tuple[str, int, int, str, bool]] = []  # url, start, end, anchor, nofollow
+    body = tree.body or tree.root
+    if body is not None:
+        for node in body.traverse(include_text=True):
+            tag = node.tag
+            if tag == "-text":
+                chunk = node.text_content or ""
+                if chunk:
+                    text_parts.append(chunk)
+                    words.extend(chunk.split())
+                continue
+            if tag in _BLOCK_TAGS:
+                text_parts.append("\n")
+            attr = _LINK_TAGS.get(tag or "")
+            if attr is None or tag == "frame":
+                continue
+            href = node.attributes.get(attr)
+            if not href:
+                continue
+            target = normalize_url(href, base)
+            if target is None:
+                continue
+            anchor = _clean(node.text(deep=True)) or (node.attributes.get("alt") or "").strip()
+            n_words = len(anchor.split()) if tag == "a" else 0
+            rel = (node.attributes.get("rel") or "").lower()
+            found.append((target, len(words), len(words) + n_words, anchor, "nofollow" in rel))
+    page.text = _clean(" ".join(text_parts))
+    for src in frame_targets:
+        target = normalize_url(src, base)
+        if target is not None:
+            found.append((target, len(words), len(words), "", False))
+
+    links: dict[str, Link] = {}
+    for target, start, end, anchor, nofollow in found:
+        known = links.get(target)
+        if known is not None:
+            links[target] = Link(known.url, known.anchor, known.context, known.count + 1, known.nofollow)
+            continue
+        if max_links and len(links) >= max_links:
+            continue
+        context = _context(words, start, min(end, len(words)), context_words) if words else anchor
+        links[target] = Link(target, anchor, context, 1, nofollow)
+    page.links = list(links.values())
+    return page
+
+
+def page_from_fetch(
+    result: FetchResult,
+    *,
+    context_words: int = 20,
+    max_links: int = 0,
+) -> Page:
+    """Decode and parse a fetched HTML response into a Page (status, headers kept)."""
+    charset = result.charset or detect_charset(result.content_type, result.body)
+    html = decode_html(result.body, charset)
+    page = parse_html(result.final_url, html, context_words=context_words, max_links=max_links)
+    page.status = result.status
+    page.content_type = result.content_type
+    page.charset = charset
+    page.headers = result.headers
+    page.body = result.body
+    return page
+
+
+def page_from_bytes(
+    url: str,
+    body: bytes,
+    content_type: str = "text/html",
+    *,
+    context_words: int = 20,
+) -> Page:
+    """Parse archived bytes (e.g. a WARC record) the same way the crawler does."""
+    charset = detect_charset(content_type, body)
+    page = parse_html(url, decode_html(body, charset), context_words=context_words)
+    page.content_type = content_type
+    page.charset = charset
+    page.body = body
+    return page

@@ -1,0 +1,73 @@
+"""The simplest relevance model: share of topic keywords found in the page.
+
+score = (number of distinct keywords occurring in title + text) / (number of
+keywords), so a page holding every keyword scores 1. Matching is on whole words,
+case-insensitive; a keyword may be a phrase. Meant as a baseline and as the
+smallest example of the model interface.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from focuscrawl.exceptions import ModelError
+from focuscrawl.relevance.base import register_model
+from focuscrawl.types import Page
+
+
+@register_model("keyword")
+@dataclass
+class KeywordModel:
+    """Fraction of ``keywords`` present; relevant at ``threshold`` (default: any keyword)."""
+
+    name: ClassVar[str] = "keyword"
+    keywords: Sequence[str]
+    threshold: float = 1e-9
+
+    def __post_init__(self) -> None:
+        words = [k.strip().lower() for k in self.keywords if k.strip()]
+        if not words:
+            raise ModelError("keyword model: give at least one keyword")
+        self.keywords = words
+        self._patterns = [re.compile(r"(?<!\w)" + re.escape(k) + r"(?!\w)") for k in words]
+
+    def score_text(self, text: str) -> float:
+        low = text.lower()
+        hits = sum(1 for p in self._patterns if p.search(low))
+        return hits / len(self._patterns)
+
+    def score(self, page: Page) -> float:
+        return self.score_text(page.title + " " + page.text)
+
+    @classmethod
+    def from_config(cls, cfg: Mapping[str, Any], base_dir: Path) -> KeywordModel:
+        keywords = cfg.get("keywords")
+        if isinstance(keywords, str):
+            keywords = keywords.split(",")
+        if not isinstance(keywords, list | tuple):
+            raise ModelError("keyword model: 'keywords' must be a list of words or phrases")
+        return cls([str(k) for k in keywords], float(cfg.get("threshold", 1e-9)))
+
+    def save(self, directory: Path) -> None:
+        data = {"keywords": list(self.keywords), "threshold": self.threshold}
+        (directory / "keywords.json").write_text(json.dumps(data, ensure_ascii=False), "utf-8")
+
+    @classmethod
+    def load(cls, directory: Path) -> KeywordModel:
+        data = json.loads((directory / "keywords.json").read_text("utf-8"))
+        return cls(data["keywords"], float(data["threshold"]))
+
+    @classmethod
+    def add_train_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--keywords", required=True, help="comma-separated keywords")
+        parser.add_argument("--threshold", type=float, default=1e-9)
+
+    @classmethod
+    def train_from_args(cls, args: argparse.Namespace) -> KeywordModel:
+        return cls(str(args.keywords).split(","), float(args.threshold))

@@ -1,0 +1,234 @@
+"""One typed, frozen configuration object: TOML file < environment < command line.
+
+Every part of the crawler receives the section it needs (``settings.fetch``,
+``settings.scope``...) when it is built; nothing reads settings by string key later.
+Environment variables are ``FOCUSCRAWL_<SECTION>__<FIELD>`` (e.g.
+``FOCUSCRAWL_FETCH__DELAY=0.5``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, get_type_hints
+
+from focuscrawl.exceptions import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+DEFAULT_USER_AGENT = "focuscrawl/0.1 (+https://github.com/focuscrawl/focuscrawl; research crawler)"
+
+
+@dataclass(frozen=True)
+class FetchSettings:
+    user_agent: str = DEFAULT_USER_AGENT
+    concurrency: int = 16  # requests in flight, all hosts together
+    per_host: int = 1  # connections per host
+    delay: float = 1.0  # seconds between two requests to one host
+    respect_robots: bool = True
+    obey_crawl_delay: bool = True  # robots.txt Crawl-delay raises ``delay`` for that host
+    max_crawl_delay: float = 30.0  # cap on what a robots.txt may ask for
+    max_redirects: int = 5
+    connect_timeout: float = 10.0
+    read_timeout: float = 30.0
+    max_body_size: int = 5 * 1024 * 1024  # bytes; longer bodies are cut and counted
+    content_types: tuple[str, ...] = ("text/html", "application/xhtml+xml")
+    retries: int = 2  # extra attempts for 429/503/timeouts/resets
+    retry_backoff: float = 1.0  # seconds, doubled at each attempt (Retry-After wins)
+    proxy: str | None = None
+    allow_private: tuple[str, ...] = ()  # CIDRs/hosts allowed despite being private/loopback
+    robots_cache_size: int = 10_000
+
+
+@dataclass(frozen=True)
+class ScopeSettings:
+    allow_hosts: tuple[str, ...] = ()  # host or *.domain; empty = any host
+    deny_hosts: tuple[str, ...] = ()
+    allow_regex: tuple[str, ...] = ()  # a URL must match one of these (if any)
+    deny_regex: tuple[str, ...] = ()
+    max_depth: int = -1  # -1 = unlimited
+    max_pages_per_host: int = 0  # 0 = unlimited
+    max_url_length: int = 2048
+    max_links_per_page: int = 0  # 0 = all
+    same_site_only: bool = False  # stay on the registered domains of the seeds
+    deny_extensions: tuple[str, ...] = (
+        "7z", "apk", "avi", "bin", "bmp", "bz2", "css", "csv", "deb", "dmg", "doc", "docx",
+        "eps", "exe", "flac", "flv", "gif", "gz", "ico", "iso", "jar", "jpeg", "jpg", "js",
+        "json", "m4a", "m4v", "mkv", "mov", "mp3", "mp4", "mpeg", "mpg", "msi", "ogg", "pdf",
+        "png", "ppt", "pptx", "ps", "rar", "rpm", "svg", "tar", "tgz", "tif", "tiff", "ttf",
+        "wav", "webm", "webp", "wmv", "woff", "woff2", "xls", "xlsx", "xml", "xz", "z", "zip",
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ParseSettings:
+    context_words: int = 20  # T of P1: words of link context, anchor included
+
+
+@dataclass(frozen=True)
+class CrawlSettings:
+    strategy: str = "bfs"
+    strategy_params: Mapping[str, Any] = field(default_factory=dict)
+    max_pages: int = 1000  # pages fetched (HTML or not) before stopping; 0 = no limit
+    fetch_list_size: int = 0  # best-N-first batch size (0 = continuous, refilled as slots free)
+    top_n: int = 1000  # layered mode: URLs generated per layer
+    depth: int = 10  # layered mode: number of layers
+    commit_every: int = 50  # results per durable commit
+    seed: int = 0  # random seed for ties and sampling
+
+
+@dataclass(frozen=True)
+class Settings:
+    fetch: FetchSettings = field(default_factory=FetchSettings)
+    scope: ScopeSettings = field(default_factory=ScopeSettings)
+    parse: ParseSettings = field(default_factory=ParseSettings)
+    crawl: CrawlSettings = field(default_factory=CrawlSettings)
+    model: Mapping[str, Any] = field(default_factory=dict)  # [model] table, see relevance.base
+    base_dir: Path = Path(".")  # where relative paths of the config file point from
+
+    def to_dict(self) -> dict[str, Any]:
+        out = dataclasses.asdict(self)
+        out["base_dir"] = str(self.base_dir)
+        return _jsonable(out)
+
+
+SECTIONS: dict[str, type[Any]] = {
+    "fetch": FetchSettings,
+    "scope": ScopeSettings,
+    "parse": ParseSettings,
+    "crawl": CrawlSettings,
+}
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def _coerce(section: str, name: str, hint: Any, value: Any) -> Any:
+    """Turn a TOML/env/CLI value into the field's type, or fail with one clear line."""
+    where = f"{section}.{name}"
+    text = str(hint)
+    try:
+        if text.startswith("tuple"):
+            if isinstance(value, str):
+                value = [v.strip() for v in value.split(",") if v.strip()]
+            if not isinstance(value, list | tuple):
+                raise TypeError
+            return tuple(str(v) for v in value)
+        if text.startswith("Mapping"):
+            if not isinstance(value, Mapping):
+                raise TypeError
+            return dict(value)
+        if text == "bool":
+            if isinstance(value, str):
+                low = value.strip().lower()
+                if low in ("1", "true", "yes", "on"):
+                    return True
+                if low in ("0", "false", "no", "off"):
+                    return False
+                raise ValueError
+            if not isinstance(value, bool):
+                raise TypeError
+            return value
+        if text == "int":
+            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                raise TypeError
+            return int(value)
+        if text == "float":
+            if isinstance(value, bool):
+                raise TypeError
+            return float(value)
+        if "None" in text and (value is None or value == ""):
+            return None
+        return str(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"config: {where} = {value!r} is not a valid {text}") from None
+
+
+def _build_section(section: str, cls: type[Any], values: Mapping[str, Any]) -> Any:
+    hints = get_type_hints(cls)
+    names = {f.name for f in fields(cls)}
+    unknown = sorted(set(values) - names)
+    if unknown:
+        raise ConfigError(
+            f"config: unknown key {section}.{unknown[0]} (known: {', '.join(sorted(names))})"
+        )
+    kwargs = {k: _coerce(section, k, hints[k], v) for k, v in values.items()}
+    obj = cls(**kwargs)
+    _validate(section, obj)
+    return obj
+
+
+def _validate(section: str, obj: Any) -> None:
+    for f in fields(obj):
+        value = getattr(obj, f.name)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            lowest = -1 if f.name == "max_depth" else 0
+            if value < lowest:
+                raise ConfigError(f"config: {section}.{f.name} = {value} must be >= {lowest}")
+    if section == "fetch" and (obj.concurrency < 1 or obj.per_host < 1):
+        raise ConfigError("config: fetch.concurrency and fetch.per_host must be >= 1")
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"config: {path}: no such file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config: {path}: bad TOML ({exc})") from None
+
+
+def _env_overrides(environ: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for key, value in environ.items():
+        if not key.startswith("FOCUSCRAWL_") or "__" not in key:
+            continue
+        section, _, name = key[len("FOCUSCRAWL_") :].lower().partition("__")
+        if section in SECTIONS:
+            out.setdefault(section, {})[name] = value
+    return out
+
+
+def load_settings(
+    config: Path | None = None,
+    overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Settings:
+    """Build the one Settings object: TOML file < environment < ``overrides`` (the CLI)."""
+    raw: dict[str, Any] = read_toml(config) if config else {}
+    unknown = sorted(set(raw) - set(SECTIONS) - {"model", "seeds", "topic"})
+    if unknown:
+        raise ConfigError(f"config: unknown section [{unknown[0]}]")
+    layers = [raw, _env_overrides(os.environ if environ is None else environ), overrides or {}]
+    kwargs: dict[str, Any] = {}
+    for section, cls in SECTIONS.items():
+        merged: dict[str, Any] = {}
+        for layer in layers:
+            table = layer.get(section) or {}
+            if not isinstance(table, Mapping):
+                raise ConfigError(f"config: [{section}] must be a table")
+            merged.update({k: v for k, v in table.items() if v is not None})
+        kwargs[section] = _build_section(section, cls, merged)
+    model = dict(raw.get("model") or {})
+    if overrides and overrides.get("model"):
+        model.update(overrides["model"])
+    return Settings(
+        model=model,
+        base_dir=(config.parent if config else Path(".")).resolve(),
+        **kwargs,
+    )

@@ -1,0 +1,181 @@
+"""Plain values passed between the parts of the crawler.
+
+This module imports nothing from the package: every other module may import it.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Merge(enum.Enum):
+    """How a new score for an already known URL combines with the stored one.
+
+    OTIE and OPIC accumulate cash (``ADD``); link-context prediction keeps the
+    higher score (``MAX``); breadth-first keeps the first (``KEEP``); sibling and
+    administrative updates overwrite (``SET``).
+    """
+
+    KEEP = "keep"
+    MAX = "max"
+    ADD = "add"
+    SET = "set"
+
+
+class URLState(enum.IntEnum):
+    """Life cycle of a URL in the crawl DB."""
+
+    QUEUED = 0  # known, waiting to be fetched
+    IN_FLIGHT = 1  # handed out in a fetch list, result not yet stored
+    FETCHED = 2  # fetched and recorded (any HTTP status)
+    FAILED = 3  # gave up (network error after retries, robots, filtered type...)
+    DROPPED = 4  # known but will never be fetched (out of budget, discarded by strategy)
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """One distinct out-link of a page.
+
+    ``count`` is how many times the page links to ``url`` (t(i, j) in P0);
+    ``anchor`` and ``context`` come from the first occurrence; ``context`` is the
+    window of T words around the link, anchor text included (P1).
+    """
+
+    url: str
+    anchor: str = ""
+    context: str = ""
+    count: int = 1
+    nofollow: bool = False
+
+
+@dataclass(slots=True)
+class FetchResult:
+    """What the fetcher got for one URL (after redirects).
+
+    ``error`` is ``None`` when an HTTP response was received (of any status);
+    otherwise it is a short machine-readable reason such as ``"timeout"``,
+    ``"robots"``, ``"dns"``, ``"reset"``, ``"content-type"``, ``"too-many-redirects"``,
+    ``"blocked-address"``. ``body`` holds at most the configured maximum size;
+    ``truncated`` says it was cut.
+    """
+
+    url: str
+    final_url: str
+    status: int = 0
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+    content_type: str = ""
+    charset: str | None = None
+    error: str | None = None
+    redirects: tuple[str, ...] = ()
+    truncated: bool = False
+    elapsed: float = 0.0
+    fetched_at: float = 0.0
+    request_headers: dict[str, str] = field(default_factory=dict)
+    http_version: str = "1.1"
+    reason: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and 200 <= self.status < 300
+
+
+@dataclass(slots=True)
+class Page:
+    """A fetched and parsed HTML page: everything models and strategies may use."""
+
+    url: str
+    html: str = ""
+    title: str = ""
+    text: str = ""
+    lang: str = ""  # the <html lang> attribute, lower-cased, as written
+    meta: dict[str, str] = field(default_factory=dict)
+    class_names: frozenset[str] = frozenset()
+    ids: frozenset[str] = frozenset()
+    links: list[Link] = field(default_factory=list)
+    status: int = 200
+    content_type: str = "text/html"
+    charset: str | None = None
+    depth: int = 0
+    parent: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+
+    @property
+    def n_outlinks(self) -> int:
+        """n(i) of P0: the number of link occurrences to other pages."""
+        return sum(link.count for link in self.links if link.url != self.url)
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedURL:
+    """A URL handed out by the frontier in a fetch list."""
+
+    url: str
+    score: float
+    depth: int
+    host: str
+    parent: str | None = None
+    layer: int = 0
+    seq: int = 0  # discovery order
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreUpdate:
+    """A change a strategy asks for on the score of a (known or new) URL."""
+
+    url: str
+    score: float
+    merge: Merge = Merge.MAX
+
+
+@dataclass(slots=True)
+class LinkScore:
+    """An out-link together with the score the strategy gives it."""
+
+    link: Link
+    score: float
+
+
+@dataclass(slots=True)
+class Decision:
+    """What a strategy returns after seeing a page: scores, never queue operations.
+
+    * ``links``: out-links to add (new URLs) or to merge into known queued URLs,
+      with the strategy's merge rule.
+    * ``updates``: score changes for other URLs (e.g. OPIC cash, re-crawl).
+    * ``raise_siblings``: raise the queued siblings of this page (the other
+      children of its parent) to at least this score (P3, FCrawl).
+    * ``recrawl``: fetched URLs to fetch again (OTIE redistributes cash this way).
+    """
+
+    links: list[LinkScore] = field(default_factory=list)
+    updates: list[ScoreUpdate] = field(default_factory=list)
+    raise_siblings: float | None = None
+    recrawl: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class PageRecord:
+    """One line of ``pages.jsonl``."""
+
+    url: str
+    status: int
+    depth: int
+    parent: str | None
+    score: float | None
+    relevance: float | None
+    fetched_at: float
+    content_type: str
+    size: int
+    out_links: int
+    error: str | None = None
+    final_url: str | None = None
+    layer: int = 0
+    relevant: bool | None = None
+    lang: str | None = None
+    title: str | None = None
+    truncated: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,188 @@
+"""URL normalisation, host / domain / TLD helpers, and scope rules.
+
+Normalisation is conservative (the form that is fetched is the form that is
+stored): scheme and host lower-cased, IDNA host, default port and fragment
+dropped, dot segments resolved, unsafe characters percent-encoded (w3lib).
+Query arguments keep their order: sorting them (as ``canonicalize_url`` does)
+merges URLs that some servers treat differently.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+import tldextract
+from w3lib.url import safe_url_string
+
+from focuscrawl.settings import ScopeSettings
+
+_SCHEMES = ("http", "https")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+# The public suffix list bundled with tldextract: never fetched from the network.
+_EXTRACT = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
+
+
+def normalize_url(url: str, base: str | None = None) -> str | None:
+    """Absolute, normalised http(s) URL, or None if ``url`` is not one.
+
+    >>> normalize_url("HTTP://Example.COM:80/a/./b/../c?x=1#frag")
+    'http://example.com/a/c?x=1'
+    >>> normalize_url("../d e.html", "http://h.org/x/y/z.html")
+    'http://h.org/x/d%20e.html'
+    >>> normalize_url("mailto:someone@example.com") is None
+    True
+    >>> normalize_url("http://example.com")
+    'http://example.com/'
+    """
+    url = url.strip()
+    if not url:
+        return None
+    try:
+        if base is not None:
+            url = urljoin(base, url)
+        parts = urlsplit(url)
+        scheme = parts.scheme.lower()
+        if scheme not in _SCHEMES or not parts.hostname:
+            return None
+        host = parts.hostname.rstrip(".").lower()
+        port = parts.port
+    except ValueError:  # bad port, bad IPv6 literal...
+        return None
+    if not host or any(c in host for c in " <>\"'{}|\\^`"):
+        return None
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    netloc = host if port in (None, _DEFAULT_PORTS[scheme]) else f"{host}:{port}"
+    if parts.username or parts.password:
+        netloc = parts.netloc.rsplit("@", 1)[0] + "@" + netloc
+    path = parts.path or "/"
+    if "." in path:
+        trailing = path.endswith("/") or path.endswith("/.") or path.endswith("/..")
+        path = posixpath.normpath(path)
+        path = path.lstrip("/")
+        path = "/" + path if path != "." else "/"
+        if trailing and not path.endswith("/"):
+            path += "/"
+    try:
+        return safe_url_string(urlunsplit((scheme, netloc, path, parts.query, "")))
+    except ValueError:
+        return None
+
+
+def host_of(url: str) -> str:
+    """The host (with a non-default port) of a normalised URL.
+
+    >>> host_of("http://www.cs.cornell.edu:8080/x")
+    'www.cs.cornell.edu:8080'
+    """
+    return urlsplit(url).netloc.rsplit("@", 1)[-1]
+
+
+def hostname_of(url_or_host: str) -> str:
+    """The host name without port.
+
+    >>> hostname_of("http://a.b.c:81/")
+    'a.b.c'
+    >>> hostname_of("a.b.c:81")
+    'a.b.c'
+    """
+    host = host_of(url_or_host) if "://" in url_or_host else url_or_host
+    if host.startswith("["):
+        return host[1:].split("]", 1)[0]
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+@lru_cache(maxsize=65536)
+def registered_domain(url_or_host: str) -> str:
+    """The registered domain (public suffix + one label), offline PSL.
+
+    >>> registered_domain("http://www.cs.cornell.edu/x")
+    'cornell.edu'
+    >>> registered_domain("news.bbc.co.uk")
+    'bbc.co.uk'
+    >>> registered_domain("127.0.0.1")
+    '127.0.0.1'
+    """
+    name = hostname_of(url_or_host)
+    ext = _EXTRACT(name)
+    if ext.domain and ext.suffix:
+        return f"{ext.domain}.{ext.suffix}"
+    return name
+
+
+def tld_of(url_or_host: str) -> str:
+    """The last label of the host name: the country or generic TLD.
+
+    >>> tld_of("http://www.asahi.co.jp/")
+    'jp'
+    """
+    return hostname_of(url_or_host).rsplit(".", 1)[-1].lower()
+
+
+def extension_of(url: str) -> str:
+    """File extension of the URL path, lower case, '' if none.
+
+    >>> extension_of("http://h/a/b.PDF?x=1")
+    'pdf'
+    >>> extension_of("http://h/a.b/c")
+    ''
+    """
+    last = urlsplit(url).path.rsplit("/", 1)[-1]
+    return last.rsplit(".", 1)[-1].lower() if "." in last else ""
+
+
+def _host_matches(host: str, patterns: Iterable[str]) -> bool:
+    name = hostname_of(host)
+    for pattern in patterns:
+        pattern = pattern.lower()
+        if pattern.startswith("*."):
+            if name == pattern[2:] or name.endswith(pattern[1:]):
+                return True
+        elif name == pattern or name.endswith("." + pattern):
+            return True
+    return False
+
+
+@dataclass
+class Scope:
+    """Decides whether a URL may enter the frontier; ``reject`` says why not."""
+
+    settings: ScopeSettings
+    seed_domains: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        self._allow = [re.compile(p) for p in self.settings.allow_regex]
+        self._deny = [re.compile(p) for p in self.settings.deny_regex]
+        self._deny_ext = frozenset(e.lower().lstrip(".") for e in self.settings.deny_extensions)
+
+    @classmethod
+    def for_seeds(cls, settings: ScopeSettings, seeds: Sequence[str]) -> Scope:
+        return cls(settings, frozenset(registered_domain(s) for s in seeds))
+
+    def reject(self, url: str, depth: int = 0) -> str | None:
+        """None if ``url`` is in scope, else a short reason (for counters)."""
+        s = self.settings
+        if len(url) > s.max_url_length:
+            return "url-too-long"
+        if s.max_depth >= 0 and depth > s.max_depth:
+            return "too-deep"
+        host = host_of(url)
+        if s.deny_hosts and _host_matches(host, s.deny_hosts):
+            return "denied-host"
+        if s.allow_hosts and not _host_matches(host, s.allow_hosts):
+            return "host-not-allowed"
+        if s.same_site_only and self.seed_domains and registered_domain(host) not in self.seed_domains:
+            return "off-site"
+        if self._deny_ext and extension_of(url) in self._deny_ext:
+            return "extension"
+        if any(p.search(url) for p in self._deny):
+            return "denied-regex"
+        if self._allow and not any(p.search(url) for p in self._allow):
+            return "not-allowed-regex"
+        return None
