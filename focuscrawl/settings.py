@@ -43,6 +43,7 @@ class FetchSettings:
     retries: int = 2  # extra attempts for 429/503/timeouts/resets
     retry_backoff: float = 1.0  # seconds, doubled at each attempt (Retry-After wins)
     proxy: str | None = None
+    tls_ca_file: str | None = None  # extra CA to trust (the replay server's own CA)
     allow_private: tuple[str, ...] = ()  # CIDRs/hosts allowed despite being private/loopback
     robots_cache_size: int = 10_000
 
@@ -120,7 +121,8 @@ def _jsonable(value: Any) -> Any:
 def _coerce(section: str, name: str, hint: Any, value: Any) -> Any:
     """Turn a TOML/env/CLI value into the field's type, or fail with one clear line."""
     where = f"{section}.{name}"
-    text = str(hint)
+    text = hint.__name__ if isinstance(hint, type) else str(hint).replace("typing.", "")
+    text = text.replace("collections.abc.", "")
     try:
         if text.startswith("tuple"):
             if isinstance(value, str):

@@ -31,11 +31,12 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import math
 import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Literal, cast
+from typing import Literal
 
 from focuscrawl.exceptions import ConfigError
 
@@ -93,7 +94,9 @@ class Fault:
                 raise ConfigError(f"bad path pattern in fault {spec!r}: {exc}") from None
         kind_text, *options = action.split(":")
         if kind_text not in FAULT_KINDS:
-            raise ConfigError(f"bad fault kind {kind_text!r} in {spec!r}: one of {', '.join(FAULT_KINDS)}")
+            raise ConfigError(
+                f"bad fault kind {kind_text!r} in {spec!r}: one of {', '.join(FAULT_KINDS)}"
+            )
         values: dict[str, float] = {}
         for option in options:
             name, has_value, value = option.partition("=")
@@ -105,12 +108,12 @@ class Fault:
                 values[name] = float(value)
             except ValueError:
                 raise ConfigError(f"bad number {value!r} in fault {spec!r}") from None
-            if values[name] < 0 or (name == "p" and values[name] > 1):
+            if not 0 <= values[name] < math.inf or (name == "p" and values[name] > 1):
                 raise ConfigError(f"out-of-range {name} {value!r} in fault {spec!r}")
         first = values.get("first")
         return cls(
             host=host,
-            kind=cast(FaultKind, kind_text),
+            kind=kind_text,
             path=path,
             probability=values.get("p", 1.0),
             first=None if first is None else int(first),

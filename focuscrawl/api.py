@@ -1,0 +1,143 @@
+"""Building a crawl from settings: the one place that wires the parts together."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from focuscrawl.engine import DB_NAME, RUN_NAME, Crawler, CrawlStats
+from focuscrawl.exceptions import ConfigError, ModelError
+from focuscrawl.fetch.aiohttp_fetcher import AiohttpFetcher
+from focuscrawl.frontier.sqlite import SqliteFrontier
+from focuscrawl.relevance.base import RelevanceModel, build_model, load_model
+from focuscrawl.settings import SECTIONS, Settings, load_settings, read_toml
+from focuscrawl.strategies.base import STRATEGIES, Strategy
+
+
+def _merge_overrides(
+    base: Mapping[str, Mapping[str, Any]], top: Mapping[str, Mapping[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    out = {k: dict(v) for k, v in base.items()}
+    for section, values in top.items():
+        out.setdefault(section, {}).update({k: v for k, v in values.items() if v is not None})
+    return out
+
+
+def make_model(spec: str | Path | Mapping[str, Any] | None, settings: Settings) -> RelevanceModel | None:
+    """A model from a saved directory, a ``{"name": ...}`` table, or the settings' [model]."""
+    try:
+        if spec is None:
+            return build_model(settings.model, settings.base_dir) if settings.model else None
+        if isinstance(spec, Mapping):
+            return build_model(spec, settings.base_dir)
+        path = Path(spec)
+        if path.is_dir():
+            return load_model(path)
+        return build_model({"name": str(spec), **settings.model}, settings.base_dir)
+    except ModelError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def make_strategy(settings: Settings, model: RelevanceModel | None) -> Strategy:
+    cls = STRATEGIES.get(settings.crawl.strategy)
+    try:
+        return cls(model, **dict(settings.crawl.strategy_params))
+    except TypeError as exc:
+        raise ConfigError(f"strategy {settings.crawl.strategy!r}: {exc}") from None
+
+
+def open_crawl(
+    out_dir: Path,
+    seeds: Sequence[str] = (),
+    *,
+    config: Path | None = None,
+    overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    model: str | Path | Mapping[str, Any] | None = None,
+    resume: bool = False,
+) -> Crawler:
+    """Everything a crawl needs, built from a config file, CLI overrides and defaults.
+
+    On ``resume`` the settings and seeds saved in ``run.json`` are used, with the
+    new ``overrides`` on top (e.g. a larger ``max_pages``).
+    """
+    out_dir = Path(out_dir)
+    overrides = dict(overrides or {})
+    raw_seeds = list(seeds)
+    if resume:
+        run_path = out_dir / RUN_NAME
+        if not run_path.exists() or not (out_dir / DB_NAME).exists():
+            raise ConfigError(f"{out_dir}: nothing to resume (no {RUN_NAME} / {DB_NAME})")
+        saved = json.loads(run_path.read_text(encoding="utf-8"))["settings"]
+        saved_seeds = json.loads(run_path.read_text(encoding="utf-8"))["seeds"]
+        overrides = _merge_overrides({k: v for k, v in saved.items() if k in SECTIONS}, overrides)
+        raw_seeds = raw_seeds or list(saved_seeds)
+        settings = load_settings(config, overrides)
+        if not settings.model and saved.get("model"):
+            settings = replace(settings, model=saved["model"], base_dir=Path(saved["base_dir"]))
+    else:
+        if (out_dir / DB_NAME).exists():
+            raise ConfigError(f"{out_dir} holds a crawl already; use --resume or another --out")
+        if config is not None and not raw_seeds:
+            raw_seeds = [str(s) for s in read_toml(config).get("seeds", [])]
+        settings = load_settings(config, overrides)
+    relevance = make_model(model, settings)
+    if model is not None and not isinstance(model, Mapping) and Path(model).is_dir():
+        # remember the saved model in run.json so that --resume finds it again
+        settings = replace(settings, model={"path": str(Path(model).resolve())})
+    strategy = make_strategy(settings, relevance)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    frontier = SqliteFrontier(out_dir / DB_NAME)
+    counters: Counter[str] = Counter()  # shared by fetcher and engine, saved in run.json
+    fetcher = AiohttpFetcher(settings.fetch, counters=counters, ssl_ca_file=settings.fetch.tls_ca_file)
+    try:
+        crawler = Crawler(
+            settings, raw_seeds, out_dir, strategy=strategy, fetcher=fetcher,
+            frontier=frontier, model=relevance, resume=resume,
+        )  # fmt: skip
+    except Exception:
+        frontier.close()
+        raise
+    crawler.stats.counters = counters
+    return crawler
+
+
+async def crawl_async(out_dir: Path, seeds: Sequence[str], **kwargs: Any) -> CrawlStats:
+    crawler = open_crawl(Path(out_dir), seeds, **kwargs)
+    try:
+        async with crawler.fetcher:
+            return await crawler.run()
+    finally:
+        crawler.frontier.close()
+
+
+def crawl(
+    seeds: Sequence[str],
+    out: str | Path,
+    *,
+    strategy: str = "bfs",
+    max_pages: int = 1000,
+    model: str | Path | Mapping[str, Any] | None = None,
+    proxy: str | None = None,
+    delay: float | None = None,
+    concurrency: int | None = None,
+    config: Path | None = None,
+    resume: bool = False,
+    **crawl_settings: Any,
+) -> CrawlStats:
+    """Run a crawl to the end and return its statistics (the synchronous front door)."""
+    overrides: dict[str, dict[str, Any]] = {
+        "crawl": {"strategy": strategy, "max_pages": max_pages, **crawl_settings},
+        "fetch": {"proxy": proxy, "delay": delay, "concurrency": concurrency},
+    }
+    if proxy:
+        from urllib.parse import urlsplit
+
+        overrides["fetch"]["allow_private"] = (urlsplit(proxy).hostname or "",)
+    return asyncio.run(
+        crawl_async(Path(out), seeds, config=config, overrides=overrides, model=model, resume=resume)
+    )

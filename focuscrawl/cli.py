@@ -1,0 +1,206 @@
+"""Command line: parse arguments, build objects, call the API. Nothing else lives here.
+
+Exit codes: 0 success, 1 error while running, 2 bad usage or configuration
+(always with one clear line on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from focuscrawl.exceptions import ConfigError, FocuscrawlError
+
+
+def _seed_list(values: Sequence[str]) -> list[str]:
+    """Seeds from URLs and/or files of URLs (one per line, # comments)."""
+    seeds: list[str] = []
+    for value in values:
+        if "://" in value:
+            seeds.append(value)
+            continue
+        path = Path(value)
+        if not path.is_file():
+            raise ConfigError(f"seed {value!r} is neither a URL nor a readable file")
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            line = line.split("#", 1)[0].strip()
+            if line:
+                seeds.append(line)
+    return seeds
+
+
+def _add_crawl_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--seeds", nargs="+", default=[], metavar="URL|FILE", help="seed URLs or files of URLs")
+    p.add_argument("--out", type=Path, required=True, help="run directory")
+    p.add_argument("--config", type=Path, help="TOML file: [crawl] [fetch] [scope] [parse] [model] seeds=[...]")
+    p.add_argument("--strategy", help="crawl strategy (see 'focuscrawl strategies')")
+    p.add_argument("--model", help="saved model directory, or a model name with defaults")
+    p.add_argument("--max-pages", type=int)
+    p.add_argument("--proxy", help="HTTP proxy, e.g. the replay server http://127.0.0.1:8080")
+    p.add_argument("--proxy-ca", help="CA certificate to trust for HTTPS through the proxy")
+    p.add_argument("--delay", type=float, help="seconds between two requests to one host")
+    p.add_argument("--concurrency", type=int, help="requests in flight")
+    p.add_argument("--per-host", type=int, help="connections per host")
+    p.add_argument("--user-agent")
+    p.add_argument("--fetch-list-size", type=int, help="best-N-first batch size (0 = continuous)")
+    p.add_argument("--top-n", type=int, help="layered strategies: URLs per layer")
+    p.add_argument("--depth", type=int, help="layered strategies: number of layers")
+    p.add_argument("--max-depth", type=int, help="maximum link depth from a seed")
+    p.add_argument("--allow-private", action="append", default=None, metavar="HOST|CIDR",
+                   help="allow a private/loopback address (the replay proxy is allowed automatically)")
+    p.add_argument("--no-robots", action="store_true", help="ignore robots.txt (only for your own sites)")
+    p.add_argument("--resume", action="store_true", help="continue the crawl in --out")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _crawl_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    fetch: dict[str, Any] = {
+        "proxy": args.proxy,
+        "tls_ca_file": args.proxy_ca,
+        "delay": args.delay,
+        "concurrency": args.concurrency,
+        "per_host": args.per_host,
+        "user_agent": args.user_agent,
+    }
+    if args.no_robots:
+        fetch["respect_robots"] = False
+    allow = list(args.allow_private or [])
+    if args.proxy:
+        from urllib.parse import urlsplit
+
+        proxy_host = urlsplit(args.proxy).hostname
+        if proxy_host:
+            allow.append(proxy_host)
+    if allow:
+        fetch["allow_private"] = tuple(allow)
+    crawl = {
+        "strategy": args.strategy,
+        "max_pages": args.max_pages,
+        "fetch_list_size": args.fetch_list_size,
+        "top_n": args.top_n,
+        "depth": args.depth,
+    }
+    scope = {"max_depth": args.max_depth}
+    return {"fetch": fetch, "crawl": crawl, "scope": scope}
+
+
+def cmd_crawl(args: argparse.Namespace) -> int:
+    from focuscrawl.api import open_crawl
+    from focuscrawl.progress import ProgressView
+
+    seeds = _seed_list(args.seeds)
+    crawler = open_crawl(
+        out_dir=args.out,
+        seeds=seeds,
+        config=args.config,
+        overrides=_crawl_overrides(args),
+        model=args.model,
+        resume=args.resume,
+    )
+    view = ProgressView(enabled=not args.quiet and sys.stderr.isatty(), max_pages=crawler.settings.crawl.max_pages)
+    crawler.on_progress = view.update
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, crawler.request_stop)
+            except (NotImplementedError, RuntimeError):  # pragma: no cover - non-Unix
+                pass
+        async with crawler.fetcher:
+            with view:
+                await crawler.run()
+
+    try:
+        asyncio.run(main())
+    finally:
+        crawler.frontier.close()
+    print(view.summary_line(crawler.stats, args.out))
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from focuscrawl.replay import cli as replay_cli
+
+    return int(replay_cli.run(args))
+
+
+def cmd_model(args: argparse.Namespace) -> int:
+    from focuscrawl.relevance import cli as model_cli
+
+    return model_cli.main(args.model_args)
+
+
+def cmd_strategies(args: argparse.Namespace) -> int:
+    from focuscrawl.relevance.base import MODELS
+    from focuscrawl.strategies.base import STRATEGIES
+
+    for name in STRATEGIES.names():
+        cls = STRATEGIES.get(name)
+        doc = (cls.__doc__ or sys.modules[cls.__module__].__doc__ or "").strip().splitlines()
+        print(f"strategy  {name:22s} {doc[0] if doc else ''}")
+    for name in MODELS.names():
+        cls = MODELS.get(name)
+        doc = (sys.modules[cls.__module__].__doc__ or cls.__doc__ or "").strip().splitlines()
+        print(f"model     {name:22s} {doc[0] if doc else ''}")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from focuscrawl.demo import run_demo
+
+    return run_demo(args.out, max_pages=args.max_pages)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="focuscrawl", description="A focused web crawler.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("crawl", help="run (or --resume) a crawl")
+    _add_crawl_arguments(p)
+    p.set_defaults(func=cmd_crawl)
+
+    p = sub.add_parser("replay", help="serve WARC archives as a web on 127.0.0.1 (HTTP proxy)")
+    from focuscrawl.replay import cli as replay_cli
+
+    replay_cli.add_arguments(p)
+    p.set_defaults(func=cmd_replay)
+
+    # the model commands import every model (scikit-learn, trafilatura...): built only when used
+    p = sub.add_parser("model", help="train, score and evaluate relevance models", add_help=False)
+    p.add_argument("model_args", nargs=argparse.REMAINDER)
+    p.set_defaults(func=cmd_model)
+
+    p = sub.add_parser("strategies", help="list strategies and models")
+    p.set_defaults(func=cmd_strategies)
+
+    p = sub.add_parser("demo", help="replay a test web, crawl it focused and breadth-first, compare")
+    p.add_argument("--out", type=Path, default=Path("demo-run"))
+    p.add_argument("--max-pages", type=int, default=300)
+    p.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except ConfigError as exc:
+        print(f"focuscrawl: {exc}", file=sys.stderr)
+        return 2
+    except FocuscrawlError as exc:
+        print(f"focuscrawl: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("focuscrawl: interrupted", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,140 @@
+"""Refuse private, loopback, link-local and other non-public addresses.
+
+A crawler following links from the open web must not be steered into the
+machine's own network (SSRF). The check runs *inside* the resolver aiohttp
+connects with (:class:`FilteringResolver`), so the addresses checked are the
+addresses connected to: a DNS answer cannot change between check and connect
+(DNS rebinding). IP literals never reach a resolver, so the fetcher checks them
+with :meth:`AddressPolicy.allows_ip` before connecting.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+
+from aiohttp.abc import AbstractResolver, ResolveResult
+
+from focuscrawl.exceptions import ConfigError
+
+__all__ = ["AddressPolicy", "BlockedAddressError", "FilteringResolver", "parse_ip"]
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+class BlockedAddressError(OSError):
+    """The host resolves only to addresses the policy refuses."""
+
+
+def parse_ip(host: str) -> IPAddress | None:
+    """The address if ``host`` is an IP literal (brackets allowed), else None.
+
+    >>> parse_ip("[::1]"), parse_ip("example.org")
+    (IPv6Address('::1'), None)
+    """
+    try:
+        return ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return None
+
+
+def is_public(ip: IPAddress) -> bool:
+    """True for globally routable unicast addresses.
+
+    >>> [is_public(ipaddress.ip_address(a)) for a in ("8.8.8.8", "10.1.2.3", "::ffff:127.0.0.1", "224.0.0.1")]
+    [True, False, False, False]
+    """
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped  # ::ffff:10.0.0.1 reaches 10.0.0.1
+    return ip.is_global and not (
+        ip.is_private
+        or ip.is_loopback
+        or ip.is_link_local
+        or ip.is_multicast
+        or ip.is_reserved
+        or ip.is_unspecified
+    )
+
+
+class AddressPolicy:
+    """Which non-public hosts/addresses may still be contacted.
+
+    ``allow`` entries: an IP (``"127.0.0.1"``), a network (``"127.0.0.0/8"``), a
+    host name (``"localhost"``), or ``"*"`` for everything.
+
+    >>> policy = AddressPolicy(("127.0.0.0/8", "intranet.test"))
+    >>> policy.allows_ip(ipaddress.ip_address("127.0.0.9")), policy.allows_ip(ipaddress.ip_address("10.0.0.1"))
+    (True, False)
+    >>> policy.allows_host("INTRANET.test"), policy.allows_host("other.test")
+    (True, False)
+    """
+
+    def __init__(self, allow: tuple[str, ...] = ()) -> None:
+        self.allow_all = False
+        self._hosts: set[str] = set()
+        self._networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
+        for entry in allow:
+            item = entry.strip().lower()
+            if not item:
+                continue
+            if item == "*":
+                self.allow_all = True
+                continue
+            try:
+                self._networks.append(ipaddress.ip_network(item.strip("[]"), strict=False))
+            except ValueError:
+                if any(c in item for c in "/ :"):
+                    raise ConfigError(
+                        f"config: fetch.allow_private entry {entry!r} is not an IP, network or host"
+                    ) from None
+                self._hosts.add(item.rstrip("."))
+
+    def allows_host(self, hostname: str) -> bool:
+        """The host name itself is allowed (whatever it resolves to)."""
+        return self.allow_all or hostname.lower().rstrip(".") in self._hosts
+
+    def allows_ip(self, ip: IPAddress) -> bool:
+        """The address may be connected to."""
+        if self.allow_all or is_public(ip):
+            return True
+        plain = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
+        return any(ip in net or (plain is not None and plain in net) for net in self._networks)
+
+    def check_literal(self, hostname: str) -> bool:
+        """False only for an IP literal the policy refuses (host names are checked at resolve)."""
+        ip = parse_ip(hostname)
+        return ip is None or self.allows_host(hostname) or self.allows_ip(ip)
+
+
+class FilteringResolver(AbstractResolver):
+    """Wraps a resolver and drops the addresses the policy refuses.
+
+    Raises :class:`BlockedAddressError` when nothing is left; aiohttp reports it
+    as a ``ClientConnectorDNSError`` whose ``os_error`` is that exception.
+    """
+
+    def __init__(
+        self, inner: AbstractResolver, policy: AddressPolicy, *, close_inner: bool = True
+    ) -> None:
+        self._inner = inner
+        self._policy = policy
+        self._close_inner = close_inner
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        found = await self._inner.resolve(host, port, family)
+        if self._policy.allows_host(host):
+            return found
+        kept = [
+            r
+            for r in found
+            if (ip := parse_ip(r["host"])) is not None and self._policy.allows_ip(ip)
+        ]
+        if not kept:
+            raise BlockedAddressError(f"{host} resolves only to refused addresses")
+        return kept
+
+    async def close(self) -> None:
+        if self._close_inner:
+            await self._inner.close()

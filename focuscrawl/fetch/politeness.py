@@ -1,0 +1,122 @@
+"""Per-host politeness: at most ``per_host`` requests at once, and a minimum
+interval between the *starts* of two requests to one host, plus a global cap.
+
+The interval of a host is ``max(delay, Crawl-delay)`` (the robots.txt value
+capped by ``max_crawl_delay``); a ``Retry-After`` pushes the host's next start.
+Everything waits with ``asyncio.sleep`` on ``time.monotonic`` deadlines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+__all__ = ["HostPoliteness"]
+
+_PRUNE_ABOVE = 4096  # host states kept before idle ones are dropped
+
+
+@dataclass
+class _HostState:
+    interval: float
+    slots: asyncio.Semaphore
+    gate: asyncio.Lock = field(default_factory=asyncio.Lock)
+    last_start: float = float("-inf")
+    not_before: float = 0.0  # Retry-After / back-off deadline
+    claims: int = 0  # fetch() calls working on this host (see HostPoliteness.claim)
+    holders: int = 0  # requests holding a slot or waiting for one
+
+    def ready_at(self) -> float:
+        return max(self.last_start + self.interval, self.not_before)
+
+
+class HostPoliteness:
+    """Admission control for requests, keyed by host (``host[:port]``).
+
+    >>> polite = HostPoliteness(concurrency=4, per_host=1, delay=2.0)
+    >>> polite.host_ready_at("a.org"), polite.host_busy("a.org")
+    (0.0, False)
+    """
+
+    def __init__(self, concurrency: int, per_host: int, delay: float) -> None:
+        self.per_host = max(1, per_host)
+        self.delay = max(0.0, delay)
+        self._global = asyncio.Semaphore(max(1, concurrency))
+        self._hosts: dict[str, _HostState] = {}
+
+    def _state(self, host: str) -> _HostState:
+        state = self._hosts.get(host)
+        if state is None:
+            if len(self._hosts) > _PRUNE_ABOVE:
+                self._prune()
+            state = _HostState(interval=self.delay, slots=asyncio.Semaphore(self.per_host))
+            self._hosts[host] = state
+        return state
+
+    def _prune(self) -> None:
+        # A state that is idle and past its deadlines carries nothing worth keeping:
+        # the Crawl-delay is re-applied from the robots cache at the next request.
+        now = time.monotonic()
+        for host in [
+            h
+            for h, s in self._hosts.items()
+            if s.claims == 0 and s.holders == 0 and s.ready_at() <= now
+        ]:
+            del self._hosts[host]
+
+    def set_crawl_delay(self, host: str, seconds: float | None) -> None:
+        """Make the host's interval ``max(delay, seconds)``."""
+        self._state(host).interval = max(self.delay, seconds or 0.0)
+
+    def defer(self, host: str, seconds: float) -> None:
+        """Start no request to ``host`` for ``seconds`` from now (Retry-After, back-off)."""
+        state = self._state(host)
+        state.not_before = max(state.not_before, time.monotonic() + max(0.0, seconds))
+
+    def host_ready_at(self, host: str) -> float:
+        """Monotonic time at which ``host`` may be contacted again (0 if now)."""
+        state = self._hosts.get(host)
+        if state is None:
+            return 0.0
+        ready = state.ready_at()
+        return ready if ready > time.monotonic() else 0.0
+
+    def host_busy(self, host: str) -> bool:
+        """True while the host has ``per_host`` fetches (or requests) under way."""
+        state = self._hosts.get(host)
+        return state is not None and max(state.claims, state.holders) >= self.per_host
+
+    @asynccontextmanager
+    async def claim(self, host: str) -> AsyncIterator[None]:
+        """Mark a whole fetch() (robots, retries, redirects) as working on ``host``."""
+        state = self._state(host)
+        state.claims += 1
+        try:
+            yield
+        finally:
+            state.claims -= 1
+
+    @asynccontextmanager
+    async def slot(self, host: str) -> AsyncIterator[None]:
+        """Hold one request to ``host``: a host slot, its start interval, a global slot."""
+        state = self._state(host)
+        state.holders += 1
+        try:
+            async with state.slots:
+                # The gate serialises the start times of one host; the global slot is
+                # taken inside it so the recorded start is the real start.
+                async with state.gate:
+                    # A deadline, not an event: defer() may move it while we sleep.
+                    while (wait := state.ready_at() - time.monotonic()) > 0:  # noqa: ASYNC110
+                        await asyncio.sleep(wait)
+                    await self._global.acquire()
+                    state.last_start = time.monotonic()
+                try:
+                    yield
+                finally:
+                    self._global.release()
+        finally:
+            state.holders -= 1

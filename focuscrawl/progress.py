@@ -1,0 +1,68 @@
+"""The live progress bar of a crawl (rich) and the one-line summary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import TracebackType
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from focuscrawl.engine import CrawlStats
+
+
+class ProgressView:
+    """A rich progress bar: pages fetched of the budget, pages/s, queue, harvest rate."""
+
+    def __init__(self, *, enabled: bool, max_pages: int) -> None:
+        self.enabled = enabled
+        self.max_pages = max_pages
+        self._progress: Progress | None = None
+        self._task: int | None = None
+
+    def __enter__(self) -> ProgressView:
+        if self.enabled:
+            self._progress = Progress(
+                TextColumn("[bold]crawl"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[rate]:>7.1f} pages/s"),
+                TextColumn("queue {task.fields[queue]:>8,}"),
+                TextColumn("{task.fields[harvest]}"),
+                TimeElapsedColumn(),
+                console=Console(stderr=True),
+                transient=True,
+            )
+            self._progress.__enter__()
+            total = self.max_pages if self.max_pages > 0 else None
+            self._task = self._progress.add_task("crawl", total=total, rate=0.0, queue=0, harvest="")
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._progress is not None:
+            self._progress.__exit__(exc_type, exc, tb)
+
+    def update(self, stats: CrawlStats) -> None:
+        if self._progress is None or self._task is None:
+            return
+        rate = stats.fetched / stats.elapsed if stats.elapsed > 0 else 0.0
+        hr = stats.harvest_rate
+        self._progress.update(
+            self._task,
+            completed=stats.fetched,
+            rate=rate,
+            queue=stats.queued,
+            harvest="" if hr is None else f"harvest {hr:.3f}",
+        )
+
+    @staticmethod
+    def summary_line(stats: CrawlStats, out: Path) -> str:
+        hr = stats.harvest_rate
+        harvest = "" if hr is None else f", harvest rate {hr:.3f} ({stats.relevant}/{stats.judged})"
+        rate = stats.fetched / stats.elapsed if stats.elapsed > 0 else 0.0
+        return (
+            f"crawled {stats.fetched} URLs ({stats.pages} HTML pages, {stats.errors} errors) "
+            f"in {stats.elapsed:.1f} s, {rate:.1f} pages/s, {stats.queued} queued{harvest} -> {out}"
+        )

@@ -1,0 +1,173 @@
+"""``focuscrawl model ...``: train, score and evaluate any registered model.
+
+* ``train NAME [model options] --out DIR`` — the model class's own
+  ``add_train_arguments`` / ``train_from_args``;
+* ``score MODEL_DIR --archive A.warc.gz [--url U ...]`` — a score per page;
+* ``eval MODEL_DIR --archive A.warc.gz --labels L.jsonl --field F [--value V]``
+  — accuracy, precision, recall, F1 against a label (``--where k=v`` restricts);
+* every ``CLI_COMMANDS`` entry of a model module, e.g. ``generate-terms``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from focuscrawl.evaluation.metrics import binary_scores
+from focuscrawl.exceptions import ConfigError, ModelError
+from focuscrawl.relevance.base import MODELS, RelevanceModel, load_model, save_model
+from focuscrawl.types import Page
+
+Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
+
+
+def _module_commands() -> dict[str, Command]:
+    commands: dict[str, Command] = {}
+    for name in MODELS.names():
+        module = sys.modules[MODELS.get(name).__module__]
+        commands.update(getattr(module, "CLI_COMMANDS", {}))
+    return commands
+
+
+def parse_where(items: Sequence[str]) -> list[tuple[str, str, bool]]:
+    """``field=value`` / ``field!=value`` filters on label objects.
+
+    >>> parse_where(["type=course", "university!=misc"])
+    [('type', 'course', True), ('university', 'misc', False)]
+    """
+    out: list[tuple[str, str, bool]] = []
+    for item in items:
+        if "!=" in item:
+            key, value = item.split("!=", 1)
+            out.append((key.strip(), value.strip(), False))
+        elif "=" in item:
+            key, value = item.split("=", 1)
+            out.append((key.strip(), value.strip(), True))
+        else:
+            raise ConfigError(f"filter {item!r} is not field=value or field!=value")
+    return out
+
+
+def label_matches(label: dict[str, Any], where: Sequence[tuple[str, str, bool]]) -> bool:
+    """True if every filter holds; list-valued fields match if any element does.
+
+    >>> label_matches({"type": "course", "cats": ["a", "b"]}, [("cats", "b", True), ("type", "x", False)])
+    True
+    """
+    for key, value, equal in where:
+        got = label.get(key)
+        values = [str(v).lower() for v in got] if isinstance(got, list) else [str(got).lower()]
+        if (value.lower() in values) != equal:
+            return False
+    return True
+
+
+def iter_archive_pages(
+    archives: Sequence[Path], urls: set[str] | None = None, limit: int = 0
+) -> Iterator[Page]:
+    """Pages parsed from archived HTML responses, as the crawler would parse them."""
+    from focuscrawl.parse.html import page_from_bytes
+    from focuscrawl.replay.archive import iter_responses
+
+    n = 0
+    for rec in iter_responses(archives):
+        if urls is not None and rec.url not in urls:
+            continue
+        if rec.content_type and "html" not in rec.content_type.lower():
+            continue
+        yield page_from_bytes(rec.url, rec.body, rec.content_type)
+        n += 1
+        if limit and n >= limit:
+            return
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    cls = MODELS.get(args.model_name)
+    model: RelevanceModel = cls.train_from_args(args)
+    save_model(model, args.out)
+    print(f"saved {args.model_name} model to {args.out}")
+    return 0
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    model = load_model(args.model_dir)
+    urls = set(args.url) if args.url else None
+    for page in iter_archive_pages(args.archive, urls, args.limit):
+        print(f"{model.score(page):.6f}\t{page.url}")
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from focuscrawl.replay.archive import load_labels
+
+    model = load_model(args.model_dir)
+    labels = load_labels(args.labels)
+    where = parse_where(args.where)
+    wanted = {u for u, lab in labels.items() if label_matches(lab, where)}
+    predicted: list[bool] = []
+    actual: list[bool] = []
+    for page in iter_archive_pages(args.archive, wanted, args.limit):
+        value = labels[page.url].get(args.field)
+        if value is None:
+            continue
+        truth = str(value).lower() == args.value.lower() if args.value is not None else bool(value)
+        predicted.append(model.score(page) >= model.threshold)
+        actual.append(truth)
+    if not actual:
+        raise ConfigError("no labelled page of the archive matched")
+    s = binary_scores(predicted, actual)
+    print(
+        f"n={s.n} accuracy={s.accuracy:.4f} precision={s.precision:.4f} "
+        f"recall={s.recall:.4f} f1={s.f1:.4f} (tp={s.tp} fp={s.fp} tn={s.tn} fn={s.fn})"
+    )
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="focuscrawl model", description="relevance models")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    train = sub.add_parser("train", help="train/configure a model and save it")
+    train_sub = train.add_subparsers(dest="model_name", required=True)
+    for name in MODELS.names():
+        cls = MODELS.get(name)
+        if not hasattr(cls, "train_from_args"):
+            continue
+        p = train_sub.add_parser(name, help=(cls.__doc__ or "").strip().split("\n")[0])
+        cls.add_train_arguments(p)
+        p.add_argument("--out", type=Path, required=True, help="directory to save the model in")
+        p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("score", help="score archived pages with a saved model")
+    p.add_argument("model_dir", type=Path)
+    p.add_argument("--archive", type=Path, nargs="+", required=True)
+    p.add_argument("--url", nargs="*", default=[])
+    p.add_argument("--limit", type=int, default=0)
+    p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("eval", help="accuracy/precision/recall of a saved model against labels")
+    p.add_argument("model_dir", type=Path)
+    p.add_argument("--archive", type=Path, nargs="+", required=True)
+    p.add_argument("--labels", type=Path, required=True)
+    p.add_argument("--field", required=True, help="label field holding the truth")
+    p.add_argument("--value", help="the field value meaning 'relevant' (default: truthy)")
+    p.add_argument("--where", nargs="*", default=[], help="field=value filters on the labels")
+    p.add_argument("--limit", type=int, default=0)
+    p.set_defaults(func=cmd_eval)
+
+    for name, (add_arguments, run) in sorted(_module_commands().items()):
+        p = sub.add_parser(name)
+        add_arguments(p)
+        p.set_defaults(func=run)
+    return parser
+
+
+def main(argv: Sequence[str]) -> int:
+    args = build_parser().parse_args(list(argv))
+    try:
+        return int(args.func(args))
+    except ModelError as exc:
+        raise ConfigError(str(exc)) from None

@@ -1,0 +1,328 @@
+"""Serve WARC archives as a web on loopback, as an HTTP forward proxy.
+
+A crawler given ``--proxy http://127.0.0.1:PORT`` reaches ``http://any-host/path``
+here: an archived URL gets its archived status, headers and body (the body
+byte for byte as stored, whatever its charset); an unknown URL on a host that
+has records gets 404 (so does ``/robots.txt`` when not archived); an unknown
+host gets 502, as a DNS failure would. ``https://`` URLs come through
+``CONNECT`` tunnels in which the server speaks TLS with a certificate from a
+local CA (``ca_cert_path``). Raw asyncio streams rather than a framework,
+because faults need low-level control: resets, hangs, trickled bodies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import ssl
+import tempfile
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Protocol
+from urllib.parse import urlsplit, urlunsplit
+
+from focuscrawl.exceptions import ConfigError
+from focuscrawl.replay.archive import ArchivedResponse, ArchiveIndex
+from focuscrawl.replay.faults import Fault, FaultPlan
+from focuscrawl.replay.requestlog import LogEntry, RequestLog
+from focuscrawl.replay.tls import LocalCA
+from focuscrawl.replay.wire import (
+    DEFAULT_PORTS,
+    BadRequest,
+    Request,
+    canonical_url,
+    host_of,
+    read_request,
+    request_url,
+    reset_connection,
+    response_head,
+    simple_response,
+)
+
+_CACHE_ENTRIES = 64
+_CACHE_MAX_BODY = 4 << 20
+
+
+class _LogFn(Protocol):
+    def __call__(self, status: int, nbytes: int, note: str = "-") -> None: ...
+
+
+class ReplayServer:
+    """An HTTP forward proxy on loopback that answers from WARC archives."""
+
+    def __init__(
+        self,
+        archives: Sequence[Path],
+        host: str = "127.0.0.1",
+        port: int = 0,
+        log_path: Path | None = None,
+        faults: FaultPlan | None = None,
+        *,
+        ca_dir: Path | None = None,
+        index: ArchiveIndex | None = None,
+    ) -> None:
+        self.archives = [Path(path) for path in archives]
+        self.host = host
+        self.port = port
+        self.log_path = log_path
+        self.faults = faults or FaultPlan()
+        self.index = index or ArchiveIndex()
+        self._prebuilt = index is not None
+        self._ca_dir = ca_dir
+        self._tempdir: tempfile.TemporaryDirectory[str] | None = None
+        self._ca: LocalCA | None = None
+        self._hosts: set[str] = set()
+        self._aliases: dict[str, str] = {}
+        self._cache: OrderedDict[str, ArchivedResponse] = OrderedDict()
+        self._server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._log = RequestLog(None)
+
+    @property
+    def proxy_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def ca_cert_path(self) -> Path:
+        if self._ca is None:
+            raise ConfigError("the replay server is not started: no CA certificate yet")
+        return self._ca.cert_path
+
+    async def start(self) -> None:
+        if not self._prebuilt:
+            self.index = await asyncio.to_thread(ArchiveIndex.build, self.archives)
+        self._hosts = {host_of(url) for url in self.index.entries}
+        self._aliases = {}
+        for url in self.index.entries:
+            canon = canonical_url(url)
+            if canon != url:
+                self._aliases.setdefault(canon, url)
+        if self._ca_dir is None:
+            self._tempdir = tempfile.TemporaryDirectory(prefix="focuscrawl-replay-ca-")
+            self._ca_dir = Path(self._tempdir.name)
+        self._ca = LocalCA(self._ca_dir)
+        self._log = RequestLog(self.log_path)
+        self._server = await asyncio.start_server(self._serve_connection, self.host, self.port)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._server is not None:
+            await self._server.wait_closed()
+            self._server = None
+        self._log.close()
+        if self._tempdir is not None:
+            self._tempdir.cleanup()
+            self._tempdir = None
+
+    async def __aenter__(self) -> ReplayServer:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    def find(self, url: str) -> str | None:
+        """The archived URL that answers a request for ``url``, if any."""
+        if url in self.index.entries:
+            return url
+        canon = canonical_url(url)
+        if canon in self.index.entries:
+            return canon
+        return self._aliases.get(canon)
+
+    def knows_host(self, host: str) -> bool:
+        return host.lower() in self._hosts
+
+    async def _record(self, url: str) -> ArchivedResponse | None:
+        cached = self._cache.get(url)
+        if cached is not None:
+            self._cache.move_to_end(url)
+            return cached
+        response = await asyncio.to_thread(self.index.get, url)
+        if response is not None and len(response.body) <= _CACHE_MAX_BODY:
+            self._cache[url] = response
+            if len(self._cache) > _CACHE_ENTRIES:
+                self._cache.popitem(last=False)
+        return response
+
+    async def _serve_connection(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
+        peer = writer.get_extra_info("peername")
+        client = int(peer[1]) if isinstance(peer, tuple) and len(peer) > 1 else 0
+        tunnel: str | None = None
+        try:
+            while True:
+                try:
+                    request = await read_request(reader)
+                except BadRequest:
+                    await self._reply(writer, 400, "bad request", keep=False)
+                    break
+                if request is None:
+                    break
+                if request.method == "CONNECT" and tunnel is None:
+                    tunnel = await self._connect(request, writer, client)
+                    if tunnel is None:
+                        break
+                    continue
+                if not await self._serve_request(request, reader, writer, client, tunnel):
+                    break
+        except (ConnectionError, ssl.SSLError, asyncio.IncompleteReadError, TimeoutError):
+            pass  # the client went away; nothing to answer
+        finally:
+            if not writer.transport.is_closing():
+                writer.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(writer.wait_closed(), 1.0)
+            if task is not None:
+                self._tasks.discard(task)
+
+    async def _reply(
+        self,
+        writer: asyncio.StreamWriter,
+        status: int,
+        text: str,
+        keep: bool,
+        extra: Sequence[tuple[str, str]] = (),
+    ) -> int:
+        """Send a short answer of the proxy itself; the number of body bytes sent."""
+        data, length = simple_response(status, text, keep, extra)
+        writer.write(data)
+        await writer.drain()
+        return length
+
+    async def _connect(
+        self, request: Request, writer: asyncio.StreamWriter, client: int
+    ) -> str | None:
+        """Answer ``CONNECT host:port``: open a TLS tunnel, or 502 for an unknown host."""
+        host, _, port_text = request.target.rpartition(":")
+        host = host.strip("[]").lower()
+        if not host or not port_text.isdigit():
+            await self._reply(writer, 400, "CONNECT needs host:port", keep=False)
+            return None
+        if not self.knows_host(host):
+            sent = await self._reply(writer, 502, f"unknown host {host}", keep=False)
+            self._log.write(LogEntry(request.time, client, "CONNECT", host, "", 502, sent))
+            return None
+        assert self._ca is not None
+        try:
+            context = self._ca.context_for(host)
+        except (ValueError, ssl.SSLError, OSError):
+            await self._reply(writer, 502, f"no certificate for {host}", keep=False)
+            return None
+        writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        await writer.drain()
+        await writer.start_tls(context, ssl_handshake_timeout=30)
+        return request.target
+
+    async def _serve_request(
+        self,
+        request: Request,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        client: int,
+        tunnel: str | None,
+    ) -> bool:
+        """Answer one request; True if the connection stays open."""
+        keep = request.keep_alive()
+        url = request_url(request, tunnel)
+        try:
+            parts = urlsplit(url or "")
+            host = (parts.hostname or "").lower()
+            port = parts.port
+        except ValueError:
+            host, port = "", None
+        if url is None or not host:
+            await self._reply(writer, 400, "bad request target or Host", keep=False)
+            return False
+        log_host = (
+            host if port in (None, DEFAULT_PORTS.get(parts.scheme.lower())) else f"{host}:{port}"
+        )
+        path = urlunsplit(("", "", parts.path or "/", parts.query, ""))
+
+        def log(status: int, nbytes: int, note: str = "-") -> None:
+            self._log.write(
+                LogEntry(request.time, client, request.method, log_host, path, status, nbytes, note)
+            )
+
+        delay = self.faults.latency_for(host)
+        if delay > 0:
+            await asyncio.sleep(delay)
+        fault = self.faults.pick(host, path)
+        if fault is not None and fault.kind in ("reset", "timeout", "500", "503", "429"):
+            return await self._answer_fault(fault, reader, writer, keep, log)
+        if request.method not in ("GET", "HEAD"):
+            log(405, await self._reply(writer, 405, f"{request.method} is not served", False))
+            return False
+
+        found = self.find(url) if self.knows_host(host) else None
+        response = await self._record(found) if found is not None else None
+        if response is None:
+            status = 404 if self.knows_host(host) else 502
+            text = "not in the archive" if status == 404 else f"unknown host {host}"
+            log(status, await self._reply(writer, status, text, keep))
+            return keep
+        body = response.body
+        if response.status < 200 or response.status in (204, 304):
+            body = b""
+        head = response_head(response.status, response.reason, response.headers, len(body), keep)
+        if request.method == "HEAD":
+            body = b""
+        if fault is not None and fault.kind == "truncate" and body:
+            body = body[: len(body) // 2]
+            writer.write(head + body)
+            await writer.drain()
+            log(response.status, len(body), "truncate")
+            return False
+        if fault is not None and fault.kind == "slow":
+            writer.write(head)
+            for start in range(0, len(body), fault.chunk):
+                await writer.drain()
+                await asyncio.sleep(fault.pause)
+                writer.write(body[start : start + fault.chunk])
+            await writer.drain()
+            log(response.status, len(body), "slow")
+            return keep
+        writer.write(head + body)
+        await writer.drain()
+        log(response.status, len(body))
+        return keep
+
+    async def _answer_fault(
+        self,
+        fault: Fault,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        keep: bool,
+        log: _LogFn,
+    ) -> bool:
+        if fault.kind == "reset":
+            log(0, 0, "reset")
+            reset_connection(writer)
+            return False
+        if fault.kind == "timeout":
+            log(0, 0, "timeout")
+            # hold the connection, reading and dropping whatever comes, until the client gives up
+            while await reader.read(65536):
+                pass
+            return False
+        status = int(fault.kind)
+        extra = [] if status == 500 else [("Retry-After", str(math.ceil(fault.retry_after)))]
+        log(status, await self._reply(writer, status, "injected fault", keep, extra), fault.kind)
+        return keep
