@@ -86,9 +86,13 @@ def open_crawl(
             raw_seeds = [str(s) for s in read_toml(config).get("seeds", [])]
         settings = load_settings(config, overrides)
     relevance = make_model(model, settings)
-    if model is not None and not isinstance(model, Mapping) and Path(model).is_dir():
-        # remember the saved model in run.json so that --resume finds it again
+    # remember the model in run.json, so that --resume and readers know what judged the pages
+    if isinstance(model, Mapping):
+        settings = replace(settings, model=dict(model))
+    elif model is not None and Path(model).is_dir():
         settings = replace(settings, model={"path": str(Path(model).resolve())})
+    elif model is not None:
+        settings = replace(settings, model={"name": str(model), **settings.model})
     strategy = make_strategy(settings, relevance)
     out_dir.mkdir(parents=True, exist_ok=True)
     frontier = SqliteFrontier(out_dir / DB_NAME)
@@ -127,12 +131,19 @@ def crawl(
     concurrency: int | None = None,
     config: Path | None = None,
     resume: bool = False,
+    scope: Mapping[str, Any] | None = None,
+    fetch: Mapping[str, Any] | None = None,
     **crawl_settings: Any,
 ) -> CrawlStats:
-    """Run a crawl to the end and return its statistics (the synchronous front door)."""
+    """Run a crawl to the end and return its statistics (the synchronous front door).
+
+    ``scope`` and ``fetch`` are tables of :class:`ScopeSettings` / :class:`FetchSettings`
+    fields; other keyword arguments are :class:`CrawlSettings` fields.
+    """
     overrides: dict[str, dict[str, Any]] = {
         "crawl": {"strategy": strategy, "max_pages": max_pages, **crawl_settings},
-        "fetch": {"proxy": proxy, "delay": delay, "concurrency": concurrency},
+        "fetch": {"proxy": proxy, "delay": delay, "concurrency": concurrency, **(fetch or {})},
+        "scope": dict(scope or {}),
     }
     if proxy:
         from urllib.parse import urlsplit

@@ -214,6 +214,7 @@ class Crawler:
     async def run(self) -> CrawlStats:
         self._open()
         self.stats.started = time.time()
+        self._write_run_json(final=False)  # what --resume reads back after a crash
         try:
             if self.strategy.layered:
                 await self._run_layered()

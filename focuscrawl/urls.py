@@ -45,7 +45,7 @@ def normalize_url(url: str, base: str | None = None) -> str | None:
         return None
     try:
         if base is not None:
-            url = urljoin(base, url)
+            url = _join(base, url)
         parts = urlsplit(url)
         scheme = parts.scheme.lower()
         if scheme not in _SCHEMES or not parts.hostname:
@@ -69,10 +69,27 @@ def normalize_url(url: str, base: str | None = None) -> str | None:
         path = "/" + path if path != "." else "/"
         if trailing and not path.endswith("/"):
             path += "/"
+    out = urlunsplit((scheme, netloc, path, parts.query, ""))
+    if _PLAIN.match(out) and host.isascii():
+        return out  # nothing to escape: skip w3lib (the hot path of link extraction)
     try:
-        return safe_url_string(urlunsplit((scheme, netloc, path, parts.query, "")))
+        return safe_url_string(out)
     except ValueError:
         return None
+
+
+# printable ASCII that needs no escaping, and no '%' (whose escapes w3lib checks)
+_PLAIN = re.compile(r"[A-Za-z0-9\-._~:/?\[\]@!$&'()*+,;=]*\Z")
+
+
+def _join(base: str, href: str) -> str:
+    """``urljoin`` with fast paths for the two commonest cases (absolute, root-relative)."""
+    if href.startswith(("http://", "https://")):
+        return href
+    if href.startswith("/") and not href.startswith("//"):
+        parts = urlsplit(base)
+        return f"{parts.scheme}://{parts.netloc}{href}"
+    return urljoin(base, href)
 
 
 def host_of(url: str) -> str:

@@ -9,8 +9,9 @@ check what the server saw rather than how fast the client was.
 from __future__ import annotations
 
 import asyncio
+import ssl
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
@@ -66,6 +67,7 @@ class Site:
     port: int
     hits: list[Hit] = field(default_factory=list)
     meter: Meter = field(default_factory=Meter)
+    scheme: str = "http"
 
     @property
     def host(self) -> str:
@@ -73,7 +75,7 @@ class Site:
         return f"127.0.0.1:{self.port}"
 
     def url(self, path: str = "/") -> str:
-        return f"http://{self.host}{path}"
+        return f"{self.scheme}://{self.host}{path}"
 
     def paths(self) -> list[str]:
         return [hit.path for hit in self.hits]
@@ -131,10 +133,17 @@ def slow(seconds: float, then: Handler) -> Handler:
 
 @asynccontextmanager
 async def serve(
-    routes: dict[str, Handler], *, meter: Meter | None = None, fallback: Handler | None = None
+    routes: Mapping[str, Handler],
+    *,
+    meter: Meter | None = None,
+    fallback: Handler | None = None,
+    ssl_context: ssl.SSLContext | None = None,
 ) -> AsyncIterator[Site]:
-    """Serve ``routes`` (path with query, or path) on 127.0.0.1; ``fallback`` or 404 elsewhere."""
-    site = Site(port=0, meter=meter or Meter())
+    """Serve ``routes`` (path with query, or path) on 127.0.0.1; ``fallback`` or 404 elsewhere.
+
+    With ``ssl_context`` the site speaks https.
+    """
+    site = Site(port=0, meter=meter or Meter(), scheme="https" if ssl_context else "http")
 
     async def dispatch(request: web.Request) -> web.StreamResponse:
         site.hits.append(
@@ -153,7 +162,7 @@ async def serve(
     app.router.add_route("*", "/{tail:.*}", dispatch)
     runner = web.AppRunner(app, handler_cancellation=True, shutdown_timeout=0.1, access_log=None)
     await runner.setup()
-    tcp = web.TCPSite(runner, "127.0.0.1", 0)
+    tcp = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=ssl_context)
     await tcp.start()
     site.port = runner.addresses[0][1]
     try:

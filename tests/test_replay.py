@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import gzip
 import itertools
+import signal
 import ssl
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -12,6 +15,7 @@ from typing import Any
 import aiohttp
 import pytest
 from multidict import CIMultiDictProxy
+from warcio.archiveiterator import ArchiveIterator
 
 from focuscrawl.exceptions import ConfigError, FocuscrawlError
 from focuscrawl.replay import cli
@@ -388,7 +392,12 @@ async def test_sample_web_served(
 
 def test_replay_process(sample: Path, tmp_path: Path) -> None:
     log = tmp_path / "proc.tsv"
-    with ReplayProcess([sample], log_path=log, faults_args=["--fault", "shop.example=503"]) as proc:
+    with ReplayProcess(
+        [sample],
+        log_path=log,
+        faults_args=["--fault", "shop.example=503"],
+        stop_signal=signal.SIGINT,
+    ) as proc:
         assert proc.urls == 57
         assert proc.ca_cert_path.is_file()
         pid = proc.pid
@@ -406,6 +415,7 @@ def test_replay_process(sample: Path, tmp_path: Path) -> None:
         assert asyncio.run(two()) == (200, 503)
     assert pid > 0
     assert proc.pid == 0
+    assert proc.returncode == 0  # Ctrl-C (SIGINT) stops the server cleanly
     assert [(e.host, e.path, e.status) for e in read_log(log)] == [
         ("cats.example", "/siamese.html", 200),
         ("shop.example", "/", 503),
@@ -441,7 +451,57 @@ def test_cli_errors(
 
 
 def test_cli_is_wired_for_python_m() -> None:
-    parser = cli.argparse.ArgumentParser()
+    parser = argparse.ArgumentParser()
     cli.add_arguments(parser)
     args = parser.parse_args(["a.warc.gz", "--port", "0", "--fault", "*=503", "--latency", "*=1"])
     assert (args.port, args.fault, args.latency, args.host) == (0, ["*=503"], ["*=1"], "127.0.0.1")
+
+
+def warcio_entries(path: Path) -> dict[str, tuple[str, int]]:
+    entries: dict[str, tuple[str, int]] = {}
+    with open(path, "rb") as fh:
+        iterator = ArchiveIterator(fh)
+        for record in iterator:
+            if record.rec_type == "response":
+                url = record.rec_headers.get_header("WARC-Target-URI")
+                entries.setdefault(url, (str(path), iterator.get_record_offset()))
+    return entries
+
+
+@pytest.mark.parametrize("which", ["sample", "webkb"], ids=["sample", "webkb"])
+def test_fast_index_scan_agrees_with_warcio(sample: Path, which: str) -> None:
+    if which == "webkb" and not WEBKB.is_file():
+        pytest.skip("../shared/testweb is absent")
+    path = sample if which == "sample" else WEBKB
+    index = ArchiveIndex.build([path])
+    assert len(index) == (57 if which == "sample" else 8213)
+    assert index.entries == warcio_entries(path)
+
+
+def test_uncompressed_warc_is_indexed_and_served(sample: Path, tmp_path: Path) -> None:
+    plain = tmp_path / "plain.warc"
+    plain.write_bytes(gzip.decompress(sample.read_bytes()))
+    index = ArchiveIndex.build([plain])
+    gz_index = ArchiveIndex.build([sample])
+    assert sorted(index.entries) == sorted(gz_index.entries)
+    record, gz_record = index.get(CAT), gz_index.get(CAT)
+    assert record is not None
+    assert gz_record is not None
+    assert record.body == gz_record.body
+    assert record.reason == "OK"
+
+
+async def test_stop_closes_held_connections(sample: Path, tmp_path: Path) -> None:
+    server = served(sample, tmp_path, FaultPlan.parse([], ["*=timeout"]))
+    await server.start()
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    writer.write(f"GET {CAT} HTTP/1.1\r\nHost: cats.example\r\n\r\n".encode())
+    await writer.drain()
+    for _ in range(3000):  # until the server has decided to hold it
+        if read_log(tmp_path / "log.tsv"):
+            break
+        await asyncio.sleep(0.01)
+    assert [e.note for e in read_log(tmp_path / "log.tsv")] == ["timeout"]
+    await asyncio.wait_for(server.stop(), 30)
+    assert await asyncio.wait_for(reader.read(), 30) == b""  # closed, never answered
+    writer.close()

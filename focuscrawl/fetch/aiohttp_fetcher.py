@@ -87,6 +87,8 @@ def error_code(exc: BaseException) -> str:
         return "timeout"
     if isinstance(exc, aiohttp.ClientSSLError | ssl.SSLError):
         return "ssl"
+    if isinstance(exc, aiohttp.TooManyRedirects):  # robots.txt only: pages follow by hand
+        return "too-many-redirects"
     if isinstance(exc, aiohttp.ClientHttpProxyError):
         return "proxy"
     if isinstance(exc, aiohttp.ClientConnectorError):
@@ -112,7 +114,8 @@ class AiohttpFetcher:
     ``counters`` receives one count per error code of a returned result, plus
     ``"requests"`` (HTTP requests sent, robots.txt and retries included),
     ``"retries"``, ``"truncated"`` and ``"robots.txt"`` (robots files downloaded).
-    ``resolver`` replaces the system resolver (its answers are still filtered).
+    ``resolver`` replaces the system resolver (its answers are still filtered);
+    ``ssl_ca_file`` (default ``settings.tls_ca_file``) is a CA trusted besides the system's.
     """
 
     def __init__(
@@ -127,7 +130,7 @@ class AiohttpFetcher:
         self.counters: collections.Counter[str] = (
             counters if counters is not None else collections.Counter()
         )
-        self._ssl_ca_file = ssl_ca_file
+        self._ssl_ca_file = ssl_ca_file or settings.tls_ca_file
         self._inner_resolver = resolver
         self._policy = AddressPolicy(settings.allow_private)
         self._token = user_agent_token(settings.user_agent)
@@ -156,7 +159,8 @@ class AiohttpFetcher:
         ssl_context: ssl.SSLContext | bool = True
         if self._ssl_ca_file:
             try:
-                ssl_context = ssl.create_default_context(cafile=self._ssl_ca_file)
+                ssl_context = ssl.create_default_context()  # the system CAs, plus:
+                ssl_context.load_verify_locations(cafile=self._ssl_ca_file)
             except (OSError, ssl.SSLError) as exc:
                 raise ConfigError(
                     f"fetch: cannot load CA file {self._ssl_ca_file}: {exc}"
@@ -173,7 +177,8 @@ class AiohttpFetcher:
             resolver=self._resolver,
             ssl=ssl_context,
         )
-        accept = ",".join(sorted(self._types)) + ",*/*;q=0.8" if self._types else "*/*"
+        types = [t for t in s.content_types if t.strip()]
+        accept = ",".join(types) + ",*/*;q=0.8" if types else "*/*"
         self._session = aiohttp.ClientSession(
             connector=connector,
             timeout=aiohttp.ClientTimeout(

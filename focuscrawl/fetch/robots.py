@@ -3,7 +3,8 @@
 What an answer means (RFC 9309 section 2.3.1):
 
 * 2xx: the file's rules apply.
-* 4xx (401/403 included): no usable rules, everything is allowed.
+* 4xx (401/403 included), or more than 5 redirects: "unavailable", everything
+  is allowed.
 * 5xx, 429 after retries, or a network error: the file is "unreachable" and the
   RFC says to assume a complete disallow. We keep that for the whole crawl: a
   focused crawl is short, and a host that cannot serve robots.txt rarely serves
@@ -88,6 +89,8 @@ def rules_from_response(status: int, body: bytes, error: str | None) -> RobotsRu
     >>> rules.allowed("http://a.org/private/1", "bot"), rules.allowed("http://a.org/pub", "bot")
     (False, True)
     """
+    if error == "too-many-redirects":  # RFC 9309 2.3.1.2: may be taken as unavailable (4xx)
+        return ALLOW_ALL
     if error is not None or status == 0:
         return RobotsRules(error=error or "robots")
     if 200 <= status < 300:

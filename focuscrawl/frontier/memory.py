@@ -10,8 +10,9 @@ Semantics shared by both stores:
   just records the extra parent.
 * ``update_scores`` changes the score of any *known* URL, whatever its state: OTIE
   and OPIC keep cash on fetched pages, and a re-crawl (``mark(url, QUEUED)``) hands
-  that cash on. The return value counts rows whose score was written (for ``MAX``
-  only rows that went up; for ``KEEP`` none).
+  that cash on. Repeated URLs of one batch are combined first (``ADD``: summed,
+  ``MAX``: the highest, ``SET``: the last). The return value counts URLs whose
+  score was written (for ``MAX`` only those that went up; for ``KEEP`` none).
 * A parent that is not yet known is recorded as a DROPPED URL (known, never
   fetched: it was seen only as the referrer of a link), so that the parent relation
   and sibling updates still work. A URL is never its own parent.
@@ -25,9 +26,11 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from focuscrawl.exceptions import FrontierError
+from focuscrawl.frontier.base import FrontierStore
 from focuscrawl.types import Merge, QueuedURL, URLState
 
 
@@ -70,6 +73,20 @@ def merged(stored: float, new: float, merge: Merge) -> float:
     if merge is Merge.ADD:
         return stored + new
     return new
+
+
+def aggregated(updates: Iterable[tuple[str, float]], merge: Merge) -> dict[str, float]:
+    """One score per URL of a batch, combined with ``merge`` (all checked first).
+
+    >>> aggregated([("u", 1.0), ("v", 2.0), ("u", 3.0)], Merge.ADD)
+    {'u': 4.0, 'v': 2.0}
+    """
+    combined: dict[str, float] = {}
+    for url, score in updates:
+        value = checked_score(url, score)
+        old = combined.get(url)
+        combined[url] = value if old is None else merged(old, value, merge)
+    return combined
 
 
 @dataclass(slots=True)
@@ -147,8 +164,7 @@ class MemoryFrontier:
     def update_scores(self, updates: Iterable[tuple[str, float]], merge: Merge) -> int:
         """Merge scores into known URLs of any state; unknown URLs are ignored."""
         changed = 0
-        for url, score in updates:
-            value = checked_score(url, score)
+        for url, value in aggregated(updates, merge).items():
             row = self._rows.get(url)
             if row is None or merge is Merge.KEEP:
                 continue
@@ -277,3 +293,7 @@ class MemoryFrontier:
 
     def close(self) -> None:
         """Nothing to release."""
+
+
+if TYPE_CHECKING:  # mypy proves the protocol is implemented
+    _STORE: type[FrontierStore] = MemoryFrontier

@@ -13,13 +13,15 @@ Layout (nothing per URL is kept in Python memory; the page cache is bounded):
   (a global score index would have to skip every one of their URLs).
 * Per-host and global counts per state are kept by triggers, so ``host_count`` and
   ``count`` never scan.
-* ``hosts.best`` is refreshed lazily: a TEMP trigger notes the hosts whose queue
-  changed, and ``pop``/``commit`` recompute only those.
+* ``hosts.best`` is refreshed lazily: every write notes (in a Python set, at most one
+  entry per host) the hosts whose queue changed, and ``pop``/``commit`` recompute
+  only those. Batches of score updates go through a TEMP table and one
+  ``UPDATE ... FROM ... RETURNING``, not one statement per URL.
 
 Writes form one transaction until :meth:`SqliteFrontier.commit`; a crash (or
 :meth:`SqliteFrontier.close` without commit) loses exactly the uncommitted work.
 The semantics are those of :mod:`focuscrawl.frontier.memory` (read it first); the
-one difference: duplicates inside one ``add_many`` batch are merged before they
+one difference: duplicates inside one ``add_many`` batch are combined before they
 reach the DB, so ``Merge.ADD`` sums may round differently from one-by-one adds.
 """
 
@@ -27,13 +29,15 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import json
 import sqlite3
 from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from focuscrawl.exceptions import FrontierError
-from focuscrawl.frontier.memory import checked_score, host_of, merged
+from focuscrawl.frontier.base import FrontierStore
+from focuscrawl.frontier.memory import aggregated, checked_score, host_of, merged
 from focuscrawl.types import Merge, QueuedURL, URLState
 
 SCHEMA_VERSION = "1"
@@ -82,21 +86,15 @@ END;
 """
 
 _TEMP_SCHEMA = """
-CREATE TEMP TABLE IF NOT EXISTS dirty(host_id INTEGER PRIMARY KEY);
-CREATE TEMP TRIGGER IF NOT EXISTS dirty_ins AFTER INSERT ON main.urls WHEN new.state = 0 BEGIN
-    INSERT OR IGNORE INTO dirty VALUES (new.host_id);
-END;
-CREATE TEMP TRIGGER IF NOT EXISTS dirty_upd AFTER UPDATE OF score, state ON main.urls
-WHEN new.state = 0 OR old.state = 0 BEGIN
-    INSERT OR IGNORE INTO dirty VALUES (new.host_id);
-END;
+CREATE TEMP TABLE IF NOT EXISTS batch(h INTEGER NOT NULL, url TEXT NOT NULL, score REAL NOT NULL);
 """
 
+# recompute the best queued URL of the hosts listed in ?1 (a JSON array of ids)
 _REFRESH_HOSTS = """
 UPDATE hosts SET (best, best_seq) = (
     SELECT score, id FROM urls WHERE host_id = hosts.id AND state = 0
     ORDER BY score DESC, id LIMIT 1)
-WHERE id IN (SELECT host_id FROM temp.dirty)
+WHERE id IN (SELECT value FROM json_each(?1))
 """
 
 _INSERT = """
@@ -110,11 +108,11 @@ SELECT p.id, c.id FROM urls AS c, urls AS p
 WHERE c.h = ?1 AND c.url = ?2 AND p.h = ?3 AND p.url = ?4
 """
 
-# SET clause and extra condition of each merge rule; ?1 is the new score.
+# SET clause and extra condition of each merge rule, for UPDATE ... FROM temp.batch AS b
 _MERGE_SQL = {
-    Merge.MAX: ("?1", "AND score < ?1"),
-    Merge.ADD: ("score + ?1", ""),
-    Merge.SET: ("?1", ""),
+    Merge.MAX: ("b.score", "AND urls.score < b.score"),
+    Merge.ADD: ("urls.score + b.score", ""),
+    Merge.SET: ("b.score", ""),
 }
 
 _ROW = """
@@ -152,6 +150,7 @@ class SqliteFrontier:
     def __init__(self, path: Path | str, *, cache_mb: int = 16) -> None:
         self.path = Path(path)
         self._host_ids: dict[str, int] = {}
+        self._dirty: set[int] = set()  # hosts whose queue changed: at most one per host
         try:
             self._conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
         except sqlite3.Error as exc:
@@ -170,10 +169,11 @@ class SqliteFrontier:
                     "INSERT OR REPLACE INTO meta VALUES ('_schema', ?)", (SCHEMA_VERSION,)
                 )
             elif version != SCHEMA_VERSION:
-                raise FrontierError(f"crawl DB {self.path} has schema {version}, not {SCHEMA_VERSION}")
+                raise FrontierError(
+                    f"crawl DB {self.path} has schema {version}, not {SCHEMA_VERSION}"
+                )
             self._conn.execute("COMMIT")
-            for statement in _split(_TEMP_SCHEMA):
-                self._conn.execute(statement)
+            self._conn.execute(_TEMP_SCHEMA)
         except sqlite3.Error as exc:
             self._conn.close()
             raise FrontierError(f"unusable crawl DB {self.path}: {exc}") from exc
@@ -215,15 +215,35 @@ class SqliteFrontier:
         return cache
 
     def _refresh_hosts(self) -> None:
-        if self._conn.in_transaction:
-            self._conn.execute(_REFRESH_HOSTS)
-            self._conn.execute("DELETE FROM temp.dirty")
+        """Recompute ``hosts.best`` of every host whose queue changed since the last time."""
+        if self._dirty:
+            self._conn.execute(_REFRESH_HOSTS, (json.dumps(sorted(self._dirty)),))
+            self._dirty.clear()
 
     def _id_of(self, url: str) -> int | None:
         row = self._conn.execute(
             "SELECT id FROM urls WHERE h = ? AND url = ?", (url_hash(url), url)
         ).fetchone()
         return None if row is None else int(row[0])
+
+    def _merge_batch(self, scores: dict[str, float], merge: Merge, condition: str) -> int:
+        """Merge one score per URL into the known rows that pass ``condition``."""
+        if merge is Merge.KEEP or not scores:
+            return 0
+        self._conn.executemany(
+            "INSERT INTO temp.batch VALUES (?, ?, ?)",
+            ((url_hash(url), url, score) for url, score in scores.items()),
+        )
+        set_expr, merge_condition = _MERGE_SQL[merge]
+        # the batch is the outer loop: each row is one lookup in urls_h
+        rows = self._conn.execute(
+            f"UPDATE urls SET score = {set_expr} FROM temp.batch AS b"
+            f" WHERE urls.h = b.h AND urls.url = b.url {condition} {merge_condition}"
+            " RETURNING urls.host_id, urls.state"
+        ).fetchall()
+        self._conn.execute("DELETE FROM temp.batch")
+        self._dirty.update(host for host, state in rows if state == URLState.QUEUED)
+        return len(rows)
 
     # -- writes ---------------------------------------------------------------------
 
@@ -254,10 +274,11 @@ class SqliteFrontier:
     ) -> int:
         """Batch :meth:`add` of ``(url, score, depth, parent, host)``; returns how many were new.
 
-        Equivalent to adding the items one by one, in order: an unknown parent
-        becomes a DROPPED URL just before the item that names it.
+        Equivalent to adding the items one by one, in order (an unknown parent
+        becomes a DROPPED URL just before the item that names it), except that
+        repeated URLs are combined first.
         """
-        batch: dict[str, list[float]] = {}  # url -> [merged score of the batch]
+        batch: dict[str, float] = {}  # url -> merged score of the batch
         named_parents: set[str] = set()
         inserts: list[tuple[str, str, float, int, URLState]] = []
         edges: list[tuple[str, str]] = []
@@ -272,65 +293,54 @@ class SqliteFrontier:
                         (parent, host_of(parent), 0.0, max(depth - 1, 0), URLState.DROPPED)
                     )
                 edges.append((url, parent))
-            entry = batch.get(url)
-            if entry is None:
-                batch[url] = [value]
+            old = batch.get(url)
+            if old is None:
+                batch[url] = value
                 inserts.append((url, host, value, depth, URLState.QUEUED))
             else:
-                entry[0] = merged(entry[0], value, merge)
+                batch[url] = merged(old, value, merge)
         if not batch:
             return 0
         self._begin()
+        # merge into URLs queued before this batch (the new ones do not exist yet)
+        self._merge_batch(batch, merge, "AND urls.state = 0")
         host_ids = self._host_id_map({row[1] for row in inserts})
-        hashes = {url: url_hash(url) for url, *_ in inserts}
-        if merge is not Merge.KEEP:  # merge into URLs queued before this batch
-            set_expr, condition = _MERGE_SQL[merge]
-            self._conn.executemany(
-                f"UPDATE urls SET score = {set_expr} WHERE h = ?2 AND url = ?3 AND state = 0 {condition}",
-                ((entry[0], hashes[url], url) for url, entry in batch.items()),
-            )
         queued_before = self.count(URLState.QUEUED)
-        # the batch's final score goes in with the first occurrence of each URL
+        # each URL goes in with the batch's combined score, at its first occurrence
         self._conn.executemany(
             _INSERT,
             (
                 (
-                    hashes[url],
+                    url_hash(url),
                     url,
                     host_ids[host],
                     int(state),
-                    batch[url][0] if state is URLState.QUEUED else score,
+                    batch[url] if state is URLState.QUEUED else score,
                     depth,
                     layer,
                 )
                 for url, host, score, depth, state in inserts
             ),
         )
-        new = self.count(URLState.QUEUED) - queued_before
+        self._dirty.update(host_ids[row[1]] for row in inserts if row[4] is URLState.QUEUED)
         if edges:
-            self._conn.executemany(
-                _EDGE, ((hashes[c], c, hashes[p], p) for c, p in edges)
-            )
-        return new
+            self._conn.executemany(_EDGE, ((url_hash(c), c, url_hash(p), p) for c, p in edges))
+        return self.count(URLState.QUEUED) - queued_before
 
     def update_scores(self, updates: Iterable[tuple[str, float]], merge: Merge) -> int:
         """Merge new scores into known URLs of *any* state; unknown URLs are ignored.
 
         Unlike :meth:`add`, this also changes FETCHED/FAILED/DROPPED URLs: OTIE and
         OPIC keep cash on fetched pages, handed on when they are re-crawled
-        (``mark(url, QUEUED)``). Returns the number of score writes (``MAX``: only
-        those that raised a score; ``KEEP``: none). Applied in order, so repeated
-        URLs accumulate exactly as one-by-one updates would.
+        (``mark(url, QUEUED)``). Repeated URLs are combined first (``ADD`` sums).
+        Returns the number of URLs whose score was written (``MAX``: only those that
+        went up; ``KEEP``: none).
         """
-        params = [(checked_score(url, s), url_hash(url), url) for url, s in updates]
-        if merge is Merge.KEEP or not params:
+        scores = aggregated(updates, merge)
+        if merge is Merge.KEEP or not scores:
             return 0
         self._begin()
-        set_expr, condition = _MERGE_SQL[merge]
-        cursor = self._conn.executemany(
-            f"UPDATE urls SET score = {set_expr} WHERE h = ?2 AND url = ?3 {condition}", params
-        )
-        return max(cursor.rowcount, 0)
+        return self._merge_batch(scores, merge, "")
 
     def raise_children(self, parent: str, score: float, *, exclude: str | None = None) -> int:
         """Raise every QUEUED child of ``parent`` to at least ``score`` (P3 sibling update).
@@ -343,12 +353,13 @@ class SqliteFrontier:
         if parent_id is None:
             return 0
         self._begin()
-        cursor = self._conn.execute(
+        rows = self._conn.execute(
             "UPDATE urls SET score = ?1 WHERE state = 0 AND score < ?1 AND url IS NOT ?2"
-            " AND id IN (SELECT child_id FROM parents WHERE parent_id = ?3)",
+            " AND id IN (SELECT child_id FROM parents WHERE parent_id = ?3) RETURNING host_id",
             (value, exclude, parent_id),
-        )
-        return max(cursor.rowcount, 0)
+        ).fetchall()
+        self._dirty.update(r[0] for r in rows)
+        return len(rows)
 
     def pop(
         self,
@@ -372,7 +383,7 @@ class SqliteFrontier:
         per_host = max_per_host if max_per_host > 0 else n
         layer_limit = _NO_LAYER_LIMIT if max_layer is None else max_layer
         # min-heap of the n best so far; key (score, -id): the worst kept is on top
-        heap: list[tuple[float, int, str, tuple[Any, ...]]] = []
+        heap: list[tuple[float, int, str, int, tuple[Any, ...]]] = []
         hosts = self._conn.execute(
             "SELECT id, host, best, best_seq FROM hosts INDEXED BY hosts_best"
             " WHERE best IS NOT NULL ORDER BY best DESC, best_seq"
@@ -383,9 +394,8 @@ class SqliteFrontier:
                     continue
                 if len(heap) >= n and (best, -best_seq) < heap[0][:2]:
                     break  # no URL of this or any later host beats the n-th taken
-                rows = self._conn.execute(_HOST_QUEUE, (host_id, layer_limit, per_host))
-                for row in rows:
-                    key = (float(row[0]), -int(row[1]), host, row)
+                for row in self._conn.execute(_HOST_QUEUE, (host_id, layer_limit, per_host)):
+                    key = (float(row[0]), -int(row[1]), host, host_id, row)
                     if len(heap) < n:
                         heapq.heappush(heap, key)
                     elif key[:2] > heap[0][:2]:
@@ -395,12 +405,11 @@ class SqliteFrontier:
         finally:
             hosts.close()
         taken = sorted(heap, key=lambda k: k[:2], reverse=True)
-        self._conn.executemany(
-            "UPDATE urls SET state = 1 WHERE id = ?", ((-k[1],) for k in taken)
-        )
+        self._conn.executemany("UPDATE urls SET state = 1 WHERE id = ?", ((-k[1],) for k in taken))
+        self._dirty.update(k[3] for k in taken)
         return [
             QueuedURL(url, score, depth, host, parent, layer, seq)
-            for _, _, host, (score, seq, url, depth, layer, parent) in taken
+            for _, _, host, _, (score, seq, url, depth, layer, parent) in taken
         ]
 
     def mark(self, url: str, state: URLState, *, score: float | None = None) -> None:
@@ -411,19 +420,24 @@ class SqliteFrontier:
         """
         value = None if score is None else checked_score(url, score)
         self._begin()
-        cursor = self._conn.execute(
-            "UPDATE urls SET state = ?1, score = coalesce(?2, score) WHERE h = ?3 AND url = ?4",
+        row = self._conn.execute(
+            "UPDATE urls SET state = ?1, score = coalesce(?2, score) WHERE h = ?3 AND url = ?4"
+            " RETURNING host_id",
             (int(URLState(state)), value, url_hash(url), url),
-        )
-        if cursor.rowcount == 0:
+        ).fetchone()
+        if row is None:
             raise FrontierError(f"cannot mark unknown URL {url!r}")
+        self._dirty.add(row[0])
 
     def requeue_in_flight(self) -> int:
         """After a crash: put every IN_FLIGHT URL back to QUEUED. Returns how many."""
         if self.count(URLState.IN_FLIGHT) == 0:
             return 0
         self._begin()
-        return max(self._conn.execute("UPDATE urls SET state = 0 WHERE state = 1").rowcount, 0)
+        rows = self._conn.execute("UPDATE urls SET state = 0 WHERE state = 1 RETURNING host_id")
+        hosts = [r[0] for r in rows]
+        self._dirty.update(hosts)
+        return len(hosts)
 
     def drop_queued(self, max_layer: int | None = None) -> int:
         """Mark queued URLs (of layers ``<= max_layer``, or all) DROPPED.
@@ -432,8 +446,14 @@ class SqliteFrontier:
         """
         self._begin()
         limit = _NO_LAYER_LIMIT if max_layer is None else max_layer
-        cursor = self._conn.execute("UPDATE urls SET state = 4 WHERE state = 0 AND layer <= ?", (limit,))
-        return max(cursor.rowcount, 0)
+        rows = self._conn.execute(
+            "UPDATE urls SET state = 4 WHERE state = 0 AND layer <= ? RETURNING host_id", (limit,)
+        )
+        dropped = 0
+        for (host_id,) in rows:
+            self._dirty.add(host_id)
+            dropped += 1
+        return dropped
 
     # -- reads ----------------------------------------------------------------------
 
@@ -481,7 +501,9 @@ class SqliteFrontier:
         if state is None:
             row = self._conn.execute("SELECT sum(n) FROM counts").fetchone()
         else:
-            row = self._conn.execute("SELECT n FROM counts WHERE state = ?", (int(state),)).fetchone()
+            row = self._conn.execute(
+                "SELECT n FROM counts WHERE state = ?", (int(state),)
+            ).fetchone()
         return int(row[0] or 0)
 
     def host_count(self, host: str, states: Collection[URLState] = ()) -> int:
@@ -528,6 +550,7 @@ class SqliteFrontier:
         """Close the DB. Uncommitted writes are discarded, as a crash would: commit first."""
         if self._conn.in_transaction:
             self._conn.execute("ROLLBACK")
+        self._dirty.clear()
         self._conn.close()
 
 
@@ -543,3 +566,7 @@ def _split(script: str) -> list[str]:
             statements.append("\n".join(current))
             current = []
     return statements
+
+
+if TYPE_CHECKING:  # mypy proves the protocol is implemented
+    _STORE: type[FrontierStore] = SqliteFrontier

@@ -39,7 +39,13 @@ from urllib.parse import unquote, urlsplit
 from focuscrawl.exceptions import ConfigError, ModelError
 from focuscrawl.relevance.base import register_model
 from focuscrawl.relevance.cosine_cli import CLI_COMMANDS, load_topic_model_table
-from focuscrawl.relevance.terms import IdfTable, count_terms, index_tokens, normalise_term
+from focuscrawl.relevance.terms import (
+    IdfTable,
+    count_terms,
+    index_tokens,
+    normalise_term,
+    page_tokens,
+)
 from focuscrawl.relevance.text import available_languages, tokenize
 from focuscrawl.types import Page
 
@@ -173,7 +179,7 @@ class CosineModel:
 
         A set without terms reports 0.0 and is left out of its mean.
         """
-        tokens = tokenize(page.title + "\n" + page.text, lang=self.lang, stem=self.stem)
+        tokens = page_tokens(page, self.lang, stem=self.stem)
         genre, content, combined = self._genre_content(tokens)
         utoks = url_tokens(page.url, self.lang, stem=self.stem)
         url = self.sets["url"].similarity(utoks, index_tokens(utoks))  # step 8

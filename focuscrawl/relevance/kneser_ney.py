@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import gzip
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Literal
@@ -126,22 +126,24 @@ class NgramLM:
         (as KenLM's state), so each token needs about two dict look-ups.
         """
         base, probs, bows, top = self.base, self.probs, self.bows, self.order - 1
-        state = [BOS_ID]  # state[j-1] = key of the history suffix of length j
+        state = [BOS_ID] if top else []  # state[j] = key of the history suffix of length j+1
         out: list[float] = []
+        append = out.append
         for w in ids:
-            keys = [w]
-            keys.extend(k * base + w for k in state)
-            m = len(keys)
-            lp = probs[m - 1].get(keys[m - 1])
-            while lp is None and m > 1:
+            n = m = len(state)
+            lp: float | None = None
+            while m:  # longest match first; m = its context length
+                lp = probs[m].get(state[m - 1] * base + w)
+                if lp is not None:
+                    break
                 m -= 1
-                lp = probs[m - 1].get(keys[m - 1])
             if lp is None:
-                lp = MISSING_UNK
-            for j in range(m, len(state) + 1):
-                lp += bows[j - 1].get(state[j - 1], 0.0)
-            out.append(lp)
-            state = keys[: min(m, top)]
+                lp = probs[0].get(w, MISSING_UNK)
+            for j in range(m, n):  # back-off weights of the longer contexts that failed
+                lp += bows[j].get(state[j], 0.0)
+            append(lp)
+            k = min(m + 1, top)  # the n-grams ending at w that exist have lengths 1..m+1
+            state = [w] + [state[j] * base + w for j in range(k - 1)] if k else []
         return out
 
     def stats(self, sentences: Iterable[Sequence[str]]) -> PerplexityStats:
@@ -173,14 +175,29 @@ class NgramLM:
         with _open(Path(path), "wt") as out:
             out.write("\n\\data\\\n")
             out.writelines(f"ngram {n}={c}\n" for n, c in enumerate(self.size, 1))
+            texts: dict[int, str] = {}  # n-gram texts of the previous order, built once
             for n in range(1, self.order + 1):
                 out.write(f"\n\\{n}-grams:\n")
-                bows = self.bows[n - 1]
+                bows, words, base = self.bows[n - 1], self.words, self.base
+                if n == 1:
+                    current = {k: words[k] for k in self.probs[0]}
+                else:
+                    current = {
+                        k: f"{self._context_text(texts, k, n)} {words[k % base]}"
+                        for k in self.probs[n - 1]
+                    }
                 for key, lp in self.probs[n - 1].items():
-                    text = " ".join(self.ngram_words(key, n))
                     bow = bows.get(key)
-                    out.write(f"{lp!r}\t{text}\t{bow!r}\n" if bow is not None else f"{lp!r}\t{text}\n")
+                    text = current[key]
+                    out.write(
+                        f"{lp!r}\t{text}\t{bow!r}\n" if bow is not None else f"{lp!r}\t{text}\n"
+                    )
+                texts = current
             out.write("\n\\end\\\n")
+
+    def _context_text(self, texts: dict[int, str], key: int, n: int) -> str:
+        context = key // self.base  # a model read from ARPA may lack it (no prefix closure)
+        return texts.get(context) or " ".join(self.ngram_words(context, n - 1))
 
     @classmethod
     def read_arpa(cls, path: Path) -> NgramLM:
@@ -201,51 +218,210 @@ def _open(path: Path, mode: Literal["rt", "wt"]) -> IO[str]:
 
 
 def _parse_arpa(lines: Iterable[str], name: str) -> NgramLM:
-    it: Iterator[tuple[int, str]] = enumerate((ln.strip() for ln in lines), 1)
-    declared: list[int] = []
-    for _, line in it:
-        if line == "\\data\\":
-            break
-    else:
+    """Stream an ARPA file into an :class:`NgramLM` (higher orders go straight into dicts)."""
+    it = iter(lines)
+    if not any(line.strip() == "\\data\\" for line in it):
         raise ModelError(f"{name}: not an ARPA file (no \\data\\ line)")
-    sections: list[list[list[str]]] = []
-    for lineno, line in it:
-        if line.startswith("ngram "):
-            declared.append(int(line.split("=", 1)[1]))
-        elif line.endswith("-grams:"):
-            n = len(sections) + 1
-            if line != f"\\{n}-grams:":
-                raise ModelError(f"{name}:{lineno}: expected \\{n}-grams:")
-            sections.append([])
-        elif line == "\\end\\":
-            break
-        elif line:
+    declared: list[int] = []
+    unigrams: list[list[str]] = []
+    lm: NgramLM | None = None
+    n, at = 0, 0  # at: line number after the \data\ line, for messages
+    try:
+        for raw in it:
+            at += 1
+            line = raw.strip()
+            if not line:
+                continue
+            if line.startswith("\\"):
+                if line == "\\end\\":
+                    break
+                n += 1
+                if line != f"\\{n}-grams:" or n > len(declared):
+                    raise ValueError("unexpected section")
+                if n == 2:
+                    lm = _with_unigrams(unigrams, len(declared), name)
+                continue
             parts = line.split()
-            if not sections or len(parts) not in (len(sections) + 1, len(sections) + 2):
-                raise ModelError(f"{name}:{lineno}: bad ARPA line {line[:60]!r}")
-            sections[-1].append(parts)
-    if not sections or [len(s) for s in sections] != declared:
-        raise ModelError(f"{name}: n-gram counts do not match the \\data\\ header")
-    vocab = [UNK, BOS, EOS]
-    vocab += [p[1] for p in sections[0] if p[1] not in (UNK, BOS, EOS)]
-    if len(set(vocab)) != len(vocab):
-        raise ModelError(f"{name}: duplicate unigram")
-    order = len(sections)
-    lm = NgramLM(order, vocab, [{} for _ in range(order)], [{} for _ in range(order)])
-    for n, rows in enumerate(sections, 1):
-        probs, bows = lm.probs[n - 1], lm.bows[n - 1]
-        for parts in rows:
-            words = parts[1 : n + 1]
-            if any(w not in lm.ids for w in words):
-                raise ModelError(f"{name}: {' '.join(words)!r} holds a word missing from the 1-grams")
-            k = lm.key(words)
-            try:
-                probs[k] = float(parts[0])
+            if n == 0:
+                if parts[0] != "ngram" or not line.partition("=")[2].strip().isdigit():
+                    raise ValueError("bad header")
+                declared.append(int(line.partition("=")[2]))
+            elif len(parts) not in (n + 1, n + 2):
+                raise ValueError("wrong number of fields")
+            elif n == 1:
+                unigrams.append(parts)
+            else:
+                assert lm is not None
+                key, ids, base = 0, lm.ids, lm.base
+                for w in parts[1 : n + 1]:
+                    key = key * base + ids[w]
+                lm.probs[n - 1][key] = float(parts[0])
                 if len(parts) == n + 2:
-                    bows[k] = float(parts[-1])
-            except ValueError:
-                raise ModelError(f"{name}: bad number in {' '.join(parts)[:60]!r}") from None
+                    lm.bows[n - 1][key] = float(parts[-1])
+    except (ValueError, IndexError):
+        raise ModelError(f"{name}: bad ARPA line {at} after \\data\\") from None
+    except KeyError as exc:
+        raise ModelError(
+            f"{name}: line {at} after \\data\\: word {exc} missing from the 1-grams"
+        ) from None
+    if lm is None:
+        lm = _with_unigrams(unigrams, len(declared), name)
+    if not declared or [len(unigrams), *lm.size[1:]] != declared:
+        raise ModelError(f"{name}: n-gram counts do not match the \\data\\ header")
+    return lm
+
+
+def _with_unigrams(rows: list[list[str]], order: int, name: str) -> NgramLM:
+    words = [UNK, BOS, EOS] + [p[1] for p in rows if p[1] not in (UNK, BOS, EOS)]
+    if len(set(words)) != len(words):
+        raise ModelError(f"{name}: duplicate 1-gram")
+    lm = NgramLM(order, words, [{} for _ in range(order)], [{} for _ in range(order)])
+    try:
+        for parts in rows:
+            k = lm.ids[parts[1]]
+            lm.probs[0][k] = float(parts[0])
+            if len(parts) == 3:
+                lm.bows[0][k] = float(parts[2])
+    except ValueError:
+        raise ModelError(f"{name}: bad ARPA line in the 1-grams") from None
     if BOS_ID not in lm.probs[0] or EOS_ID not in lm.probs[0]:
         raise ModelError(f"{name}: the 1-grams must hold <s> and </s>")
-    lm.probs[0].setdefault(UNK_ID, MISSING_UNK)
+    if UNK_ID not in lm.probs[0]:  # as KenLM does for a model without <unk>
+        lm.probs[0][UNK_ID] = MISSING_UNK
     return lm
+
+
+# -- training -------------------------------------------------------------------
+def train_kneser_ney(
+    sentences: Iterable[Sequence[str]],
+    order: int = 5,
+    *,
+    discount: Literal["modified", "single"] = "modified",
+    fixed_discount: float = 0.75,
+    nltk: bool = False,
+) -> NgramLM:
+    """Train an interpolated Kneser–Ney model of ``order`` on word lists (one per sentence)."""
+    if order < 1:
+        raise ModelError("n-gram model: order must be >= 1")
+    if nltk and discount != "single":
+        raise ModelError("n-gram model: NLTK conventions need discount='single'")
+    vocab = [UNK, BOS, EOS]
+    ids = {w: i for i, w in enumerate(vocab)}
+    pad = order - 1 if nltk else 1
+    padded: list[list[int]] = []
+    for sentence in sentences:
+        row = [BOS_ID] * pad
+        for w in sentence:
+            i = ids.get(w)
+            if i is None:
+                i = ids[w] = len(vocab)
+                vocab.append(w)
+            row.append(i)
+        padded.append(row + [EOS_ID] * (order - 1 if nltk else 1))
+    if not padded:
+        raise ModelError("n-gram model: no training sentences")
+    lm = NgramLM(order, vocab, [{} for _ in range(order)], [{} for _ in range(order)])
+    counts = _count(padded, order, lm.base, first=0 if nltk else 1)
+    del padded
+    adjusted = _adjust(counts, lm.base, keep_bos_raw=not nltk)
+    del counts
+    _estimate(lm, adjusted, discount, fixed_discount, nltk)
+    return lm
+
+
+def _count(padded: list[list[int]], order: int, base: int, first: int) -> list[dict[int, int]]:
+    """Raw counts of every n-gram (n <= order) ending at position >= ``first`` of each sentence."""
+    counts: list[dict[int, int]] = [{} for _ in range(order)]
+    powers = [base**j for j in range(order)]
+    for row in padded:
+        for i in range(first, len(row)):
+            key = 0
+            for n in range(min(order, i + 1)):
+                key += row[i - n] * powers[n]
+                table = counts[n]
+                table[key] = table.get(key, 0) + 1
+    return counts
+
+
+def _adjust(counts: list[dict[int, int]], base: int, keep_bos_raw: bool) -> list[dict[int, int]]:
+    """Adjusted counts: raw at the top order, N1+(• g) below (raw for <s>-initial g)."""
+    order = len(counts)
+    adjusted: list[dict[int, int]] = [{} for _ in range(order)]
+    adjusted[-1] = counts[-1]
+    for n in range(order - 1, 0, -1):  # n = order of the n-grams being adjusted
+        drop_first = base**n
+        continuations: dict[int, int] = {}
+        for g in counts[n]:  # the (n+1)-grams, each distinct
+            s = g % drop_first
+            continuations[s] = continuations.get(s, 0) + 1
+        lead = base ** (n - 1)
+        adjusted[n - 1] = {
+            g: c if keep_bos_raw and g // lead == BOS_ID else continuations.get(g, 0)
+            for g, c in counts[n - 1].items()
+        }
+    return adjusted
+
+
+def modified_discounts(adjusted: Iterable[int]) -> tuple[float, float, float]:
+    """D1, D2, D3+ of Chen & Goodman from the count-of-counts t1..t4 (fallback when undefined).
+
+    t = (10, 4, 2, 1): Y = 10/18, D1 = 1 − 2Y·4/10 = 5/9, D2 = 2 − 3Y·2/4 = 7/6, D3+ = 3 − 4Y/2 = 17/9
+
+    >>> [round(d, 4) for d in modified_discounts([1] * 10 + [2] * 4 + [3] * 2 + [4, 7])]
+    [0.5556, 1.1667, 1.8889]
+    """
+    t = [0] * 5
+    for c in adjusted:
+        if 1 <= c <= 4:
+            t[c] += 1
+    if min(t[1:]) == 0:
+        return FALLBACK_DISCOUNTS
+    y = t[1] / (t[1] + 2 * t[2])
+    d = (1 - 2 * y * t[2] / t[1], 2 - 3 * y * t[3] / t[2], 3 - 4 * y * t[4] / t[3])
+    if not all(0 < d[k] < k + 1 for k in range(3)):
+        return FALLBACK_DISCOUNTS
+    return d
+
+
+def _estimate(
+    lm: NgramLM, adjusted: list[dict[int, int]], discount: str, fixed: float, nltk: bool
+) -> None:
+    """Fill ``lm.probs``/``lm.bows`` with the interpolated probabilities, lowest order first."""
+    base = lm.base
+    lower: dict[int, float] = {}
+    for n in range(1, lm.order + 1):
+        a = adjusted[n - 1]
+        d = (fixed, fixed, fixed) if discount == "single" else modified_discounts(a.values())
+        denom: dict[int, int] = {}
+        mass: dict[int, float] = {}  # Σ_w D(a(hw)): the discounted mass of context h
+        for g, c in a.items():
+            h = g // base
+            denom[h] = denom.get(h, 0) + c
+            # NLTK's γ counts every type seen after h, even with continuation count 0
+            mass[h] = mass.get(h, 0.0) + (d[min(c, 3) - 1] if c > 0 else d[0] if nltk else 0.0)
+        gamma = {h: mass[h] / t if t > 0 else 1.0 for h, t in denom.items()}
+        probs: dict[int, float] = {}
+        drop_first = base ** (n - 1)
+        vocab_size = len(lm.words) - 1  # V = every word but <s>
+        for g, c in a.items():
+            h = g // base
+            t = denom[h]
+            u = max(c - d[min(c, 3) - 1], 0.0) / t if c > 0 and t > 0 else 0.0
+            if n == 1:
+                probs[g] = (c / t if t > 0 else 0.0) if nltk else u + gamma[0] / vocab_size
+            else:
+                probs[g] = u + gamma[h] * lower[g % drop_first]
+        if n == 1 and not nltk:
+            probs.setdefault(UNK_ID, gamma[0] / vocab_size)
+        if n == 1:
+            probs.setdefault(UNK_ID, 0.0)
+        lm.probs[n - 1] = {g: _log10(p) for g, p in probs.items()}
+        if n == 1 and not nltk:
+            lm.probs[0][BOS_ID] = NO_PROB
+        if n > 1:
+            lm.bows[n - 2] = {h: round(math.log10(v), DECIMALS) for h, v in gamma.items()}
+        lower = probs
+
+
+def _log10(p: float) -> float:
+    return round(math.log10(p), DECIMALS) if p > 0 else NO_PROB

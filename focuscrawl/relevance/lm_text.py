@@ -85,7 +85,9 @@ def training_sentences(
     """The sentences of ``texts`` prepared for training, de-duplicated across all texts."""
     seen: set[str] = set()
     for text in texts:
-        yield from lm_sentences(text, lowercase=lowercase, min_words=min_words, dedup=dedup, seen=seen)
+        yield from lm_sentences(
+            text, lowercase=lowercase, min_words=min_words, dedup=dedup, seen=seen
+        )
 
 
 def read_texts(path: Path, *, field: str = "text") -> Iterator[str]:

@@ -156,7 +156,9 @@ class TrainingTexts:
     missing: int  # URLs asked for but absent from the archive or empty
 
 
-def texts_for(archive: Path | str, pos_urls: Sequence[str], neg_urls: Sequence[str]) -> TrainingTexts:
+def texts_for(
+    archive: Path | str, pos_urls: Sequence[str], neg_urls: Sequence[str]
+) -> TrainingTexts:
     found = load_texts(archive, [*pos_urls, *neg_urls])
     pos = [found[u] for u in pos_urls if u in found]
     neg = [found[u] for u in neg_urls if u in found]
@@ -207,7 +209,9 @@ def training_texts_from_args(args: argparse.Namespace) -> TrainingTexts:
     except ArchiveError as exc:
         raise ModelError(str(exc)) from None
     if not data.pos or not data.neg:
-        raise ModelError(f"no training pages found: {len(data.pos)} positive, {len(data.neg)} negative")
+        raise ModelError(
+            f"no training pages found: {len(data.pos)} positive, {len(data.neg)} negative"
+        )
     return data
 
 

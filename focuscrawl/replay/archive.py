@@ -8,7 +8,9 @@ is read only when it is asked for (the replay server serves from it).
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,6 +102,76 @@ def read_response_at(path: Path | str, offset: int) -> ArchivedResponse:
     raise ArchiveError(f"{path}: no record at offset {offset}")
 
 
+_SCAN_CHUNK = 16384
+_HEADER_END = b"\r\n\r\n"
+
+
+def _warc_header(block: bytes) -> tuple[str, str] | None:
+    """(WARC-Type, WARC-Target-URI) of a record's header block, None if it is not one."""
+    if not block.startswith(b"WARC/"):
+        return None
+    rec_type = uri = ""
+    for line in block.split(b"\r\n")[1:]:
+        name, colon, value = line.partition(b":")
+        if not colon:
+            continue
+        key = name.strip().lower()
+        if key == b"warc-type":
+            rec_type = value.strip().decode("latin-1")
+        elif key == b"warc-target-uri":
+            try:
+                uri = value.strip().decode("utf-8")
+            except UnicodeDecodeError:
+                uri = value.strip().decode("latin-1")
+    # as warcio does: <uri> (a Wget 1.19 bug) and spaces are repaired
+    if uri.startswith("<") and uri.endswith(">"):
+        uri = uri[1:-1]
+    return rec_type, uri.replace(" ", "%20")
+
+
+def _scan_gzip_members(path: Path | str) -> list[tuple[str, int]] | None:
+    """(URL, offset) of the response records of a gzip-per-record WARC, read with
+    zlib directly: three to four times faster than warcio, which reads each
+    record through Python-level buffers. None when the file is not such a WARC
+    (plain, one gzip stream for many records, odd headers): warcio then decides."""
+    found: list[tuple[str, int]] = []
+    with open(path, "rb") as fh:
+        data = memoryview(fh.read())
+    if bytes(data[:2]) != b"\x1f\x8b":
+        return None
+    pos, size = 0, len(data)
+    try:
+        while pos < size:
+            inflater = zlib.decompressobj(31)
+            head = b""
+            fed = pos
+            while not inflater.eof:
+                if fed >= size:
+                    return None  # a truncated member: let warcio report it
+                chunk = data[fed : fed + _SCAN_CHUNK]
+                fed += len(chunk)
+                out = inflater.decompress(chunk)
+                if len(head) < 65536 and _HEADER_END not in head:
+                    head += out[:65536]
+            header = head.split(_HEADER_END, 1)
+            fields = _warc_header(header[0]) if len(header) == 2 else None
+            if fields is None:
+                return None
+            if fields[0] == "response":
+                found.append((fields[1], pos))
+            pos = fed - len(inflater.unused_data)
+    except zlib.error:
+        return None
+    return found
+
+
+def _scan_or_none(path: Path | str) -> list[tuple[str, int]] | OSError | None:
+    try:
+        return _scan_gzip_members(path)
+    except OSError as exc:  # reported in file order by the caller
+        return exc
+
+
 @dataclass
 class ArchiveIndex:
     """URL -> (archive, offset) for every response record of some archives."""
@@ -109,8 +181,18 @@ class ArchiveIndex:
     @classmethod
     def build(cls, paths: Iterable[Path | str]) -> ArchiveIndex:
         index = cls()
-        for path in paths:
+        paths = list(paths)
+        # zlib inflates without the GIL: archives are scanned side by side
+        with ThreadPoolExecutor(max_workers=min(2, max(1, len(paths)))) as pool:
+            scans = list(pool.map(_scan_or_none, paths))
+        for path, fast in zip(paths, scans, strict=True):
             try:
+                if isinstance(fast, BaseException):
+                    raise fast
+                if fast is not None:
+                    for url, offset in fast:
+                        index.entries.setdefault(url, (str(path), offset))
+                    continue
                 with open(path, "rb") as fh:
                     iterator = ArchiveIterator(fh)
                     for record in iterator:
@@ -121,6 +203,8 @@ class ArchiveIndex:
                         index.entries.setdefault(url, (str(path), iterator.get_record_offset()))
             except FileNotFoundError:
                 raise ArchiveError(f"{path}: no such archive") from None
+            except IsADirectoryError:
+                raise ArchiveError(f"{path}: is a directory, not an archive") from None
             except ArchiveLoadFailed as exc:
                 raise ArchiveError(f"{path}: not a readable WARC ({exc})") from None
         return index

@@ -10,6 +10,7 @@ import contextlib
 import os
 import re
 import select
+import signal
 import subprocess
 import sys
 import tempfile
@@ -39,12 +40,15 @@ class ReplayProcess:
         host: str = "127.0.0.1",
         ca_dir: Path | None = None,
         startup_timeout: float = 120.0,
+        stop_signal: int = signal.SIGTERM,
     ) -> None:
         self.archives = [Path(path) for path in archives]
         self.log_path = log_path
         self.faults_args = list(faults_args)
         self.host = host
         self.startup_timeout = startup_timeout
+        self.stop_signal = stop_signal
+        self.returncode: int | None = None
         self.port = 0
         self.urls = 0
         self._ca_dir = ca_dir
@@ -132,16 +136,17 @@ class ReplayProcess:
         return lines[-1] if lines else f"exit status {self._process and self._process.returncode}"
 
     def stop(self) -> None:
-        """Terminate the child (SIGTERM, then SIGKILL after 10 s) and clean up."""
+        """Stop the child (``stop_signal``, then SIGKILL after 10 s) and clean up."""
         process, self._process = self._process, None
         if process is not None:
             if process.poll() is None:
-                process.terminate()
+                process.send_signal(self.stop_signal)
                 try:
                     process.wait(timeout=10)
                 except subprocess.TimeoutExpired:
                     process.kill()
                     process.wait()
+            self.returncode = process.returncode
             if process.stdout is not None:
                 process.stdout.close()
         if self._stderr is not None:

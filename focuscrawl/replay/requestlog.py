@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from focuscrawl.exceptions import ArchiveError
+from focuscrawl.exceptions import ArchiveError, ConfigError
 
 _UNSAFE = str.maketrans({"\t": "%09", "\n": "%0A", "\r": "%0D"})
 
@@ -53,8 +53,13 @@ class RequestLog:
         self.path = path
         self._fh: TextIO | None = None
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._fh = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self._fh = open(path, "a", encoding="utf-8")  # noqa: SIM115 - closed in close()
+            except OSError as exc:
+                raise ConfigError(
+                    f"{path}: cannot write the request log ({exc.strerror})"
+                ) from None
 
     def write(self, entry: LogEntry) -> None:
         if self._fh is not None:

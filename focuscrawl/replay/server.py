@@ -34,7 +34,7 @@ from focuscrawl.replay.wire import (
     BadRequest,
     Request,
     canonical_url,
-    host_of,
+    host_table,
     read_request,
     request_url,
     reset_connection,
@@ -65,11 +65,12 @@ class ReplayServer:
         index: ArchiveIndex | None = None,
     ) -> None:
         self.archives = [Path(path) for path in archives]
-        self.host = host
+        # "localhost" may resolve to ::1 and 127.0.0.1, each bound to its own free port
+        self.host = "127.0.0.1" if host == "localhost" else host
         self.port = port
-        self.log_path = log_path
-        self.faults = faults or FaultPlan()
-        self.index = index or ArchiveIndex()
+        self.log_path = None if log_path is None else Path(log_path)
+        self.faults = faults if faults is not None else FaultPlan()
+        self.index = index if index is not None else ArchiveIndex()
         self._prebuilt = index is not None
         self._ca_dir = ca_dir
         self._tempdir: tempfile.TemporaryDirectory[str] | None = None
@@ -83,7 +84,8 @@ class ReplayServer:
 
     @property
     def proxy_url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
 
     @property
     def ca_cert_path(self) -> Path:
@@ -94,18 +96,17 @@ class ReplayServer:
     async def start(self) -> None:
         if not self._prebuilt:
             self.index = await asyncio.to_thread(ArchiveIndex.build, self.archives)
-        self._hosts = {host_of(url) for url in self.index.entries}
-        self._aliases = {}
-        for url in self.index.entries:
-            canon = canonical_url(url)
-            if canon != url:
-                self._aliases.setdefault(canon, url)
+        self._hosts, self._aliases = host_table(self.index.entries)
         if self._ca_dir is None:
             self._tempdir = tempfile.TemporaryDirectory(prefix="focuscrawl-replay-ca-")
             self._ca_dir = Path(self._tempdir.name)
-        self._ca = LocalCA(self._ca_dir)
-        self._log = RequestLog(self.log_path)
-        self._server = await asyncio.start_server(self._serve_connection, self.host, self.port)
+        try:
+            self._ca = LocalCA(self._ca_dir)
+            self._log = RequestLog(self.log_path)
+            self._server = await asyncio.start_server(self._serve_connection, self.host, self.port)
+        except BaseException:
+            await self.stop()
+            raise
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def stop(self) -> None:
@@ -121,6 +122,7 @@ class ReplayServer:
         if self._tempdir is not None:
             self._tempdir.cleanup()
             self._tempdir = None
+            self._ca_dir = None
 
     async def __aenter__(self) -> ReplayServer:
         await self.start()
@@ -193,6 +195,23 @@ class ReplayServer:
             if task is not None:
                 self._tasks.discard(task)
 
+    def _write_reply(
+        self,
+        writer: asyncio.StreamWriter,
+        status: int,
+        text: str,
+        keep: bool,
+        extra: Sequence[tuple[str, str]] = (),
+    ) -> int:
+        """Queue a short answer of the proxy itself; the number of body bytes in it.
+
+        Callers log before ``drain()``: a client that hangs up while the answer
+        is in flight still made the request, and politeness checks must see it.
+        """
+        data, length = simple_response(status, text, keep, extra)
+        writer.write(data)
+        return length
+
     async def _reply(
         self,
         writer: asyncio.StreamWriter,
@@ -201,9 +220,7 @@ class ReplayServer:
         keep: bool,
         extra: Sequence[tuple[str, str]] = (),
     ) -> int:
-        """Send a short answer of the proxy itself; the number of body bytes sent."""
-        data, length = simple_response(status, text, keep, extra)
-        writer.write(data)
+        length = self._write_reply(writer, status, text, keep, extra)
         await writer.drain()
         return length
 
@@ -217,8 +234,9 @@ class ReplayServer:
             await self._reply(writer, 400, "CONNECT needs host:port", keep=False)
             return None
         if not self.knows_host(host):
-            sent = await self._reply(writer, 502, f"unknown host {host}", keep=False)
+            sent = self._write_reply(writer, 502, f"unknown host {host}", keep=False)
             self._log.write(LogEntry(request.time, client, "CONNECT", host, "", 502, sent))
+            await writer.drain()
             return None
         assert self._ca is not None
         try:
@@ -268,15 +286,22 @@ class ReplayServer:
         if fault is not None and fault.kind in ("reset", "timeout", "500", "503", "429"):
             return await self._answer_fault(fault, reader, writer, keep, log)
         if request.method not in ("GET", "HEAD"):
-            log(405, await self._reply(writer, 405, f"{request.method} is not served", False))
+            log(405, self._write_reply(writer, 405, f"{request.method} is not served", False))
+            await writer.drain()
             return False
 
         found = self.find(url) if self.knows_host(host) else None
-        response = await self._record(found) if found is not None else None
+        try:
+            response = await self._record(found) if found is not None else None
+        except Exception as exc:  # a damaged or vanished archive: say so, keep serving
+            log(500, self._write_reply(writer, 500, f"archive unreadable: {exc}"[:200], keep))
+            await writer.drain()
+            return keep
         if response is None:
             status = 404 if self.knows_host(host) else 502
             text = "not in the archive" if status == 404 else f"unknown host {host}"
-            log(status, await self._reply(writer, status, text, keep))
+            log(status, self._write_reply(writer, status, text, keep))
+            await writer.drain()
             return keep
         body = response.body
         if response.status < 200 or response.status in (204, 304):
@@ -286,22 +311,22 @@ class ReplayServer:
             body = b""
         if fault is not None and fault.kind == "truncate" and body:
             body = body[: len(body) // 2]
+            log(response.status, len(body), "truncate")
             writer.write(head + body)
             await writer.drain()
-            log(response.status, len(body), "truncate")
             return False
         if fault is not None and fault.kind == "slow":
+            log(response.status, len(body), "slow")
             writer.write(head)
             for start in range(0, len(body), fault.chunk):
                 await writer.drain()
                 await asyncio.sleep(fault.pause)
                 writer.write(body[start : start + fault.chunk])
             await writer.drain()
-            log(response.status, len(body), "slow")
             return keep
+        log(response.status, len(body))
         writer.write(head + body)
         await writer.drain()
-        log(response.status, len(body))
         return keep
 
     async def _answer_fault(
@@ -324,5 +349,6 @@ class ReplayServer:
             return False
         status = int(fault.kind)
         extra = [] if status == 500 else [("Retry-After", str(math.ceil(fault.retry_after)))]
-        log(status, await self._reply(writer, status, "injected fault", keep, extra), fault.kind)
+        log(status, self._write_reply(writer, status, "injected fault", keep, extra), fault.kind)
+        await writer.drain()
         return keep

@@ -11,7 +11,7 @@ import contextlib
 import socket
 import struct
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from http import HTTPStatus
 from urllib.parse import urlsplit, urlunsplit
@@ -180,3 +180,36 @@ def request_url(request: Request, tunnel: str | None) -> str | None:
     if authority.endswith(f":{DEFAULT_PORTS[scheme]}"):
         authority = authority.rsplit(":", 1)[0]
     return f"{scheme}://{authority}{target}"
+
+
+def host_table(urls: Iterable[str]) -> tuple[set[str], dict[str, str]]:
+    """The host names of ``urls``, and ``canonical_url(u) -> u`` where the two differ.
+
+    Most archived URLs are canonical already; a plain string test spots them
+    and spares a ``urlsplit`` (the testweb has tens of thousands of URLs).
+
+    >>> hosts, aliases = host_table(["http://a.org/x", "HTTP://B.org:80"])
+    >>> sorted(hosts), aliases
+    (['a.org', 'b.org'], {'http://b.org/': 'HTTP://B.org:80'})
+    """
+    hosts: set[str] = set()
+    aliases: dict[str, str] = {}
+    for url in urls:
+        scheme, sep, rest = url.partition("://")
+        netloc, slash, _ = rest.partition("/")
+        if (
+            sep
+            and slash
+            and scheme in DEFAULT_PORTS
+            and netloc
+            and netloc.islower()
+            and not any(c in netloc for c in ":@?#[")
+        ):
+            hosts.add(netloc)
+            continue
+        hosts.add(host_of(url))
+        canon = canonical_url(url)
+        if canon != url:
+            aliases.setdefault(canon, url)
+    hosts.discard("")
+    return hosts, aliases

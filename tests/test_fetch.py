@@ -1,0 +1,749 @@
+"""The aiohttp fetcher against small handcrafted sites on 127.0.0.1.
+
+Politeness is checked on the server side (arrival times, handlers running at
+once): what the server saw, not how fast the client was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import dataclasses
+import ipaddress
+import itertools
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+from aiohttp.abc import AbstractResolver, ResolveResult
+
+from focuscrawl.exceptions import ConfigError
+from focuscrawl.fetch.addresses import AddressPolicy, BlockedAddressError, FilteringResolver
+from focuscrawl.fetch.aiohttp_fetcher import AiohttpFetcher, parse_retry_after
+from focuscrawl.fetch.encoding import decode_html, detect_charset
+from focuscrawl.fetch.politeness import HostPoliteness
+from focuscrawl.fetch.robots import RobotsCache
+from focuscrawl.replay.tls import LocalCA
+from focuscrawl.settings import DEFAULT_USER_AGENT, FetchSettings
+from tests.sites import (
+    Handler,
+    Meter,
+    html,
+    raw_answer,
+    redirect,
+    respond,
+    sequence,
+    serve,
+    serve_proxy,
+    serve_raw,
+    slow,
+)
+
+ROBOTS_TYPE = "text/plain"
+
+
+def settings(**overrides: Any) -> FetchSettings:
+    """Fast test settings: no delay, no retries, loopback allowed."""
+    base: dict[str, Any] = {
+        "delay": 0.0,
+        "retries": 0,
+        "retry_backoff": 0.01,
+        "connect_timeout": 2.0,
+        "read_timeout": 2.0,
+        "allow_private": ("127.0.0.1",),
+    }
+    base.update(overrides)
+    return FetchSettings(**base)
+
+
+def robots(text: str) -> Handler:
+    return respond(text, content_type=ROBOTS_TYPE)
+
+
+class FakeResolver(AbstractResolver):
+    """Names -> addresses from a table; unknown names fail like DNS."""
+
+    def __init__(self, table: dict[str, str]) -> None:
+        self.table = table
+        self.asked: list[str] = []
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        self.asked.append(host)
+        if host not in self.table:
+            raise OSError(f"cannot resolve {host}")
+        return [
+            ResolveResult(
+                hostname=host,
+                host=self.table[host],
+                port=port,
+                family=socket.AF_INET,
+                proto=0,
+                flags=0,
+            )
+        ]
+
+    async def close(self) -> None:
+        return None
+
+
+# --------------------------------------------------------------------------- robots.txt
+
+
+@pytest.mark.parametrize(
+    ("robots_txt", "path", "allowed"),
+    [
+        ("User-agent: *\nDisallow: /private", "/private/x.html", False),
+        ("User-agent: *\nDisallow: /private", "/public.html", True),
+        ("User-agent: focuscrawl\nDisallow: /\n\nUser-agent: *\nAllow: /", "/public.html", False),
+        ("User-agent: otherbot\nDisallow: /\n", "/public.html", True),
+    ],
+    ids=["disallowed", "allowed", "our-token-group", "other-bot-group"],
+)
+async def test_robots_rules_are_applied(robots_txt: str, path: str, allowed: bool) -> None:
+    routes = {"/robots.txt": robots(robots_txt), path: html("page")}
+    counters: collections.Counter[str] = collections.Counter()
+    async with serve(routes) as site, AiohttpFetcher(settings(), counters=counters) as fetcher:
+        result = await fetcher.fetch(site.url(path))
+    if allowed:
+        assert (result.error, result.status) == (None, 200)
+        assert site.paths() == ["/robots.txt", path]
+    else:
+        assert (result.error, result.status) == ("robots", 0)
+        assert site.paths() == ["/robots.txt"]  # the page itself was never requested
+        assert counters["robots"] == 1
+
+
+@pytest.mark.parametrize(
+    ("status", "allowed"),
+    [(404, True), (403, True), (500, False), (503, False)],
+    ids=["404-allow-all", "403-allow-all", "500-disallow-all", "503-disallow-all"],
+)
+async def test_robots_status_decides(status: int, allowed: bool) -> None:
+    routes = {"/robots.txt": respond("x", status=status, content_type=ROBOTS_TYPE), "/": html("hi")}
+    async with serve(routes) as site, AiohttpFetcher(settings()) as fetcher:
+        first = await fetcher.fetch(site.url("/"))
+        second = await fetcher.fetch(site.url("/"))
+    assert first.error == second.error == (None if allowed else "robots")
+    # robots.txt asked once per crawl, whatever the answer
+    assert site.paths().count("/robots.txt") == 1
+    assert site.paths().count("/") == (2 if allowed else 0)
+
+
+async def test_robots_fetched_once_under_concurrent_requests() -> None:
+    routes: dict[str, Handler] = {"/robots.txt": slow(0.1, robots("User-agent: *\nAllow: /"))}
+    routes.update({f"/p{i}": html(f"page {i}") for i in range(10)})
+    counters: collections.Counter[str] = collections.Counter()
+    async with (
+        serve(routes) as site,
+        AiohttpFetcher(settings(per_host=4), counters=counters) as fetcher,
+    ):
+        results = await asyncio.gather(*(fetcher.fetch(site.url(f"/p{i}")) for i in range(10)))
+    assert [r.status for r in results] == [200] * 10
+    assert site.paths().count("/robots.txt") == 1
+    assert counters["robots.txt"] == 1
+    assert counters["requests"] == 11
+
+
+async def test_robots_disabled_sends_no_robots_request() -> None:
+    routes = {"/robots.txt": robots("User-agent: *\nDisallow: /"), "/": html("hi")}
+    async with serve(routes) as site, AiohttpFetcher(settings(respect_robots=False)) as fetcher:
+        result = await fetcher.fetch(site.url("/"))
+    assert result.status == 200
+    assert site.paths() == ["/"]
+
+
+async def test_crawl_delay_spaces_requests_server_side() -> None:
+    routes: dict[str, Handler] = {"/robots.txt": robots("User-agent: *\nCrawl-delay: 0.3")}
+    routes.update({f"/p{i}": html("x") for i in range(3)})
+    async with serve(routes) as site, AiohttpFetcher(settings(per_host=3)) as fetcher:
+        results = await asyncio.gather(*(fetcher.fetch(site.url(f"/p{i}")) for i in range(3)))
+    assert [r.status for r in results] == [200, 200, 200]
+    times = site.times()
+    assert len(times) == 4  # robots.txt counts as a request to the host
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    # 0.3 s between starts on the client; arrival jitter on loopback is far below 0.05 s
+    assert min(gaps) >= 0.25, gaps
+
+
+@pytest.mark.parametrize(
+    ("obey", "max_crawl_delay", "expected_interval"),
+    [(True, 5.0, 5.0), (True, 100.0, 30.0), (False, 5.0, 0.5)],
+    ids=["capped-by-max", "robots-value", "ignored"],
+)
+async def test_crawl_delay_sets_host_interval(
+    obey: bool, max_crawl_delay: float, expected_interval: float
+) -> None:
+    # Everything disallowed: only robots.txt is requested, so nothing waits for the delay.
+    routes = {"/robots.txt": robots("User-agent: *\nCrawl-delay: 30\nDisallow: /")}
+    s = settings(delay=0.5, obey_crawl_delay=obey, max_crawl_delay=max_crawl_delay)
+    async with serve(routes) as site, AiohttpFetcher(s) as fetcher:
+        before = time.monotonic()
+        result = await fetcher.fetch(site.url("/"))
+        after = time.monotonic()
+        ready = fetcher.host_ready_at(site.host)
+    assert result.error == "robots"
+    # robots.txt started between before and after; the next start is one interval later
+    assert before + expected_interval <= ready <= after + expected_interval
+
+
+# --------------------------------------------------------------------------- redirects
+
+
+async def test_redirect_chain_within_limit() -> None:
+    routes = {"/a": redirect("/b", 301), "/b": redirect("/c?x=1", 307), "/c?x=1": html("end")}
+    async with serve(routes) as site, AiohttpFetcher(settings(max_redirects=2)) as fetcher:
+        result = await fetcher.fetch(site.url("/a"))
+    assert (result.error, result.status) == (None, 200)
+    assert result.url == site.url("/a")
+    assert result.final_url == site.url("/c?x=1")
+    assert result.redirects == (site.url("/a"), site.url("/b"))
+    assert b"end" in result.body
+    assert site.paths() == ["/robots.txt", "/a", "/b", "/c?x=1"]
+
+
+async def test_redirect_chain_over_limit() -> None:
+    routes = {"/a": redirect("/b"), "/b": redirect("/c"), "/c": html("end")}
+    async with serve(routes) as site, AiohttpFetcher(settings(max_redirects=1)) as fetcher:
+        result = await fetcher.fetch(site.url("/a"))
+    assert result.error == "too-many-redirects"
+    assert result.status == 302
+    assert result.final_url == site.url("/b")
+    assert "/c" not in site.paths()
+
+
+async def test_redirect_loop_stops() -> None:
+    routes = {"/x": redirect("/y"), "/y": redirect("/x")}
+    async with serve(routes) as site, AiohttpFetcher(settings(max_redirects=3)) as fetcher:
+        result = await fetcher.fetch(site.url("/x"))
+    assert result.error == "too-many-redirects"
+    assert site.paths() == ["/robots.txt", "/x", "/y", "/x", "/y"]  # 1 + 3 followed hops
+
+
+@pytest.mark.parametrize(
+    ("target", "error"),
+    [("/private/p", "robots"), ("ftp://example.org/file", "bad-url")],
+    ids=["hop-disallowed-by-robots", "hop-not-http"],
+)
+async def test_redirect_hops_are_checked(target: str, error: str) -> None:
+    routes = {
+        "/robots.txt": robots("User-agent: *\nDisallow: /private"),
+        "/go": redirect(target),
+        "/private/p": html("secret"),
+    }
+    async with serve(routes) as site, AiohttpFetcher(settings()) as fetcher:
+        result = await fetcher.fetch(site.url("/go"))
+    assert result.error == error
+    assert "/private/p" not in site.paths()
+
+
+# --------------------------------------------------------------------------- retries, errors
+
+
+async def test_429_then_200_honours_retry_after() -> None:
+    busy = respond("slow down", status=429, headers={"Retry-After": "1"})
+    routes = {"/": sequence([busy, html("fine")])}
+    counters: collections.Counter[str] = collections.Counter()
+    s = settings(retries=2, retry_backoff=0.01)
+    async with serve(routes) as site, AiohttpFetcher(s, counters=counters) as fetcher:
+        result = await fetcher.fetch(site.url("/"))
+    assert (result.error, result.status) == (None, 200)
+    assert counters["retries"] == 1
+    first, second = site.times("/")
+    # back-off alone would wait 0.01 s: the 1 s gap is Retry-After's
+    assert second - first >= 0.95
+
+
+async def test_503_always_gives_up_after_retries() -> None:
+    routes = {"/": respond("down", status=503)}
+    counters: collections.Counter[str] = collections.Counter()
+    s = settings(retries=2, retry_backoff=0.01)
+    async with serve(routes) as site, AiohttpFetcher(s, counters=counters) as fetcher:
+        result = await fetcher.fetch(site.url("/"))
+    assert (result.error, result.status) == (None, 503)
+    assert site.paths().count("/") == 3  # 1 + 2 retries
+    assert counters["retries"] == 2
+
+
+async def test_read_timeout_is_retried_then_reported() -> None:
+    routes = {"/": slow(3.0, html("late"))}
+    counters: collections.Counter[str] = collections.Counter()
+    s = settings(read_timeout=0.2, retries=1, retry_backoff=0.01)
+    async with serve(routes) as site, AiohttpFetcher(s, counters=counters) as fetcher:
+        result = await fetcher.fetch(site.url("/"))
+    assert result.error == "timeout"
+    assert site.paths().count("/") == 2
+    assert counters["timeout"] == 1
+    assert counters["retries"] == 1
+
+
+async def test_connection_reset_is_retried_then_reported() -> None:
+    async def hang_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.transport.abort()
+
+    counters: collections.Counter[str] = collections.Counter()
+    s = settings(respect_robots=False, retries=1, retry_backoff=0.01)
+    async with serve_raw(hang_up) as site, AiohttpFetcher(s, counters=counters) as fetcher:
+        result = await fetcher.fetch(site.url("/"))
+    assert result.error == "reset"
+    assert result.status == 0
+    # aiohttp itself may resend an idempotent request once on a dropped connection
+    assert (counters["requests"], counters["retries"], counters["reset"]) == (2, 1, 1)
+    assert len(site.hits) >= 2
+
+
+async def test_connection_refused_is_connect_error() -> None:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    listener.close()  # nothing listens on this port any more
+    s = settings(respect_robots=False)
+    async with AiohttpFetcher(s) as fetcher:
+        result = await fetcher.fetch(f"http://127.0.0.1:{port}/")
+    assert result.error == "connect"
+
+
+@pytest.mark.parametrize(
+    "url", ["ftp://example.org/", "not a url", "http://"], ids=["ftp", "garbage", "no-host"]
+)
+async def test_bad_url(url: str) -> None:
+    counters: collections.Counter[str] = collections.Counter()
+    async with AiohttpFetcher(settings(), counters=counters) as fetcher:
+        result = await fetcher.fetch(url)
+    assert result.error == "bad-url"
+    assert counters == {"bad-url": 1}
+
+
+async def test_fetch_outside_context_is_a_clear_error() -> None:
+    with pytest.raises(ConfigError, match="not open"):
+        await AiohttpFetcher(settings()).fetch("http://127.0.0.1/")
+
+
+# --------------------------------------------------------------------------- bodies and types
+
+
+@pytest.mark.parametrize(
+    ("size", "truncated"),
+    [(4095, False), (4096, False), (4097, True), (200_000, True)],
+    ids=["under", "exact", "one-over", "far-over"],
+)
+async def test_body_cut_at_max_size(size: int, truncated: bool) -> None:
+    body = b"<html>" + b"a" * (size - 6)
+    counters: collections.Counter[str] = collections.Counter()
+    async with (
+        serve({"/": respond(body)}) as site,
+        AiohttpFetcher(settings(max_body_size=4096), counters=counters) as fetcher,
+    ):
+        result = await fetcher.fetch(site.url("/"))
+    assert result.error is None
+    assert result.truncated is truncated
+    assert result.body == body[:4096]
+    assert counters["truncated"] == int(truncated)
+
+
+async def test_gzip_body_is_limited_after_decompression() -> None:
+    async def bomb(request: web.Request) -> web.StreamResponse:
+        resp = web.Response(body=b"<html>" + b"0" * 1_000_000, content_type="text/html")
+        resp.enable_compression()
+        return resp
+
+    async with (
+        serve({"/": bomb}) as site,
+        AiohttpFetcher(settings(max_body_size=10_000)) as fetcher,
+    ):
+        result = await fetcher.fetch(site.url("/"))
+    assert site.hits[-1].headers["Accept-Encoding"] == "gzip, deflate"
+    assert (len(result.body), result.truncated) == (10_000, True)
+
+
+@pytest.mark.parametrize(
+    ("status", "error"), [(200, "content-type"), (404, None)], ids=["ok-filtered", "error-page"]
+)
+async def test_other_content_type_not_downloaded(status: int, error: str | None) -> None:
+    pdf = respond(b"%PDF-1.4" + b"x" * 1000, status=status, content_type="application/pdf")
+    async with serve({"/doc": pdf}) as site, AiohttpFetcher(settings()) as fetcher:
+        result = await fetcher.fetch(site.url("/doc"))
+    assert (result.status, result.error) == (status, error)
+    assert result.content_type == "application/pdf"
+    assert result.body == b""
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "error"),
+    [
+        (b"\n<!DOCTYPE html><html><p>hi</p></html>", "text/html", None),
+        (b"%PDF-1.4 binary", "", "content-type"),
+    ],
+    ids=["html-sniffed", "pdf-refused"],
+)
+async def test_missing_content_type_is_sniffed(
+    body: bytes, content_type: str, error: str | None
+) -> None:
+    s = settings(respect_robots=False)
+    async with serve_raw(raw_answer("HTTP/1.1 200 OK", body)) as site, AiohttpFetcher(s) as fetcher:
+        result = await fetcher.fetch(site.url("/"))
+    assert "Content-Type" not in result.headers
+    assert (result.status, result.error, result.content_type) == (200, error, content_type)
+    assert result.body == (body if error is None else b"")
+
+
+# (Content-Type header, body, expected charset, expected decoded text)
+CHARSET_CASES = [
+    ("text/html; charset=EUC-KR", "<p>한국어</p>".encode("euc-kr"), "euc-kr", "한국어"),
+    (
+        "text/html",
+        b'<meta http-equiv="Content-Type" content="text/html; charset=Shift_JIS">'
+        + "日本語".encode("shift_jis"),
+        "shift_jis",
+        "日本語",
+    ),
+    ("text/html; charset=iso-8859-1", b"\xef\xbb\xbf<p>caf\xc3\xa9</p>", "utf-8", "café"),
+    ("text/html", b'<meta charset="windows-1251"><p>\xcf\xf0\xe8\xe2\xe5\xf2', "cp1251", "Привет"),
+    ("text/html; charset=utf-8", b"<p>caf\xe9 cr\xe8me</p>", "cp1252", "café crème"),
+    (
+        "text/html; charset=x-bogus",
+        b'<meta charset="gb2312">' + "中文".encode("gb2312"),
+        "gb18030",
+        "中文",
+    ),
+    ("text/html; charset=us-ascii", b"<p>\x93quote\x94</p>", "cp1252", "“quote”"),
+    ("text/html", "<p>ünïcödé</p>".encode(), "utf-8", "ünïcödé"),
+    (
+        "application/xhtml+xml",
+        b'<?xml version="1.0" encoding="ISO-8859-2"?><p>\xb1',
+        "iso8859-2",
+        "ą",
+    ),
+]
+CHARSET_IDS = [
+    "euc-kr-header",
+    "shift-jis-http-equiv",
+    "bom-beats-header",
+    "meta-charset",
+    "wrong-utf8-header",
+    "unknown-header-label",
+    "us-ascii-is-cp1252",
+    "valid-utf8",
+    "xml-declaration",
+]
+
+
+@pytest.mark.parametrize(("header", "body", "charset", "text"), CHARSET_CASES, ids=CHARSET_IDS)
+def test_detect_charset(header: str, body: bytes, charset: str, text: str) -> None:
+    assert detect_charset(header, body) == charset
+    assert text in decode_html(body, charset)
+
+
+@pytest.mark.parametrize(
+    ("header", "body", "charset", "text"), CHARSET_CASES[:5], ids=CHARSET_IDS[:5]
+)
+async def test_fetch_fills_charset(header: str, body: bytes, charset: str, text: str) -> None:
+    async with (
+        serve({"/": respond(body, content_type=header)}) as site,
+        AiohttpFetcher(settings()) as fetcher,
+    ):
+        result = await fetcher.fetch(site.url("/"))
+    assert result.charset == charset
+    assert text in decode_html(result.body, result.charset)
+
+
+# --------------------------------------------------------------------------- addresses, proxy
+
+
+async def test_loopback_literal_blocked_without_allow() -> None:
+    counters: collections.Counter[str] = collections.Counter()
+    async with (
+        serve({"/": html("x")}) as site,
+        AiohttpFetcher(settings(allow_private=()), counters=counters) as fetcher,
+    ):
+        result = await fetcher.fetch(site.url("/"))
+    assert result.error == "blocked-address"
+    assert site.hits == []  # not even robots.txt
+    assert counters["blocked-address"] == 1
+
+
+@pytest.mark.parametrize(
+    ("allow", "error"),
+    [((), "blocked-address"), (("127.0.0.0/8",), None), (("site.test",), None), (("*",), None)],
+    ids=["blocked", "network-allowed", "host-allowed", "everything-allowed"],
+)
+async def test_resolved_address_filtered(allow: tuple[str, ...], error: str | None) -> None:
+    resolver = FakeResolver({"site.test": "127.0.0.1"})
+    async with (
+        serve({"/": html("x")}) as site,
+        AiohttpFetcher(settings(allow_private=allow), resolver=resolver) as fetcher,
+    ):
+        result = await fetcher.fetch(f"http://site.test:{site.port}/")
+    assert result.error == error
+    assert "site.test" in resolver.asked
+    assert len(site.hits) == (0 if error else 2)
+
+
+async def test_unresolvable_host_is_dns_error() -> None:
+    resolver = FakeResolver({})
+    async with AiohttpFetcher(settings(), resolver=resolver) as fetcher:
+        result = await fetcher.fetch("http://nowhere.test/")
+    assert result.error == "dns"
+
+
+async def test_filtering_resolver_keeps_only_allowed_addresses() -> None:
+    class Mixed(FakeResolver):
+        async def resolve(
+            self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+        ) -> list[ResolveResult]:
+            return [
+                ResolveResult(
+                    hostname=host, host=ip, port=port, family=socket.AF_INET, proto=0, flags=0
+                )
+                for ip in ("10.0.0.7", "93.184.216.34", "169.254.1.1")
+            ]
+
+    filtered = FilteringResolver(Mixed({}), AddressPolicy())
+    assert [r["host"] for r in await filtered.resolve("mixed.test", 80)] == ["93.184.216.34"]
+    only_private = FilteringResolver(FakeResolver({"in.test": "192.168.1.1"}), AddressPolicy())
+    with pytest.raises(BlockedAddressError):
+        await only_private.resolve("in.test", 80)
+
+
+@pytest.mark.parametrize(
+    ("address", "public"),
+    [
+        ("8.8.8.8", True),
+        ("127.0.0.1", False),
+        ("10.0.0.1", False),
+        ("172.16.5.4", False),
+        ("192.168.0.1", False),
+        ("169.254.169.254", False),
+        ("100.64.0.1", False),
+        ("0.0.0.0", False),
+        ("224.0.0.251", False),
+        ("::1", False),
+        ("fe80::1", False),
+        ("fc00::1", False),
+        ("::ffff:10.0.0.1", False),
+        ("2001:4860:4860::8888", True),
+    ],
+)
+def test_address_policy_defaults(address: str, public: bool) -> None:
+    assert AddressPolicy().allows_ip(ipaddress.ip_address(address)) is public
+
+
+def test_address_policy_rejects_bad_entry() -> None:
+    with pytest.raises(ConfigError, match="allow_private"):
+        AddressPolicy(("10.0.0.0/99",))
+
+
+async def test_proxy_forwards_absolute_form_without_local_resolution() -> None:
+    routes = {"/robots.txt": robots("User-agent: *\nDisallow: /no"), "/page": html("via proxy")}
+    resolver = FakeResolver({})  # would fail on any local lookup of example.test
+    async with (
+        serve(routes) as origin,
+        serve_proxy({"example.test": origin}) as proxy,
+        AiohttpFetcher(settings(proxy=proxy.url("")), resolver=resolver) as fetcher,
+    ):
+        page = await fetcher.fetch("http://example.test/page")
+        refused = await fetcher.fetch("http://example.test/no")
+    assert (page.error, page.status) == (None, 200)
+    assert b"via proxy" in page.body
+    assert refused.error == "robots"  # robots.txt came through the proxy too
+    assert [h.target for h in proxy.hits] == [
+        "http://example.test/robots.txt",
+        "http://example.test/page",
+    ]
+    assert {h.headers["Host"] for h in origin.hits} == {"example.test"}
+    assert resolver.asked == []
+
+
+@pytest.mark.parametrize("trusted", [True, False], ids=["ca-trusted", "ca-unknown"])
+async def test_https_with_extra_ca(tmp_path: Path, trusted: bool) -> None:
+    ca = LocalCA(tmp_path)
+    server_context = ca.context_for("127.0.0.1")
+    s = settings(tls_ca_file=str(ca.cert_path) if trusted else None, respect_robots=False)
+    async with (
+        serve({"/": html("secure")}, ssl_context=server_context) as site,
+        AiohttpFetcher(s) as fetcher,
+    ):
+        result = await fetcher.fetch(site.url("/"))
+    assert site.url("/").startswith("https://")
+    if trusted:
+        assert (result.error, result.status) == (None, 200)
+        assert b"secure" in result.body
+    else:
+        assert (result.error, result.status) == ("ssl", 0)
+
+
+def test_missing_ca_file_is_config_error(tmp_path: Path) -> None:
+    fetcher = AiohttpFetcher(settings(), ssl_ca_file=str(tmp_path / "nope.pem"))
+    with pytest.raises(ConfigError, match="CA file"):
+        asyncio.run(fetcher.__aenter__())
+
+
+def test_private_proxy_must_be_allowed() -> None:
+    with pytest.raises(ConfigError, match="allow_private"):
+        AiohttpFetcher(settings(proxy="http://127.0.0.1:3128", allow_private=()))
+
+
+def test_proxy_url_must_be_http() -> None:
+    with pytest.raises(ConfigError, match=r"fetch\.proxy"):
+        AiohttpFetcher(settings(proxy="socks5://127.0.0.1:1080"))
+
+
+# --------------------------------------------------------------------------- headers, results
+
+
+async def test_user_agent_and_recorded_request_headers() -> None:
+    routes = {"/": html("x")}
+    async with serve(routes) as site, AiohttpFetcher(settings()) as fetcher:
+        before = time.time()
+        result = await fetcher.fetch(site.url("/"))
+        after = time.time()
+    assert [h.headers.get("User-Agent") for h in site.hits] == [DEFAULT_USER_AGENT] * 2
+    assert result.request_headers["User-Agent"] == DEFAULT_USER_AGENT
+    assert result.request_headers["Host"] == site.host
+    assert (result.http_version, result.reason) == ("1.1", "OK")
+    assert result.headers["Content-Type"] == "text/html; charset=utf-8"
+    assert before <= result.fetched_at <= after
+    assert result.elapsed > 0
+    assert result.ok
+
+
+async def test_custom_user_agent_token_used_for_robots() -> None:
+    routes = {"/robots.txt": robots("User-agent: mybot\nDisallow: /\n"), "/": html("x")}
+    async with (
+        serve(routes) as site,
+        AiohttpFetcher(settings(user_agent="MyBot/2.0 (+mailto:a@b.c)")) as fetcher,
+    ):
+        result = await fetcher.fetch(site.url("/"))
+    assert site.hits[0].headers["User-Agent"] == "MyBot/2.0 (+mailto:a@b.c)"
+    assert result.error == "robots"
+
+
+# --------------------------------------------------------------------------- concurrency
+
+
+@pytest.mark.parametrize("per_host", [1, 2], ids=["one", "two"])
+async def test_per_host_connections_server_side(per_host: int) -> None:
+    routes: dict[str, Handler] = {f"/p{i}": slow(0.05, html("x")) for i in range(6)}
+    async with serve(routes) as site, AiohttpFetcher(settings(per_host=per_host)) as fetcher:
+        results = await asyncio.gather(*(fetcher.fetch(site.url(f"/p{i}")) for i in range(6)))
+    assert [r.status for r in results] == [200] * 6
+    assert site.meter.peak == per_host
+
+
+async def test_global_concurrency_across_hosts() -> None:
+    meter = Meter()
+    routes: dict[str, Handler] = {f"/p{i}": slow(0.05, html("x")) for i in range(3)}
+    async with (
+        serve(routes, meter=meter) as a,
+        serve(routes, meter=meter) as b,
+        serve(routes, meter=meter) as c,
+        serve(routes, meter=meter) as d,
+        AiohttpFetcher(settings(concurrency=2, per_host=2)) as fetcher,
+    ):
+        urls = [site.url(f"/p{i}") for site in (a, b, c, d) for i in range(3)]
+        results = await asyncio.gather(*(fetcher.fetch(u) for u in urls))
+    assert [r.status for r in results] == [200] * 12
+    assert meter.peak == 2
+
+
+async def test_host_busy_and_ready_at() -> None:
+    arrived, release = asyncio.Event(), asyncio.Event()
+
+    async def wait_for_test(request: web.Request) -> web.StreamResponse:
+        arrived.set()
+        await release.wait()
+        return await html("x")(request)
+
+    routes = {"/": wait_for_test}
+    async with (
+        serve(routes) as site,
+        AiohttpFetcher(settings(delay=5.0, respect_robots=False)) as fetcher,
+    ):
+        assert (fetcher.host_busy(site.host), fetcher.host_ready_at(site.host)) == (False, 0.0)
+        task = asyncio.create_task(fetcher.fetch(site.url("/")))
+        await arrived.wait()
+        assert fetcher.host_busy(site.host)
+        release.set()
+        assert (await task).status == 200
+        assert not fetcher.host_busy(site.host)
+        assert time.monotonic() < fetcher.host_ready_at(site.host) <= time.monotonic() + 5.0
+
+
+# --------------------------------------------------------------------------- units
+
+
+async def test_politeness_retry_after_defers_host() -> None:
+    polite = HostPoliteness(concurrency=1, per_host=1, delay=0.0)
+    polite.defer("h", 30.0)
+    assert polite.host_ready_at("h") >= time.monotonic() + 29.0
+    assert polite.host_ready_at("other") == 0.0
+
+
+async def test_robots_cache_lru_and_single_download() -> None:
+    asked: list[str] = []
+
+    async def download(url: str) -> tuple[int, bytes, str | None]:
+        asked.append(url)
+        await asyncio.sleep(0.01)
+        return 200, b"User-agent: *\nDisallow: /x", None
+
+    cache = RobotsCache(download, size=2)
+    rules = await asyncio.gather(*(cache.rules_for("http://a.test/p") for _ in range(5)))
+    assert all(
+        r.allowed("http://a.test/y", "bot") and not r.allowed("http://a.test/x", "bot")
+        for r in rules
+    )
+    await cache.rules_for("http://b.test/")
+    await cache.rules_for("http://c.test/")  # evicts a.test
+    await cache.rules_for("http://a.test/again")
+    assert asked == [
+        "http://a.test/robots.txt",
+        "http://b.test/robots.txt",
+        "http://c.test/robots.txt",
+        "http://a.test/robots.txt",
+    ]
+    assert len(cache) == 2
+
+
+async def test_robots_cache_survives_cancelled_download() -> None:
+    started = asyncio.Event()
+    calls = 0
+
+    async def download(url: str) -> tuple[int, bytes, str | None]:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            started.set()
+            await asyncio.sleep(10)
+        return 404, b"", None
+
+    cache = RobotsCache(download)
+    first = asyncio.create_task(cache.rules_for("http://a.test/"))
+    await started.wait()
+    waiter = asyncio.create_task(cache.rules_for("http://a.test/"))
+    await asyncio.sleep(0)
+    first.cancel()
+    assert (await waiter).allow_all
+    assert calls == 2
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [("0", 0.0), ("7", 7.0), ("86400", 60.0), ("", None), ("later", None)],
+    ids=["zero", "seconds", "capped", "empty", "garbage"],
+)
+def test_parse_retry_after(value: str, seconds: float | None) -> None:
+    assert parse_retry_after(value) == seconds
+
+
+def test_settings_fields_all_used() -> None:
+    # Every FetchSettings field is read somewhere in the fetch package.
+    import focuscrawl.fetch as package
+
+    source = "".join(p.read_text() for p in Path(package.__path__[0]).glob("*.py"))
+    unused = [f.name for f in dataclasses.fields(FetchSettings) if f.name not in source]
+    assert unused == []

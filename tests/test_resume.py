@@ -1,0 +1,82 @@
+"""Kill the crawler with SIGKILL at random moments; the resumed crawl loses nothing
+and writes nothing twice, compared with an uninterrupted crawl of the same site."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from warcio.archiveiterator import ArchiveIterator
+
+from focuscrawl.replay.process import ReplayProcess
+
+ROOT = Path(__file__).resolve().parents[1]
+HOST = "www.cs.utexas.edu"
+
+
+def _crawl_cmd(out: Path, proxy: str, config: Path, resume: bool) -> list[str]:
+    cmd = [sys.executable, "-m", "focuscrawl", "crawl", "--out", str(out), "--quiet"]
+    if resume:
+        return [*cmd, "--resume"]
+    return [
+        *cmd, "--seeds", f"http://{HOST}/", "--strategy", "bfs", "--max-pages", "0",
+        "--proxy", proxy, "--delay", "0", "--concurrency", "8", "--config", str(config),
+    ]  # fmt: skip
+
+
+def _pages(out: Path) -> list[str]:
+    with open(out / "pages.jsonl", encoding="utf-8") as fh:
+        return [json.loads(line)["url"] for line in fh]
+
+
+def _warc_urls(out: Path) -> list[str]:
+    with open(out / "corpus.warc.gz", "rb") as fh:
+        return [
+            r.rec_headers.get_header("WARC-Target-URI")
+            for r in ArchiveIterator(fh)
+            if r.rec_type == "response"
+        ]
+
+
+def test_sigkill_at_random_moments_then_resume(webkb_replay: ReplayProcess, tmp_path: Path) -> None:
+    config = tmp_path / "scope.toml"
+    config.write_text(f'[scope]\nallow_hosts = ["{HOST}"]\n', encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+    reference = tmp_path / "reference"
+    subprocess.run(_crawl_cmd(reference, webkb_replay.proxy_url, config, False), check=True, env=env)
+
+    out = tmp_path / "killed"
+    rng = random.Random(1234)
+    kills = 0
+    for attempt in range(4):
+        proc = subprocess.Popen(
+            _crawl_cmd(out, webkb_replay.proxy_url, config, attempt > 0), env=env,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        time.sleep(rng.uniform(1.5, 5.0))
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+            kills += 1
+        proc.wait()
+    assert kills >= 2, "the crawl finished too fast to be killed"
+    done = subprocess.run(_crawl_cmd(out, webkb_replay.proxy_url, config, True), env=env,
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+
+    ref_pages, pages = _pages(reference), _pages(out)
+    assert len(pages) == len(set(pages)), "a URL was written twice to pages.jsonl"
+    assert set(pages) == set(ref_pages)
+    warc = _warc_urls(out)
+    assert len(warc) == len(set(warc)), "a response was written twice to the WARC"
+    assert set(warc) == set(_warc_urls(reference))
+    summary = json.loads((out / "run.json").read_text())["summary"]
+    assert summary["fetched"] == len(pages)
+    # a run killed before its first commit leaves nothing to resume from: it starts afresh
+    assert summary["counters"]["resumes"] >= kills - 1
