@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import signal
 import sys
 from collections.abc import Sequence
@@ -108,10 +109,8 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     async def main() -> None:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
-            try:
+            with contextlib.suppress(NotImplementedError, RuntimeError):  # non-Unix
                 loop.add_signal_handler(sig, crawler.request_stop)
-            except (NotImplementedError, RuntimeError):  # pragma: no cover - non-Unix
-                pass
         async with crawler.fetcher:
             with view:
                 await crawler.run()

@@ -182,7 +182,8 @@ class Crawler:
 
     def _commit(self) -> None:
         """Make everything since the last commit durable, outputs first."""
-        assert self.warc is not None and self.pages is not None
+        assert self.warc is not None
+        assert self.pages is not None
         state = {
             "warc_offset": self.warc.sync(),
             "pages_offset": self.pages.sync(),
@@ -224,7 +225,8 @@ class Crawler:
             self._commit()
             self.stats.queued = self.frontier.count(URLState.QUEUED)
             self._write_run_json(final=True)
-            assert self.warc is not None and self.pages is not None
+            assert self.warc is not None
+            assert self.pages is not None
             self.warc.close()
             self.pages.close()
         return self.stats
@@ -316,7 +318,8 @@ class Crawler:
     # ------------------------------------------------------- one result at a time
     def _record(self, queued: QueuedURL, result: FetchResult) -> None:
         """Judge, score and record one result (durable at the next commit)."""
-        assert self.warc is not None and self.pages is not None
+        assert self.warc is not None
+        assert self.pages is not None
         counters = self.stats.counters
         if self.strategy.layered:
             counters[f"layer_{self.stats.layer}_fetched"] += 1
@@ -409,9 +412,13 @@ class Crawler:
                     continue
                 reason = self.scope.reject(url, depth)
                 host = host_of(url)
-                if reason is None and max_per_host and self.frontier.state(url) is None:
-                    if self.frontier.host_count(host) >= max_per_host:
-                        reason = "host-full"
+                if (
+                    reason is None
+                    and max_per_host
+                    and self.frontier.state(url) is None
+                    and self.frontier.host_count(host) >= max_per_host
+                ):
+                    reason = "host-full"
                 if reason is not None:
                     counters[f"link_rejected_{reason}"] += 1
                     continue

@@ -6,7 +6,14 @@ from pathlib import Path
 from types import TracebackType
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from focuscrawl.engine import CrawlStats
 
@@ -18,7 +25,7 @@ class ProgressView:
         self.enabled = enabled
         self.max_pages = max_pages
         self._progress: Progress | None = None
-        self._task: int | None = None
+        self._task: TaskID | None = None
 
     def __enter__(self) -> ProgressView:
         if self.enabled:

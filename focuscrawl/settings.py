@@ -97,7 +97,8 @@ class Settings:
     def to_dict(self) -> dict[str, Any]:
         out = dataclasses.asdict(self)
         out["base_dir"] = str(self.base_dir)
-        return _jsonable(out)
+        result: dict[str, Any] = _jsonable(out)
+        return result
 
 
 SECTIONS: dict[str, type[Any]] = {

@@ -63,7 +63,7 @@ def normalize_url(url: str, base: str | None = None) -> str | None:
         netloc = parts.netloc.rsplit("@", 1)[0] + "@" + netloc
     path = parts.path or "/"
     if "." in path:
-        trailing = path.endswith("/") or path.endswith("/.") or path.endswith("/..")
+        trailing = path.endswith(("/", "/.", "/.."))
         path = posixpath.normpath(path)
         path = path.lstrip("/")
         path = "/" + path if path != "." else "/"

@@ -107,7 +107,8 @@ def test_replay_log_shows_per_host_delay(polite_replay: ReplayProcess, tmp_path:
     )  # fmt: skip
     entries = read_log(polite_replay.log_path)  # type: ignore[arg-type]
     hosts = {e.host for e in entries}
-    assert len(hosts) >= 2 and len(entries) >= 20
+    assert len(hosts) >= 2
+    assert len(entries) >= 20
     gaps = min_host_interval(entries)
     assert gaps, "no host was asked twice"
     # The log holds the times the server *received* requests; loopback jitter
@@ -128,7 +129,7 @@ def test_outputs_agree_and_warc_is_readable(sample_replay: ReplayProcess, tmp_pa
     for key in ("url", "status", "depth", "parent", "score", "relevance", "fetched_at",
                 "content_type", "size", "out_links"):  # fmt: skip
         assert key in pages[0]
-    assert pages[0]["depth"] == 0 and pages[0]["parent"] is None and pages[0]["score"] == 1.0
+    assert (pages[0]["depth"], pages[0]["parent"], pages[0]["score"]) == (0, None, 1.0)
     html_pages = [p for p in pages if p["status"] == 200 and p["error"] is None]
     assert all(p["relevance"] is not None for p in html_pages)
     # every page with a response is in the WARC exactly once, as a request/response pair

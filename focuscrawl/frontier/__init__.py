@@ -1,0 +1,9 @@
+"""The crawl DB: the FrontierStore protocol and its stores."""
+
+from __future__ import annotations
+
+from focuscrawl.frontier.base import FrontierStore
+from focuscrawl.frontier.memory import MemoryFrontier
+from focuscrawl.frontier.sqlite import SqliteFrontier
+
+__all__ = ["FrontierStore", "MemoryFrontier", "SqliteFrontier"]

@@ -48,9 +48,11 @@ class FrontierStore(Protocol):
         ...
 
     def update_scores(self, updates: Iterable[tuple[str, float]], merge: Merge) -> int:
-        """Change the scores of known queued URLs; unknown URLs are ignored.
+        """Change the scores of known URLs of any state; unknown URLs are ignored.
 
-        Returns the number of rows changed.
+        Fetched pages keep OTIE/OPIC cash this way (a re-crawl is
+        ``mark(url, QUEUED)``). Repeated URLs in one batch are combined first.
+        Returns the number of URLs whose score was written.
         """
         ...
 

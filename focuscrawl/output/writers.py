@@ -16,7 +16,7 @@ import json
 import os
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any
 from urllib.parse import urlsplit
 
 from warcio.statusandheaders import StatusAndHeaders
@@ -39,7 +39,7 @@ class _AppendFile:
     def __init__(self, path: Path, offset: int | None) -> None:
         self.path = path
         mode = "r+b" if path.exists() else "w+b"
-        self._fh: BinaryIO = open(path, mode)  # noqa: SIM115 - closed in close()
+        self._fh: IO[bytes] = open(path, mode)  # noqa: SIM115 - closed in close()
         if offset is not None:
             self._fh.truncate(offset)
         self._fh.seek(0, io.SEEK_END)

@@ -21,8 +21,7 @@ _INVISIBLE = "script, style, noscript, template, svg, head"
 _LINK_TAGS = {"a": "href", "area": "href", "frame": "src", "iframe": "src"}
 _SPACES = re.compile(r"\s+")
 _BLOCK_TAGS = frozenset(
-    "address article aside blockquote br dd div dl dt fieldset figcaption figure footer form "
-    "h1 h2 h3 h4 h5 h6 header hr li main nav ol p pre section table td th tr ul title".split()
+    ["address", "article", "aside", "blockquote", "br", "dd", "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li", "main", "nav", "ol", "p", "pre", "section", "table", "td", "th", "tr", "ul", "title"]
 )
 
 

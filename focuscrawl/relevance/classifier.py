@@ -35,36 +35,40 @@ import warnings
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 import sklearn
 from scipy import sparse
-from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.calibration import CalibratedClassifierCV
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.feature_selection import SelectKBest, chi2
-from sklearn.naive_bayes import MultinomialNB
-from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import normalize
-from sklearn.svm import SVC
 
 from focuscrawl.exceptions import ModelError
 from focuscrawl.relevance.base import register_model
-from focuscrawl.relevance.text import stem, tokenize
 from focuscrawl.relevance.training import (
+    ALGORITHMS,
+    MAJORITY_JUDGES,
+    Analyzer,
+    Eq4Tfidf,
     add_data_arguments,
+    make_classifier,
     page_text,
     training_texts_from_args,
 )
 from focuscrawl.types import Page
 
-ALGORITHMS = ("svm-linear", "svm-rbf", "naive-bayes", "neural-net", "majority")
-MAJORITY_JUDGES = ("svm-linear", "naive-bayes", "neural-net")  # P1, "Metrics"
+__all__ = [
+    "ALGORITHMS",
+    "MAJORITY_JUDGES",
+    "Analyzer",
+    "ClassifierModel",
+    "Eq4Tfidf",
+    "link_score",
+    "make_classifier",
+]
 
 PARAMS_FILE = "classifier.json"
 PICKLE_FILE = "classifier.pkl"
@@ -77,85 +81,6 @@ def link_score(page_score: float, context_score: float, beta: float = 0.25) -> f
     0.5
     """
     return beta * page_score + (1.0 - beta) * context_score
-
-
-@lru_cache(maxsize=500_000)
-def _stem_word(word: str, lang: str) -> str:
-    return stem([word], lang)[0]
-
-
-class Analyzer:
-    """Text -> stemmed tokens without stop words, for CountVectorizer (a class so it pickles).
-
-    Same tokens as ``tokenize(text, lang=lang, stem=True)``, but each distinct word
-    is stemmed once per process: the pure-Python snowball stemmer costs ~50 µs a
-    word and made up 95 % of the scoring time, while pages repeat their words.
-    """
-
-    def __init__(self, lang: str = "en") -> None:
-        self.lang = lang
-
-    def __call__(self, text: str) -> list[str]:
-        return [_stem_word(w, self.lang) for w in tokenize(text, lang=self.lang, stem=False)]
-
-
-class Eq4Tfidf(TransformerMixin, BaseEstimator):  # type: ignore[misc]
-    """Term counts -> TF-IDF weights of eq. 4: w_ip = f_ip · ln(|E| / f_di).
-
-    scikit-learn's TfidfTransformer cannot give eq. 4: with ``smooth_idf=False``
-    its idf is ln(|E|/f_di) + 1 (the +1 keeps terms found in every document),
-    with ``smooth_idf=True`` ln((1+|E|)/(1+f_di)) + 1. Here f_ip is the raw count
-    (``sublinear_tf=False`` in scikit-learn's terms) and the idf has no +1, so a
-    term in every training page weighs 0, as in the paper. ``norm="l2"`` then
-    scales each vector to unit length (P1 does not say; unscaled vectors let long
-    pages dominate the SVM margin), ``norm=None`` leaves eq. 4 as is.
-    """
-
-    def __init__(self, norm: str | None = "l2") -> None:
-        self.norm = norm
-
-    def fit(self, X: Any, y: Any = None) -> Eq4Tfidf:
-        counts = sparse.csr_matrix(X)
-        n_docs = counts.shape[0]
-        df = np.bincount(counts.indices, minlength=counts.shape[1]).astype(np.float64)
-        # every term comes from the training vocabulary, so df >= 1 there
-        self.idf_ = np.log(n_docs / np.maximum(df, 1.0))
-        return self
-
-    def transform(self, X: Any) -> Any:
-        weights = sparse.csr_matrix(X, dtype=np.float64) @ sparse.diags(self.idf_)
-        return normalize(weights, norm=self.norm, copy=False) if self.norm else weights
-
-
-def make_classifier(algorithm: str, seed: int = 0, smallest_class: int = 5) -> Any:
-    """An unfitted scikit-learn classifier for one of the single algorithms.
-
-    ``smallest_class`` (pages in the rarer class) caps the calibration folds.
-    """
-    if algorithm in ("svm-linear", "svm-rbf"):
-        # Platt scaling fitted on 5-fold out-of-fold decision values, then one SVC on
-        # all the data (ensemble=False): what SVC(probability=True) did before 1.9
-        # deprecated it. Unshuffled stratified folds: no randomness involved.
-        kernel = "linear" if algorithm == "svm-linear" else "rbf"
-        svc = SVC(kernel=kernel, C=1.0, gamma="scale", random_state=seed)
-        folds = min(5, smallest_class)
-        return CalibratedClassifierCV(svc, method="sigmoid", cv=folds, ensemble=False)
-    if algorithm == "naive-bayes":
-        return MultinomialNB(alpha=1.0)
-    if algorithm == "neural-net":
-        # P1: three-layer net, 4 hidden nodes, learning rate 0.3, <= 500 epochs,
-        # 30 % of the training data set aside for validation; P1 gives no momentum,
-        # 0.2 is Weka's default. The patience of 100
-        # epochs lets the net leave its first plateau (validation accuracy = share
-        # of negatives): with 20 it stopped there and called every page irrelevant.
-        return MLPClassifier(
-            hidden_layer_sizes=(4,), solver="sgd", learning_rate_init=0.3, momentum=0.2,
-            max_iter=500, early_stopping=True, validation_fraction=0.3, n_iter_no_change=100,
-            random_state=seed,
-        )  # fmt: skip
-    raise ModelError(
-        f"unknown classifier algorithm {algorithm!r} (one of: {', '.join(ALGORITHMS)})"
-    )
 
 
 def _members(algorithm: str) -> tuple[str, ...]:
@@ -365,9 +290,12 @@ class ClassifierModel:
         if unknown:
             raise ModelError(f"classifier model: unknown settings {', '.join(sorted(unknown))}")
         if "model_dir" in cfg:
+            fixed = sorted(set(params) - {"threshold", "beta"})
+            if fixed:  # the fitted objects depend on these: they cannot change now
+                raise ModelError(f"classifier model_dir: cannot override {', '.join(fixed)}")
             model = cls.load(base_dir / str(cfg["model_dir"]))
-            for key, value in params.items():
-                setattr(model, key, value)
+            model.threshold = float(params.get("threshold", model.threshold))
+            model.beta = float(params.get("beta", model.beta))
             return model
         if "archive" not in cfg:
             raise ModelError("classifier model needs 'model_dir' or training data ('archive', ...)")

@@ -62,8 +62,8 @@ class Strategy(ABC):
         """JSON-serialisable state to persist with each commit (for resume)."""
         return {}
 
-    def load_state(self, state: Mapping[str, Any]) -> None:
-        """Restore what ``state_dict`` returned."""
+    def load_state(self, state: Mapping[str, Any]) -> None:  # noqa: B027 - optional hook
+        """Restore what ``state_dict`` returned (default: nothing to restore)."""
 
 
 STRATEGIES: Registry[type[Strategy]] = Registry(

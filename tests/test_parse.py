@@ -1,0 +1,100 @@
+"""The parser: links with anchors, context windows and counts; text, title, lang, classes."""
+
+from __future__ import annotations
+
+import pytest
+
+from focuscrawl.parse.html import _context, page_from_bytes, parse_html
+from focuscrawl.replay.archive import iter_responses
+from tests.conftest import shared_file
+
+PAGE = """<html lang="de-AT"><head><title> Ein  Titel </title>
+<meta name="Description" content="Kurz"><meta property="og:type" content="article">
+<base href="http://base.example/dir/"><style>.x{color:red}</style><script>var a = "<a href=/no>";</script>
+</head><body class="page main"><div id="wrap" class="comment-list  outer">
+w1 w2 w3 w4 w5 <a href="one.html">anchor one</a> w6 w7 w8 w9 w10
+<a href="/two.html#frag" rel="nofollow external">Two</a> w11 <a href="one.html">anchor one again</a>
+<a href="mailto:x@y.z">mail</a> <a href="javascript:void(0)">js</a> <a href="ftp://f.example/">ftp</a>
+<a>no href</a> <area href="http://other.example/map" alt="map area">
+<iframe src="http://frames.example/f.html"></iframe> end</div></body></html>"""
+
+
+def test_fields_of_a_handmade_page() -> None:
+    page = parse_html("http://page.example/a/b.html", PAGE, context_words=6)
+    assert page.title == "Ein Titel"
+    assert page.lang == "de-at"
+    assert page.meta == {"description": "Kurz", "og:type": "article"}
+    assert page.class_names == {"page", "main", "comment-list", "outer"}
+    assert page.ids == {"wrap"}
+    assert "color" not in page.text
+    assert "var a" not in page.text
+    assert page.text.startswith("w1 w2 w3 w4 w5 anchor one w6")
+    links = {link.url: link for link in page.links}
+    assert list(links) == [
+        "http://base.example/dir/one.html",
+        "http://base.example/two.html",
+        "http://other.example/map",
+        "http://frames.example/f.html",
+    ]
+    one = links["http://base.example/dir/one.html"]
+    assert (one.anchor, one.count) == ("anchor one", 2)
+    # T = 6 words: the 2 anchor words plus 2 on each side
+    assert one.context == "w4 w5 anchor one w6 w7"
+    two = links["http://base.example/two.html"]
+    assert two.nofollow
+    assert two.anchor == "Two"
+    assert two.context == "w9 w10 Two w11 anchor one"  # 5 left over: 2 before, 3 after
+    assert links["http://other.example/map"].anchor == "map area"
+    assert page.n_outlinks == 5  # t(i, j) summed over j: one.html counts twice
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "window", "expected"),
+    [
+        pytest.param(4, 5, 5, "c d e f g", id="centred"),
+        pytest.param(0, 1, 4, "a b c d", id="at-start-gives-right"),
+        pytest.param(9, 10, 3, "h i j", id="at-end-gives-left"),
+        pytest.param(2, 8, 4, "c d e f", id="anchor-longer-than-window"),
+        pytest.param(3, 5, 2, "d e", id="anchor-fills-window"),
+    ],
+)
+def test_context_window(start: int, end: int, window: int, expected: str) -> None:
+    assert _context(["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"], start, end, window) == expected
+
+
+def test_max_links_keeps_the_first_distinct_targets() -> None:
+    html = "".join(f'<a href="/p{i}">p{i}</a><a href="/p0">again</a>' for i in range(10))
+    page = parse_html("http://h.example/", html, max_links=3)
+    assert [link.url for link in page.links] == [f"http://h.example/p{i}" for i in range(3)]
+    assert page.links[0].count == 11  # p0 once plus ten "again": repeats still counted
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        pytest.param("", id="empty"),
+        pytest.param("<html><body><a href='http://[::1'>x</a></body>", id="bad-ipv6"),
+        pytest.param("<a href='http://h:99999/'>bad port</a><div><p>unclosed", id="bad-port"),
+        pytest.param("\x00\x01<<<>>>&&&;;</a></a><a href=>", id="garbage"),
+        pytest.param("<frameset><frame src='f1.html'><frame src='f2.html'></frameset>", id="frames"),
+    ],
+)
+def test_malformed_html_never_raises(html: str) -> None:
+    page = parse_html("http://h.example/x/", html)
+    assert all(link.url.startswith("http") for link in page.links)
+    if "frameset" in html:
+        assert [link.url for link in page.links] == ["http://h.example/x/f1.html", "http://h.example/x/f2.html"]
+
+
+def test_real_euc_kr_page_decodes() -> None:
+    archive = shared_file("multilingual-dev.warc.gz")
+    for rec in iter_responses(archive):
+        if "euc-kr" in rec.content_type.lower():
+            page = page_from_bytes(rec.url, rec.body, rec.content_type)
+            break
+    else:
+        pytest.fail("no EUC-KR page in multilingual-dev")
+    hangul = sum(1 for ch in page.text if "\uac00" <= ch <= "\ud7a3")
+    assert hangul > 100
+    assert "\ufffd" not in page.text[:2000]
+    assert page.lang == "ko"
