@@ -31,7 +31,7 @@ from focuscrawl.fetch.base import Fetcher
 from focuscrawl.frontier.base import FrontierStore
 from focuscrawl.output.writers import JsonlOutput, WarcOutput
 from focuscrawl.parse.html import page_from_fetch
-from focuscrawl.relevance.base import RelevanceModel
+from focuscrawl.relevance.base import RelevanceModel, judge
 from focuscrawl.settings import Settings
 from focuscrawl.strategies.base import Strategy
 from focuscrawl.types import Decision, FetchResult, PageRecord, QueuedURL, URLState
@@ -377,14 +377,14 @@ class Crawler:
         relevance: float | None = None
         if self.model is not None:
             try:
-                relevance = float(self.model.score(page))
-            except Exception as exc:
+                relevance, relevant = judge(self.model, page)
+            except Exception as exc:  # a model failing on one odd page is counted
                 counters[f"model_error_{type(exc).__name__}"] += 1
-            if relevance is not None:
+            else:
                 record.relevance = round(relevance, 6)
-                record.relevant = relevance >= self.model.threshold
+                record.relevant = relevant
                 self.stats.judged += 1
-                self.stats.relevant += int(record.relevant)
+                self.stats.relevant += int(relevant)
         record.out_links = len(page.links)
         record.title = page.title or None
         record.lang = page.lang or None

@@ -56,8 +56,21 @@ register_model = MODELS.register
 MODEL_INFO = "model.json"
 
 
+def judge(model: RelevanceModel, page: Page) -> tuple[float, bool]:
+    """The model's score of a page and its binary judgement.
+
+    A model with its own ``is_relevant(page)`` (e.g. a majority vote
+    of classifiers) decides itself; otherwise relevant means score >= threshold.
+    """
+    score = float(model.score(page))
+    decide = getattr(model, "is_relevant", None)
+    if callable(decide):
+        return score, bool(decide(page))
+    return score, score >= model.threshold
+
+
 def is_relevant(model: RelevanceModel, page: Page) -> bool:
-    return model.score(page) >= model.threshold
+    return judge(model, page)[1]
 
 
 def build_model(cfg: Mapping[str, Any], base_dir: Path | None = None) -> RelevanceModel:

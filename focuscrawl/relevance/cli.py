@@ -18,7 +18,7 @@ from typing import Any
 
 from focuscrawl.evaluation.metrics import binary_scores
 from focuscrawl.exceptions import ConfigError, ModelError
-from focuscrawl.relevance.base import MODELS, RelevanceModel, load_model, save_model
+from focuscrawl.relevance.base import MODELS, RelevanceModel, judge, load_model, save_model
 from focuscrawl.types import Page
 
 Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
@@ -114,7 +114,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if value is None:
             continue
         truth = str(value).lower() == args.value.lower() if args.value is not None else bool(value)
-        predicted.append(model.score(page) >= model.threshold)
+        predicted.append(judge(model, page)[1])
         actual.append(truth)
     if not actual:
         raise ConfigError("no labelled page of the archive matched")

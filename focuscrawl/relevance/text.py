@@ -61,6 +61,8 @@ def base_language(lang: str) -> str:
 
 def strip_accents(text: str) -> str:
     """Remove diacritics (NFKD decomposition, combining marks dropped); ``ß`` stays."""
+    if text.isascii():  # nothing to strip: the common case, and NFKD is slow
+        return text
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
@@ -109,10 +111,16 @@ def _stemmer(lang: str) -> snowballstemmer.Stemmer | None:
 
 def stem(words: list[str], lang: str) -> list[str]:
     """Snowball stems of ``words``; unchanged for a language without a stemmer."""
-    stemmer = _stemmer(lang)
-    if stemmer is None:
+    if _stemmer(lang) is None:
         return list(words)
-    return [str(s) for s in stemmer.stemWords(list(words))]
+    return [_stem_word(w, lang) for w in words]
+
+
+@lru_cache(maxsize=200_000)
+def _stem_word(word: str, lang: str) -> str:
+    # Snowball costs ~50 µs a word; a crawl sees the same words again and again
+    stemmer = _stemmer(lang)
+    return str(stemmer.stemWord(word)) if stemmer is not None else word
 
 
 def tokenize(

@@ -1,0 +1,73 @@
+"""The command line: exit codes, one-line errors, graceful stop."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from focuscrawl.cli import main
+from focuscrawl.replay.process import ReplayProcess
+from focuscrawl.replay.sample import SAMPLE_SEEDS
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        pytest.param(["crawl", "--out", "{tmp}/r", "--seeds", "not-a-url-or-file"], "neither a URL", id="bad-seed"),
+        pytest.param(["crawl", "--out", "{tmp}/r", "--seeds", "http://a.example/", "--strategy", "nope"], "unknown strategy", id="bad-strategy"),
+        pytest.param(["crawl", "--out", "{tmp}/r", "--seeds", "http://a.example/", "--config", "{tmp}/missing.toml"], "no such file", id="missing-config"),
+        pytest.param(["crawl", "--out", "{tmp}/r", "--seeds", "http://a.example/", "--config", "{tmp}/bad.toml"], "bad TOML", id="bad-toml"),
+        pytest.param(["crawl", "--out", "{tmp}/r", "--seeds", "http://a.example/", "--config", "{tmp}/unknown.toml"], "unknown key fetch.dealy", id="unknown-key"),
+        pytest.param(["crawl", "--out", "{tmp}/r", "--seeds", "http://a.example/", "--config", "{tmp}/badtype.toml"], "fetch.delay", id="bad-type"),
+        pytest.param(["crawl", "--out", "{tmp}/r", "--seeds", "http://a.example/", "--strategy", "best-first"], "needs a relevance model", id="needs-model"),
+        pytest.param(["crawl", "--out", "{tmp}/r", "--resume"], "nothing to resume", id="nothing-to-resume"),
+        pytest.param(["crawl", "--out", "{tmp}/r", "--seeds", "http://a.example/", "--delay", "-1"], "must be >= 0", id="negative-delay"),
+    ],
+)
+def test_bad_usage_exits_2_with_one_line(
+    argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "bad.toml").write_text("[fetch\ndelay = ", encoding="utf-8")
+    (tmp_path / "unknown.toml").write_text("[fetch]\ndealy = 1\n", encoding="utf-8")
+    (tmp_path / "badtype.toml").write_text('[fetch]\ndelay = "slow"\n', encoding="utf-8")
+    code = main([a.replace("{tmp}", str(tmp_path)) for a in argv])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert message in err
+    assert err.count("\n") == 1, err
+
+
+def test_crawl_command_and_sigint_stops_gracefully(sample_replay: ReplayProcess, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    cmd = [
+        sys.executable, "-m", "focuscrawl", "crawl", "--seeds", *SAMPLE_SEEDS, "--out", str(out),
+        "--proxy", sample_replay.proxy_url, "--delay", "0.5", "--max-pages", "100", "--quiet",
+    ]  # fmt: skip
+    proc = subprocess.Popen(cmd, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, text=True)
+    time.sleep(4.0)
+    proc.send_signal(signal.SIGINT)
+    stdout, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0
+    assert stdout.startswith("crawled ")
+    run = json.loads((out / "run.json").read_text())
+    assert run["finished"] is True
+    assert run["stopped_early"] is True
+    pages = [json.loads(line) for line in (out / "pages.jsonl").read_text().splitlines()]
+    assert 0 < len(pages) < 100
+    assert run["summary"]["fetched"] == len(pages)
+
+
+def test_strategies_lists_builtins(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["strategies"]) == 0
+    out = capsys.readouterr().out
+    for name in ("bfs", "best-first", "keyword", "cosine", "perplexity"):
+        assert name in out
