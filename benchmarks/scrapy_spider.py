@@ -103,7 +103,8 @@ class BfsSpider(Spider):
         if self.count >= self.max_pages:
             raise CloseSpider("max_pages")
         for link in links:
-            yield Request(link.url, callback=self.parse)
+            if link.url.startswith(("http://", "https://")):  # ours follows http(s) only
+                yield Request(link.url, callback=self.parse)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -140,6 +141,8 @@ def main(argv: list[str] | None = None) -> int:
             "RETRY_TIMES": 2,
             "FEEDS": {str(args.out / "items.jsonl"): {"format": "jsonlines", "overwrite": True}},
             "LOG_LEVEL": "WARNING",
+            # only http(s), and only through the proxy: no other scheme's handler may look up a name
+            "DOWNLOAD_HANDLERS": {"ftp": None, "s3": None, "file": None, "data": None},
             "TELNETCONSOLE_ENABLED": False,  # not work a crawl does; it only opens a port
         }
     )

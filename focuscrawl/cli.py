@@ -186,8 +186,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    if argv[:1] == ["model"]:  # its own parser, options included (--help)
+        args = argparse.Namespace(func=cmd_model, model_args=argv[1:])
+    else:
+        args = parser.parse_args(argv)
     try:
         return int(args.func(args))
     except ConfigError as exc:
