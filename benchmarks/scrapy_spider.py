@@ -131,7 +131,6 @@ def main(argv: list[str] | None = None) -> int:
             "CONCURRENT_REQUESTS": args.concurrency,
             "CONCURRENT_REQUESTS_PER_DOMAIN": args.per_host,
             "DOWNLOAD_DELAY": 0,
-            "RANDOMIZE_DOWNLOAD_DELAY": False,
             "DEPTH_PRIORITY": 1,
             "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
             "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",

@@ -1,22 +1,20 @@
 """The embedded crawl DB: a :class:`~focuscrawl.frontier.base.FrontierStore` in SQLite.
 
-Layout (nothing per URL is kept in Python memory; the page cache is bounded):
+Layout: see :mod:`focuscrawl.frontier.sqlite_schema`. What every score update
+touches (the ``urls`` table keyed by URL fingerprint, and its per-host queue
+index) is kept narrow, ~60 B per URL, so that it fits in the page cache; the page
+cache is sized from the number of URLs (``cache_mb=None``) at ~110 B per URL,
+which bounds the resident memory. URL text, depth and parents live in cold tables
+read only for the URLs handed out or looked at one by one. Nothing per URL is kept
+in Python memory.
 
-* ``urls``: one row per known URL; ``id`` is the discovery order (``seq``). URLs are
-  found through a non-unique index on a 64-bit hash ``h`` of the text and then
-  compared in full, which is exact and far smaller than a unique index on the text.
-* ``urls_queue``: a partial index ``(host_id, score DESC, id) WHERE state = 0``, i.e.
-  one priority queue per host (Heritrix-style, P2). ``hosts.best``/``best_seq`` hold
-  the key of each host's best queued URL, indexed, so a pop walks hosts in the order
-  of their best URL and stops as soon as no remaining host can beat the n-th URL
-  taken. Excluded or capped hosts cost one step each, however many URLs they hold
-  (a global score index would have to skip every one of their URLs).
-* Per-host and global counts per state are kept by triggers, so ``host_count`` and
-  ``count`` never scan.
-* ``hosts.best`` is refreshed lazily: every write notes (in a Python set, at most one
-  entry per host) the hosts whose queue changed, and ``pop``/``commit`` recompute
-  only those. Batches of score updates go through a TEMP table and one
-  ``UPDATE ... FROM ... RETURNING``, not one statement per URL.
+``pop`` walks hosts in the order of their best queued URL (``hosts.best``,
+``best_seq``, indexed) and stops as soon as no remaining host can beat the n-th URL
+taken; excluded or capped hosts cost one step each, however many URLs they hold.
+``hosts.best`` is kept up to date cheaply: a score that went up (``MAX``, ``ADD`` of
+a non-negative amount, a new URL) can only raise its host's best, which is one
+conditional write per host; any other change notes the host (in a Python set, at
+most one entry per host) for a recomputation before the next ``pop``/``commit``.
 
 Writes form one transaction until :meth:`SqliteFrontier.commit`; a crash (or
 :meth:`SqliteFrontier.close` without commit) loses exactly the uncommitted work.
@@ -27,7 +25,6 @@ reach the DB, so ``Merge.ADD`` sums may round differently from one-by-one adds.
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 import json
 import sqlite3
@@ -38,119 +35,50 @@ from typing import TYPE_CHECKING, Any
 from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.base import FrontierStore
 from focuscrawl.frontier.memory import aggregated, checked_score, host_of, merged
+from focuscrawl.frontier.sqlite_schema import (
+    HOST_QUEUE,
+    INSERT_COLD,
+    INSERT_HOT,
+    KNOWN,
+    MATCH,
+    MERGE_BATCH,
+    MERGE_SQL,
+    RAISE_HOST,
+    REFRESH_HOSTS,
+    ROW,
+    ROWS_IN_ORDER,
+    SCHEMA,
+    SCHEMA_VERSION,
+    TEMP_SCHEMA,
+    TEXT_OF,
+    split_script,
+    url_key,
+)
 from focuscrawl.types import Merge, QueuedURL, URLState
 
-SCHEMA_VERSION = "1"
 _NO_LAYER_LIMIT = 2**62
 _HOST_CACHE_MAX = 100_000  # host -> id entries kept in Python; per host, never per URL
+_CACHE_BYTES_PER_URL = 110  # hot table + queue index, pages ~70 % full (measured ~85 B)
+_CACHE_MIN_KIB = 16 * 1024
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS hosts(
-    id INTEGER PRIMARY KEY, host TEXT UNIQUE NOT NULL, best REAL, best_seq INTEGER,
-    n0 INTEGER NOT NULL DEFAULT 0, n1 INTEGER NOT NULL DEFAULT 0,
-    n2 INTEGER NOT NULL DEFAULT 0, n3 INTEGER NOT NULL DEFAULT 0,
-    n4 INTEGER NOT NULL DEFAULT 0);
-CREATE INDEX IF NOT EXISTS hosts_best ON hosts(best DESC, best_seq) WHERE best IS NOT NULL;
-CREATE TABLE IF NOT EXISTS urls(
-    id INTEGER PRIMARY KEY, h INTEGER NOT NULL, url TEXT NOT NULL,
-    host_id INTEGER NOT NULL, state INTEGER NOT NULL, score REAL NOT NULL,
-    depth INTEGER NOT NULL, parent_id INTEGER, layer INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS urls_h ON urls(h);
-CREATE INDEX IF NOT EXISTS urls_queue ON urls(host_id, score DESC, id) WHERE state = 0;
-CREATE TABLE IF NOT EXISTS parents(
-    parent_id INTEGER NOT NULL, child_id INTEGER NOT NULL,
-    PRIMARY KEY(parent_id, child_id)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS parents_child ON parents(child_id);
-CREATE TABLE IF NOT EXISTS counts(state INTEGER PRIMARY KEY, n INTEGER NOT NULL);
-INSERT OR IGNORE INTO counts VALUES (0, 0), (1, 0), (2, 0), (3, 0), (4, 0);
-CREATE TRIGGER IF NOT EXISTS urls_counted AFTER INSERT ON urls BEGIN
-    UPDATE hosts SET n0 = n0 + (new.state = 0), n1 = n1 + (new.state = 1),
-        n2 = n2 + (new.state = 2), n3 = n3 + (new.state = 3), n4 = n4 + (new.state = 4)
-        WHERE id = new.host_id;
-    UPDATE counts SET n = n + 1 WHERE state = new.state;
-END;
-CREATE TRIGGER IF NOT EXISTS urls_recounted AFTER UPDATE OF state ON urls
-WHEN old.state != new.state BEGIN
-    UPDATE hosts SET n0 = n0 + (new.state = 0) - (old.state = 0),
-        n1 = n1 + (new.state = 1) - (old.state = 1), n2 = n2 + (new.state = 2) - (old.state = 2),
-        n3 = n3 + (new.state = 3) - (old.state = 3), n4 = n4 + (new.state = 4) - (old.state = 4)
-        WHERE id = new.host_id;
-    UPDATE counts SET n = n + 1 WHERE state = new.state;
-    UPDATE counts SET n = n - 1 WHERE state = old.state;
-END;
--- the first parent recorded is the one handed out with the URL
-CREATE TRIGGER IF NOT EXISTS parents_first AFTER INSERT ON parents BEGIN
-    UPDATE urls SET parent_id = new.parent_id WHERE id = new.child_id AND parent_id IS NULL;
-END;
-"""
-
-_TEMP_SCHEMA = """
-CREATE TEMP TABLE IF NOT EXISTS batch(h INTEGER NOT NULL, url TEXT NOT NULL, score REAL NOT NULL);
-"""
-
-# recompute the best queued URL of the hosts listed in ?1 (a JSON array of ids)
-_REFRESH_HOSTS = """
-UPDATE hosts SET (best, best_seq) = (
-    SELECT score, id FROM urls WHERE host_id = hosts.id AND state = 0
-    ORDER BY score DESC, id LIMIT 1)
-WHERE id IN (SELECT value FROM json_each(?1))
-"""
-
-_INSERT = """
-INSERT INTO urls(h, url, host_id, state, score, depth, layer)
-SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE NOT EXISTS (SELECT 1 FROM urls WHERE h = ?1 AND url = ?2)
-"""
-
-_EDGE = """
-INSERT OR IGNORE INTO parents(parent_id, child_id)
-SELECT p.id, c.id FROM urls AS c, urls AS p
-WHERE c.h = ?1 AND c.url = ?2 AND p.h = ?3 AND p.url = ?4
-"""
-
-# SET clause and extra condition of each merge rule, for UPDATE ... FROM temp.batch AS b
-_MERGE_SQL = {
-    Merge.MAX: ("b.score", "AND urls.score < b.score"),
-    Merge.ADD: ("urls.score + b.score", ""),
-    Merge.SET: ("b.score", ""),
-}
-
-_ROW = """
-SELECT u.url, u.score, u.depth, hs.host, p.url, u.layer, u.id, u.state
-FROM urls AS u JOIN hosts AS hs ON hs.id = u.host_id LEFT JOIN urls AS p ON p.id = u.parent_id
-"""
-
-_HOST_QUEUE = """
-SELECT u.score, u.id, u.url, u.depth, u.layer, p.url
-FROM urls AS u INDEXED BY urls_queue LEFT JOIN urls AS p ON p.id = u.parent_id
-WHERE u.host_id = ? AND u.state = 0 AND u.layer <= ?
-ORDER BY u.score DESC, u.id LIMIT ?
-"""
-
-
-def url_hash(url: str) -> int:
-    """Signed 64-bit key of a URL (stable across processes, unlike ``hash``).
-
-    >>> url_hash("http://a.org/") == url_hash("http://a.org/")
-    True
-    >>> -(2**63) <= url_hash("http://a.org/") < 2**63
-    True
-    """
-    digest = hashlib.blake2b(url.encode("utf-8", "surrogatepass"), digest_size=8).digest()
-    return int.from_bytes(digest, "little", signed=True)
+Key = tuple[int, int]
 
 
 class SqliteFrontier:
     """Crawl DB in one SQLite file (WAL journal, ``synchronous=NORMAL``).
 
-    ``cache_mb`` bounds SQLite's page cache, and with it the resident memory,
-    whatever the number of URLs. Semantics: see :mod:`focuscrawl.frontier.memory`.
+    ``cache_mb`` bounds SQLite's page cache, and with it the resident memory; by
+    default (None) it follows the number of URLs (~110 B each, at least 16 MiB),
+    enough to keep every page a score update touches in memory. Semantics: see
+    :mod:`focuscrawl.frontier.memory`.
     """
 
-    def __init__(self, path: Path | str, *, cache_mb: int = 16) -> None:
+    def __init__(self, path: Path | str, *, cache_mb: int | None = None) -> None:
         self.path = Path(path)
+        self._cache_mb = cache_mb
+        self._cache_kib = 0
         self._host_ids: dict[str, int] = {}
-        self._dirty: set[int] = set()  # hosts whose queue changed: at most one per host
+        self._dirty: set[int] = set()  # hosts whose best must be recomputed
         try:
             self._conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
         except sqlite3.Error as exc:
@@ -158,12 +86,13 @@ class SqliteFrontier:
         try:
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute(f"PRAGMA cache_size=-{max(int(cache_mb), 1) * 1024}")
             self._conn.execute("PRAGMA temp_store=MEMORY")
+            # an automatic index on urls(h2) would be built over every URL per batch
+            self._conn.execute("PRAGMA automatic_index=OFF")
             self._conn.execute("BEGIN IMMEDIATE")
             version = self._schema_version()
             if version is None:
-                for statement in _split(_SCHEMA):
+                for statement in split_script(SCHEMA):
                     self._conn.execute(statement)
                 self._conn.execute(
                     "INSERT OR REPLACE INTO meta VALUES ('_schema', ?)", (SCHEMA_VERSION,)
@@ -173,7 +102,9 @@ class SqliteFrontier:
                     f"crawl DB {self.path} has schema {version}, not {SCHEMA_VERSION}"
                 )
             self._conn.execute("COMMIT")
-            self._conn.execute(_TEMP_SCHEMA)
+            for statement in split_script(TEMP_SCHEMA):
+                self._conn.execute(statement)
+            self._size_cache()
         except sqlite3.Error as exc:
             self._conn.close()
             raise FrontierError(f"unusable crawl DB {self.path}: {exc}") from exc
@@ -193,6 +124,16 @@ class SqliteFrontier:
         return str(row[0])
 
     # -- helpers --------------------------------------------------------------------
+
+    def _size_cache(self) -> None:
+        """Page cache for the hot pages of every known URL (or ``cache_mb``)."""
+        if self._cache_mb is not None:
+            kib = max(int(self._cache_mb), 1) * 1024
+        else:
+            kib = max(_CACHE_MIN_KIB, self.count() * _CACHE_BYTES_PER_URL // 1024)
+        if kib != self._cache_kib:
+            self._conn.execute(f"PRAGMA cache_size=-{kib}")
+            self._cache_kib = kib
 
     def _begin(self) -> None:
         if not self._conn.in_transaction:
@@ -215,34 +156,53 @@ class SqliteFrontier:
         return cache
 
     def _refresh_hosts(self) -> None:
-        """Recompute ``hosts.best`` of every host whose queue changed since the last time."""
+        """Recompute ``hosts.best`` of every host noted since the last time."""
         if self._dirty:
-            self._conn.execute(_REFRESH_HOSTS, (json.dumps(sorted(self._dirty)),))
+            self._conn.execute(REFRESH_HOSTS, (json.dumps(sorted(self._dirty)),))
             self._dirty.clear()
 
-    def _id_of(self, url: str) -> int | None:
-        row = self._conn.execute(
-            "SELECT id FROM urls WHERE h = ? AND url = ?", (url_hash(url), url)
-        ).fetchone()
+    def _raise_hosts(self, raised: dict[int, tuple[float, int]]) -> None:
+        """Offer each host the best key ``(score, -seq)`` of its URLs whose score went up."""
+        if raised:
+            self._conn.executemany(
+                RAISE_HOST, ((host, score, -neg_seq) for host, (score, neg_seq) in raised.items())
+            )
+
+    def _seq_of(self, url: str) -> int | None:
+        row = self._conn.execute(f"SELECT seq FROM urls WHERE {MATCH}", url_key(url)).fetchone()
         return None if row is None else int(row[0])
 
-    def _merge_batch(self, scores: dict[str, float], merge: Merge, condition: str) -> int:
+    def _fill_batch(self, rows: Iterable[tuple[int, int, float | None]]) -> None:
+        self._conn.execute("DELETE FROM temp.batch")
+        # in key order, the batch visits the pages of urls in order: each one once
+        self._conn.executemany("INSERT INTO temp.batch VALUES (?, ?, ?)", sorted(rows, key=lambda r: r[0]))
+
+    def _merge_batch(
+        self, scores: dict[str, float], keys: dict[str, Key], merge: Merge, condition: str
+    ) -> int:
         """Merge one score per URL into the known rows that pass ``condition``."""
         if merge is Merge.KEEP or not scores:
             return 0
-        self._conn.executemany(
-            "INSERT INTO temp.batch VALUES (?, ?, ?)",
-            ((url_hash(url), url, score) for url, score in scores.items()),
-        )
-        set_expr, merge_condition = _MERGE_SQL[merge]
-        # the batch is the outer loop: each row is one lookup in urls_h
+        self._fill_batch((*keys[url], score) for url, score in scores.items())
+        set_expr, merge_condition = MERGE_SQL[merge]
+        # the batch is the outer loop: each row is one rowid range lookup in urls
         rows = self._conn.execute(
-            f"UPDATE urls SET score = {set_expr} FROM temp.batch AS b"
-            f" WHERE urls.h = b.h AND urls.url = b.url {condition} {merge_condition}"
-            " RETURNING urls.host_id, urls.state"
+            MERGE_BATCH.format(set_expr=set_expr, condition=f"{condition} {merge_condition}")
         ).fetchall()
-        self._conn.execute("DELETE FROM temp.batch")
-        self._dirty.update(host for host, state in rows if state == URLState.QUEUED)
+        raises_only = merge is Merge.MAX or (
+            merge is Merge.ADD and all(score >= 0 for score in scores.values())
+        )
+        raised: dict[int, tuple[float, int]] = {}
+        for _, host, state, score, seq in rows:
+            if state != URLState.QUEUED:
+                continue
+            if not raises_only:
+                self._dirty.add(host)
+                continue
+            key = (score, -seq)
+            if host not in raised or key > raised[host]:
+                raised[host] = key
+        self._raise_hosts(raised)
         return len(rows)
 
     # -- writes ---------------------------------------------------------------------
@@ -301,31 +261,40 @@ class SqliteFrontier:
                 batch[url] = merged(old, value, merge)
         if not batch:
             return 0
+        keys = {row[0]: url_key(row[0]) for row in inserts}
         self._begin()
         # merge into URLs queued before this batch (the new ones do not exist yet)
-        self._merge_batch(batch, merge, "AND urls.state = 0")
+        self._merge_batch(batch, keys, merge, "AND urls.state = 0")
+        self._fill_batch((*key, None) for key in keys.values())
+        seqs: dict[Key, int] = {(h, h2): seq for h, h2, seq in self._conn.execute(KNOWN)}
         host_ids = self._host_id_map({row[1] for row in inserts})
-        queued_before = self.count(URLState.QUEUED)
-        # each URL goes in with the batch's combined score, at its first occurrence
-        self._conn.executemany(
-            _INSERT,
-            (
-                (
-                    url_hash(url),
-                    url,
-                    host_ids[host],
-                    int(state),
-                    batch[url] if state is URLState.QUEUED else score,
-                    depth,
-                    layer,
-                )
-                for url, host, score, depth, state in inserts
-            ),
-        )
-        self._dirty.update(host_ids[row[1]] for row in inserts if row[4] is URLState.QUEUED)
+        last = self._conn.execute("SELECT max(seq) FROM url_text").fetchone()[0] or 0
+        hot: list[tuple[int, int, int, int, int, float, int]] = []
+        cold: list[tuple[int, int, int, str, int]] = []
+        raised: dict[int, tuple[float, int]] = {}
+        for url, host, score, depth, state in inserts:
+            key = keys[url]
+            if key in seqs:
+                continue
+            last += 1
+            seqs[key] = last
+            host_id = host_ids[host]
+            if state is URLState.QUEUED:
+                score = batch[url]  # each URL goes in with the batch's combined score
+                best = (score, -last)
+                if host_id not in raised or best > raised[host_id]:
+                    raised[host_id] = best
+            hot.append((*key, last, host_id, int(state), score, layer))
+            cold.append((*key, last, url, depth))
+        self._conn.executemany(INSERT_HOT, hot)
+        self._conn.executemany(INSERT_COLD, cold)
+        self._raise_hosts(raised)
         if edges:
-            self._conn.executemany(_EDGE, ((url_hash(c), c, url_hash(p), p) for c, p in edges))
-        return self.count(URLState.QUEUED) - queued_before
+            self._conn.executemany(
+                "INSERT OR IGNORE INTO parents VALUES (?, ?)",
+                ((seqs[keys[p]], seqs[keys[c]]) for c, p in edges),
+            )
+        return sum(1 for row in hot if row[4] == URLState.QUEUED)
 
     def update_scores(self, updates: Iterable[tuple[str, float]], merge: Merge) -> int:
         """Merge new scores into known URLs of *any* state; unknown URLs are ignored.
@@ -340,7 +309,7 @@ class SqliteFrontier:
         if merge is Merge.KEEP or not scores:
             return 0
         self._begin()
-        return self._merge_batch(scores, merge, "")
+        return self._merge_batch(scores, {url: url_key(url) for url in scores}, merge, "")
 
     def raise_children(self, parent: str, score: float, *, exclude: str | None = None) -> int:
         """Raise every QUEUED child of ``parent`` to at least ``score`` (P3 sibling update).
@@ -349,14 +318,16 @@ class SqliteFrontier:
         many scores went up.
         """
         value = checked_score(parent, score)
-        parent_id = self._id_of(parent)
-        if parent_id is None:
+        parent_seq = self._seq_of(parent)
+        if parent_seq is None:
             return 0
+        excluded = None if exclude is None else self._seq_of(exclude)
         self._begin()
         rows = self._conn.execute(
-            "UPDATE urls SET score = ?1 WHERE state = 0 AND score < ?1 AND url IS NOT ?2"
-            " AND id IN (SELECT child_id FROM parents WHERE parent_id = ?3) RETURNING host_id",
-            (value, exclude, parent_id),
+            "UPDATE urls SET score = ?1 WHERE state = 0 AND score < ?1 AND h IN ("
+            " SELECT t.h FROM parents AS x JOIN url_text AS t ON t.seq = x.child_seq"
+            " WHERE x.parent_seq = ?3 AND x.child_seq IS NOT ?2) RETURNING host_id",
+            (value, excluded, parent_seq),
         ).fetchall()
         self._dirty.update(r[0] for r in rows)
         return len(rows)
@@ -382,8 +353,8 @@ class SqliteFrontier:
         excluded = set(exclude_hosts)
         per_host = max_per_host if max_per_host > 0 else n
         layer_limit = _NO_LAYER_LIMIT if max_layer is None else max_layer
-        # min-heap of the n best so far; key (score, -id): the worst kept is on top
-        heap: list[tuple[float, int, str, int, tuple[Any, ...]]] = []
+        # min-heap of the n best so far; key (score, -seq): the worst kept is on top
+        heap: list[tuple[float, int, str, int, int, int]] = []
         hosts = self._conn.execute(
             "SELECT id, host, best, best_seq FROM hosts INDEXED BY hosts_best"
             " WHERE best IS NOT NULL ORDER BY best DESC, best_seq"
@@ -394,8 +365,10 @@ class SqliteFrontier:
                     continue
                 if len(heap) >= n and (best, -best_seq) < heap[0][:2]:
                     break  # no URL of this or any later host beats the n-th taken
-                for row in self._conn.execute(_HOST_QUEUE, (host_id, layer_limit, per_host)):
-                    key = (float(row[0]), -int(row[1]), host, host_id, row)
+                for score, seq, h, layer in self._conn.execute(
+                    HOST_QUEUE, (host_id, layer_limit, per_host)
+                ):
+                    key = (float(score), -int(seq), host, host_id, h, layer)
                     if len(heap) < n:
                         heapq.heappush(heap, key)
                     elif key[:2] > heap[0][:2]:
@@ -405,12 +378,13 @@ class SqliteFrontier:
         finally:
             hosts.close()
         taken = sorted(heap, key=lambda k: k[:2], reverse=True)
-        self._conn.executemany("UPDATE urls SET state = 1 WHERE id = ?", ((-k[1],) for k in taken))
+        self._conn.executemany("UPDATE urls SET state = 1 WHERE h = ?", ((k[4],) for k in taken))
         self._dirty.update(k[3] for k in taken)
-        return [
-            QueuedURL(url, score, depth, host, parent, layer, seq)
-            for _, _, host, _, (score, seq, url, depth, layer, parent) in taken
-        ]
+        result = []
+        for score, neg_seq, host, _, _, layer in taken:
+            url, depth, parent = self._conn.execute(TEXT_OF, (-neg_seq,)).fetchone()
+            result.append(QueuedURL(url, score, depth, host, parent, layer, -neg_seq))
+        return result
 
     def mark(self, url: str, state: URLState, *, score: float | None = None) -> None:
         """Set the state of a URL (and its score, if given).
@@ -421,9 +395,9 @@ class SqliteFrontier:
         value = None if score is None else checked_score(url, score)
         self._begin()
         row = self._conn.execute(
-            "UPDATE urls SET state = ?1, score = coalesce(?2, score) WHERE h = ?3 AND url = ?4"
+            f"UPDATE urls SET state = ?3, score = coalesce(?4, score) WHERE {MATCH}"
             " RETURNING host_id",
-            (int(URLState(state)), value, url_hash(url), url),
+            (*url_key(url), int(URLState(state)), value),
         ).fetchone()
         if row is None:
             raise FrontierError(f"cannot mark unknown URL {url!r}")
@@ -465,35 +439,34 @@ class SqliteFrontier:
     def get(self, url: str) -> QueuedURL | None:
         """The stored row of a URL, whatever its state (``parent`` = first parent)."""
         row = self._conn.execute(
-            _ROW + "WHERE u.h = ? AND u.url = ?", (url_hash(url), url)
+            ROW + "WHERE u.h BETWEEN ?1 AND ?1 + 7 AND u.h2 = ?2", url_key(url)
         ).fetchone()
         return None if row is None else self._queued(row)
 
     def state(self, url: str) -> URLState | None:
-        row = self._conn.execute(
-            "SELECT state FROM urls WHERE h = ? AND url = ?", (url_hash(url), url)
-        ).fetchone()
+        row = self._conn.execute(f"SELECT state FROM urls WHERE {MATCH}", url_key(url)).fetchone()
         return None if row is None else URLState(row[0])
 
     def parents(self, url: str) -> list[str]:
         """Every recorded parent: the first one first, then in discovery order."""
         rows = self._conn.execute(
-            "SELECT p.url FROM urls AS c JOIN parents AS x ON x.child_id = c.id"
-            " JOIN urls AS p ON p.id = x.parent_id WHERE c.h = ? AND c.url = ?"
-            " ORDER BY p.id != c.parent_id, p.id",
-            (url_hash(url), url),
+            "SELECT p.url FROM urls AS c JOIN url_text AS t ON t.seq = c.seq"
+            " JOIN parents AS x ON x.child_seq = c.seq JOIN url_text AS p ON p.seq = x.parent_seq"
+            " WHERE c.h BETWEEN ?1 AND ?1 + 7 AND c.h2 = ?2"
+            " ORDER BY p.seq != t.parent_seq, p.seq",
+            url_key(url),
         )
         return [r[0] for r in rows]
 
     def children(self, parent: str) -> list[str]:
         """Every URL that ``parent`` links to, in discovery order."""
-        parent_id = self._id_of(parent)
-        if parent_id is None:
+        parent_seq = self._seq_of(parent)
+        if parent_seq is None:
             return []
         rows = self._conn.execute(
-            "SELECT c.url FROM parents AS x JOIN urls AS c ON c.id = x.child_id"
-            " WHERE x.parent_id = ? ORDER BY c.id",
-            (parent_id,),
+            "SELECT c.url FROM parents AS x JOIN url_text AS c ON c.seq = x.child_seq"
+            " WHERE x.parent_seq = ? ORDER BY c.seq",
+            (parent_seq,),
         )
         return [r[0] for r in rows]
 
@@ -522,7 +495,7 @@ class SqliteFrontier:
         condition = "" if state is None else f"AND u.state = {int(URLState(state))} "
         while True:
             rows = self._conn.execute(
-                _ROW + f"WHERE u.id > ? {condition}ORDER BY u.id LIMIT 1000", (last,)
+                ROWS_IN_ORDER + f"WHERE t.seq > ? {condition}ORDER BY t.seq LIMIT 1000", (last,)
             ).fetchall()
             if not rows:
                 return
@@ -545,6 +518,7 @@ class SqliteFrontier:
         if self._conn.in_transaction:
             self._refresh_hosts()
             self._conn.execute("COMMIT")
+        self._size_cache()
 
     def close(self) -> None:
         """Close the DB. Uncommitted writes are discarded, as a crash would: commit first."""
@@ -552,20 +526,6 @@ class SqliteFrontier:
             self._conn.execute("ROLLBACK")
         self._dirty.clear()
         self._conn.close()
-
-
-def _split(script: str) -> list[str]:
-    """Statements of a schema script (``executescript`` would commit on its own)."""
-    statements: list[str] = []
-    current: list[str] = []
-    for line in script.strip().splitlines():
-        if line.startswith("--"):
-            continue
-        current.append(line)
-        if sqlite3.complete_statement("\n".join(current)):
-            statements.append("\n".join(current))
-            current = []
-    return statements
 
 
 if TYPE_CHECKING:  # mypy proves the protocol is implemented

@@ -105,7 +105,7 @@ INSERT INTO url_text(seq, h, url, depth) SELECT ?3, h, ?4, ?5 FROM urls WHERE {M
 """
 
 KNOWN = """
-SELECT b.h, b.h2, u.seq FROM temp.batch AS b JOIN urls AS u
+SELECT b.h, b.h2, u.seq FROM temp.batch AS b CROSS JOIN urls AS u
 ON u.h BETWEEN b.h AND b.h + 7 AND u.h2 = b.h2
 """
 
