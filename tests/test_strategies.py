@@ -15,7 +15,16 @@ from focuscrawl.replay.sample import SAMPLE_SEEDS
 from focuscrawl.strategies.base import STRATEGIES, Strategy, register_strategy
 from focuscrawl.strategies.best_first import BestFirstStrategy
 from focuscrawl.strategies.bfs import BreadthFirstStrategy
-from focuscrawl.types import Decision, Link, LinkScore, Merge, Page, QueuedURL, ScoreUpdate, URLState
+from focuscrawl.types import (
+    Decision,
+    Link,
+    LinkScore,
+    Merge,
+    Page,
+    QueuedURL,
+    ScoreUpdate,
+    URLState,
+)
 
 PAGE = Page(url="http://h.example/", links=[Link("http://h.example/a"), Link("http://h.example/b", count=3)])
 QUEUED = QueuedURL("http://h.example/", 1.0, 0, "h.example")

@@ -39,12 +39,10 @@ from focuscrawl.frontier.sqlite_schema import (
     HOST_QUEUE,
     INSERT_COLD,
     INSERT_HOT,
-    KNOWN,
     MATCH,
-    MERGE_BATCH,
-    MERGE_SQL,
     RAISE_HOST,
     REFRESH_HOSTS,
+    RESOLVE,
     ROW,
     ROWS_IN_ORDER,
     SCHEMA,
@@ -178,32 +176,35 @@ class SqliteFrontier:
         self._conn.executemany("INSERT INTO temp.batch VALUES (?, ?, ?)", sorted(rows, key=lambda r: r[0]))
 
     def _merge_batch(
-        self, scores: dict[str, float], keys: dict[str, Key], merge: Merge, condition: str
+        self, scores: dict[str, float], keys: dict[str, Key], merge: Merge, queued_only: bool
     ) -> int:
-        """Merge one score per URL into the known rows that pass ``condition``."""
+        """Merge one score per URL into the known rows (only QUEUED ones if ``queued_only``).
+
+        The rows are read in one join, merged here and written back by rowid in key
+        order: cheaper than ``UPDATE ... FROM``, and it tells which scores went up.
+        """
         if merge is Merge.KEEP or not scores:
             return 0
-        self._fill_batch((*keys[url], score) for url, score in scores.items())
-        set_expr, merge_condition = MERGE_SQL[merge]
-        # the batch is the outer loop: each row is one rowid range lookup in urls
-        rows = self._conn.execute(
-            MERGE_BATCH.format(set_expr=set_expr, condition=f"{condition} {merge_condition}")
-        ).fetchall()
-        raises_only = merge is Merge.MAX or (
-            merge is Merge.ADD and all(score >= 0 for score in scores.values())
-        )
+        by_key = {keys[url]: score for url, score in scores.items()}
+        self._fill_batch((h, h2, None) for h, h2 in by_key)
+        writes: list[tuple[float, int]] = []
         raised: dict[int, tuple[float, int]] = {}
-        for _, host, state, score, seq in rows:
-            if state != URLState.QUEUED:
+        for bh, bh2, h, host, state, old, seq in self._conn.execute(RESOLVE):
+            queued = state == URLState.QUEUED
+            new = by_key[bh, bh2]
+            if (queued_only and not queued) or (merge is Merge.MAX and not old < new):
                 continue
-            if not raises_only:
-                self._dirty.add(host)
+            value = merged(old, new, merge)  # the same IEEE double SQLite would compute
+            writes.append((value, h))
+            if not queued:
                 continue
-            key = (score, -seq)
-            if host not in raised or key > raised[host]:
-                raised[host] = key
+            if value < old:
+                self._dirty.add(host)  # its best may have gone down: recompute
+            elif host not in raised or (value, -seq) > raised[host]:
+                raised[host] = (value, -seq)
+        self._conn.executemany("UPDATE urls SET score = ? WHERE h = ?", writes)
         self._raise_hosts(raised)
-        return len(rows)
+        return len(writes)
 
     # -- writes ---------------------------------------------------------------------
 
@@ -264,9 +265,9 @@ class SqliteFrontier:
         keys = {row[0]: url_key(row[0]) for row in inserts}
         self._begin()
         # merge into URLs queued before this batch (the new ones do not exist yet)
-        self._merge_batch(batch, keys, merge, "AND urls.state = 0")
+        self._merge_batch(batch, keys, merge, queued_only=True)
         self._fill_batch((*key, None) for key in keys.values())
-        seqs: dict[Key, int] = {(h, h2): seq for h, h2, seq in self._conn.execute(KNOWN)}
+        seqs: dict[Key, int] = {(row[0], row[1]): row[6] for row in self._conn.execute(RESOLVE)}
         host_ids = self._host_id_map({row[1] for row in inserts})
         last = self._conn.execute("SELECT max(seq) FROM url_text").fetchone()[0] or 0
         hot: list[tuple[int, int, int, int, int, float, int]] = []
@@ -309,7 +310,7 @@ class SqliteFrontier:
         if merge is Merge.KEEP or not scores:
             return 0
         self._begin()
-        return self._merge_batch(scores, {url: url_key(url) for url in scores}, merge, "")
+        return self._merge_batch(scores, {url: url_key(url) for url in scores}, merge, queued_only=False)
 
     def raise_children(self, parent: str, score: float, *, exclude: str | None = None) -> int:
         """Raise every QUEUED child of ``parent`` to at least ``score`` (P3 sibling update).

@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-
-from focuscrawl.types import Merge
+import struct
 
 SCHEMA_VERSION = "2"
 PROBE = 8  # slots h, h+1 ... h+7: where a URL goes if its h is taken by another URL
@@ -104,22 +103,11 @@ INSERT_COLD = f"""
 INSERT INTO url_text(seq, h, url, depth) SELECT ?3, h, ?4, ?5 FROM urls WHERE {MATCH}
 """
 
-KNOWN = """
-SELECT b.h, b.h2, u.seq FROM temp.batch AS b CROSS JOIN urls AS u
-ON u.h BETWEEN b.h AND b.h + 7 AND u.h2 = b.h2
-"""
-
-# SET clause and extra condition of each merge rule, for UPDATE ... FROM temp.batch AS b
-MERGE_SQL = {
-    Merge.MAX: ("b.score", "AND urls.score < b.score"),
-    Merge.ADD: ("urls.score + b.score", ""),
-    Merge.SET: ("b.score", ""),
-}
-
-MERGE_BATCH = """
-UPDATE urls SET score = {set_expr} FROM temp.batch AS b
-WHERE urls.h BETWEEN b.h AND b.h + 7 AND urls.h2 = b.h2 {condition}
-RETURNING urls.h2, urls.host_id, urls.state, urls.score, urls.seq
+# the stored row of every URL of temp.batch: the batch is the outer loop, and each of
+# its rows one rowid range lookup (UPDATE ... FROM would materialise the join first)
+RESOLVE = """
+SELECT b.h, b.h2, u.h, u.host_id, u.state, u.score, u.seq FROM temp.batch AS b
+CROSS JOIN urls AS u ON u.h BETWEEN b.h AND b.h + 7 AND u.h2 = b.h2
 """
 
 ROW = """
@@ -145,6 +133,9 @@ WHERE t.seq = ?
 """
 
 
+_TWO_INT64 = struct.Struct("<qq").unpack
+
+
 def url_key(url: str) -> tuple[int, int]:
     """128-bit BLAKE2b fingerprint of a URL as two signed 64-bit ints ``(h, h2)``.
 
@@ -160,8 +151,8 @@ def url_key(url: str) -> tuple[int, int]:
     True
     """
     digest = hashlib.blake2b(url.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-    h = int.from_bytes(digest[:8], "little", signed=True) >> 1
-    return h, int.from_bytes(digest[8:], "little", signed=True)
+    h, h2 = _TWO_INT64(digest)
+    return h >> 1, h2
 
 
 def split_script(script: str) -> list[str]:
