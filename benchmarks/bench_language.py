@@ -26,11 +26,11 @@ from focuscrawl.parse.html import page_from_bytes
 from focuscrawl.relevance.language import (
     BACKENDS,
     TLD_LANGUAGES,
-    _cld2,
-    _py3langid_rank,
     anchor_language,
+    cld2_languages,
     normalise_lang,
     page_language,
+    py3langid_languages,
     script_counts,
 )
 from focuscrawl.replay.archive import iter_responses, load_labels
@@ -114,8 +114,8 @@ def main() -> int:
         f"\nanchors: {len(items)} occurrences, {len(set(items))} distinct; candidates {','.join(candidates)}\n"
     )
     methods: list[tuple[str, Callable[[str, str], str | None]]] = [
-        ("cld2 alone", lambda a, _: (_cld2(a) or [("und", 0.0)])[0][0]),
-        ("py3langid alone", lambda a, _: _py3langid_rank(a, None)[0][0]),
+        ("cld2 alone", lambda a, _: (cld2_languages(a) or [("und", 0.0)])[0][0]),
+        ("py3langid alone", lambda a, _: py3langid_languages(a, None)[0][0]),
         ("script + py3langid", lambda a, _: anchor_language(a)),
         (
             "script + py3langid over candidates",

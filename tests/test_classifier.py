@@ -27,8 +27,8 @@ from focuscrawl.relevance.training import (
 )
 from focuscrawl.replay.archive import load_labels
 from focuscrawl.types import Link, Page
+from tests.conftest import TESTWEB
 
-TESTWEB = Path(__file__).resolve().parents[2] / "shared" / "testweb"
 WEBKB = TESTWEB / "webkb.warc.gz"
 WEBKB_LABELS = TESTWEB / "webkb.labels.jsonl"
 

@@ -33,8 +33,8 @@ from focuscrawl.relevance.text import tokenize
 from focuscrawl.replay.archive import iter_responses, load_labels
 from focuscrawl.settings import load_settings
 from focuscrawl.types import Page
+from tests.conftest import TESTWEB
 
-TESTWEB = Path(__file__).resolve().parents[2] / "shared" / "testweb"
 SQRT2 = math.sqrt(2)
 
 

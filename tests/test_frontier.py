@@ -469,3 +469,44 @@ def test_sqlite_matches_reference(ops: list[tuple[Any, ...]]) -> None:
             assert _snapshot(db) == _snapshot(memory)
         finally:
             db.close()
+
+
+# -- fingerprints: URLs whose 63-bit hash collides -------------------------------------
+
+
+def test_colliding_fingerprints_are_told_apart(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Equal ``h``: the later URLs take the next free slots and are found by ``h2``."""
+    fake = {f"http://a/{i}": (0, i) for i in range(8)} | {"http://b/x": (1, 99)}
+    monkeypatch.setattr("focuscrawl.frontier.sqlite.url_key", fake.__getitem__)
+    db = SqliteFrontier(tmp_path / "f.db")
+    for i in range(4):
+        add(db, f"http://a/{i}", float(i))
+    add(db, "http://b/x", 9.0)  # slot 1 is taken by http://a/1: goes to slot 4
+    for i in range(4, 7):
+        add(db, f"http://a/{i}", float(i))
+    assert db.update_scores([("http://a/2", 0.5), ("http://b/x", 1.0)], Merge.ADD) == 2
+    assert db.update_scores([("http://a/7", 1.0)], Merge.ADD) == 0  # unknown: ignored
+    db.mark("http://a/3", F)
+    assert [(q.url, q.score) for q in db.pop(3)] == [
+        ("http://b/x", 10.0),
+        ("http://a/6", 6.0),
+        ("http://a/5", 5.0),
+    ]
+    assert db.state("http://a/3") is F
+    assert db.get("http://a/2") == QueuedURL("http://a/2", 2.5, 1, "a", None, 0, 3)
+    with pytest.raises(FrontierError, match="no free slot"):
+        add(db, "http://a/7", 7.0)  # slots 0..7 all taken
+    db.close()
+    with sqlite3.connect(tmp_path / "f.db") as raw:
+        slots = raw.execute("SELECT h, h2 FROM urls ORDER BY h").fetchall()
+    raw.close()
+    assert slots == [(0, 0), (1, 1), (2, 2), (3, 3), (4, 99), (5, 4), (6, 5), (7, 6)]
+
+
+@pytest.mark.parametrize(("cache_mb", "kib"), [(None, 16 * 1024), (3, 3 * 1024)], ids=["auto", "set"])
+def test_page_cache_size(tmp_path: Path, cache_mb: int | None, kib: int) -> None:
+    db = SqliteFrontier(tmp_path / "f.db", cache_mb=cache_mb)
+    assert db._conn.execute("PRAGMA cache_size").fetchone() == (-kib,)
+    db.close()

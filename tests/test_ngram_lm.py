@@ -15,21 +15,14 @@ from focuscrawl.relevance.kneser_ney import BOS, EOS, NgramLM, train_kneser_ney
 from focuscrawl.relevance.lm_text import lm_sentences, read_texts, sentence_words
 from focuscrawl.relevance.ngram_lm import CLI_COMMANDS, PerplexityModel
 from focuscrawl.types import Page
+from tests.conftest import shared_file
 
-TESTWEB = Path(__file__).resolve().parents[2] / "shared" / "testweb"
 TOY = [["a", "b"], ["a", "b"], ["b", "a"]]
-
-
-def _shared(name: str) -> Path:
-    path = TESTWEB / name
-    if not path.exists():
-        pytest.skip(f"{path} is absent (../shared/testweb)")
-    return path
 
 
 @pytest.fixture(scope="module")
 def cat_sentences() -> list[list[str]]:
-    text = _shared("cat-en.txt").read_text(encoding="utf-8")
+    text = shared_file("cat-en.txt").read_text(encoding="utf-8")
     return lm_sentences(text, min_words=5, dedup=True)
 
 
@@ -345,13 +338,13 @@ def test_real_pages_cat_model(cat_sentences: list[list[str]]) -> None:
     from focuscrawl.parse.html import page_from_bytes
     from focuscrawl.replay.archive import iter_responses
 
-    model = PerplexityModel.train([_shared("cat-en.txt").read_text("utf-8")], order=5)
+    model = PerplexityModel.train([shared_file("cat-en.txt").read_text("utf-8")], order=5)
     wanted = {
         "http://schools-wikipedia.org/wp/c/Cat.htm",
         "http://schools-wikipedia.org/wp/d/Dog.htm",
     }
     pages: dict[str, Page] = {}
-    for rec in iter_responses(_shared("wikispeedia.warc.gz")):
+    for rec in iter_responses(shared_file("wikispeedia.warc.gz")):
         if rec.url in wanted:
             pages[rec.url.rsplit("/", 1)[1]] = page_from_bytes(rec.url, rec.body, rec.content_type)
             if len(pages) == len(wanted):
@@ -359,7 +352,7 @@ def test_real_pages_cat_model(cat_sentences: list[list[str]]) -> None:
     cat, dog = pages["Cat.htm"], pages["Dog.htm"]
     assert "subject index" in cat.text
     assert "subject index" not in model.page_text(cat)  # navigation removed by trafilatura
-    german = next(iter(read_texts(_shared("de-wiki-small.jsonl"))))
+    german = next(iter(read_texts(shared_file("de-wiki-small.jsonl"))))
     pp_cat, pp_dog, pp_de = model.perplexity(cat), model.perplexity(dog), model.perplexity(german)
     assert pp_cat < 20 < pp_dog < pp_de  # the Cat page is (nearly) the training text
     assert model.score(cat) > model.score(dog) > model.score_text(german)
@@ -368,10 +361,10 @@ def test_real_pages_cat_model(cat_sentences: list[list[str]]) -> None:
 
 def test_real_german_model_on_held_out_articles() -> None:
     """German model on 100 de-wiki articles: held-out German text beats the English Cat text."""
-    texts = list(read_texts(_shared("de-wiki-small.jsonl")))
+    texts = list(read_texts(shared_file("de-wiki-small.jsonl")))
     model = PerplexityModel.train(texts[:100], order=5)
     held_out = "\n".join(texts[500:510])
-    english = _shared("cat-en.txt").read_text("utf-8")
+    english = shared_file("cat-en.txt").read_text("utf-8")
     pp_de, pp_en = model.perplexity(held_out), model.perplexity(english)
     assert pp_de < pp_en
     assert model.score_text(held_out) > model.score_text(english)

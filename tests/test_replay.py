@@ -25,8 +25,8 @@ from focuscrawl.replay.process import ReplayProcess
 from focuscrawl.replay.requestlog import LogEntry, min_host_interval, read_log
 from focuscrawl.replay.sample import build_sample_archive, labels_path_for
 from focuscrawl.replay.server import ReplayServer
+from tests.conftest import TESTWEB
 
-TESTWEB = Path(__file__).resolve().parents[2] / "shared" / "testweb"
 WEBKB = TESTWEB / "webkb.warc.gz"
 MULTI = TESTWEB / "multilingual-dev.warc.gz"
 

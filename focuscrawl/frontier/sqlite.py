@@ -40,6 +40,7 @@ from focuscrawl.frontier.sqlite_schema import (
     INSERT_COLD,
     INSERT_HOT,
     MATCH,
+    PROBE,
     RAISE_HOST,
     REFRESH_HOSTS,
     RESOLVE,
@@ -287,7 +288,8 @@ class SqliteFrontier:
                     raised[host_id] = best
             hot.append((*key, last, host_id, int(state), score, layer))
             cold.append((*key, last, url, depth))
-        self._conn.executemany(INSERT_HOT, hot)
+        if self._conn.executemany(INSERT_HOT, hot).rowcount != len(hot):
+            raise FrontierError(f"no free slot among {PROBE} for a URL fingerprint in {self.path}")
         self._conn.executemany(INSERT_COLD, cold)
         self._raise_hosts(raised)
         if edges:

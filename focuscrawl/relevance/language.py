@@ -44,11 +44,16 @@ __all__ = [
     "TLD_LANGUAGES",
     "LanguageModel",
     "anchor_language",
+    "cld2_languages",
+    "language_distribution",
     "normalise_lang",
     "page_language",
+    "py3langid_languages",
+    "script_counts",
     "script_of",
     "text_language",
     "tld_language",
+    "tld_languages",
 ]
 
 BACKENDS = ("cld2", "py3langid")
@@ -195,7 +200,7 @@ def _py3langid() -> Any:
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
-def _cld2(text: str) -> list[tuple[str, float]]:
+def cld2_languages(text: str) -> list[tuple[str, float]]:
     """cld2's languages with their share of the text (0-1), best first."""
     clean = _CONTROL.sub(" ", text)
     try:
@@ -207,7 +212,7 @@ def _cld2(text: str) -> list[tuple[str, float]]:
     ]
 
 
-def _py3langid_rank(text: str, candidates: Iterable[str] | None) -> list[tuple[str, float]]:
+def py3langid_languages(text: str, candidates: Iterable[str] | None) -> list[tuple[str, float]]:
     ranked = [(normalise_lang(lang), p) for lang, p in _py3langid().rank(text)]
     if candidates is not None:
         wanted = {normalise_lang(c) for c in candidates}
@@ -235,10 +240,10 @@ def language_distribution(
     if not text.strip():
         return []
     if backend == "cld2" and candidates is None:
-        found = _cld2(text)
+        found = cld2_languages(text)
         if found:
             return found
-    return _py3langid_rank(text, candidates)
+    return py3langid_languages(text, candidates)
 
 
 def text_language(
@@ -279,7 +284,7 @@ def anchor_language(
         return script
     if script == "han":
         return "ja" if context is not None and normalise_lang(context) == "ja" else "zh"
-    found = _py3langid_rank(text, candidates)
+    found = py3langid_languages(text, candidates)
     return found[0][0] if found else None
 
 

@@ -42,6 +42,7 @@ from sklearn.neural_network import MLPClassifier
 from sklearn.preprocessing import normalize
 from sklearn.svm import SVC
 
+from focuscrawl.evaluation.metrics import BinaryScores
 from focuscrawl.exceptions import ArchiveError, ModelError
 from focuscrawl.parse.html import page_from_bytes
 from focuscrawl.relevance.text import stem, tokenize
@@ -313,34 +314,11 @@ def training_texts_from_args(args: argparse.Namespace) -> TrainingTexts:
     return data
 
 
-@dataclass(frozen=True, slots=True)
-class Quality:
-    """Binary classification quality on held-out pages (positive = relevant)."""
-
-    tp: int
-    fp: int
-    tn: int
-    fn: int
-
-    @property
-    def accuracy(self) -> float:
-        total = self.tp + self.fp + self.tn + self.fn
-        return (self.tp + self.tn) / total if total else 0.0
-
-    @property
-    def precision(self) -> float:
-        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 0.0
-
-    @property
-    def recall(self) -> float:
-        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 0.0
-
-
 def evaluate(
     predict: Callable[[Sequence[str]], Sequence[bool]],
     pos_texts: Sequence[str],
     neg_texts: Sequence[str],
-) -> Quality:
+) -> BinaryScores:
     """Confusion counts of ``predict`` on known positive and negative texts.
 
     >>> q = evaluate(lambda ts: ["x" in t for t in ts], ["x", "x", "y"], ["y", "x"])
@@ -351,4 +329,4 @@ def evaluate(
     on_neg = list(predict(neg_texts)) if neg_texts else []
     tp = sum(on_pos)
     fp = sum(on_neg)
-    return Quality(tp=tp, fp=fp, tn=len(on_neg) - fp, fn=len(on_pos) - tp)
+    return BinaryScores(tp=tp, fp=fp, tn=len(on_neg) - fp, fn=len(on_pos) - tp)

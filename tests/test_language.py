@@ -1,0 +1,248 @@
+"""Language identification: scripts, anchors, TLD table, pages of multilingual-dev."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from focuscrawl.exceptions import ModelError
+from focuscrawl.parse.html import page_from_bytes
+from focuscrawl.relevance.base import build_model, load_model, save_model
+from focuscrawl.relevance.language import (
+    BACKENDS,
+    TLD_LANGUAGES,
+    LanguageModel,
+    anchor_language,
+    normalise_lang,
+    page_language,
+    script_counts,
+    script_of,
+    text_language,
+    tld_language,
+    tld_languages,
+)
+from focuscrawl.replay.archive import iter_responses, load_labels
+from focuscrawl.types import Page
+
+TESTWEB = Path(__file__).resolve().parents[2] / "shared" / "testweb"
+
+
+@pytest.mark.parametrize(
+    ("text", "script"),
+    [
+        ("한국어", "ko"),
+        ("ひらがな", "ja"),
+        ("カタカナ", "ja"),
+        ("中文", "han"),
+        ("漢字と仮名", "ja"),  # one kana is enough
+        ("韓國語 한국어", "ko"),  # Hanja with Hangul is Korean
+        ("mod_rewrite モジュール", "ja"),
+        ("Привет мир", "cyrillic"),
+        ("Γειά σου", "greek"),
+        ("Straße", "latin"),
+        ("李・王", "han"),  # the katakana middle dot alone is no kana
+        ("2.4 — ?", None),
+    ],
+    ids=["hangul", "hiragana", "katakana", "han", "kanji-kana", "hanja", "mixed-ja", "cyrillic",
+         "greek", "latin", "middle-dot", "no-letters"],
+)  # fmt: skip
+def test_script_of(text: str, script: str | None) -> None:
+    assert script_of(text) == script
+
+
+def test_script_counts_by_hand() -> None:
+    assert script_counts("ab 中文 ひら") == {"latin": 2, "han": 2, "kana": 2}
+
+
+@pytest.mark.parametrize(
+    ("text", "context", "lang"),
+    [
+        ("한국어", None, "ko"),
+        ("ひらがな", None, "ja"),
+        ("中文", None, "zh"),
+        ("設定", "ja", "ja"),  # Han only: the context decides
+        ("設定", "zh-tw", "zh"),
+        ("", None, None),
+        ("Der schnelle braune Fuchs", None, "de"),
+    ],
+    ids=["ko", "ja", "zh", "han-ja-context", "han-zh-context", "empty", "latin"],
+)
+def test_anchor_language(text: str, context: str | None, lang: str | None) -> None:
+    assert anchor_language(text, context=context) == lang
+
+
+def test_anchor_language_candidates() -> None:
+    # alone "Module" is German to py3langid; over {en, fr} it must be one of them
+    assert anchor_language("Module", candidates=["en", "fr"]) in ("en", "fr")
+    assert anchor_language("Привет мир", candidates=["ru", "en"]) == "ru"
+
+
+@pytest.mark.parametrize(
+    ("host", "lang"),
+    [
+        ("www.example.cn", "zh"), ("example.com.tw", "zh"), ("www.hku.hk", "zh"),
+        ("www.asahi.co.jp", "ja"), ("naver.co.kr", "ko"), ("zeit.de", "de"), ("orf.at", "de"),
+        ("admin.ch", "de"), ("lemonde.fr", "fr"), ("http://x.ru:8080/p", "ru"),
+        ("example.com", None), ("localhost", None), ("bbc.co.uk", "en"),
+    ],
+    ids=lambda v: str(v),
+)  # fmt: skip
+def test_tld_language(host: str, lang: str | None) -> None:
+    assert tld_language(host) == lang
+
+
+def test_tld_table_shape() -> None:
+    assert len(TLD_LANGUAGES) >= 60
+    assert tld_languages("admin.ch") == ("de", "fr", "it")
+    assert tld_languages("x.be") == ("nl", "fr")
+    for tld, langs in TLD_LANGUAGES.items():
+        assert tld.isalpha(), tld
+        assert len(tld) == 2, tld
+        assert langs, tld
+        assert all(len(lang) in (2, 3) and lang.isalpha() for lang in langs), tld
+
+
+@pytest.mark.parametrize(
+    ("code", "norm"),
+    [("zh-CN", "zh"), ("zh-tw", "zh"), ("yue", "zh"), ("pt-br", "pt"), ("EN", "en"), ("un", "und")],
+    ids=["zh-cn", "zh-tw", "yue", "pt-br", "upper", "unknown"],
+)
+def test_normalise_lang(code: str, norm: str) -> None:
+    assert normalise_lang(code) == norm
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [
+        ("Der schnelle braune Fuchs springt über den faulen Hund und läuft davon.", "de"),
+        ("Le renard brun rapide saute par-dessus le chien paresseux et s'enfuit.", "fr"),
+        ("これは日本語の文章です。言語を識別するためのテストです。", "ja"),
+        ("這是繁體中文的句子，我們用它來測試語言識別的功能。", "zh"),
+        ("이것은 언어 식별을 시험하기 위한 한국어 문장입니다.", "ko"),
+    ],
+    ids=["de", "fr", "ja", "zh-hant", "ko"],
+)
+def test_text_language(backend: str, text: str, lang: str) -> None:
+    found, confidence = text_language(text, backend)
+    assert found == lang
+    assert 0.5 <= confidence <= 1.0
+
+
+def test_text_language_empty_and_bad_backend() -> None:
+    assert text_language("   ") == ("und", 0.0)
+    with pytest.raises(ModelError):
+        text_language("hello", backend="nope")
+
+
+def _page(text: str, url: str = "http://example.org/") -> Page:
+    return Page(url=url, title="", text=text)
+
+
+def test_language_model_scores() -> None:
+    ja = _page("これは日本語の文章です。言語を識別するためのテストです。")
+    en = _page("This is an English sentence about the web server configuration files.")
+    model = LanguageModel(["ja"])
+    assert (model.score(ja), model.score(en)) == (1.0, 0.0)
+    assert model.han_context == "ja"  # a ja target reads kanji-only anchors as Japanese
+    assert model.score_text("設定") == 1.0
+    assert model.score_text("설정") == 0.0
+    assert model.score_link("http://www.example.co.jp/x", "English words") == 1.0  # P4: .jp queued
+    assert model.score_link("http://example.com/x", "日本語のページ") == 1.0  # P4: anchor in ja
+    assert model.score_link("http://example.com/x", "home") == 0.0
+    prob = LanguageModel(["ja"], backend="py3langid", probability=True)
+    assert prob.score(ja) > 0.9
+    assert prob.score(en) < 0.1
+    strict = LanguageModel(["en"], min_confidence=1.01)  # no confidence reaches it
+    assert strict.score(en) == 0.0
+    zh = LanguageModel(["zh-tw"])
+    assert (zh.target, zh.han_context, zh.score_text("設定")) == (["zh"], None, 1.0)
+
+
+def test_language_model_config_and_save(tmp_path: Path) -> None:
+    model = build_model({"name": "language", "target": "ja,ko", "backend": "py3langid"})
+    assert isinstance(model, LanguageModel)
+    save_model(model, tmp_path / "m")
+    loaded = load_model(tmp_path / "m")
+    assert isinstance(loaded, LanguageModel)
+    assert (loaded.target, loaded.backend) == (["ja", "ko"], "py3langid")
+    with pytest.raises(ModelError):
+        LanguageModel(["ja"], backend="nope")
+    with pytest.raises(ModelError):
+        LanguageModel([])
+    with pytest.raises(ModelError):
+        LanguageModel.load(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def multilingual() -> tuple[dict[str, Page], dict[str, dict[str, object]]]:
+    """Every real translation of multilingual-dev whose URL hash falls in a 1-in-3 sample."""
+    if not TESTWEB.is_dir():
+        pytest.skip("shared test web not found")
+    labels = load_labels(TESTWEB / "multilingual-dev.labels.jsonl")
+    pages: dict[str, Page] = {}
+    for record in iter_responses(TESTWEB / "multilingual-dev.warc.gz"):
+        label = labels[record.url]
+        if "alias_of" in label or (sum(record.url.encode()) % 3 and "/bind.html" not in record.url):
+            continue
+        page = page_from_bytes(record.url, record.body, record.content_type)
+        if normalise_lang(page.lang) == normalise_lang(str(label["lang_dir"])):
+            pages[record.url] = page
+    return pages, labels
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(
+    ("path", "lang", "charset"),
+    [
+        ("ko/bind.html", "ko", "euc-kr"),
+        ("ja/bind.html", "ja", "utf-8"),
+        ("fr/bind.html", "fr", "utf-8"),
+    ],
+    ids=["ko-euc-kr", "ja", "fr"],
+)
+def test_real_pages(
+    multilingual: tuple[dict[str, Page], dict[str, dict[str, object]]],
+    backend: str,
+    path: str,
+    lang: str,
+    charset: str,
+) -> None:
+    page = multilingual[0]["https://httpd.apache.org/docs/2.4/" + path]
+    assert page.charset == charset
+    found, confidence = page_language(page, backend)
+    assert found == lang
+    assert confidence > 0.5
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_page_accuracy_on_a_sample(
+    multilingual: tuple[dict[str, Page], dict[str, dict[str, object]]], backend: str
+) -> None:
+    pages, labels = multilingual
+    assert len(pages) >= 200
+    hits = [
+        page_language(p, backend)[0] == normalise_lang(str(labels[u]["lang_dir"]))
+        for u, p in pages.items()
+    ]
+    # full set (bench_language.py): 0.978 (cld2), 0.977 (py3langid) on 821 real translations
+    assert sum(hits) / len(hits) >= 0.95
+
+
+def test_cjk_anchor_accuracy_on_a_sample(
+    multilingual: tuple[dict[str, Page], dict[str, dict[str, object]]],
+) -> None:
+    scripts = {"ja": ("kana", "han"), "zh": ("han",), "ko": ("hangul",)}
+    items = set()
+    for page in multilingual[0].values():
+        lang = normalise_lang(page.lang)
+        for link in page.links:
+            if lang in scripts and any(s in script_counts(link.anchor) for s in scripts[lang]):
+                items.add((link.anchor, lang))
+    assert len(items) >= 100
+    assert {lang for _, lang in items} == {"ja", "ko", "zh"}
+    with_context = sum(anchor_language(a, context=lang) == lang for a, lang in items) / len(items)
+    without = sum(anchor_language(a) == lang for a, lang in items) / len(items)
+    assert with_context == 1.0  # full set: 1.000 for ja, zh and ko
+    assert without < with_context  # kanji-only Japanese anchors read as zh without context
