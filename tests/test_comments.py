@@ -21,8 +21,7 @@ from focuscrawl.relevance.comments import (
     split_half,
 )
 from focuscrawl.types import Page
-
-TESTWEB = Path(__file__).resolve().parents[2] / "shared" / "testweb"
+from tests.conftest import TESTWEB
 
 
 def page(classes: set[str], ids: set[str] | None = None) -> Page:

@@ -496,6 +496,7 @@ def test_colliding_fingerprints_are_told_apart(
     ]
     assert db.state("http://a/3") is F
     assert db.get("http://a/2") == QueuedURL("http://a/2", 2.5, 1, "a", None, 0, 3)
+    db.commit()
     with pytest.raises(FrontierError, match="no free slot"):
         add(db, "http://a/7", 7.0)  # slots 0..7 all taken
     db.close()

@@ -24,8 +24,7 @@ from focuscrawl.relevance.language import (
 )
 from focuscrawl.replay.archive import iter_responses, load_labels
 from focuscrawl.types import Page
-
-TESTWEB = Path(__file__).resolve().parents[2] / "shared" / "testweb"
+from tests.conftest import TESTWEB
 
 
 @pytest.mark.parametrize(
