@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
                 profile_ours(web.proxy_url, work / "profile", args.max_pages, args.profile, args.top)
 
     def median_rate(tool: str, key: str) -> float:
-        return statistics.median(r["pages"] / r[key] for r in runs[tool])
+        return float(statistics.median(r["pages"] / r[key] for r in runs[tool]))
 
     print(f"\nmedian of {args.rounds} rounds, load average (1 min) now {os.getloadavg()[0]:.2f}; "
           "both tools ran alternately under the same conditions")  # fmt: skip

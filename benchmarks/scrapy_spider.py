@@ -148,7 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     crawler = process.create_crawler(BfsSpider)
     process.crawl(crawler, seeds=args.seeds, max_pages=args.max_pages)
     process.start()
-    spider: BfsSpider = crawler.spider
+    spider = crawler.spider
+    assert isinstance(spider, BfsSpider)
     stats = crawler.stats.get_stats() if crawler.stats else {}
     print(json.dumps({
         "pages": spider.count,

@@ -55,6 +55,9 @@ def normalize_url(url: str, base: str | None = None) -> str | None:
     url = url.strip()
     if not url:
         return None
+    scheme_match = _SCHEME.match(url)
+    if scheme_match is not None and scheme_match.group(1).lower() not in _SCHEMES:
+        return None  # mailto:, javascript:, ftp:... (urljoin keeps them as they are)
     try:
         if base is not None:
             url = _join(base, url)
@@ -97,6 +100,8 @@ def normalize_url(url: str, base: str | None = None) -> str | None:
 
 # printable ASCII that needs no escaping, and no '%' (whose escapes w3lib checks)
 _PLAIN = re.compile(r"[A-Za-z0-9\-._~:/?\[\]@!$&'()*+,;=]*\Z")
+# the scheme as urlsplit finds it (of a stripped URL without tabs or newlines before it)
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
 _BAD_HOST_CHARS = frozenset(" <>\"'{}|\\^`")
 # An absolute http(s) URL made only of characters that _PLAIN passes, with a plain
 # host name and no port or user: what urlsplit + the general path would give is
@@ -118,7 +123,7 @@ def _clean_path(path: str) -> str:
     """
     if "." not in path or ("/." not in path and "//" not in path):
         return path  # no '.', '..' or empty segment: normpath would change nothing
-    trailing = path.endswith("/") or path.endswith("/.") or path.endswith("/..")
+    trailing = path.endswith(("/", "/.", "/.."))
     path = posixpath.normpath(path)
     path = path.lstrip("/")
     path = "/" + path if path != "." else "/"
@@ -130,8 +135,20 @@ def _clean_path(path: str) -> str:
 # A relative reference that urljoin would take as a plain path (+ query, fragment):
 # no scheme (':'), no params (';'), no network path ('//'), no backslash, and no
 # control character or space that urlsplit would strip or remove.
-_RELATIVE_PATH = re.compile(r"([^\x00-\x20\x7f:;?#/\\][^\x00-\x20\x7f:;?#\\]*)(?:\?([^#\x00-\x20\x7f]*))?(?:#.*)?\Z", re.DOTALL)
-_SPLIT_BASE = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://[^/?#;@\[\]\\\x00-\x20\x7f]+)(/[^?#;\\\x00-\x20\x7f]*)?(?:\?[^#\x00-\x20\x7f]*)?(?:#.*)?\Z", re.DOTALL)
+_RELATIVE_PATH = re.compile(
+    r"([^\x00-\x20\x7f:;?#/\\][^\x00-\x20\x7f:;?#\\]*)"  # path
+    r"(?:\?([^#\x00-\x20\x7f]*))?"  # query
+    r"(?:#.*)?\Z",
+    re.DOTALL,
+)
+# A base URL split the way urlsplit would split it: origin, path (no params), query.
+_SPLIT_BASE = re.compile(
+    r"([A-Za-z][A-Za-z0-9+.\-]*://[^/?#;@\[\]\\\x00-\x20\x7f]+)"
+    r"(/[^?#;\\\x00-\x20\x7f]*)?"
+    r"(?:\?[^#\x00-\x20\x7f]*)?"
+    r"(?:#.*)?\Z",
+    re.DOTALL,
+)
 
 
 @lru_cache(maxsize=256)

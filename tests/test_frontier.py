@@ -479,7 +479,8 @@ def test_colliding_fingerprints_are_told_apart(
 ) -> None:
     """Equal ``h``: the later URLs take the next free slots and are found by ``h2``."""
     fake = {f"http://a/{i}": (0, i) for i in range(8)} | {"http://b/x": (1, 99)}
-    monkeypatch.setattr("focuscrawl.frontier.sqlite.url_key", fake.__getitem__)
+    for module in ("sqlite", "sqlite_reads"):
+        monkeypatch.setattr(f"focuscrawl.frontier.{module}.url_key", fake.__getitem__)
     db = SqliteFrontier(tmp_path / "f.db")
     for i in range(4):
         add(db, f"http://a/{i}", float(i))
@@ -506,7 +507,9 @@ def test_colliding_fingerprints_are_told_apart(
     assert slots == [(0, 0), (1, 1), (2, 2), (3, 3), (4, 99), (5, 4), (6, 5), (7, 6)]
 
 
-@pytest.mark.parametrize(("cache_mb", "kib"), [(None, 16 * 1024), (3, 3 * 1024)], ids=["auto", "set"])
+@pytest.mark.parametrize(
+    ("cache_mb", "kib"), [(None, 16 * 1024), (3, 3 * 1024)], ids=["auto", "set"]
+)
 def test_page_cache_size(tmp_path: Path, cache_mb: int | None, kib: int) -> None:
     db = SqliteFrontier(tmp_path / "f.db", cache_mb=cache_mb)
     assert db._conn.execute("PRAGMA cache_size").fetchone() == (-kib,)

@@ -28,13 +28,14 @@ from __future__ import annotations
 import heapq
 import json
 import sqlite3
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.base import FrontierStore
 from focuscrawl.frontier.memory import aggregated, checked_score, host_of, merged
+from focuscrawl.frontier.sqlite_reads import SqliteReads
 from focuscrawl.frontier.sqlite_schema import (
     HOST_QUEUE,
     INSERT_COLD,
@@ -44,13 +45,8 @@ from focuscrawl.frontier.sqlite_schema import (
     RAISE_HOST,
     REFRESH_HOSTS,
     RESOLVE,
-    ROW,
-    ROWS_IN_ORDER,
-    SCHEMA,
-    SCHEMA_VERSION,
-    TEMP_SCHEMA,
     TEXT_OF,
-    split_script,
+    open_crawl_db,
     url_key,
 )
 from focuscrawl.types import Merge, QueuedURL, URLState
@@ -63,7 +59,7 @@ _CACHE_MIN_KIB = 16 * 1024
 Key = tuple[int, int]
 
 
-class SqliteFrontier:
+class SqliteFrontier(SqliteReads):
     """Crawl DB in one SQLite file (WAL journal, ``synchronous=NORMAL``).
 
     ``cache_mb`` bounds SQLite's page cache, and with it the resident memory; by
@@ -78,49 +74,12 @@ class SqliteFrontier:
         self._cache_kib = 0
         self._host_ids: dict[str, int] = {}
         self._dirty: set[int] = set()  # hosts whose best must be recomputed
+        self._conn = open_crawl_db(self.path)
         try:
-            self._conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-        except sqlite3.Error as exc:
-            raise FrontierError(f"cannot open crawl DB {self.path}: {exc}") from exc
-        try:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute("PRAGMA temp_store=MEMORY")
-            # an automatic index on urls(h2) would be built over every URL per batch
-            self._conn.execute("PRAGMA automatic_index=OFF")
-            self._conn.execute("BEGIN IMMEDIATE")
-            version = self._schema_version()
-            if version is None:
-                for statement in split_script(SCHEMA):
-                    self._conn.execute(statement)
-                self._conn.execute(
-                    "INSERT OR REPLACE INTO meta VALUES ('_schema', ?)", (SCHEMA_VERSION,)
-                )
-            elif version != SCHEMA_VERSION:
-                raise FrontierError(
-                    f"crawl DB {self.path} has schema {version}, not {SCHEMA_VERSION}"
-                )
-            self._conn.execute("COMMIT")
-            for statement in split_script(TEMP_SCHEMA):
-                self._conn.execute(statement)
             self._size_cache()
         except sqlite3.Error as exc:
             self._conn.close()
             raise FrontierError(f"unusable crawl DB {self.path}: {exc}") from exc
-        except FrontierError:
-            self._conn.close()
-            raise
-
-    def _schema_version(self) -> str | None:
-        tables = {r[0] for r in self._conn.execute("SELECT name FROM sqlite_master")}
-        if not tables:
-            return None
-        if "meta" not in tables:
-            raise FrontierError(f"{self.path} is an SQLite file but not a crawl DB")
-        row = self._conn.execute("SELECT value FROM meta WHERE key = '_schema'").fetchone()
-        if row is None:
-            raise FrontierError(f"{self.path} is an SQLite file but not a crawl DB")
-        return str(row[0])
 
     # -- helpers --------------------------------------------------------------------
 
@@ -167,14 +126,11 @@ class SqliteFrontier:
                 RAISE_HOST, ((host, score, -neg_seq) for host, (score, neg_seq) in raised.items())
             )
 
-    def _seq_of(self, url: str) -> int | None:
-        row = self._conn.execute(f"SELECT seq FROM urls WHERE {MATCH}", url_key(url)).fetchone()
-        return None if row is None else int(row[0])
-
     def _fill_batch(self, rows: Iterable[tuple[int, int, float | None]]) -> None:
         self._conn.execute("DELETE FROM temp.batch")
         # in key order, the batch visits the pages of urls in order: each one once
-        self._conn.executemany("INSERT INTO temp.batch VALUES (?, ?, ?)", sorted(rows, key=lambda r: r[0]))
+        ordered: list[tuple[int, int, float | None]] = sorted(rows, key=lambda r: r[0])
+        self._conn.executemany("INSERT INTO temp.batch VALUES (?, ?, ?)", ordered)
 
     def _merge_batch(
         self, scores: dict[str, float], keys: dict[str, Key], merge: Merge, queued_only: bool
@@ -312,7 +268,9 @@ class SqliteFrontier:
         if merge is Merge.KEEP or not scores:
             return 0
         self._begin()
-        return self._merge_batch(scores, {url: url_key(url) for url in scores}, merge, queued_only=False)
+        return self._merge_batch(
+            scores, {url: url_key(url) for url in scores}, merge, queued_only=False
+        )
 
     def raise_children(self, parent: str, score: float, *, exclude: str | None = None) -> int:
         """Raise every QUEUED child of ``parent`` to at least ``score`` (P3 sibling update).
@@ -431,84 +389,6 @@ class SqliteFrontier:
             self._dirty.add(host_id)
             dropped += 1
         return dropped
-
-    # -- reads ----------------------------------------------------------------------
-
-    @staticmethod
-    def _queued(row: tuple[Any, ...]) -> QueuedURL:
-        url, score, depth, host, parent, layer, seq = row[:7]
-        return QueuedURL(url, float(score), depth, host, parent, layer, seq)
-
-    def get(self, url: str) -> QueuedURL | None:
-        """The stored row of a URL, whatever its state (``parent`` = first parent)."""
-        row = self._conn.execute(
-            ROW + "WHERE u.h BETWEEN ?1 AND ?1 + 7 AND u.h2 = ?2", url_key(url)
-        ).fetchone()
-        return None if row is None else self._queued(row)
-
-    def state(self, url: str) -> URLState | None:
-        row = self._conn.execute(f"SELECT state FROM urls WHERE {MATCH}", url_key(url)).fetchone()
-        return None if row is None else URLState(row[0])
-
-    def parents(self, url: str) -> list[str]:
-        """Every recorded parent: the first one first, then in discovery order."""
-        rows = self._conn.execute(
-            "SELECT p.url FROM urls AS c JOIN url_text AS t ON t.seq = c.seq"
-            " JOIN parents AS x ON x.child_seq = c.seq JOIN url_text AS p ON p.seq = x.parent_seq"
-            " WHERE c.h BETWEEN ?1 AND ?1 + 7 AND c.h2 = ?2"
-            " ORDER BY p.seq != t.parent_seq, p.seq",
-            url_key(url),
-        )
-        return [r[0] for r in rows]
-
-    def children(self, parent: str) -> list[str]:
-        """Every URL that ``parent`` links to, in discovery order."""
-        parent_seq = self._seq_of(parent)
-        if parent_seq is None:
-            return []
-        rows = self._conn.execute(
-            "SELECT c.url FROM parents AS x JOIN url_text AS c ON c.seq = x.child_seq"
-            " WHERE x.parent_seq = ? ORDER BY c.seq",
-            (parent_seq,),
-        )
-        return [r[0] for r in rows]
-
-    def count(self, state: URLState | None = None) -> int:
-        if state is None:
-            row = self._conn.execute("SELECT sum(n) FROM counts").fetchone()
-        else:
-            row = self._conn.execute(
-                "SELECT n FROM counts WHERE state = ?", (int(state),)
-            ).fetchone()
-        return int(row[0] or 0)
-
-    def host_count(self, host: str, states: Collection[URLState] = ()) -> int:
-        """URLs of a host (in the given states, or all), from counters: no scan."""
-        row = self._conn.execute(
-            "SELECT n0, n1, n2, n3, n4 FROM hosts WHERE host = ?", (host,)
-        ).fetchone()
-        if row is None:
-            return 0
-        wanted = {int(s) for s in states} or set(range(5))
-        return sum(int(row[s]) for s in wanted)
-
-    def iter_urls(self, state: URLState | None = None) -> Iterator[QueuedURL]:
-        """Every URL (in ``state``), in discovery order; safe to write while iterating."""
-        last = 0
-        condition = "" if state is None else f"AND u.state = {int(URLState(state))} "
-        while True:
-            rows = self._conn.execute(
-                ROWS_IN_ORDER + f"WHERE t.seq > ? {condition}ORDER BY t.seq LIMIT 1000", (last,)
-            ).fetchall()
-            if not rows:
-                return
-            for row in rows:
-                yield self._queued(row)
-            last = rows[-1][6]
-
-    def get_meta(self, key: str) -> str | None:
-        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
 
     def set_meta(self, key: str, value: str) -> None:
         self._begin()

@@ -1,0 +1,100 @@
+"""Reads of the SQLite crawl DB: rows, states, parents, counts, listing, meta.
+
+Separate from the writes in :mod:`focuscrawl.frontier.sqlite` because none of them
+touches the hot path; most read the cold ``url_text`` table.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Collection, Iterator
+from typing import Any
+
+from focuscrawl.frontier.sqlite_schema import MATCH, ROW, ROWS_IN_ORDER, url_key
+from focuscrawl.types import QueuedURL, URLState
+
+
+class SqliteReads:
+    """The read half of :class:`~focuscrawl.frontier.sqlite.SqliteFrontier`."""
+
+    _conn: sqlite3.Connection
+
+    def _seq_of(self, url: str) -> int | None:
+        row = self._conn.execute(f"SELECT seq FROM urls WHERE {MATCH}", url_key(url)).fetchone()
+        return None if row is None else int(row[0])
+
+    @staticmethod
+    def _queued(row: tuple[Any, ...]) -> QueuedURL:
+        url, score, depth, host, parent, layer, seq = row[:7]
+        return QueuedURL(url, float(score), depth, host, parent, layer, seq)
+
+    def get(self, url: str) -> QueuedURL | None:
+        """The stored row of a URL, whatever its state (``parent`` = first parent)."""
+        row = self._conn.execute(
+            ROW + "WHERE u.h BETWEEN ?1 AND ?1 + 7 AND u.h2 = ?2", url_key(url)
+        ).fetchone()
+        return None if row is None else self._queued(row)
+
+    def state(self, url: str) -> URLState | None:
+        row = self._conn.execute(f"SELECT state FROM urls WHERE {MATCH}", url_key(url)).fetchone()
+        return None if row is None else URLState(row[0])
+
+    def parents(self, url: str) -> list[str]:
+        """Every recorded parent: the first one first, then in discovery order."""
+        rows = self._conn.execute(
+            "SELECT p.url FROM urls AS c JOIN url_text AS t ON t.seq = c.seq"
+            " JOIN parents AS x ON x.child_seq = c.seq JOIN url_text AS p ON p.seq = x.parent_seq"
+            " WHERE c.h BETWEEN ?1 AND ?1 + 7 AND c.h2 = ?2"
+            " ORDER BY p.seq != t.parent_seq, p.seq",
+            url_key(url),
+        )
+        return [r[0] for r in rows]
+
+    def children(self, parent: str) -> list[str]:
+        """Every URL that ``parent`` links to, in discovery order."""
+        parent_seq = self._seq_of(parent)
+        if parent_seq is None:
+            return []
+        rows = self._conn.execute(
+            "SELECT c.url FROM parents AS x JOIN url_text AS c ON c.seq = x.child_seq"
+            " WHERE x.parent_seq = ? ORDER BY c.seq",
+            (parent_seq,),
+        )
+        return [r[0] for r in rows]
+
+    def count(self, state: URLState | None = None) -> int:
+        if state is None:
+            row = self._conn.execute("SELECT sum(n) FROM counts").fetchone()
+        else:
+            row = self._conn.execute(
+                "SELECT n FROM counts WHERE state = ?", (int(state),)
+            ).fetchone()
+        return int(row[0] or 0)
+
+    def host_count(self, host: str, states: Collection[URLState] = ()) -> int:
+        """URLs of a host (in the given states, or all), from counters: no scan."""
+        row = self._conn.execute(
+            "SELECT n0, n1, n2, n3, n4 FROM hosts WHERE host = ?", (host,)
+        ).fetchone()
+        if row is None:
+            return 0
+        wanted = {int(s) for s in states} or set(range(5))
+        return sum(int(row[s]) for s in wanted)
+
+    def iter_urls(self, state: URLState | None = None) -> Iterator[QueuedURL]:
+        """Every URL (in ``state``), in discovery order; safe to write while iterating."""
+        last = 0
+        condition = "" if state is None else f"AND u.state = {int(URLState(state))} "
+        while True:
+            rows = self._conn.execute(
+                ROWS_IN_ORDER + f"WHERE t.seq > ? {condition}ORDER BY t.seq LIMIT 1000", (last,)
+            ).fetchall()
+            if not rows:
+                return
+            for row in rows:
+                yield self._queued(row)
+            last = rows[-1][6]
+
+    def get_meta(self, key: str) -> str | None:
+        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
