@@ -1,7 +1,7 @@
-"""Benchmark the SQLite crawl DB at a million queued URLs.
+"""Benchmark a crawl DB store at a million queued URLs.
 
     PYTHONPATH=. python benchmarks/bench_frontier.py            # 1,000,000 URLs
-    PYTHONPATH=. python benchmarks/bench_frontier.py --n 100000
+    PYTHONPATH=. python benchmarks/bench_frontier.py --n 100000 --store sqlite
 
 Measures (a) insert rate, (b) an OTIE-like mixed workload: rounds of 1000 cash
 updates (``Merge.ADD`` of small positive amounts on random known URLs) and a pop of
@@ -11,7 +11,8 @@ i.e. every 50 popped URLs), commits included in the time. An op is one score upd
 or one popped URL; wall and CPU time are both given (the machine may be shared:
 CPU time is steadier), with the load average. (c) Resident memory from
 /proc/self/status: the whole process (VmRSS, VmHWM) and its growth per queued URL.
-(d) DB file size per URL. Targets: >= 50k ops/s and <= 150 B/URL resident.
+(d) DB file size per URL. (e) Time to reopen the DB (the indexed store loads its
+arrays). Targets: >= 50k ops/s and <= 150 B/URL resident.
 
 URLs are derived from their index, so the script itself keeps nothing per URL.
 """
@@ -25,7 +26,9 @@ import random
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
+from focuscrawl.frontier.indexed import IndexedFrontier
 from focuscrawl.frontier.sqlite import SqliteFrontier
 from focuscrawl.types import Merge, URLState
 
@@ -58,7 +61,13 @@ def status(field: str) -> int:
     raise RuntimeError(f"no {field} in /proc/self/status")
 
 
-def build(frontier: SqliteFrontier, n: int, rng: random.Random) -> float:
+def open_store(kind: str, path: Path, cache_mb: int | None) -> Any:
+    if kind == "sqlite":
+        return SqliteFrontier(path, cache_mb=cache_mb)
+    return IndexedFrontier(path)
+
+
+def build(frontier: Any, n: int, rng: random.Random) -> float:
     """Add n queued URLs in batches (like pages' out-links); return URLs/s."""
     batch_size = 10_000
     elapsed = 0.0
@@ -78,7 +87,7 @@ def build(frontier: SqliteFrontier, n: int, rng: random.Random) -> float:
 
 
 def mixed(
-    frontier: SqliteFrontier, n: int, rounds: int, commit_every: int, rng: random.Random
+    frontier: Any, n: int, rounds: int, commit_every: int, rng: random.Random
 ) -> dict[str, float]:
     """Rounds of 1000 ADD updates + pop 50 + marks (+ commit); frontier calls timed only."""
     sizes: dict[int, int] = {}
@@ -113,12 +122,13 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=1_000_000, help="queued URLs to build")
     parser.add_argument("--rounds", type=int, default=200, help="mixed-workload rounds")
     parser.add_argument("--commit-every", type=int, default=1, help="rounds per commit")
-    parser.add_argument("--cache-mb", type=int, default=None, help="default: sized from URLs")
+    parser.add_argument("--cache-mb", type=int, default=None, help="sqlite: page cache")
+    parser.add_argument("--store", choices=["sqlite", "indexed"], default="indexed")
     args = parser.parse_args()
     rng = random.Random(1)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "frontier.db"
-        frontier = SqliteFrontier(path, cache_mb=args.cache_mb)
+        frontier = open_store(args.store, path, args.cache_mb)
         rss0 = status("VmRSS")
         insert_rate = build(frontier, args.n, rng)
         rss1 = status("VmRSS")
@@ -127,7 +137,13 @@ def main() -> None:
         s = mixed(frontier, args.n, args.rounds, args.commit_every, rng)
         rss2, peak = status("VmRSS"), status("VmHWM")
         frontier.close()
+        del frontier
+        start = time.perf_counter()
+        frontier = open_store(args.store, path, args.cache_mb)
+        load = time.perf_counter() - start
+        frontier.close()
     ops = s["updates"] + s["popped"]
+    print(f"store                  : {args.store}")
     print(f"queued URLs            : {queued:,} on {N_HOSTS:,} hosts (cache_mb={args.cache_mb})")
     print(f"(a) insert rate        : {insert_rate:,.0f} URLs/s")
     print(
@@ -142,6 +158,7 @@ def main() -> None:
         f" growth {(rss2 - rss0) / queued:,.1f} B/URL ({(rss1 - rss0) / queued:,.1f} after build)"
     )
     print(f"(d) DB size per URL    : {size / queued:,.1f} B ({size / 2**20:.1f} MiB incl. WAL)")
+    print(f"(e) reopen             : {load:.2f} s")
     print(f"load average           : {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print("targets                : >= 50,000 ops/s, <= 150 B/URL RSS")
 

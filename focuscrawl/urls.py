@@ -211,8 +211,21 @@ def host_of(url: str) -> str:
 
     >>> host_of("http://www.cs.cornell.edu:8080/x")
     'www.cs.cornell.edu:8080'
+    >>> host_of("https://user@[::1]:81/x"), host_of("HTTP://h.org?q")
+    ('[::1]:81', 'h.org')
     """
+    match = _SIMPLE_NETLOC.match(url)  # the engine asks for every link: skip urlsplit
+    if match is not None:
+        return match.group(1)
     return urlsplit(url).netloc.rsplit("@", 1)[-1]
+
+
+# An http(s) URL's netloc and path where urlsplit would find them: no user part, no
+# IPv6 brackets, no character that urlsplit removes (tab, CR, LF) or checks (non-ASCII).
+_SIMPLE_NETLOC = re.compile(r"https?://([A-Za-z0-9.\-:]*)(?=[/?#]|\Z)", re.IGNORECASE)
+_SIMPLE_PATH = re.compile(
+    r"https?://[A-Za-z0-9.\-:]*(/[^?#\t\r\n]*)?(?=[?#]|\Z)", re.IGNORECASE | re.DOTALL
+)
 
 
 def hostname_of(url_or_host: str) -> str:
@@ -264,7 +277,9 @@ def extension_of(url: str) -> str:
     >>> extension_of("http://h/a.b/c")
     ''
     """
-    last = urlsplit(url).path.rsplit("/", 1)[-1]
+    match = _SIMPLE_PATH.match(url)
+    path = (match.group(1) or "") if match is not None else urlsplit(url).path
+    last = path.rsplit("/", 1)[-1]
     return last.rsplit(".", 1)[-1].lower() if "." in last else ""
 
 

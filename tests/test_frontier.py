@@ -1,7 +1,7 @@
 """The crawl DB: merge rules, pop order and limits, parents, states, durability.
 
-Every SQLite behaviour is also checked against the in-memory reference store on
-random operation sequences (hypothesis).
+Every behaviour of the durable stores (SQLite, indexed) is also checked against the
+in-memory reference store on random operation sequences (hypothesis).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,28 +22,28 @@ from hypothesis import strategies as st
 
 from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.base import FrontierStore
+from focuscrawl.frontier.indexed import IndexedFrontier
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.frontier.sqlite import SqliteFrontier
 from focuscrawl.types import Merge, QueuedURL, URLState
 
 REPO = Path(__file__).resolve().parents[1]
 Q, F, D = URLState.QUEUED, URLState.FETCHED, URLState.DROPPED
+# the durable stores; the indexed one with a tiny pop buffer and journal, so that
+# buffer rebuilds, full scans and compactions all happen in small tests
+DURABLE: dict[str, Callable[[Path], Any]] = {
+    "sqlite": SqliteFrontier,
+    "indexed": lambda path: IndexedFrontier(path, buffer_size=2, compact_rows=6),
+}
 
 
-@pytest.fixture(params=["sqlite", "memory"])
+@pytest.fixture(params=["sqlite", "indexed", "memory"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
-    """Both stores must pass every behavioural test."""
+    """Every store must pass every behavioural test."""
     if request.param == "memory":
         yield MemoryFrontier()
         return
-    frontier = SqliteFrontier(tmp_path / "f.db")
-    yield frontier
-    frontier.close()
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Iterator[SqliteFrontier]:
-    frontier = SqliteFrontier(tmp_path / "f.db")
+    frontier = DURABLE[request.param](tmp_path / "f.db")
     yield frontier
     frontier.close()
 
@@ -310,9 +310,10 @@ def test_meta(store: Any) -> None:
 # -- durability ----------------------------------------------------------------------
 
 
-def test_persists_committed_work_only(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["sqlite", "indexed"])
+def test_persists_committed_work_only(tmp_path: Path, kind: str) -> None:
     path = tmp_path / "f.db"
-    db = SqliteFrontier(path)
+    db = DURABLE[kind](path)
     add(db, "http://a/1", 1.0)
     add(db, "http://b/1", 3.0, parent="http://a/1")
     db.set_meta("k", "v")
@@ -320,7 +321,7 @@ def test_persists_committed_work_only(tmp_path: Path) -> None:
     db.commit()
     add(db, "http://c/lost", 9.0)
     db.close()  # without commit: discarded, like a crash
-    db = SqliteFrontier(path)
+    db = DURABLE[kind](path)
     assert db.get("http://c/lost") is None
     assert db.get_meta("k") == "v"
     assert db.state("http://b/1") is URLState.IN_FLIGHT
@@ -332,9 +333,10 @@ def test_persists_committed_work_only(tmp_path: Path) -> None:
 
 _CHILD = """
 import sys
+from focuscrawl.frontier.indexed import IndexedFrontier
 from focuscrawl.frontier.sqlite import SqliteFrontier
 from focuscrawl.types import URLState
-db = SqliteFrontier(sys.argv[1])
+db = {"sqlite": SqliteFrontier, "indexed": IndexedFrontier}[sys.argv[2]](sys.argv[1])
 for i in range(200):
     db.add(f"http://h{i % 7}/kept{i}", float(i), depth=1, parent=None, host=f"h{i % 7}")
 db.pop(10)
@@ -348,11 +350,12 @@ sys.stdin.read()
 """
 
 
-def test_sigkill_loses_only_uncommitted_work(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("kind", "text_table"), [("sqlite", "urls"), ("indexed", "url_text")])
+def test_sigkill_loses_only_uncommitted_work(tmp_path: Path, kind: str, text_table: str) -> None:
     path = tmp_path / "f.db"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     child = subprocess.Popen(
-        [sys.executable, "-c", _CHILD, str(path)],
+        [sys.executable, "-c", _CHILD, str(path), kind],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         env=env,
@@ -365,7 +368,7 @@ def test_sigkill_loses_only_uncommitted_work(tmp_path: Path) -> None:
         os.kill(child.pid, signal.SIGKILL)
         child.wait()
     assert child.returncode == -signal.SIGKILL
-    db = SqliteFrontier(path)
+    db = DURABLE[kind](path)
     assert db.count() == 200
     assert [db.count(s) for s in URLState] == [190, 10, 0, 0, 0]
     assert db.get("http://h3/kept3") == QueuedURL("http://h3/kept3", 3.0, 1, "h3", None, 0, 4)
@@ -377,7 +380,7 @@ def test_sigkill_loses_only_uncommitted_work(tmp_path: Path) -> None:
     db.close()
     with sqlite3.connect(path) as raw:
         assert raw.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-        assert raw.execute("SELECT count(*) FROM urls").fetchone() == (200,)
+        assert raw.execute(f"SELECT count(*) FROM {text_table}").fetchone() == (200,)
         assert raw.execute("SELECT count(*) FROM parents").fetchone() == (0,)
 
 
@@ -386,7 +389,8 @@ def test_sigkill_loses_only_uncommitted_work(tmp_path: Path) -> None:
     [b"this is not a database at all, just text" * 200, None],
     ids=["garbage", "foreign-sqlite"],
 )
-def test_unusable_file_is_a_clear_error(tmp_path: Path, content: bytes | None) -> None:
+@pytest.mark.parametrize("kind", ["sqlite", "indexed"])
+def test_unusable_file_is_a_clear_error(tmp_path: Path, content: bytes | None, kind: str) -> None:
     path = tmp_path / "f.db"
     if content is None:
         with sqlite3.connect(path) as raw:
@@ -395,7 +399,7 @@ def test_unusable_file_is_a_clear_error(tmp_path: Path, content: bytes | None) -
     else:
         path.write_bytes(content)
     with pytest.raises(FrontierError, match="crawl DB"):
-        SqliteFrontier(path)
+        DURABLE[kind](path)
 
 
 # -- SQLite == reference, on random operation sequences ---------------------------------
@@ -451,19 +455,20 @@ def _snapshot(store: Any) -> Any:
     )
 
 
+@pytest.mark.parametrize("kind", ["sqlite", "indexed"])
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(_ops, max_size=25))
-def test_sqlite_matches_reference(ops: list[tuple[Any, ...]]) -> None:
+@given(ops=st.lists(_ops, max_size=25))
+def test_durable_store_matches_reference(kind: str, ops: list[tuple[Any, ...]]) -> None:
     memory = MemoryFrontier()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "f.db"
-        db = SqliteFrontier(path)
+        db = DURABLE[kind](path)
         try:
             for op in ops:
                 if op[0] == "reopen":
                     db.commit()
                     db.close()
-                    db = SqliteFrontier(path)
+                    db = DURABLE[kind](path)
                     continue
                 assert _apply(db, op) == _apply(memory, op), op
             assert _snapshot(db) == _snapshot(memory)

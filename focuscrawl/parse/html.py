@@ -71,6 +71,7 @@ def _class_tokens(nodes: Iterable[Node], attr: str) -> frozenset[str]:
 # text holds exactly the marks placed; this is still checked.
 _MARK = "\x00"
 _LINK_SELECTOR = "a[href], area[href], iframe[src]"
+_CAN_MARK = hasattr(Node, "insert_before")  # selectolax builds without it walk the tree
 _Found = list[tuple[str, int, int, str, bool]]  # url, start, end, anchor, nofollow
 
 
@@ -189,7 +190,7 @@ def parse_html(
     words: list[str] = []
     found: _Found = []
     if body is not None:
-        marked = _marked_words_and_links(body, base)
+        marked = _marked_words_and_links(body, base) if _CAN_MARK else None
         if marked is None:  # the marks cannot be trusted: walk a fresh tree instead
             fresh = _visible_tree(html)
             marked = _walk_words_and_links(fresh.body or fresh.root, base)

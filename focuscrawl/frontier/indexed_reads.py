@@ -1,0 +1,109 @@
+"""Reads of the indexed crawl DB: rows, states, parents, counts, listing, meta.
+
+Hot values (score, state, host, layer) come from the arrays; URL text, depth and
+parents from SQLite's cold tables, one indexed lookup per URL.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Collection, Iterator
+
+import numpy as np
+import numpy.typing as npt
+
+from focuscrawl.frontier.indexed_schema import TEXT_OF, TEXT_RANGE, fingerprints
+from focuscrawl.frontier.indexed_table import UrlTable
+from focuscrawl.types import QueuedURL, URLState
+
+_LIST_CHUNK = 1000
+
+
+class IndexedReads:
+    """The read half of :class:`~focuscrawl.frontier.indexed.IndexedFrontier`."""
+
+    _conn: sqlite3.Connection
+    _table: UrlTable
+    _host_names: list[str]
+    _host_ids: dict[str, int]
+    _counts: npt.NDArray[np.int64]
+
+    def _row(self, url: str) -> int:
+        h, h2 = fingerprints([url])[0].tolist()
+        return self._table.find_one(h, h2)
+
+    def _queued(self, row: int) -> QueuedURL:
+        url, depth, parent = self._conn.execute(TEXT_OF, (row + 1,)).fetchone()
+        return self._row_of(row, url, depth, parent)
+
+    def _row_of(self, row: int, url: str, depth: int, parent: str | None) -> QueuedURL:
+        table = self._table
+        host = self._host_names[int(table.host[row])]
+        return QueuedURL(
+            url, float(table.score[row]), depth, host, parent, int(table.layer[row]), row + 1
+        )
+
+    def get(self, url: str) -> QueuedURL | None:
+        """The stored row of a URL, whatever its state (``parent`` = first parent)."""
+        row = self._row(url)
+        return None if row < 0 else self._queued(row)
+
+    def state(self, url: str) -> URLState | None:
+        row = self._row(url)
+        return None if row < 0 else URLState(int(self._table.state[row]))
+
+    def parents(self, url: str) -> list[str]:
+        """Every recorded parent: the first one first, then in discovery order."""
+        row = self._row(url)
+        if row < 0:
+            return []
+        rows = self._conn.execute(
+            "SELECT p.url FROM url_text AS t JOIN parents AS x ON x.child_seq = t.seq"
+            " JOIN url_text AS p ON p.seq = x.parent_seq WHERE t.seq = ?"
+            " ORDER BY p.seq != t.parent_seq, p.seq",
+            (row + 1,),
+        )
+        return [r[0] for r in rows]
+
+    def children(self, parent: str) -> list[str]:
+        """Every URL that ``parent`` links to, in discovery order."""
+        row = self._row(parent)
+        if row < 0:
+            return []
+        rows = self._conn.execute(
+            "SELECT c.url FROM parents AS x JOIN url_text AS c ON c.seq = x.child_seq"
+            " WHERE x.parent_seq = ? ORDER BY c.seq",
+            (row + 1,),
+        )
+        return [r[0] for r in rows]
+
+    def count(self, state: URLState | None = None) -> int:
+        if state is None:
+            return self._table.n
+        return int(self._counts[:, int(state)].sum())
+
+    def host_count(self, host: str, states: Collection[URLState] = ()) -> int:
+        """URLs of a host (in the given states, or all), from counters: no scan."""
+        host_id = self._host_ids.get(host)
+        if host_id is None:
+            return 0
+        wanted = sorted({int(s) for s in states}) or list(range(5))
+        return int(self._counts[host_id, wanted].sum())
+
+    def iter_urls(self, state: URLState | None = None) -> Iterator[QueuedURL]:
+        """Every URL (in ``state``), in discovery order; safe to write while iterating."""
+        lo = 0
+        while lo < self._table.n:
+            hi = min(lo + _LIST_CHUNK, self._table.n)
+            states = self._table.state[lo:hi]
+            wanted = np.ones(hi - lo, bool) if state is None else states == int(state)
+            if wanted.any():
+                texts = self._conn.execute(TEXT_RANGE, (lo + 1, hi)).fetchall()
+                for seq, url, depth, parent in texts:
+                    if wanted[seq - 1 - lo]:
+                        yield self._row_of(seq - 1, url, depth, parent)
+            lo = hi
+
+    def get_meta(self, key: str) -> str | None:
+        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])

@@ -1,0 +1,135 @@
+"""Schema of the indexed crawl DB (see :mod:`focuscrawl.frontier.indexed`).
+
+The hot columns of every URL (fingerprint, host, layer, state, score) live in numpy
+arrays while the DB is open; on disk they are kept as
+
+* ``snapshot``: each array as BLOB parts of :data:`PART_ROWS` rows, written by a
+  compaction;
+* ``fresh``: per commit, the immutable columns (fingerprint, host, layer) of the
+  rows added since the previous commit, as one BLOB each;
+* ``journal``: per commit, ``(row, state, score)`` of every row changed since the
+  previous commit, as three BLOBs: one sequential insert, whatever rows changed.
+
+Opening the DB replays them in this order. The cold per-URL data is plain SQL:
+``url_text`` (``seq`` = row + 1 -> URL text, depth, first parent) and ``parents``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from focuscrawl.exceptions import FrontierError
+from focuscrawl.frontier.sqlite_schema import split_script
+
+SCHEMA_VERSION = "indexed-1"
+PART_ROWS = 1 << 20  # rows per snapshot BLOB: 8 MiB for a float64 column
+CACHE_KIB = 4096  # page cache: hot data is in numpy, SQLite only appends and reads cold rows
+
+# name -> dtype of each per-row array; STATE and SCORE change, the others never do
+COLUMNS: dict[str, npt.DTypeLike] = {
+    "h": np.int64,
+    "h2": np.int64,
+    "host": np.int32,
+    "layer": np.int32,
+    "state": np.int8,
+    "score": np.float64,
+}
+IMMUTABLE = ("h", "h2", "host", "layer")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS hosts(id INTEGER PRIMARY KEY, host TEXT UNIQUE NOT NULL);
+CREATE TABLE IF NOT EXISTS url_text(
+    seq INTEGER PRIMARY KEY, url TEXT NOT NULL, depth INTEGER NOT NULL, parent_seq INTEGER);
+CREATE TABLE IF NOT EXISTS parents(
+    parent_seq INTEGER NOT NULL, child_seq INTEGER NOT NULL,
+    PRIMARY KEY(parent_seq, child_seq)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS parents_child ON parents(child_seq);
+CREATE TABLE IF NOT EXISTS snapshot(
+    name TEXT NOT NULL, part INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY(name, part));
+CREATE TABLE IF NOT EXISTS fresh(
+    first INTEGER PRIMARY KEY, h BLOB NOT NULL, h2 BLOB NOT NULL, host BLOB NOT NULL,
+    layer BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS journal(
+    id INTEGER PRIMARY KEY, rows BLOB NOT NULL, state BLOB NOT NULL, score BLOB NOT NULL);
+-- the first parent recorded is the one handed out with the URL
+CREATE TRIGGER IF NOT EXISTS parents_first AFTER INSERT ON parents BEGIN
+    UPDATE url_text SET parent_seq = new.parent_seq
+    WHERE seq = new.child_seq AND parent_seq IS NULL;
+END;
+"""
+
+TEXT_OF = """
+SELECT t.url, t.depth, p.url FROM url_text AS t LEFT JOIN url_text AS p ON p.seq = t.parent_seq
+WHERE t.seq = ?
+"""
+
+TEXT_RANGE = """
+SELECT t.seq, t.url, t.depth, p.url FROM url_text AS t
+LEFT JOIN url_text AS p ON p.seq = t.parent_seq WHERE t.seq BETWEEN ? AND ? ORDER BY t.seq
+"""
+
+
+def fingerprints(urls: Sequence[str]) -> npt.NDArray[np.int64]:
+    """128-bit BLAKE2b fingerprints of ``urls``: an ``(n, 2)`` array of ``(h, h2)``.
+
+    The same values as :func:`focuscrawl.frontier.sqlite_schema.url_key` (``h``
+    keeps 63 bits), computed without a Python int per URL.
+
+    >>> from focuscrawl.frontier.sqlite_schema import url_key
+    >>> tuple(fingerprints(["http://a.org/"])[0].tolist()) == url_key("http://a.org/")
+    True
+    """
+    blake = hashlib.blake2b
+    digests = b"".join(
+        [blake(u.encode("utf-8", "surrogatepass"), digest_size=16).digest() for u in urls]
+    )
+    keys = np.frombuffer(digests, dtype="<i8").reshape(-1, 2).astype(np.int64)
+    keys[:, 0] >>= 1
+    return keys
+
+
+def open_indexed_db(path: Path) -> sqlite3.Connection:
+    """Connect (autocommit mode), set the pragmas, create or check the schema."""
+    try:
+        conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise FrontierError(f"cannot open crawl DB {path}: {exc}") from exc
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+        conn.execute("BEGIN IMMEDIATE")
+        version = _schema_version(conn, path)
+        if version is None:
+            for statement in split_script(SCHEMA):
+                conn.execute(statement)
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('_schema', ?)", (SCHEMA_VERSION,))
+        elif version != SCHEMA_VERSION:
+            raise FrontierError(f"crawl DB {path} has schema {version}, not {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except sqlite3.Error as exc:
+        conn.close()
+        raise FrontierError(f"unusable crawl DB {path}: {exc}") from exc
+    except FrontierError:
+        conn.close()
+        raise
+    return conn
+
+
+def _schema_version(conn: sqlite3.Connection, path: Path) -> str | None:
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    if not tables:
+        return None
+    if "meta" not in tables:
+        raise FrontierError(f"{path} is an SQLite file but not a crawl DB")
+    row = conn.execute("SELECT value FROM meta WHERE key = '_schema'").fetchone()
+    if row is None:
+        raise FrontierError(f"{path} is an SQLite file but not a crawl DB")
+    return str(row[0])

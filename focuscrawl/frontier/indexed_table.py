@@ -1,0 +1,166 @@
+"""The hot half of the indexed crawl DB: one numpy array per column, one row per URL.
+
+Row ``r`` is the URL with discovery number ``seq = r + 1``; rows are only ever
+appended. A URL is found by its 128-bit fingerprint ``(h, h2)`` through an
+open-addressing hash index (linear probing from ``h mod capacity``) holding row
+numbers as int32: 4 B per slot at a load factor <= 1/2, i.e. <= 8 B per URL, where
+a Python dict would cost > 100 B per URL. Per URL the table costs 33 B of columns
+(+ up to 25 % of growth headroom) and 4-8 B of index.
+"""
+
+from __future__ import annotations
+
+import mmap
+
+import numpy as np
+import numpy.typing as npt
+
+from focuscrawl.exceptions import FrontierError
+from focuscrawl.frontier.indexed_schema import COLUMNS
+
+Rows = npt.NDArray[np.int64]
+_EMPTY = -1
+_MIN_CAPACITY = 1024
+_GROWTH = 1.25  # headroom of the columns when they grow: memory over copies
+_MAX_ROWS = 2**31 - 1  # row numbers are int32 in the index
+_MMAP_BYTES = 1 << 16
+
+
+def zeros(count: int, dtype: npt.DTypeLike) -> npt.NDArray[np.generic]:
+    """A zeroed array; a large one in its own anonymous memory map.
+
+    Its pages become resident only once written (the growth headroom costs
+    nothing until used) and go back to the OS as soon as the array is freed: the
+    C heap, where glibc would keep freed blocks of old columns, is not involved.
+    """
+    kind = np.dtype(dtype)
+    size = count * kind.itemsize
+    if size < _MMAP_BYTES:
+        return np.zeros(count, kind)
+    return np.frombuffer(mmap.mmap(-1, size), kind, count)
+
+
+class UrlTable:
+    """Columns ``h, h2, host, layer, state, score`` (see ``COLUMNS``) and the index."""
+
+    def __init__(self, columns: dict[str, npt.NDArray[np.generic]] | None = None) -> None:
+        given = columns or {name: np.empty(0, dtype) for name, dtype in COLUMNS.items()}
+        self.n = len(given["h"])
+        capacity = max(_MIN_CAPACITY, self.n)
+        self.h: npt.NDArray[np.int64] = self._sized(given["h"], capacity)
+        self.h2: npt.NDArray[np.int64] = self._sized(given["h2"], capacity)
+        self.host: npt.NDArray[np.int32] = self._sized(given["host"], capacity)
+        self.layer: npt.NDArray[np.int32] = self._sized(given["layer"], capacity)
+        self.state: npt.NDArray[np.int8] = self._sized(given["state"], capacity)
+        self.score: npt.NDArray[np.float64] = self._sized(given["score"], capacity)
+        self._slots: npt.NDArray[np.int32] = np.empty(0, np.int32)
+        self._rebuild_index(self.n)
+
+    @staticmethod
+    def _sized(array: npt.NDArray[np.generic], capacity: int) -> npt.NDArray[np.generic]:
+        out = zeros(capacity, array.dtype)
+        out[: len(array)] = array
+        return out
+
+    def column(self, name: str) -> npt.NDArray[np.generic]:
+        """The first ``n`` values of a column (a view)."""
+        array: npt.NDArray[np.generic] = getattr(self, name)
+        return array[: self.n]
+
+    # -- the index ------------------------------------------------------------------
+
+    def _rebuild_index(self, rows: int) -> None:
+        """A fresh index with room for ``rows`` rows at load factor <= 1/2."""
+        size = 2 * _MIN_CAPACITY
+        while size < 2 * rows:
+            size *= 2
+        self._slots = zeros(size, np.int32)
+        self._slots.fill(_EMPTY)
+        self._index(np.arange(self.n, dtype=np.int64))
+
+    def _index(self, rows: Rows) -> None:
+        """Put ``rows`` (new, distinct fingerprints) into free slots, in row order."""
+        mask = len(self._slots) - 1
+        slots = self.h[rows] & mask
+        pending = rows
+        while pending.size:
+            free = np.flatnonzero(self._slots[slots] == _EMPTY)
+            # of the rows aiming at one free slot, the first takes it
+            _, first = np.unique(slots[free], return_index=True)
+            winners = free[first]
+            self._slots[slots[winners]] = pending[winners].astype(np.int32)
+            keep = np.ones(len(pending), dtype=bool)
+            keep[winners] = False
+            pending = pending[keep]
+            slots = (slots[keep] + 1) & mask  # every loser's slot is taken now: next one
+
+    def find(self, keys: npt.NDArray[np.int64]) -> Rows:
+        """Row of each fingerprint ``(h, h2)`` of ``keys`` (shape ``(m, 2)``), -1 if unknown."""
+        mask = len(self._slots) - 1
+        hq, h2q = keys[:, 0], keys[:, 1]
+        result = np.full(len(keys), _EMPTY, np.int64)
+        slots = hq & mask
+        active = np.arange(len(keys))
+        while active.size:
+            rows = self._slots[slots].astype(np.int64)
+            empty = rows == _EMPTY
+            # an empty slot reads row -1 here: masked out by ~empty
+            hit = ~empty & (self.h[rows] == hq[active]) & (self.h2[rows] == h2q[active])
+            result[active[hit]] = rows[hit]
+            go = ~empty & ~hit
+            active = active[go]
+            slots = (slots[go] + 1) & mask
+        return result
+
+    def find_one(self, h: int, h2: int) -> int:
+        """Row of one fingerprint, -1 if unknown (scalar probing: no array overhead)."""
+        slots, mask = self._slots, len(self._slots) - 1
+        slot = h & mask
+        while True:
+            row = int(slots[slot])
+            if row == _EMPTY:
+                return _EMPTY
+            if int(self.h[row]) == h and int(self.h2[row]) == h2:
+                return row
+            slot = (slot + 1) & mask
+
+    # -- appending ------------------------------------------------------------------
+
+    def _reserve(self, rows: int) -> None:
+        if rows > _MAX_ROWS:
+            raise FrontierError(f"more than {_MAX_ROWS} URLs in one crawl DB")
+        if rows > len(self.h):
+            capacity = max(rows, int(len(self.h) * _GROWTH))
+            for name in COLUMNS:
+                setattr(self, name, self._sized(self.column(name), capacity))
+
+    def append(
+        self,
+        keys: npt.NDArray[np.int64],
+        host: npt.NDArray[np.int32],
+        layer: int,
+        state: npt.NDArray[np.int8],
+        score: npt.NDArray[np.float64],
+    ) -> Rows:
+        """Append rows for fingerprints not yet known; returns their row numbers."""
+        count = len(keys)
+        first = self.n
+        self._reserve(first + count)
+        end = first + count
+        self.h[first:end] = keys[:, 0]
+        self.h2[first:end] = keys[:, 1]
+        self.host[first:end] = host
+        self.layer[first:end] = layer
+        self.state[first:end] = state
+        self.score[first:end] = score
+        self.n = end
+        rows = np.arange(first, end, dtype=np.int64)
+        if 2 * end > len(self._slots):
+            self._rebuild_index(end)
+        else:
+            self._index(rows)
+        return rows
+
+    def nbytes(self) -> int:
+        """Bytes held by the columns and the index (capacity, not just ``n``)."""
+        return sum(getattr(self, name).nbytes for name in COLUMNS) + self._slots.nbytes
