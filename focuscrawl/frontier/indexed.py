@@ -35,7 +35,7 @@ from focuscrawl.frontier.indexed_disk import compact, load_table, write_commit
 from focuscrawl.frontier.indexed_queue import BestQueue
 from focuscrawl.frontier.indexed_reads import IndexedReads
 from focuscrawl.frontier.indexed_schema import fingerprints, open_indexed_db
-from focuscrawl.frontier.indexed_table import Rows
+from focuscrawl.frontier.indexed_table import CHUNK_ROWS, Rows
 from focuscrawl.frontier.memory import aggregated, checked_score, host_of, merged
 from focuscrawl.types import Merge, QueuedURL, URLState
 
@@ -71,9 +71,11 @@ class IndexedFrontier(IndexedReads):
             self._conn.close()
             raise
         self._host_ids = {host: i for i, host in enumerate(self._host_names)}
+        self._counts = np.zeros((max(len(self._host_names), 64), 5), np.int64)
         table = self._table
-        cells = table.column("host").astype(np.int64) * 5 + table.column("state")
-        self._counts = np.bincount(cells, minlength=5 * len(self._host_names)).reshape(-1, 5)
+        for lo in range(0, table.n, CHUNK_ROWS):
+            hi = min(lo + CHUNK_ROWS, table.n)
+            np.add.at(self._counts, (table.host[lo:hi], table.state[lo:hi]), 1)
         self._committed = table.n  # rows up to here are on disk
         self._changed: list[Rows] = []  # rows whose state or score changed since the commit
         self._changed_one: list[int] = []

@@ -29,38 +29,44 @@ def _meta_int(conn: sqlite3.Connection, key: str) -> int:
 def load_table(conn: sqlite3.Connection) -> tuple[UrlTable, int]:
     """The committed hot columns: snapshot, then fresh rows, then the journal replayed.
 
-    Returns the table and the number of journal rows (the compaction trigger).
+    Every BLOB is copied straight into the final arrays, one at a time. Returns the
+    table and the number of journal rows (the compaction trigger).
     """
     snapshot_rows = _meta_int(conn, _SNAPSHOT_ROWS)
-    parts: dict[str, list[npt.NDArray[np.generic]]] = {}
+    fresh = conn.execute("SELECT coalesce(sum(length(h)), 0) FROM fresh").fetchone()[0]
+    rows = snapshot_rows + int(fresh) // 8
+    table = UrlTable(rows)
     for name, dtype in COLUMNS.items():
-        blobs = conn.execute(
+        column, end = table.column_buffer(name), 0
+        for (blob,) in conn.execute(
             "SELECT data FROM snapshot WHERE name = ? ORDER BY part", (name,)
-        ).fetchall()
-        parts[name] = [np.frombuffer(b"".join(r[0] for r in blobs), dtype)]
-        if len(parts[name][0]) != snapshot_rows:
+        ):
+            part = np.frombuffer(blob, dtype)
+            column[end : end + len(part)] = part
+            end += len(part)
+        if end != snapshot_rows:
             raise FrontierError(f"crawl DB snapshot column {name} is incomplete")
-    rows = snapshot_rows
+    end = snapshot_rows
     for first, *blobs in conn.execute("SELECT first, h, h2, host, layer FROM fresh ORDER BY first"):
-        if first != rows:
-            raise FrontierError(f"crawl DB rows {rows}..{first} are missing")
+        if first != end:
+            raise FrontierError(f"crawl DB rows {end}..{first} are missing")
         for name, blob in zip(IMMUTABLE, blobs, strict=True):
-            parts[name].append(np.frombuffer(blob, COLUMNS[name]))
-        rows += len(parts["h"][-1])
-    columns = {name: np.concatenate(arrays) for name, arrays in parts.items()}
-    for name in ("state", "score"):  # fresh rows get theirs from the journal
-        columns[name] = np.concatenate([columns[name], np.zeros(rows - snapshot_rows, COLUMNS[name])])
+            part = np.frombuffer(blob, COLUMNS[name])
+            table.column_buffer(name)[end : end + len(part)] = part
+        end += len(blobs[0]) // 8
     journal_rows = 0
     for rows_blob, state_blob, score_blob in conn.execute(
         "SELECT rows, state, score FROM journal ORDER BY id"
     ):
         changed = np.frombuffer(rows_blob, np.int32)
-        if len(changed) and int(changed.max()) >= rows:
+        if len(changed) and not 0 <= int(changed.min()) <= int(changed.max()) < rows:
             raise FrontierError("crawl DB journal names an unknown row")
-        columns["state"][changed] = np.frombuffer(state_blob, COLUMNS["state"])
-        columns["score"][changed] = np.frombuffer(score_blob, COLUMNS["score"])
+        table.state[changed] = np.frombuffer(state_blob, COLUMNS["state"])
+        table.score[changed] = np.frombuffer(score_blob, COLUMNS["score"])
         journal_rows += len(changed)
-    return UrlTable(columns), journal_rows
+    table.n = rows
+    table.reindex()
+    return table, journal_rows
 
 
 def write_commit(
@@ -74,7 +80,7 @@ def write_commit(
     if end > committed:
         conn.execute(
             "INSERT INTO fresh VALUES (?, ?, ?, ?, ?)",
-            (committed, *(table.column(name)[committed:end].tobytes() for name in IMMUTABLE)),
+            (committed, *(table.column(name)[committed:end].data for name in IMMUTABLE)),
         )
         changed = [*changed, np.arange(committed, end, dtype=np.int64)]
     if not changed:
@@ -101,7 +107,7 @@ def compact(conn: sqlite3.Connection, table: UrlTable) -> None:
         conn.executemany(
             "INSERT OR REPLACE INTO snapshot VALUES (?, ?, ?)",
             (
-                (name, part, column[part * PART_ROWS : (part + 1) * PART_ROWS].tobytes())
+                (name, part, column[part * PART_ROWS : (part + 1) * PART_ROWS].data)
                 for part in range(first, parts)
             ),
         )

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from focuscrawl.frontier.indexed_table import Rows, UrlTable
+from focuscrawl.frontier.indexed_table import CHUNK_ROWS, Rows, UrlTable
 from focuscrawl.types import URLState
 
 _QUEUED = int(URLState.QUEUED)
@@ -41,6 +41,37 @@ def top_rows(table: UrlTable, rows: Rows, m: int) -> tuple[Rows, bool]:
         rows, scores = rows[above], scores[above]
     order = np.lexsort((rows, -scores))
     return rows[order], complete
+
+
+def best_queued(
+    table: UrlTable,
+    m: int,
+    layer_limit: int | None = None,
+    excluded: npt.NDArray[np.bool_] | None = None,
+) -> tuple[Rows, bool]:
+    """The best ``m`` eligible queued rows, sorted by key; True if those are all of them.
+
+    Chunk by chunk, so that the temporaries stay small whatever the table size.
+    """
+    picks: list[Rows] = []
+    held = total = 0
+    for lo in range(0, table.n, CHUNK_ROWS):
+        hi = min(lo + CHUNK_ROWS, table.n)
+        ok = table.state[lo:hi] == _QUEUED
+        if layer_limit is not None:
+            ok &= table.layer[lo:hi] <= layer_limit
+        if excluded is not None:
+            ok &= ~excluded[table.host[lo:hi]]
+        rows = np.flatnonzero(ok).astype(np.int64) + lo
+        total += len(rows)
+        best, _ = top_rows(table, rows, m)
+        picks.append(best)
+        held += len(best)
+        if held > 4 * m:  # the best of the best so far: top-m of a union is top-m of tops
+            picks = [top_rows(table, np.sort(np.concatenate(picks)), m)[0]]
+            held = len(picks[0])
+    rows = np.sort(np.concatenate(picks)) if picks else np.empty(0, np.int64)
+    return top_rows(table, rows, m)[0], total <= m
 
 
 class BestQueue:
@@ -78,8 +109,7 @@ class BestQueue:
         return (scores > self._t_score) | ((scores == self._t_score) & (rows <= self._t_row))
 
     def _rebuild(self) -> None:
-        queued = np.flatnonzero(self.table.column("state") == _QUEUED).astype(np.int64)
-        self._rows, self._all = top_rows(self.table, queued, self.size)
+        self._rows, self._all = best_queued(self.table, self.size)
         self._extra = []
         self._built = True
         if not self._all:
@@ -134,16 +164,9 @@ class BestQueue:
         layer_limit: int | None,
     ) -> list[int]:
         """Pop over every eligible queued row: the best ``m``, ``m`` growing until enough."""
-        table = self.table
-        ok = table.column("state") == _QUEUED
-        if layer_limit is not None:
-            ok &= table.column("layer") <= layer_limit
-        if excluded is not None:
-            ok &= ~excluded[table.column("host")]
-        eligible = np.flatnonzero(ok).astype(np.int64)
         m = max(4 * n, 1024)
         while True:
-            best, complete = top_rows(table, eligible, m)
+            best, complete = best_queued(self.table, m, layer_limit, excluded)
             taken = self._walk(best, n, None, per_host, None)
             if len(taken) >= n or complete:
                 return taken

@@ -24,6 +24,7 @@ _MIN_CAPACITY = 1024
 _GROWTH = 1.25  # headroom of the columns when they grow: memory over copies
 _MAX_ROWS = 2**31 - 1  # row numbers are int32 in the index
 _MMAP_BYTES = 1 << 16
+CHUNK_ROWS = 1 << 16  # whole-table passes go chunk by chunk: small temporaries
 
 
 def zeros(count: int, dtype: npt.DTypeLike) -> npt.NDArray[np.generic]:
@@ -43,24 +44,29 @@ def zeros(count: int, dtype: npt.DTypeLike) -> npt.NDArray[np.generic]:
 class UrlTable:
     """Columns ``h, h2, host, layer, state, score`` (see ``COLUMNS``) and the index."""
 
-    def __init__(self, columns: dict[str, npt.NDArray[np.generic]] | None = None) -> None:
-        given = columns or {name: np.empty(0, dtype) for name, dtype in COLUMNS.items()}
-        self.n = len(given["h"])
-        capacity = max(_MIN_CAPACITY, self.n)
-        self.h: npt.NDArray[np.int64] = self._sized(given["h"], capacity)
-        self.h2: npt.NDArray[np.int64] = self._sized(given["h2"], capacity)
-        self.host: npt.NDArray[np.int32] = self._sized(given["host"], capacity)
-        self.layer: npt.NDArray[np.int32] = self._sized(given["layer"], capacity)
-        self.state: npt.NDArray[np.int8] = self._sized(given["state"], capacity)
-        self.score: npt.NDArray[np.float64] = self._sized(given["score"], capacity)
+    def __init__(self, capacity: int = 0) -> None:
+        """An empty table with room for ``capacity`` rows (fill, set ``n``, :meth:`reindex`)."""
+        self.n = 0
+        capacity = max(_MIN_CAPACITY, capacity)
+        self.h: npt.NDArray[np.int64] = zeros(capacity, np.int64)
+        self.h2: npt.NDArray[np.int64] = zeros(capacity, np.int64)
+        self.host: npt.NDArray[np.int32] = zeros(capacity, np.int32)
+        self.layer: npt.NDArray[np.int32] = zeros(capacity, np.int32)
+        self.state: npt.NDArray[np.int8] = zeros(capacity, np.int8)
+        self.score: npt.NDArray[np.float64] = zeros(capacity, np.float64)
         self._slots: npt.NDArray[np.int32] = np.empty(0, np.int32)
-        self._rebuild_index(self.n)
+        self.reindex()
 
     @staticmethod
     def _sized(array: npt.NDArray[np.generic], capacity: int) -> npt.NDArray[np.generic]:
         out = zeros(capacity, array.dtype)
         out[: len(array)] = array
         return out
+
+    def column_buffer(self, name: str) -> npt.NDArray[np.generic]:
+        """A whole column, capacity included (for filling before ``n`` is set)."""
+        array: npt.NDArray[np.generic] = getattr(self, name)
+        return array
 
     def column(self, name: str) -> npt.NDArray[np.generic]:
         """The first ``n`` values of a column (a view)."""
@@ -69,14 +75,16 @@ class UrlTable:
 
     # -- the index ------------------------------------------------------------------
 
-    def _rebuild_index(self, rows: int) -> None:
-        """A fresh index with room for ``rows`` rows at load factor <= 1/2."""
+    def reindex(self) -> None:
+        """A fresh index of rows ``0 .. n-1`` at load factor <= 1/2."""
         size = 2 * _MIN_CAPACITY
-        while size < 2 * rows:
+        while size < 2 * self.n:
             size *= 2
+        self._slots = zeros(0, np.int32)  # the old index goes before the new one comes
         self._slots = zeros(size, np.int32)
         self._slots.fill(_EMPTY)
-        self._index(np.arange(self.n, dtype=np.int64))
+        for lo in range(0, self.n, CHUNK_ROWS):
+            self._index(np.arange(lo, min(lo + CHUNK_ROWS, self.n), dtype=np.int64))
 
     def _index(self, rows: Rows) -> None:
         """Put ``rows`` (new, distinct fingerprints) into free slots, in row order."""
@@ -156,7 +164,7 @@ class UrlTable:
         self.n = end
         rows = np.arange(first, end, dtype=np.int64)
         if 2 * end > len(self._slots):
-            self._rebuild_index(end)
+            self.reindex()
         else:
             self._index(rows)
         return rows

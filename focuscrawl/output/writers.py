@@ -14,7 +14,7 @@ from __future__ import annotations
 import io
 import json
 import os
-from dataclasses import asdict
+from dataclasses import fields
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
@@ -33,10 +33,13 @@ _HOP_BY_HOP = frozenset(
 )  # fmt: skip
 
 
+_RECORD_FIELDS = tuple(f.name for f in fields(PageRecord) if f.name != "extra")
+
+
 class _AppendFile:
     """A binary file opened for appending, cut back to ``offset`` when resuming."""
 
-    def __init__(self, path: Path, offset: int | None) -> None:
+    def __init__(self, path: Path, offset: int | None = None) -> None:
         self.path = path
         mode = "r+b" if path.exists() else "w+b"
         self._fh: IO[bytes] = open(path, mode)  # noqa: SIM115 - closed in close()
@@ -103,9 +106,11 @@ class JsonlOutput(_AppendFile):
     """``pages.jsonl``: one JSON object per fetched URL, in fetch order."""
 
     def write(self, record: PageRecord | dict[str, Any]) -> None:
-        data = asdict(record) if isinstance(record, PageRecord) else record
         if isinstance(record, PageRecord):
-            extra = data.pop("extra", {}) or {}
-            data.update(extra)
+            # a flat dict by hand: dataclasses.asdict deep-copies and is 4x slower
+            data = {name: getattr(record, name) for name in _RECORD_FIELDS}
+            data.update(record.extra)
+        else:
+            data = record
         line = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
         self._fh.write(line.encode("utf-8"))
