@@ -22,7 +22,7 @@ differently from one-by-one adds.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -106,7 +106,7 @@ class IndexedFrontier(IndexedReads):
         """Move ``rows`` to ``state``, keeping the per-host counters."""
         table = self._table
         np.subtract.at(self._counts, (table.host[rows], table.state[rows]), 1)
-        np.add.at(self._counts, (table.host[rows], state), 1)
+        np.add.at(self._counts, (table.host[rows], np.full(len(rows), state, np.int8)), 1)
         table.state[rows] = state
         self._touched(rows)
 
@@ -208,9 +208,7 @@ class IndexedFrontier(IndexedReads):
         hosts = np.array([self._host_id(firsts[u][0]) for u in urls], np.int32)
         states = np.array([firsts[u][2] for u in urls], np.int8)
         # each new queued URL goes in with the batch's combined score; parents with 0
-        scores = np.array(
-            [batch[u] if firsts[u][2] == _QUEUED else 0.0 for u in urls], np.float64
-        )
+        scores = np.array([batch[u] if firsts[u][2] == _QUEUED else 0.0 for u in urls], np.float64)
         rows = self._table.append(fingerprints(urls), hosts, layer, states, scores)
         np.add.at(self._counts, (hosts, states), 1)
         self._conn.executemany(
@@ -241,9 +239,12 @@ class IndexedFrontier(IndexedReads):
         if parent_row < 0:
             return 0
         children = np.array(
-            [r[0] - 1 for r in self._conn.execute(
-                "SELECT child_seq FROM parents WHERE parent_seq = ?", (parent_row + 1,)
-            )],
+            [
+                r[0] - 1
+                for r in self._conn.execute(
+                    "SELECT child_seq FROM parents WHERE parent_seq = ?", (parent_row + 1,)
+                )
+            ],
             np.int64,
         )
         if exclude is not None:

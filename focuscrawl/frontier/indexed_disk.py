@@ -12,7 +12,6 @@ from __future__ import annotations
 import sqlite3
 
 import numpy as np
-import numpy.typing as npt
 
 from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.indexed_schema import COLUMNS, IMMUTABLE, PART_ROWS
@@ -113,6 +112,4 @@ def compact(conn: sqlite3.Connection, table: UrlTable) -> None:
         )
     conn.execute("DELETE FROM fresh")
     conn.execute("DELETE FROM journal")
-    conn.execute(
-        "INSERT OR REPLACE INTO meta VALUES (?, ?)", (_SNAPSHOT_ROWS, str(table.n))
-    )
+    conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (_SNAPSHOT_ROWS, str(table.n)))

@@ -106,7 +106,10 @@ class BestQueue:
 
     def _above(self, rows: Rows) -> npt.NDArray[np.bool_]:
         scores = self.table.score[rows]
-        return (scores > self._t_score) | ((scores == self._t_score) & (rows <= self._t_row))
+        above: npt.NDArray[np.bool_] = (scores > self._t_score) | (
+            (scores == self._t_score) & (rows <= self._t_row)
+        )
+        return above
 
     def _rebuild(self) -> None:
         self._rows, self._all = best_queued(self.table, self.size)

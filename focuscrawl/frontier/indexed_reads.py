@@ -12,7 +12,7 @@ from collections.abc import Collection, Iterator
 import numpy as np
 import numpy.typing as npt
 
-from focuscrawl.frontier.indexed_schema import TEXT_OF, TEXT_RANGE, fingerprints
+from focuscrawl.frontier.indexed_schema import TEXT_OF, TEXT_RANGE, url_key
 from focuscrawl.frontier.indexed_table import UrlTable
 from focuscrawl.types import QueuedURL, URLState
 
@@ -29,8 +29,7 @@ class IndexedReads:
     _counts: npt.NDArray[np.int64]
 
     def _row(self, url: str) -> int:
-        h, h2 = fingerprints([url])[0].tolist()
-        return self._table.find_one(h, h2)
+        return self._table.find_one(*url_key(url))
 
     def _queued(self, row: int) -> QueuedURL:
         url, depth, parent = self._conn.execute(TEXT_OF, (row + 1,)).fetchone()

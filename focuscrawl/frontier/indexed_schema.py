@@ -25,7 +25,9 @@ import numpy as np
 import numpy.typing as npt
 
 from focuscrawl.exceptions import FrontierError
-from focuscrawl.frontier.sqlite_schema import split_script
+from focuscrawl.frontier.sqlite_schema import split_script, url_key
+
+__all__ = ["fingerprints", "open_indexed_db", "url_key"]
 
 SCHEMA_VERSION = "indexed-1"
 PART_ROWS = 1 << 20  # rows per snapshot BLOB: 8 MiB for a float64 column

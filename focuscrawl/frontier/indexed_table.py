@@ -11,6 +11,7 @@ a Python dict would cost > 100 B per URL. Per URL the table costs 33 B of column
 from __future__ import annotations
 
 import mmap
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -27,7 +28,7 @@ _MMAP_BYTES = 1 << 16
 CHUNK_ROWS = 1 << 16  # whole-table passes go chunk by chunk: small temporaries
 
 
-def zeros(count: int, dtype: npt.DTypeLike) -> npt.NDArray[np.generic]:
+def zeros(count: int, dtype: npt.DTypeLike) -> npt.NDArray[Any]:
     """A zeroed array; a large one in its own anonymous memory map.
 
     Its pages become resident only once written (the growth headroom costs
@@ -58,19 +59,19 @@ class UrlTable:
         self.reindex()
 
     @staticmethod
-    def _sized(array: npt.NDArray[np.generic], capacity: int) -> npt.NDArray[np.generic]:
+    def _sized(array: npt.NDArray[Any], capacity: int) -> npt.NDArray[Any]:
         out = zeros(capacity, array.dtype)
         out[: len(array)] = array
         return out
 
-    def column_buffer(self, name: str) -> npt.NDArray[np.generic]:
+    def column_buffer(self, name: str) -> npt.NDArray[Any]:
         """A whole column, capacity included (for filling before ``n`` is set)."""
-        array: npt.NDArray[np.generic] = getattr(self, name)
+        array: npt.NDArray[Any] = getattr(self, name)
         return array
 
-    def column(self, name: str) -> npt.NDArray[np.generic]:
+    def column(self, name: str) -> npt.NDArray[Any]:
         """The first ``n`` values of a column (a view)."""
-        array: npt.NDArray[np.generic] = getattr(self, name)
+        array: npt.NDArray[Any] = getattr(self, name)
         return array[: self.n]
 
     # -- the index ------------------------------------------------------------------
@@ -171,4 +172,5 @@ class UrlTable:
 
     def nbytes(self) -> int:
         """Bytes held by the columns and the index (capacity, not just ``n``)."""
-        return sum(getattr(self, name).nbytes for name in COLUMNS) + self._slots.nbytes
+        columns: int = sum(getattr(self, name).nbytes for name in COLUMNS)
+        return columns + self._slots.nbytes

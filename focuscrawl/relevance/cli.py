@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from focuscrawl.evaluation.metrics import binary_scores
 from focuscrawl.exceptions import ConfigError, ModelError
 from focuscrawl.relevance.base import MODELS, RelevanceModel, judge, load_model, save_model
-from focuscrawl.types import Page
+from focuscrawl.relevance.examples import iter_archive_pages, select_urls
 
 Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
 
@@ -30,58 +29,6 @@ def _module_commands() -> dict[str, Command]:
         module = sys.modules[MODELS.get(name).__module__]
         commands.update(getattr(module, "CLI_COMMANDS", {}))
     return commands
-
-
-def parse_where(items: Sequence[str]) -> list[tuple[str, str, bool]]:
-    """``field=value`` / ``field!=value`` filters on label objects.
-
-    >>> parse_where(["type=course", "university!=misc"])
-    [('type', 'course', True), ('university', 'misc', False)]
-    """
-    out: list[tuple[str, str, bool]] = []
-    for item in items:
-        if "!=" in item:
-            key, value = item.split("!=", 1)
-            out.append((key.strip(), value.strip(), False))
-        elif "=" in item:
-            key, value = item.split("=", 1)
-            out.append((key.strip(), value.strip(), True))
-        else:
-            raise ConfigError(f"filter {item!r} is not field=value or field!=value")
-    return out
-
-
-def label_matches(label: dict[str, Any], where: Sequence[tuple[str, str, bool]]) -> bool:
-    """True if every filter holds; list-valued fields match if any element does.
-
-    >>> label_matches({"type": "course", "cats": ["a", "b"]}, [("cats", "b", True), ("type", "x", False)])
-    True
-    """
-    for key, value, equal in where:
-        got = label.get(key)
-        values = [str(v).lower() for v in got] if isinstance(got, list) else [str(got).lower()]
-        if (value.lower() in values) != equal:
-            return False
-    return True
-
-
-def iter_archive_pages(
-    archives: Sequence[Path], urls: set[str] | None = None, limit: int = 0
-) -> Iterator[Page]:
-    """Pages parsed from archived HTML responses, as the crawler would parse them."""
-    from focuscrawl.parse.html import page_from_bytes
-    from focuscrawl.replay.archive import iter_responses
-
-    n = 0
-    for rec in iter_responses(archives):
-        if urls is not None and rec.url not in urls:
-            continue
-        if rec.content_type and "html" not in rec.content_type.lower():
-            continue
-        yield page_from_bytes(rec.url, rec.body, rec.content_type)
-        n += 1
-        if limit and n >= limit:
-            return
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -95,7 +42,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 def cmd_score(args: argparse.Namespace) -> int:
     model = load_model(args.model_dir)
     urls = set(args.url) if args.url else None
-    for page in iter_archive_pages(args.archive, urls, args.limit):
+    for page in iter_archive_pages(args.archive, urls, limit=args.limit):
         print(f"{model.score(page):.6f}\t{page.url}")
     return 0
 
@@ -105,11 +52,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     model = load_model(args.model_dir)
     labels = load_labels(args.labels)
-    where = parse_where(args.where)
-    wanted = {u for u, lab in labels.items() if label_matches(lab, where)}
+    wanted = set(select_urls(labels, args.where))
     predicted: list[bool] = []
     actual: list[bool] = []
-    for page in iter_archive_pages(args.archive, wanted, args.limit):
+    for page in iter_archive_pages(args.archive, wanted, limit=args.limit):
         value = labels[page.url].get(args.field)
         if value is None:
             continue

@@ -12,17 +12,16 @@ from __future__ import annotations
 import argparse
 import json
 import random
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from focuscrawl.exceptions import ConfigError, FocuscrawlError, ModelError
-from focuscrawl.parse.html import page_from_bytes
+from focuscrawl.relevance.examples import iter_archive_pages, select_urls
 from focuscrawl.relevance.terms import compute_idf, generate_terms, normalise_term, page_tokens
 from focuscrawl.relevance.text import available_languages
-from focuscrawl.replay.archive import iter_responses, load_labels
+from focuscrawl.replay.archive import load_labels
 from focuscrawl.settings import read_toml
-from focuscrawl.types import Page
 
 Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
 
@@ -67,17 +66,6 @@ def write_topic(path: Path, model: Mapping[str, Any], comments: Sequence[str] = 
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def iter_pages(archives: Sequence[str], urls: set[str] | None = None) -> Iterator[Page]:
-    """Pages of the HTML response records of ``archives`` (only ``urls`` if given)."""
-    for response in iter_responses(archives):
-        if urls is not None and response.url not in urls:
-            continue
-        ctype = response.content_type.lower()
-        if response.status != 200 or (ctype and "html" not in ctype):
-            continue
-        yield page_from_bytes(response.url, response.body, response.content_type or "text/html")
-
-
 def read_url_list(spec: str) -> list[str]:
     """URLs from a file (one a line, # comments) when ``spec`` names one, else comma-separated."""
     path = Path(spec)
@@ -85,31 +73,6 @@ def read_url_list(spec: str) -> list[str]:
         lines = path.read_text(encoding="utf-8").splitlines()
         return [ln.split("#", 1)[0].strip() for ln in lines if ln.split("#", 1)[0].strip()]
     return [u.strip() for u in spec.split(",") if u.strip()]
-
-
-def parse_where(conditions: Iterable[str]) -> dict[str, set[str]]:
-    """``["type=course|project", "university=cornell"]`` -> {key: allowed values} (AND of keys).
-
-    >>> parse_where(["type=course|project"])["type"] == {"course", "project"}
-    True
-    """
-    out: dict[str, set[str]] = {}
-    for cond in conditions:
-        key, sep, values = cond.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"label filter {cond!r}: expected KEY=VALUE[|VALUE...]")
-        out.setdefault(key.strip(), set()).update(v.strip() for v in values.split("|"))
-    return out
-
-
-def label_matches(label: Mapping[str, Any], where: Mapping[str, set[str]]) -> bool:
-    """A label matches when every key's value (or one item of a list value) is allowed."""
-    for key, allowed in where.items():
-        value = label.get(key)
-        values = value if isinstance(value, list) else [value]
-        if not any(str(v) in allowed for v in values if v is not None):
-            return False
-    return True
 
 
 def select_examples(
@@ -120,8 +83,7 @@ def select_examples(
     if where:
         if labels is None:
             raise ConfigError("generate-terms: --genre-where/--relevant-where need --labels")
-        cond = parse_where(where)
-        urls.extend(u for u, lab in labels.items() if label_matches(lab, cond))
+        urls.extend(select_urls(labels, where))
     return list(dict.fromkeys(urls))
 
 
@@ -156,7 +118,7 @@ def run_idf(args: argparse.Namespace) -> int:
         terms = [n for n in (normalise_term(str(t), args.lang, stem=args.stem) for t in raw) if n]
         if not terms:
             raise ConfigError(f"{args.terms}: no terms")
-    docs = (page_tokens(p, args.lang, stem=args.stem) for p in iter_pages(args.archives))
+    docs = (page_tokens(p, args.lang, stem=args.stem) for p in iter_archive_pages(args.archives, only_ok=True))
     idf = compute_idf(docs, max_n=args.max_n, min_df=args.min_df, terms=terms, lang=args.lang)
     if idf.n_docs == 0:
         raise ModelError("idf: the archives hold no HTML pages")
@@ -245,7 +207,7 @@ def run_generate(args: argparse.Namespace) -> int:
             "generate-terms: give --genre-examples/--genre-where or --relevant-examples/--relevant-where"
         )
     tokens: dict[str, list[str]] = {}
-    for page in iter_pages(args.archive, set(genre) | set(relevant)):
+    for page in iter_archive_pages(args.archive, set(genre) | set(relevant), only_ok=True):
         tokens.setdefault(page.url, page_tokens(page, args.lang))
     missing = [u for u in dict.fromkeys(genre + relevant) if u not in tokens]
     genre_docs = [tokens[u] for u in genre if u in tokens]

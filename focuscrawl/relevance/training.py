@@ -10,17 +10,7 @@ pages come from a WARC archive, chosen either by a label file with filters such
 as ``type=course`` / ``type!=course`` or by plain URL lists, and each becomes the
 text a model sees: ``title + visible text`` of the parsed :class:`Page`.
 
-Filters (``key<op>value``; several on one side must all hold):
-
-* ``key=value``   the label equals ``value`` (a list label: contains it);
-* ``key!=value``  the opposite;
-* ``key^=value``  the label starts with ``value`` (a list label: one element does).
-
->>> f = parse_filter("type!=course")
->>> f.matches({"type": "faculty"}), f.matches({"type": "course"})
-(True, False)
->>> parse_filter("categories^=subject.Science").matches({"categories": ["subject.Science.Physics"]})
-True
+Label filters such as ``type=course`` are those of :mod:`focuscrawl.relevance.examples`.
 """
 
 from __future__ import annotations
@@ -44,9 +34,9 @@ from sklearn.svm import SVC
 
 from focuscrawl.evaluation.metrics import BinaryScores
 from focuscrawl.exceptions import ArchiveError, ModelError
-from focuscrawl.parse.html import page_from_bytes
+from focuscrawl.relevance.examples import all_match, iter_archive_pages, parse_filter
 from focuscrawl.relevance.text import stem, tokenize
-from focuscrawl.replay.archive import iter_responses, load_labels
+from focuscrawl.replay.archive import load_labels
 from focuscrawl.types import Page
 
 # P1, section "Experiments": 75 positive examples, twice as many negative ones.
@@ -139,36 +129,6 @@ def make_classifier(algorithm: str, seed: int = 0, smallest_class: int = 5) -> A
     )
 
 
-@dataclass(frozen=True, slots=True)
-class LabelFilter:
-    key: str
-    op: str
-    value: str
-
-    def matches(self, label: Mapping[str, Any]) -> bool:
-        raw = label.get(self.key)
-        values = [str(v) for v in raw] if isinstance(raw, list | tuple) else [str(raw)]
-        if raw is None:
-            values = []
-        if self.op == "^=":
-            return any(v.startswith(self.value) for v in values)
-        hit = self.value in values
-        return hit if self.op == "=" else not hit
-
-
-def parse_filter(expr: str) -> LabelFilter:
-    """``"type=course"`` -> LabelFilter; a malformed expression is a ModelError."""
-    for op in _OPERATORS:
-        key, sep, value = expr.partition(op)
-        if sep and key.strip() and value.strip():
-            return LabelFilter(key.strip(), op, value.strip())
-    raise ModelError(f"bad label filter {expr!r} (use key=value, key!=value or key^=prefix)")
-
-
-def _all_match(filters: Sequence[LabelFilter], label: Mapping[str, Any]) -> bool:
-    return all(f.matches(label) for f in filters)
-
-
 @dataclass(slots=True)
 class LabelledSplit:
     """URLs drawn for training (at most ``max_pos`` / ``max_neg``) and the rest, held out."""
@@ -203,11 +163,11 @@ def split_labels(
     neg_filters = [parse_filter(e) for e in negative]
     if not pos_filters:
         raise ModelError("give at least one positive filter such as type=course")
-    pos = [u for u, lab in labels.items() if _all_match(pos_filters, lab)]
+    pos = [u for u, lab in labels.items() if all_match(pos_filters, lab)]
     neg = [
         u
         for u, lab in labels.items()
-        if not _all_match(pos_filters, lab) and _all_match(neg_filters, lab)
+        if not all_match(pos_filters, lab) and all_match(neg_filters, lab)
     ]
     rng = random.Random(seed)
     split = LabelledSplit()
@@ -238,13 +198,12 @@ def load_texts(archives: Path | str | Iterable[Path | str], urls: Iterable[str])
     """
     wanted = set(urls)
     texts: dict[str, str] = {}
-    for response in iter_responses(archives):
-        if response.url not in wanted or response.url in texts:
+    for page in iter_archive_pages(archives, wanted):
+        if page.url in texts:
             continue
-        page = page_from_bytes(response.url, response.body, response.content_type or "text/html")
         text = page_text(page)
         if text:
-            texts[response.url] = text
+            texts[page.url] = text
     return texts
 
 

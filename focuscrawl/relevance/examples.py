@@ -1,0 +1,108 @@
+"""Labelled example pages: label filters and pages read from WARC archives.
+
+Every model that learns from examples (classifiers, GenerateTerms, comment
+keywords) and ``focuscrawl model eval`` choose pages the same way.
+
+Filters (``key<op>value``; several must all hold):
+
+* ``key=value``   the label equals ``value`` (a list label: contains it);
+  ``value`` may list alternatives: ``type=course|project``;
+* ``key!=value``  the opposite;
+* ``key^=value``  the label starts with ``value`` (a list label: one element does).
+
+Labels are compared as text, with JSON spelling for booleans (``relevant=true``).
+
+>>> f = parse_filter("type!=course")
+>>> f.matches({"type": "faculty"}), f.matches({"type": "course"})
+(True, False)
+>>> parse_filter("categories^=subject.Science").matches({"categories": ["subject.Science.Physics"]})
+True
+>>> parse_filter("type=course|project").matches({"type": "project"})
+True
+>>> parse_filter("has_comments=true").matches({"has_comments": True})
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from focuscrawl.exceptions import ModelError
+from focuscrawl.parse.html import page_from_bytes
+from focuscrawl.replay.archive import iter_responses
+from focuscrawl.types import Page
+
+_OPERATORS = ("!=", "^=", "=")  # longest first: "a!=b" is not "a!" = "b"
+
+
+def _label_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+@dataclass(frozen=True, slots=True)
+class LabelFilter:
+    key: str
+    op: str
+    value: str
+
+    def matches(self, label: Mapping[str, Any]) -> bool:
+        raw = label.get(self.key)
+        if raw is None:
+            values: list[str] = []
+        elif isinstance(raw, list | tuple):
+            values = [_label_text(v) for v in raw]
+        else:
+            values = [_label_text(raw)]
+        if self.op == "^=":
+            return any(v.startswith(self.value) for v in values)
+        hit = any(v in self.value.split("|") for v in values)
+        return hit if self.op == "=" else not hit
+
+
+def parse_filter(expr: str) -> LabelFilter:
+    """``"type=course"`` -> LabelFilter; a malformed expression is a ModelError."""
+    for op in _OPERATORS:
+        key, sep, value = expr.partition(op)
+        if sep and key.strip() and value.strip():
+            return LabelFilter(key.strip(), op, value.strip())
+    raise ModelError(f"bad label filter {expr!r} (use key=value, key!=value or key^=prefix)")
+
+
+def all_match(filters: Sequence[LabelFilter], label: Mapping[str, Any]) -> bool:
+    return all(f.matches(label) for f in filters)
+
+
+def select_urls(labels: Mapping[str, Mapping[str, Any]], where: Sequence[str]) -> list[str]:
+    """URLs whose labels pass every filter of ``where``, in label-file order."""
+    filters = [parse_filter(e) for e in where]
+    return [url for url, label in labels.items() if all_match(filters, label)]
+
+
+def iter_archive_pages(
+    archives: Path | str | Iterable[Path | str],
+    urls: set[str] | None = None,
+    *,
+    limit: int = 0,
+    only_ok: bool = False,
+) -> Iterator[Page]:
+    """Pages parsed from the HTML response records of archives, as the crawler parses them.
+
+    ``urls`` restricts to those URLs; ``only_ok`` to status 200; ``limit`` (0 = all)
+    stops after that many pages.
+    """
+    n = 0
+    for rec in iter_responses(archives):
+        if urls is not None and rec.url not in urls:
+            continue
+        ctype = rec.content_type.lower()
+        if (ctype and "html" not in ctype) or (only_ok and rec.status != 200):
+            continue
+        yield page_from_bytes(rec.url, rec.body, rec.content_type or "text/html")
+        n += 1
+        if limit and n >= limit:
+            return
