@@ -13,7 +13,7 @@ from typing import Any
 from focuscrawl.engine import DB_NAME, RUN_NAME, Crawler, CrawlStats
 from focuscrawl.exceptions import ConfigError, ModelError
 from focuscrawl.fetch.aiohttp_fetcher import AiohttpFetcher
-from focuscrawl.frontier.sqlite import SqliteFrontier
+from focuscrawl.frontier.indexed import IndexedFrontier
 from focuscrawl.relevance.base import RelevanceModel, build_model, load_model
 from focuscrawl.settings import SECTIONS, Settings, load_settings, read_toml
 from focuscrawl.strategies.base import STRATEGIES, Strategy
@@ -95,7 +95,7 @@ def open_crawl(
         settings = replace(settings, model={"name": str(model), **settings.model})
     strategy = make_strategy(settings, relevance)
     out_dir.mkdir(parents=True, exist_ok=True)
-    frontier = SqliteFrontier(out_dir / DB_NAME)
+    frontier = IndexedFrontier(out_dir / DB_NAME)
     counters: Counter[str] = Counter()  # shared by fetcher and engine, saved in run.json
     fetcher = AiohttpFetcher(settings.fetch, counters=counters, ssl_ca_file=settings.fetch.tls_ca_file)
     try:

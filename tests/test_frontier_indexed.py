@@ -1,0 +1,202 @@
+"""The indexed crawl DB beyond the shared store tests (tests/test_frontier.py).
+
+Fingerprint collisions in its hash index, growth of the arrays and the index,
+the journal and its compaction across reopen, the pop buffer and its fallbacks on
+larger random workloads against the reference store, and damaged files.
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from focuscrawl.exceptions import FrontierError
+from focuscrawl.frontier.indexed import IndexedFrontier
+from focuscrawl.frontier.memory import MemoryFrontier
+from focuscrawl.frontier.sqlite import SqliteFrontier
+from focuscrawl.types import Merge, QueuedURL, URLState
+
+Q, F = URLState.QUEUED, URLState.FETCHED
+
+
+def add(store: Any, url: str, score: float, **kw: Any) -> bool:
+    kw.setdefault("depth", 1)
+    kw.setdefault("parent", None)
+    kw.setdefault("host", url.split("/")[2])
+    return bool(store.add(url, score, **kw))
+
+
+def _snapshot(store: Any) -> list[QueuedURL]:
+    return list(store.iter_urls())
+
+
+def test_colliding_fingerprints_are_told_apart(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Equal ``h``: linear probing puts the later URLs in the next slots, ``h2`` tells them apart."""
+    fake = {f"http://a/{i}": (0, i) for i in range(8)} | {"http://b/x": (1, 99)}
+    monkeypatch.setattr("focuscrawl.frontier.indexed_reads.url_key", fake.__getitem__)
+    monkeypatch.setattr(
+        "focuscrawl.frontier.indexed.fingerprints",
+        lambda urls: np.array([fake[u] for u in urls], np.int64).reshape(-1, 2),
+    )
+    path = tmp_path / "f.db"
+    db = IndexedFrontier(path)
+    for i in range(4):
+        add(db, f"http://a/{i}", float(i))
+    add(db, "http://b/x", 9.0)  # slot 1 is taken by http://a/1: goes to slot 4
+    for i in range(4, 7):
+        add(db, f"http://a/{i}", float(i))
+    assert db._table._slots[:8].tolist() == [0, 1, 2, 3, 4, 5, 6, 7]
+    assert db._table.h[:8].tolist() == [0, 0, 0, 0, 1, 0, 0, 0]
+    assert db.update_scores([("http://a/2", 0.5), ("http://b/x", 1.0)], Merge.ADD) == 2
+    assert db.update_scores([("http://a/7", 1.0)], Merge.ADD) == 0  # unknown: ignored
+    assert db.state("http://a/7") is None
+    db.mark("http://a/3", F)
+    assert [(q.url, q.score) for q in db.pop(3)] == [
+        ("http://b/x", 10.0),
+        ("http://a/6", 6.0),
+        ("http://a/5", 5.0),
+    ]
+    db.commit()
+    db.close()
+    db = IndexedFrontier(path)  # the index is rebuilt from the stored fingerprints
+    assert db.state("http://a/3") is F
+    assert db.get("http://a/2") == QueuedURL("http://a/2", 2.5, 1, "a", None, 0, 3)
+    assert add(db, "http://a/7", 7.0) is True  # no probe limit: slot 8
+    assert db.get("http://a/7") == QueuedURL("http://a/7", 7.0, 1, "a", None, 0, 9)
+    db.close()
+
+
+def test_growth_beyond_initial_capacity(tmp_path: Path) -> None:
+    """5,000 URLs: the columns grow several times and the index is rebuilt twice."""
+    path = tmp_path / "f.db"
+    db = IndexedFrontier(path)
+    rng = random.Random(3)
+    scores = [float(rng.randrange(100)) for _ in range(5000)]
+    for lo in range(0, 5000, 700):
+        items = [
+            (f"http://h{i % 13}/{i}", scores[i], 1, None, f"h{i % 13}")
+            for i in range(lo, min(lo + 700, 5000))
+        ]
+        assert db.add_many(items) == len(items)
+    assert len(db._table._slots) == 16384  # >= 2 x 5000, a power of two
+    db.commit()
+    db.close()
+    db = IndexedFrontier(path)
+    assert db.count() == 5000
+    assert db.count(Q) == 5000
+    assert db.host_count("h3") == len(range(3, 5000, 13))
+    for i in (0, 1023, 1024, 4999):
+        assert db.get(f"http://h{i % 13}/{i}") == QueuedURL(
+            f"http://h{i % 13}/{i}", scores[i], 1, f"h{i % 13}", None, 0, i + 1
+        )
+    expected = sorted(range(5000), key=lambda i: (-scores[i], i))[:40]
+    assert [q.seq - 1 for q in db.pop(40)] == expected
+    db.close()
+
+
+@pytest.mark.parametrize("part_rows", [7, 1 << 20], ids=["many-parts", "one-part"])
+def test_journal_compaction_and_reopen(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, part_rows: int
+) -> None:
+    """Snapshot, then fresh rows, then journal: every mix reopens to the same state."""
+    monkeypatch.setattr("focuscrawl.frontier.indexed_disk.PART_ROWS", part_rows)
+    path = tmp_path / "f.db"
+    db = IndexedFrontier(path, compact_rows=25)
+    memory = MemoryFrontier()
+    rng = random.Random(5)
+    compactions = 0
+    for step in range(12):
+        for store in (db, memory):
+            store.add_many(
+                [
+                    (f"http://h{i % 3}/{i}", float(i % 5), 1, None, f"h{i % 3}")
+                    for i in range(step * 4, step * 4 + 6)
+                ],
+                merge=Merge.ADD,
+            )
+        ups = [(f"http://h{i % 3}/{i}", 0.5) for i in rng.sample(range(step * 4 + 6), 5)]
+        assert db.update_scores(ups, Merge.ADD) == memory.update_scores(ups, Merge.ADD)
+        assert db.pop(2) == memory.pop(2)
+        db.commit()
+        with sqlite3.connect(path) as raw:
+            journal = raw.execute("SELECT count(*) FROM journal").fetchone()[0]
+            snapshot = raw.execute("SELECT count(*) FROM snapshot").fetchone()[0]
+        raw.close()
+        if journal == 0:  # folded: one BLOB per part of each of the 6 columns
+            compactions += 1
+            assert snapshot == 6 * -(-db.count() // part_rows)
+        if step % 3 == 1:
+            db.close()
+            db = IndexedFrontier(path, compact_rows=25)
+        assert _snapshot(db) == _snapshot(memory)
+    assert [db.count(s) for s in URLState] == [memory.count(s) for s in URLState]
+    assert compactions >= 3  # ~11 journal rows per commit, folded beyond 25
+    db.close()
+
+
+@pytest.mark.parametrize("buffer_size", [1, 8, 4096], ids=["tiny", "small", "default"])
+def test_pop_matches_reference_on_a_larger_queue(tmp_path: Path, buffer_size: int) -> None:
+    """600 URLs with tied scores, excluded hosts, caps and layers: the buffer, its
+    rebuilds and the full scans must all give exactly the reference pops."""
+    db = IndexedFrontier(tmp_path / "f.db", buffer_size=buffer_size, compact_rows=500)
+    memory = MemoryFrontier()
+    rng = random.Random(buffer_size)
+    hosts = [f"h{i}" for i in range(7)]
+    for layer in range(3):
+        items = []
+        for i in range(200):
+            url = f"http://{rng.choice(hosts)}/{layer}-{i}"
+            items.append((url, float(rng.randrange(6)), 1, None, url.split("/")[2]))
+        assert db.add_many(items, layer=layer) == memory.add_many(items, layer=layer)
+    urls = [q.url for q in memory.iter_urls()]
+    for round_ in range(60):
+        merge = rng.choice(list(Merge))
+        ups = [(rng.choice(urls), float(rng.randrange(-2, 8))) for _ in range(rng.randrange(30))]
+        assert db.update_scores(ups, merge) == memory.update_scores(ups, merge)
+        kwargs = {
+            "exclude_hosts": set(rng.sample(hosts, rng.randrange(4))),
+            "max_per_host": rng.randrange(4),
+            "max_layer": rng.choice([None, 0, 1, 2]),
+        }
+        n = rng.randrange(1, 25)
+        assert db.pop(n, **kwargs) == memory.pop(n, **kwargs), (round_, kwargs)
+        for url in rng.sample(urls, 5):
+            state = rng.choice([Q, F, URLState.IN_FLIGHT])
+            db.mark(url, state)
+            memory.mark(url, state)
+        if round_ % 20 == 19:
+            assert db.requeue_in_flight() == memory.requeue_in_flight()
+            db.commit()
+    assert _snapshot(db) == _snapshot(memory)
+    assert [db.host_count(h, [Q]) for h in hosts] == [memory.host_count(h, [Q]) for h in hosts]
+    db.close()
+
+
+def test_damaged_journal_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "f.db"
+    db = IndexedFrontier(path)
+    add(db, "http://a/1", 1.0)
+    db.commit()
+    db.close()
+    with sqlite3.connect(path) as raw:
+        raw.execute(
+            "INSERT INTO journal(rows, state, score) VALUES (?, ?, ?)",
+            (np.array([5], np.int32).tobytes(), b"\x00", np.zeros(1).tobytes()),
+        )
+    raw.close()
+    with pytest.raises(FrontierError, match="journal names an unknown row"):
+        IndexedFrontier(path)
+
+
+def test_sqlite_store_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "f.db"
+    SqliteFrontier(path).close()
+    with pytest.raises(FrontierError, match="has schema 2, not indexed-1"):
+        IndexedFrontier(path)
