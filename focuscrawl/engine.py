@@ -42,6 +42,9 @@ WARC_NAME = "corpus.warc.gz"
 PAGES_NAME = "pages.jsonl"
 RUN_NAME = "run.json"
 
+# Longest the loop sleeps without news (a completion or a host's delay running out).
+_TICK = 0.25
+
 # Errors that mean "not fetched at all": they do not use up the page budget.
 _NOT_FETCHED = frozenset({"robots", "blocked-address", "bad-url"})
 
@@ -168,6 +171,7 @@ class Crawler:
             requeued = self.frontier.requeue_in_flight()
             self.stats.counters["resume_requeued"] += requeued
             self.stats.counters["resumes"] += 1
+            self._commit()  # the resume itself is recorded, even if killed again at once
         else:
             self._add_seeds()
             self._commit()
@@ -201,16 +205,26 @@ class Crawler:
             return 1 << 30
         return limit - self.stats.fetched - sum(self._host_inflight.values())
 
-    def _blocked_hosts(self) -> set[str]:
+    def _blocked_hosts(self) -> tuple[set[str], float]:
+        """Hosts not to take URLs of now, and how long until a cooling host is ready.
+
+        A host is blocked while it has ``per_host`` fetches in flight (a completion
+        wakes the loop) or while its politeness delay runs (the returned wait wakes
+        it: without it, short delays would be rounded up to the loop's tick).
+        """
         per_host = self.settings.fetch.per_host
         now = time.monotonic()
         blocked = {h for h, n in self._host_inflight.items() if n >= per_host}
+        wait = _TICK
         for host in list(self._recent_hosts):
-            if self.fetcher.host_ready_at(host) > now:
+            ready_at = self.fetcher.host_ready_at(host)
+            if ready_at > now:
                 blocked.add(host)
+                if host not in self._host_inflight:
+                    wait = min(wait, ready_at - now)
             elif self._host_inflight.get(host, 0) == 0:
                 self._recent_hosts.discard(host)
-        return blocked
+        return blocked, max(wait, 0.0005)
 
     async def run(self) -> CrawlStats:
         self._open()
@@ -265,26 +279,23 @@ class Crawler:
         window = max(2, self.settings.fetch.concurrency * 2)
         while not self._stop.is_set():
             budget = self._budget_left()
+            wait: float | None = None if batch else _TICK
             if budget > 0 and (batch == 0 or not tasks):
                 want = min(budget, batch or window - len(tasks))
                 if want > 0:
                     if batch:
                         taken = self.frontier.pop(want)
                     else:
+                        blocked, wait = self._blocked_hosts()
                         taken = self.frontier.pop(
-                            want,
-                            exclude_hosts=self._blocked_hosts(),
-                            max_per_host=self.settings.fetch.per_host,
+                            want, exclude_hosts=blocked, max_per_host=self.settings.fetch.per_host
                         )
                     for queued in taken:
                         self._start(queued, tasks)
-            if not tasks:
-                if budget <= 0 or self.frontier.count(URLState.QUEUED) == 0:
-                    break
-                # everything queued is on hosts that are cooling down: wait a little
-                await self._drain(tasks, 0.05)
-                continue
-            await self._drain(tasks, 0.25 if not batch else None)
+            if not tasks and (budget <= 0 or self.frontier.count(URLState.QUEUED) == 0):
+                break
+            # until a fetch completes, or a cooling host is ready for its next URL
+            await self._drain(tasks, wait)
             self._report()
         while tasks:  # graceful stop: let what is in flight finish
             await self._drain(tasks, None)

@@ -148,7 +148,7 @@ def test_pop_matches_reference_on_a_larger_queue(tmp_path: Path, buffer_size: in
     db = IndexedFrontier(tmp_path / "f.db", buffer_size=buffer_size, compact_rows=500)
     memory = MemoryFrontier()
     rng = random.Random(buffer_size)
-    hosts = [f"h{i}" for i in range(7)]
+    hosts = [f"h{i}" for i in range(12)]  # > 8: the general per-host cap path too
     for layer in range(3):
         items = []
         for i in range(200):
@@ -199,4 +199,45 @@ def test_sqlite_store_file_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "f.db"
     SqliteFrontier(path).close()
     with pytest.raises(FrontierError, match="has schema 2, not indexed-1"):
+        IndexedFrontier(path)
+
+
+@pytest.mark.parametrize("store", ["indexed", "memory"])
+def test_repeated_add_updates_sum_first(tmp_path: Path, store: str) -> None:
+    """``ADD`` repeats are summed before they reach the stored score: 0.1 + (0.1 + 1.0),
+    which is 1.2000000000000002, where (0.1 + 0.1) + 1.0 would give 1.2."""
+    db: Any = IndexedFrontier(tmp_path / "f.db") if store == "indexed" else MemoryFrontier()
+    add(db, "http://a/x", 0.1)
+    add(db, "http://a/y", 0.1)
+    ups = [("http://a/x", 0.1), ("http://a/y", 0.5), ("http://a/x", 1.0)]
+    assert db.update_scores(ups, Merge.ADD) == 2
+    assert db.get("http://a/x").score == 1.2000000000000002
+    assert db.get("http://a/y").score == 0.6
+    db.close()
+
+
+def test_unstorable_url_is_refused_whole(tmp_path: Path) -> None:
+    """A lone surrogate cannot be stored: FrontierError, and nothing of the batch is applied."""
+    db = IndexedFrontier(tmp_path / "f.db")
+    add(db, "http://a/x", 1.0)
+    items = [("http://a/x", 5.0, 1, None, "a"), ("http://a/\ud800", 1.0, 1, None, "a")]
+    with pytest.raises(FrontierError, match="not encodable as UTF-8"):
+        db.add_many(items)
+    assert db.get("http://a/x").score == 1.0
+    assert db.count() == 1
+    db.commit()
+    db.close()
+
+
+def test_damaged_hosts_are_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "f.db"
+    db = IndexedFrontier(path)
+    add(db, "http://a/1", 1.0)
+    add(db, "http://b/1", 1.0)
+    db.commit()
+    db.close()
+    with sqlite3.connect(path) as raw:
+        raw.execute("DELETE FROM hosts WHERE host = 'b'")
+    raw.close()
+    with pytest.raises(FrontierError, match="damaged host ids"):
         IndexedFrontier(path)

@@ -26,7 +26,8 @@ def _crawl_cmd(out: Path, proxy: str, config: Path, resume: bool) -> list[str]:
         return [*cmd, "--resume"]
     return [
         *cmd, "--seeds", f"http://{HOST}/", "--strategy", "bfs", "--max-pages", "0",
-        "--proxy", proxy, "--delay", "0", "--concurrency", "8", "--config", str(config),
+        # 5 ms between requests to the one host: the crawl lasts >= 11 s, long enough to kill
+        "--proxy", proxy, "--delay", "0.005", "--concurrency", "8", "--config", str(config),
     ]  # fmt: skip
 
 
@@ -55,12 +56,12 @@ def test_sigkill_at_random_moments_then_resume(webkb_replay: ReplayProcess, tmp_
     out = tmp_path / "killed"
     rng = random.Random(1234)
     kills = 0
-    for attempt in range(4):
+    for attempt in range(5):
         proc = subprocess.Popen(
             _crawl_cmd(out, webkb_replay.proxy_url, config, attempt > 0), env=env,
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )  # fmt: skip
-        time.sleep(rng.uniform(1.5, 5.0))
+        time.sleep(rng.uniform(1.0, 3.0))
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
             kills += 1

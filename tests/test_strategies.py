@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import pytest
 
 from focuscrawl.api import crawl
-from focuscrawl.frontier.sqlite import SqliteFrontier
+from focuscrawl.frontier.indexed import IndexedFrontier
 from focuscrawl.replay.process import ReplayProcess
 from focuscrawl.replay.sample import SAMPLE_SEEDS
 from focuscrawl.strategies.base import STRATEGIES, Strategy, register_strategy
@@ -100,7 +100,7 @@ def test_sibling_raise_and_unknown_updates(sample_replay: ReplayProcess, tmp_pat
     # fetch order: the home page, then sports.html (siblings raised), then one raised section
     crawl(list(SAMPLE_SEEDS), tmp_path / "run", strategy="test-siblings", max_pages=3,
           proxy=sample_replay.proxy_url, delay=0.0, fetch_list_size=1)  # fmt: skip
-    frontier = SqliteFrontier(tmp_path / "run" / "crawl.db")
+    frontier = IndexedFrontier(tmp_path / "run" / "crawl.db")  # the store api.py uses
     try:
         assert frontier.state("http://never-seen.example/") is None  # updates never invent URLs
         queued = {q.url: q.score for q in frontier.iter_urls(URLState.QUEUED)}

@@ -15,7 +15,7 @@ import numpy as np
 
 from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.indexed_schema import COLUMNS, IMMUTABLE, PART_ROWS
-from focuscrawl.frontier.indexed_table import Rows, UrlTable
+from focuscrawl.frontier.indexed_table import Rows, UrlTable, drop_repeats
 
 _SNAPSHOT_ROWS = "_snapshot_rows"
 
@@ -84,7 +84,7 @@ def write_commit(
         changed = [*changed, np.arange(committed, end, dtype=np.int64)]
     if not changed:
         return 0
-    rows = np.unique(np.concatenate(changed))
+    rows = drop_repeats(np.sort(np.concatenate(changed)))
     conn.execute(
         "INSERT INTO journal(rows, state, score) VALUES (?, ?, ?)",
         (rows.astype(np.int32).tobytes(), table.state[rows].tobytes(), table.score[rows].tobytes()),

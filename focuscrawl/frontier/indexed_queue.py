@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from focuscrawl.frontier.indexed_table import CHUNK_ROWS, Rows, UrlTable
+from focuscrawl.frontier.indexed_table import CHUNK_ROWS, Rows, UrlTable, drop_repeats
 from focuscrawl.types import URLState
 
 _QUEUED = int(URLState.QUEUED)
@@ -83,6 +83,7 @@ class BestQueue:
         self._rows: Rows = np.empty(0, np.int64)
         self._extra: list[Rows] = []
         self._built = False  # False: rebuild before the next pop
+        self._sorted = False  # True: _rows is in key order and every row in it >= T
         self._all = True  # the buffer holds every queued row: no threshold
         self._t_score = 0.0
         self._t_row = 0
@@ -99,6 +100,9 @@ class BestQueue:
             return
         table = self.table
         rows = rows[table.state[rows] == _QUEUED]
+        if not rows.size:  # rows that left the queue are dropped by the state filter
+            return
+        self._sorted = False  # a buffered score may have moved, even below T
         if not self._all:
             rows = rows[self._above(rows)]
         if rows.size:
@@ -114,7 +118,7 @@ class BestQueue:
     def _rebuild(self) -> None:
         self._rows, self._all = best_queued(self.table, self.size)
         self._extra = []
-        self._built = True
+        self._built = self._sorted = True
         if not self._all:
             last = int(self._rows[-1])
             self._t_score, self._t_row = float(self.table.score[last]), last
@@ -124,8 +128,11 @@ class BestQueue:
         if not self._built:
             self._rebuild()
         rows = self._rows
+        if self._sorted:  # no queued row changed since: only some left the queue
+            self._rows = rows[self.table.state[rows] == _QUEUED]
+            return self._rows
         if self._extra:
-            rows = np.unique(np.concatenate([rows, *self._extra]))
+            rows = np.concatenate([rows, *self._extra])
             self._extra = []
         rows = rows[self.table.state[rows] == _QUEUED]
         if not self._all:
@@ -133,31 +140,64 @@ class BestQueue:
         elif len(rows) > 4 * self.size:  # the queue outgrew a buffer that held all of it
             self._rebuild()
             return self._rows
-        self._rows = rows[np.lexsort((rows, -self.table.score[rows]))]
+        rows = rows[np.lexsort((rows, -self.table.score[rows]))]
+        self._rows = drop_repeats(rows)  # a row offered twice: once
+        self._sorted = True
         return self._rows
 
     def pop_rows(
         self,
         n: int,
+        queued_per_host: npt.NDArray[np.int64],
         excluded: npt.NDArray[np.bool_] | None,
         per_host: int,
         layer_limit: int | None,
     ) -> list[int]:
         """Rows of the ``n`` best eligible queued URLs, in key order (states untouched).
 
-        ``excluded`` flags host ids to skip, ``per_host`` caps URLs per host (0: no
+        ``queued_per_host`` counts the QUEUED rows of each host id, ``excluded``
+        flags host ids to skip (same length), ``per_host`` caps URLs per host (0: no
         cap), ``layer_limit`` is the highest layer allowed (None: any).
         """
         stale = self._built  # else the first walk is over a buffer built just now
-        taken = self._walk(self._candidates(), n, excluded, per_host, layer_limit)
-        if len(taken) >= n or self._all:
-            return taken
-        if stale:  # the buffer ran dry: a fresh one
-            self._rebuild()
-            taken = self._walk(self._candidates(), n, excluded, per_host, layer_limit)
+        for attempt in range(2):
+            if attempt and not stale:
+                break
+            if attempt:  # the buffer ran dry: a fresh one
+                self._rebuild()
+            rows = self._candidates()
+            taken = self._walk(rows, n, excluded, per_host, layer_limit)
             if len(taken) >= n or self._all:
                 return taken
+            if layer_limit is None and self._conclusive(
+                rows, taken, queued_per_host, excluded, per_host
+            ):
+                return taken
         return self._scan(n, excluded, per_host, layer_limit)
+
+    def _conclusive(
+        self,
+        rows: Rows,
+        taken: list[int],
+        queued_per_host: npt.NDArray[np.int64],
+        excluded: npt.NDArray[np.bool_] | None,
+        per_host: int,
+    ) -> bool:
+        """True if no queued row outside the buffer could have been taken.
+
+        Such a row needs a host that is not excluded, not capped, and has queued
+        rows beyond those in the buffer: a host-sized test instead of a scan, which
+        settles the common short pop (every host with URLs capped or cooling down).
+        """
+        hosts = len(queued_per_host)
+        outside = queued_per_host - np.bincount(self.table.host[rows], minlength=hosts)
+        open_hosts = outside > 0
+        if excluded is not None:
+            open_hosts &= ~excluded
+        if per_host:
+            took = np.bincount(self.table.host[np.array(taken, np.int64)], minlength=hosts)
+            open_hosts &= took < per_host
+        return not bool(open_hosts.any())
 
     def _scan(
         self,
@@ -189,20 +229,33 @@ class BestQueue:
             rows = rows[~excluded[table.host[rows]]]
         if layer_limit is not None:
             rows = rows[table.layer[rows] <= layer_limit]
-        if not per_host:
-            taken: list[int] = rows[:n].tolist()
-            return taken
-        taken = []
-        counts: dict[int, int] = {}
-        step = max(4 * n, 256)
-        for lo in range(0, len(rows), step):
-            chunk = rows[lo : lo + step]
-            for row, host in zip(chunk.tolist(), table.host[chunk].tolist(), strict=True):
-                seen = counts.get(host, 0)
-                if seen >= per_host:
-                    continue
-                counts[host] = seen + 1
-                taken.append(row)
-                if len(taken) >= n:
-                    return taken
+        if per_host:
+            head: list[int] = []  # most pops are settled by the first few rows
+            counts: dict[int, int] = {}
+            prefix = rows[: 4 * n + 8]
+            for row, host in zip(prefix.tolist(), table.host[prefix].tolist(), strict=True):
+                if counts.get(host, 0) < per_host:
+                    counts[host] = counts.get(host, 0) + 1
+                    head.append(row)
+                    if len(head) >= n:
+                        return head
+            if len(prefix) == len(rows):
+                return head
+            hosts = table.host[rows]
+            distinct = np.unique(hosts).tolist()
+            if len(distinct) <= 8:  # few hosts (a site crawl): the first rows of each
+                firsts = [np.flatnonzero(hosts == h)[:per_host] for h in distinct]
+                head = rows[np.sort(np.concatenate(firsts))][:n].tolist()
+                return head
+            # rank of each row among the rows of its host, in key order
+            order = np.argsort(hosts, kind="stable")
+            grouped = hosts[order]
+            index = np.arange(len(rows))
+            starts = np.maximum.accumulate(
+                np.where(np.r_[True, grouped[1:] != grouped[:-1]], index, 0)
+            )
+            rank = np.empty(len(rows), np.int64)
+            rank[order] = index - starts
+            rows = rows[rank < per_host]
+        taken: list[int] = rows[:n].tolist()
         return taken

@@ -27,11 +27,12 @@ import numpy.typing as npt
 from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.sqlite_schema import split_script, url_key
 
-__all__ = ["fingerprints", "open_indexed_db", "url_key"]
+__all__ = ["checked_text", "fingerprints", "open_indexed_db", "url_key"]
 
 SCHEMA_VERSION = "indexed-1"
 PART_ROWS = 1 << 20  # rows per snapshot BLOB: 8 MiB for a float64 column
 CACHE_KIB = 4096  # page cache: hot data is in numpy, SQLite only appends and reads cold rows
+WAL_LIMIT = 64 << 20  # bytes of WAL file kept after a checkpoint
 
 # name -> dtype of each per-row array; STATE and SCORE change, the others never do
 COLUMNS: dict[str, npt.DTypeLike] = {
@@ -72,6 +73,11 @@ SELECT t.url, t.depth, p.url FROM url_text AS t LEFT JOIN url_text AS p ON p.seq
 WHERE t.seq = ?
 """
 
+TEXT_MANY = """
+SELECT t.seq, t.url, t.depth, p.url FROM url_text AS t
+LEFT JOIN url_text AS p ON p.seq = t.parent_seq WHERE t.seq IN (SELECT value FROM json_each(?))
+"""
+
 TEXT_RANGE = """
 SELECT t.seq, t.url, t.depth, p.url FROM url_text AS t
 LEFT JOIN url_text AS p ON p.seq = t.parent_seq WHERE t.seq BETWEEN ? AND ? ORDER BY t.seq
@@ -97,6 +103,19 @@ def fingerprints(urls: Sequence[str]) -> npt.NDArray[np.int64]:
     return keys
 
 
+def checked_text(text: str) -> str:
+    """``text`` if SQLite can store it (UTF-8: no lone surrogates), else FrontierError.
+
+    >>> checked_text("http://a.org/é")
+    'http://a.org/é'
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise FrontierError(f"cannot store {text!r}: not encodable as UTF-8") from exc
+    return text
+
+
 def open_indexed_db(path: Path) -> sqlite3.Connection:
     """Connect (autocommit mode), set the pragmas, create or check the schema."""
     try:
@@ -107,6 +126,8 @@ def open_indexed_db(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+        # a compaction passes the whole snapshot through the WAL: do not keep it that big
+        conn.execute(f"PRAGMA journal_size_limit={WAL_LIMIT}")
         conn.execute("BEGIN IMMEDIATE")
         version = _schema_version(conn, path)
         if version is None:

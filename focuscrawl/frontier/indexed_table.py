@@ -5,7 +5,7 @@ appended. A URL is found by its 128-bit fingerprint ``(h, h2)`` through an
 open-addressing hash index (linear probing from ``h mod capacity``) holding row
 numbers as int32: 4 B per slot at a load factor <= 1/2, i.e. <= 8 B per URL, where
 a Python dict would cost > 100 B per URL. Per URL the table costs 33 B of columns
-(+ up to 25 % of growth headroom) and 4-8 B of index.
+(their growth headroom is reserved, not resident, until written) and 4-8 B of index.
 """
 
 from __future__ import annotations
@@ -40,6 +40,31 @@ def zeros(count: int, dtype: npt.DTypeLike) -> npt.NDArray[Any]:
     if size < _MMAP_BYTES:
         return np.zeros(count, kind)
     return np.frombuffer(mmap.mmap(-1, size), kind, count)
+
+
+def drop_repeats(rows: Rows) -> Rows:
+    """``rows`` (sorted so that repeats are adjacent) with each row once.
+
+    >>> drop_repeats(np.array([3, 3, 1, 2, 2], np.int64)).tolist()
+    [3, 1, 2]
+    """
+    if len(rows) < 2:
+        return rows
+    return rows[np.r_[True, rows[1:] != rows[:-1]]]
+
+
+def repeated_values(h: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
+    """Flags the entries whose value occurs more than once.
+
+    >>> repeated_values(np.array([5, 1, 5, 2], np.int64)).tolist()
+    [True, False, True, False]
+    """
+    order = np.argsort(h, kind="stable")
+    same = h[order][1:] == h[order][:-1]
+    flags = np.zeros(len(h), bool)
+    flags[order[1:][same]] = True
+    flags[order[:-1][same]] = True
+    return flags
 
 
 class UrlTable:
