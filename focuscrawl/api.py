@@ -14,6 +14,7 @@ from focuscrawl.engine import DB_NAME, RUN_NAME, Crawler, CrawlStats
 from focuscrawl.exceptions import ConfigError, ModelError
 from focuscrawl.fetch.aiohttp_fetcher import AiohttpFetcher
 from focuscrawl.frontier.indexed import IndexedFrontier
+from focuscrawl.frontier.sqlite import SqliteFrontier
 from focuscrawl.relevance.base import RelevanceModel, build_model, load_model
 from focuscrawl.settings import SECTIONS, Settings, load_settings, read_toml
 from focuscrawl.strategies.base import STRATEGIES, Strategy
@@ -95,7 +96,10 @@ def open_crawl(
         settings = replace(settings, model={"name": str(model), **settings.model})
     strategy = make_strategy(settings, relevance)
     out_dir.mkdir(parents=True, exist_ok=True)
-    frontier = IndexedFrontier(out_dir / DB_NAME)
+    stores = {"indexed": IndexedFrontier, "sqlite": SqliteFrontier}
+    if settings.crawl.frontier not in stores:
+        raise ConfigError(f"config: crawl.frontier = {settings.crawl.frontier!r} (one of: indexed, sqlite)")
+    frontier = stores[settings.crawl.frontier](out_dir / DB_NAME)
     counters: Counter[str] = Counter()  # shared by fetcher and engine, saved in run.json
     fetcher = AiohttpFetcher(settings.fetch, counters=counters, ssl_ca_file=settings.fetch.tls_ca_file)
     try:

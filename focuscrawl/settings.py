@@ -82,6 +82,7 @@ class CrawlSettings:
     top_n: int = 1000  # layered mode: URLs generated per layer
     depth: int = 10  # layered mode: number of layers
     commit_every: int = 50  # results per durable commit
+    frontier: str = "indexed"  # crawl DB store: "indexed" (numpy + SQLite journal) or "sqlite"
     seed: int = 0  # random seed for ties and sampling
 
 

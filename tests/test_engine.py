@@ -172,3 +172,17 @@ def test_gzip_members_are_whole_records(sample_replay: ReplayProcess, tmp_path: 
     data = (tmp_path / "run" / "corpus.warc.gz").read_bytes()
     text = gzip.decompress(data)  # every member decompresses: no torn record
     assert text.count(b"WARC-Type: response") == len(warc_responses(tmp_path / "run"))
+
+
+def test_both_frontier_stores_give_the_same_crawl(sample_replay: ReplayProcess, tmp_path: Path) -> None:
+    """One URL at a time the order is the frontier's alone: both stores must agree."""
+    orders = {}
+    for store in ("indexed", "sqlite"):
+        crawl(
+            list(SAMPLE_SEEDS), tmp_path / store, strategy="best-first", max_pages=30,
+            model={"name": "keyword", "keywords": ["cat", "kitten"]}, frontier=store,
+            proxy=sample_replay.proxy_url, delay=0.0, fetch_list_size=1,
+        )  # fmt: skip
+        orders[store] = [(p["url"], p["score"]) for p in read_pages(tmp_path / store)]
+    assert len(orders["indexed"]) == 30
+    assert orders["indexed"] == orders["sqlite"]
