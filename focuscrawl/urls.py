@@ -9,7 +9,6 @@ merges URLs that some servers treat differently.
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -50,7 +49,7 @@ def normalize_url(url: str, base: str | None = None) -> str | None:
     >>> normalize_url("e/..", "http://h.org/a//b/")
     'http://h.org/a/b/'
     >>> normalize_url("HTTP://WWW.H.ORG./a//b.html?")
-    'http://www.h.org/a/b.html'
+    'http://www.h.org/a//b.html'
     """
     url = url.strip()
     if not url:
@@ -117,19 +116,29 @@ _SIMPLE_URL = re.compile(
 
 
 def _clean_path(path: str) -> str:
-    """Dot segments resolved, and (in paths with a dot) empty segments dropped.
+    """Dot segments removed as RFC 3986 5.2.4 says; empty segments ('//') are kept,
+    since servers may tell ``/a//b`` from ``/a/b``. ``path`` starts with '/'.
 
-    ``path`` starts with '/'.
+    >>> _clean_path("/a/b/../c/./d"), _clean_path("/a//b.html"), _clean_path("/a/b/..")
+    ('/a/c/d', '/a//b.html', '/a/')
+    >>> _clean_path("/../../x"), _clean_path("/a//../c")
+    ('/x', '/a/c')
     """
-    if "." not in path or ("/." not in path and "//" not in path):
-        return path  # no '.', '..' or empty segment: normpath would change nothing
-    trailing = path.endswith(("/", "/.", "/.."))
-    path = posixpath.normpath(path)
-    path = path.lstrip("/")
-    path = "/" + path if path != "." else "/"
-    if trailing and not path.endswith("/"):
-        path += "/"
-    return path
+    if "/." not in path:
+        return path  # no '.' or '..' segment
+    segments = path.split("/")[1:]
+    if "." not in segments and ".." not in segments:
+        return path
+    out: list[str] = []
+    for segment in segments:
+        if segment == "..":
+            if out:
+                out.pop()
+        elif segment != ".":
+            out.append(segment)
+    if segments[-1] in (".", ".."):
+        out.append("")  # "/a/b/.." is the directory "/a/"
+    return "/" + "/".join(out)
 
 
 # A relative reference that urljoin would take as a plain path (+ query, fragment):
