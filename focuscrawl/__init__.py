@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from focuscrawl.api import crawl, crawl_async, open_crawl
-from focuscrawl.engine import Crawler, CrawlStats
+from focuscrawl.engine import Crawler
 from focuscrawl.exceptions import ConfigError, FocuscrawlError, ModelError
 from focuscrawl.relevance.base import RelevanceModel, build_model, load_model, save_model
 from focuscrawl.settings import Settings, load_settings
+from focuscrawl.stats import CrawlStats
 from focuscrawl.strategies.base import Strategy
 from focuscrawl.types import Decision, FetchResult, Link, LinkScore, Merge, Page, QueuedURL
 

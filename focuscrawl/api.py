@@ -10,13 +10,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from focuscrawl.engine import DB_NAME, RUN_NAME, Crawler, CrawlStats
+from focuscrawl.engine import DB_NAME, RUN_NAME, Crawler
 from focuscrawl.exceptions import ConfigError, ModelError
 from focuscrawl.fetch.aiohttp_fetcher import AiohttpFetcher
 from focuscrawl.frontier.indexed import IndexedFrontier
 from focuscrawl.frontier.sqlite import SqliteFrontier
 from focuscrawl.relevance.base import RelevanceModel, build_model, load_model
 from focuscrawl.settings import SECTIONS, Settings, load_settings, read_toml
+from focuscrawl.stats import CrawlStats
 from focuscrawl.strategies.base import STRATEGIES, Strategy
 
 

@@ -22,7 +22,6 @@ import random
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +32,7 @@ from focuscrawl.output.writers import JsonlOutput, WarcOutput
 from focuscrawl.parse.html import page_from_fetch
 from focuscrawl.relevance.base import RelevanceModel, judge
 from focuscrawl.settings import Settings
+from focuscrawl.stats import CrawlStats
 from focuscrawl.strategies.base import Strategy
 from focuscrawl.types import Decision, FetchResult, PageRecord, QueuedURL, URLState
 from focuscrawl.urls import Scope, host_of, normalize_url
@@ -47,45 +47,6 @@ _TICK = 0.25
 
 # Errors that mean "not fetched at all": they do not use up the page budget.
 _NOT_FETCHED = frozenset({"robots", "blocked-address", "bad-url"})
-
-
-@dataclass
-class CrawlStats:
-    """Live numbers of a crawl (what the progress bar and run.json show)."""
-
-    fetched: int = 0  # results counted against max_pages
-    pages: int = 0  # HTML pages parsed
-    relevant: int = 0
-    judged: int = 0
-    errors: int = 0
-    queued: int = 0
-    layer: int = 0
-    started: float = field(default_factory=time.time)
-    elapsed_before: float = 0.0  # time spent in earlier runs of a resumed crawl
-    counters: Counter[str] = field(default_factory=Counter)
-
-    @property
-    def elapsed(self) -> float:
-        return self.elapsed_before + (time.time() - self.started)
-
-    @property
-    def harvest_rate(self) -> float | None:
-        return self.relevant / self.judged if self.judged else None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "fetched": self.fetched,
-            "pages": self.pages,
-            "relevant": self.relevant,
-            "judged": self.judged,
-            "errors": self.errors,
-            "queued": self.queued,
-            "layer": self.layer,
-            "elapsed": round(self.elapsed, 3),
-            "harvest_rate": self.harvest_rate,
-            "pages_per_second": round(self.fetched / self.elapsed, 3) if self.elapsed else None,
-            "counters": dict(sorted(self.counters.items())),
-        }
 
 
 def normalize_seeds(seeds: Sequence[str]) -> list[str]:

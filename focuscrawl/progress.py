@@ -15,7 +15,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from focuscrawl.engine import CrawlStats
+from focuscrawl.stats import CrawlStats
 
 
 class ProgressView:

@@ -1,0 +1,47 @@
+"""Live numbers of a crawl: what the progress bar, run.json and the summary line show."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class CrawlStats:
+    """Live numbers of a crawl (what the progress bar and run.json show)."""
+
+    fetched: int = 0  # results counted against max_pages
+    pages: int = 0  # HTML pages parsed
+    relevant: int = 0
+    judged: int = 0
+    errors: int = 0
+    queued: int = 0
+    layer: int = 0
+    started: float = field(default_factory=time.time)
+    elapsed_before: float = 0.0  # time spent in earlier runs of a resumed crawl
+    counters: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def elapsed(self) -> float:
+        return self.elapsed_before + (time.time() - self.started)
+
+    @property
+    def harvest_rate(self) -> float | None:
+        return self.relevant / self.judged if self.judged else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "fetched": self.fetched,
+            "pages": self.pages,
+            "relevant": self.relevant,
+            "judged": self.judged,
+            "errors": self.errors,
+            "queued": self.queued,
+            "layer": self.layer,
+            "elapsed": round(self.elapsed, 3),
+            "harvest_rate": self.harvest_rate,
+            "pages_per_second": round(self.fetched / self.elapsed, 3) if self.elapsed else None,
+            "counters": dict(sorted(self.counters.items())),
+        }
