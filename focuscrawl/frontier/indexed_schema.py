@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from focuscrawl.exceptions import FrontierError
-from focuscrawl.frontier.sqlite_schema import split_script, url_key
+from focuscrawl.frontier.sqlite_schema import connect_crawl_db, url_key
 
 __all__ = ["checked_text", "fingerprints", "open_indexed_db", "url_key"]
 
@@ -117,42 +117,16 @@ def checked_text(text: str) -> str:
 
 
 def open_indexed_db(path: Path) -> sqlite3.Connection:
-    """Connect (autocommit mode), set the pragmas, create or check the schema."""
-    try:
-        conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
-    except sqlite3.Error as exc:
-        raise FrontierError(f"cannot open crawl DB {path}: {exc}") from exc
-    try:
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
-        # a compaction passes the whole snapshot through the WAL: do not keep it that big
-        conn.execute(f"PRAGMA journal_size_limit={WAL_LIMIT}")
-        conn.execute("BEGIN IMMEDIATE")
-        version = _schema_version(conn, path)
-        if version is None:
-            for statement in split_script(SCHEMA):
-                conn.execute(statement)
-            conn.execute("INSERT OR REPLACE INTO meta VALUES ('_schema', ?)", (SCHEMA_VERSION,))
-        elif version != SCHEMA_VERSION:
-            raise FrontierError(f"crawl DB {path} has schema {version}, not {SCHEMA_VERSION}")
-        conn.execute("COMMIT")
-    except sqlite3.Error as exc:
-        conn.close()
-        raise FrontierError(f"unusable crawl DB {path}: {exc}") from exc
-    except FrontierError:
-        conn.close()
-        raise
-    return conn
-
-
-def _schema_version(conn: sqlite3.Connection, path: Path) -> str | None:
-    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
-    if not tables:
-        return None
-    if "meta" not in tables:
-        raise FrontierError(f"{path} is an SQLite file but not a crawl DB")
-    row = conn.execute("SELECT value FROM meta WHERE key = '_schema'").fetchone()
-    if row is None:
-        raise FrontierError(f"{path} is an SQLite file but not a crawl DB")
-    return str(row[0])
+    """The indexed store's connection: its pragmas and schema."""
+    return connect_crawl_db(
+        path,
+        pragmas=(
+            "journal_mode=WAL",
+            "synchronous=NORMAL",
+            f"cache_size=-{CACHE_KIB}",
+            # a compaction passes the whole snapshot through the WAL: do not keep it that big
+            f"journal_size_limit={WAL_LIMIT}",
+        ),
+        schema=SCHEMA,
+        version=SCHEMA_VERSION,
+    )

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import struct
+from collections.abc import Sequence
 from pathlib import Path
 
 from focuscrawl.exceptions import FrontierError
@@ -178,33 +179,36 @@ def split_script(script: str) -> list[str]:
     return statements
 
 
-def open_crawl_db(path: Path) -> sqlite3.Connection:
-    """Connect (autocommit mode), set the pragmas, create or check the schema."""
+def connect_crawl_db(
+    path: Path,
+    *,
+    pragmas: Sequence[str],
+    schema: str,
+    version: str,
+    session_schema: str = "",
+) -> sqlite3.Connection:
+    """Connect (autocommit mode), apply ``pragmas``, create ``schema`` or check ``version``.
+
+    Shared by the stores: each brings its own pragmas, schema and version, and
+    ``session_schema`` (e.g. temporary tables) is created on every connection.
+    """
     try:
         conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
     except sqlite3.Error as exc:
         raise FrontierError(f"cannot open crawl DB {path}: {exc}") from exc
     try:
-        # a random score update dirties a page of urls and one of its index: small
-        # pages make the WAL written per commit small (no-op on an existing DB)
-        conn.execute(f"PRAGMA page_size={PAGE_SIZE}")
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        # checkpoint seldom: a page dirtied by many commits is copied back once
-        conn.execute(f"PRAGMA wal_autocheckpoint={CHECKPOINT_PAGES}")
-        conn.execute("PRAGMA temp_store=MEMORY")
-        # an automatic index on urls(h2) would be built over every URL per batch
-        conn.execute("PRAGMA automatic_index=OFF")
+        for pragma in pragmas:
+            conn.execute(f"PRAGMA {pragma}")
         conn.execute("BEGIN IMMEDIATE")
-        version = _schema_version(conn, path)
-        if version is None:
-            for statement in split_script(SCHEMA):
+        found = _schema_version(conn, path)
+        if found is None:
+            for statement in split_script(schema):
                 conn.execute(statement)
-            conn.execute("INSERT OR REPLACE INTO meta VALUES ('_schema', ?)", (SCHEMA_VERSION,))
-        elif version != SCHEMA_VERSION:
-            raise FrontierError(f"crawl DB {path} has schema {version}, not {SCHEMA_VERSION}")
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('_schema', ?)", (version,))
+        elif found != version:
+            raise FrontierError(f"crawl DB {path} has schema {found}, not {version}")
         conn.execute("COMMIT")
-        for statement in split_script(TEMP_SCHEMA):
+        for statement in split_script(session_schema):
             conn.execute(statement)
     except sqlite3.Error as exc:
         conn.close()
@@ -213,6 +217,28 @@ def open_crawl_db(path: Path) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def open_crawl_db(path: Path) -> sqlite3.Connection:
+    """The SQLite store's connection: its pragmas, schema and temporary tables."""
+    return connect_crawl_db(
+        path,
+        pragmas=(
+            # a random score update dirties a page of urls and one of its index: small
+            # pages make the WAL written per commit small (no-op on an existing DB)
+            f"page_size={PAGE_SIZE}",
+            "journal_mode=WAL",
+            "synchronous=NORMAL",
+            # checkpoint seldom: a page dirtied by many commits is copied back once
+            f"wal_autocheckpoint={CHECKPOINT_PAGES}",
+            "temp_store=MEMORY",
+            # an automatic index on urls(h2) would be built over every URL per batch
+            "automatic_index=OFF",
+        ),
+        schema=SCHEMA,
+        version=SCHEMA_VERSION,
+        session_schema=TEMP_SCHEMA,
+    )
 
 
 def _schema_version(conn: sqlite3.Connection, path: Path) -> str | None:
