@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from focuscrawl.exceptions import ModelError
-from focuscrawl.relevance.base import RelevanceModel, build_model, load_model, save_model
+from focuscrawl.relevance.base import RelevanceModel, build_model, judge, load_model, save_model
 from focuscrawl.relevance.classifier import (
     ALGORITHMS,
     Analyzer,
@@ -131,6 +131,7 @@ def test_majority_vote(probs: tuple[float, float, float], votes: int, relevant: 
     assert model.votes(page) == votes
     assert model.is_relevant(page) is relevant
     assert model.score(page) == pytest.approx(sum(probs) / 3)
+    assert judge(model, page) == (pytest.approx(sum(probs) / 3), relevant)
 
 
 def test_single_algorithm_judges_by_threshold() -> None:
@@ -138,8 +139,10 @@ def test_single_algorithm_judges_by_threshold() -> None:
     page = Page(url="http://a.test/", text="cat")
     assert model.votes(page) == 0
     assert model.is_relevant(page) is False
+    assert judge(model, page) == (pytest.approx(0.45), False)
     model.threshold = 0.4
     assert model.is_relevant(page) is True
+    assert judge(model, page) == (pytest.approx(0.45), True)
 
 
 def test_eq9_by_hand() -> None:

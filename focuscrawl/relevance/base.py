@@ -59,9 +59,14 @@ MODEL_INFO = "model.json"
 def judge(model: RelevanceModel, page: Page) -> tuple[float, bool]:
     """The model's score of a page and its binary judgement.
 
-    A model with its own ``is_relevant(page)`` (e.g. a majority vote
-    of classifiers) decides itself; otherwise relevant means score >= threshold.
+    A model may provide ``judge(page) -> (score, relevant)`` to do both in one
+    pass, or its own ``is_relevant(page)`` (e.g. a majority vote of classifiers);
+    otherwise relevant means score >= threshold.
     """
+    own = getattr(model, "judge", None)
+    if callable(own):  # both at once, e.g. a classifier vote that shares the score's work
+        own_score, own_relevant = own(page)
+        return float(own_score), bool(own_relevant)
     score = float(model.score(page))
     decide = getattr(model, "is_relevant", None)
     if callable(decide):

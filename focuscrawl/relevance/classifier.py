@@ -231,6 +231,16 @@ class ClassifierModel:
     def is_relevant(self, page: Page) -> bool:
         return self.predict_texts([page_text(page)])[0]
 
+    def judge(self, page: Page) -> tuple[float, bool]:
+        """``(score(page), is_relevant(page))`` from one vectorisation and one set of
+        probabilities (the engine judges every fetched page this way)."""
+        probs = self.probabilities([page_text(page)])
+        score = float(np.clip(np.mean([p[0] for p in probs.values()]), 0.0, 1.0))
+        if self.algorithm == "majority":
+            votes = sum(int(p[0] >= 0.5) for p in probs.values())
+            return score, votes >= len(MAJORITY_JUDGES) // 2 + 1
+        return score, score >= self.threshold
+
     def link_score(self, page_score: float, context: str, beta: float | None = None) -> float:
         """Eq. 9 for one link: the page's score mixed with its context's (β: ``self.beta``)."""
         return link_score(page_score, self.score_text(context), self.beta if beta is None else beta)
