@@ -132,6 +132,7 @@ def crawl(
     max_pages: int = 1000,
     model: str | Path | Mapping[str, Any] | None = None,
     proxy: str | None = None,
+    proxy_ca: str | Path | None = None,
     delay: float | None = None,
     concurrency: int | None = None,
     config: Path | None = None,
@@ -147,7 +148,13 @@ def crawl(
     """
     overrides: dict[str, dict[str, Any]] = {
         "crawl": {"strategy": strategy, "max_pages": max_pages, **crawl_settings},
-        "fetch": {"proxy": proxy, "delay": delay, "concurrency": concurrency, **(fetch or {})},
+        "fetch": {
+            "proxy": proxy,
+            "tls_ca_file": str(proxy_ca) if proxy_ca else None,
+            "delay": delay,
+            "concurrency": concurrency,
+            **(fetch or {}),
+        },
         "scope": dict(scope or {}),
     }
     if proxy:

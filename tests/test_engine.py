@@ -199,3 +199,26 @@ def test_both_frontier_stores_give_the_same_crawl(sample_replay: ReplayProcess, 
         orders[store] = [(p["url"], p["score"]) for p in read_pages(tmp_path / store)]
     assert len(orders["indexed"]) == 30
     assert orders["indexed"] == orders["sqlite"]
+
+
+@pytest.mark.parametrize("trust_ca", [True, False], ids=["replay-ca-trusted", "untrusted"])
+def test_https_pages_through_the_replay_proxy(trust_ca: bool, tmp_path: Path) -> None:
+    """https URLs go through CONNECT; the replay server's own CA must be trusted."""
+    archive = shared_file("multilingual-dev.warc.gz")
+    seed = "https://www.debian.org/doc/manuals/debian-reference/index.ja.html"
+    with ReplayProcess([archive]) as replay:
+        stats = crawl(
+            [seed], tmp_path / "run", max_pages=20, proxy=replay.proxy_url, delay=0.0,
+            proxy_ca=replay.ca_cert_path if trust_ca else None,
+            model={"name": "language", "target": ["ja"]},
+        )  # fmt: skip
+    pages = read_pages(tmp_path / "run")
+    if trust_ca:
+        assert pages[0]["url"] == seed
+        assert pages[0]["status"] == 200
+        assert stats.relevant >= 5  # the Japanese pages of the manual, judged by language
+        assert all(p["url"].startswith("https://") for p in pages)
+    else:
+        assert stats.pages == 0  # nothing fetched over an untrusted TLS tunnel
+        assert pages[0]["url"] == seed
+        assert pages[0]["error"] == "ssl"  # said as it is, not as a robots.txt refusal

@@ -108,6 +108,9 @@ def error_code(exc: BaseException) -> str:
     return "connect" if isinstance(exc, OSError) else "error"
 
 
+_UNREACHABLE = frozenset({"dns", "blocked-address", "ssl", "connect", "proxy"})
+
+
 class AiohttpFetcher:
     """The :class:`~focuscrawl.fetch.base.Fetcher` of the crawler.
 
@@ -263,8 +266,9 @@ class AiohttpFetcher:
             self._politeness.set_crawl_delay(host_of(url), delay)
         if rules.allowed(url, self._token):
             return None
-        # A host that does not resolve (or may not be contacted) says so itself.
-        return rules.error if rules.error in ("dns", "blocked-address") else "robots"
+        # A host that cannot be reached says why (the page would fail the same way);
+        # "robots" is kept for hosts whose robots.txt answered and said no (or 5xx).
+        return rules.error if rules.error in _UNREACHABLE else "robots"
 
     async def _download_robots(self, robots_url: str) -> tuple[int, bytes, str | None]:
         self.counters["robots.txt"] += 1
