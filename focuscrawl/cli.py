@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import signal
 import sys
+import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,8 @@ def _add_crawl_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", type=Path, help="TOML file: [crawl] [fetch] [scope] [parse] [model] seeds=[...]")
     p.add_argument("--strategy", help="crawl strategy (see 'focuscrawl strategies')")
     p.add_argument("--model", help="saved model directory, or a model name with defaults")
+    p.add_argument("--model-param", action="append", default=[], metavar="KEY=VALUE",
+                   help="a [model] parameter, e.g. target=ja or threshold=0.3 (repeatable)")
     p.add_argument("--max-pages", type=int)
     p.add_argument("--proxy", help="HTTP proxy, e.g. the replay server http://127.0.0.1:8080")
     p.add_argument("--proxy-ca", help="CA certificate to trust for HTTPS through the proxy")
@@ -87,7 +90,26 @@ def _crawl_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
         "depth": args.depth,
     }
     scope = {"max_depth": args.max_depth}
-    return {"fetch": fetch, "crawl": crawl, "scope": scope}
+    overrides: dict[str, dict[str, Any]] = {"fetch": fetch, "crawl": crawl, "scope": scope}
+    if args.model_param:
+        overrides["model"] = dict(parse_param(p) for p in args.model_param)
+    return overrides
+
+
+def parse_param(text: str) -> tuple[str, Any]:
+    """``key=value`` with a TOML value (number, boolean, array, quoted string) or a bare string.
+
+    >>> parse_param("threshold=0.3"), parse_param("target=ja"), parse_param('keywords=["a", "b"]')
+    (('threshold', 0.3), ('target', 'ja'), ('keywords', ['a', 'b']))
+    """
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(f"--model-param {text!r} is not KEY=VALUE")
+    try:
+        parsed: Any = tomllib.loads(f"v = {value.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        parsed = value.strip()
+    return key.strip(), parsed
 
 
 def cmd_crawl(args: argparse.Namespace) -> int:

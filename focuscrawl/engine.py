@@ -45,8 +45,11 @@ RUN_NAME = "run.json"
 # Longest the loop sleeps without news (a completion or a host's delay running out).
 _TICK = 0.25
 
-# Errors that mean "not fetched at all": they do not use up the page budget.
-_NOT_FETCHED = frozenset({"robots", "blocked-address", "bad-url"})
+# Errors that mean the request never reached the origin server (refused by rule,
+# name not resolved, no connection, no TLS, refused by the proxy): the URL is not
+# a fetched page, uses none of the page budget, and is counted as skipped_<error>.
+# Once a host's robots.txt failed this way, all its URLs fail the same way at once.
+_NOT_FETCHED = frozenset({"robots", "blocked-address", "bad-url", "dns", "connect", "ssl", "proxy"})
 
 
 def normalize_seeds(seeds: Sequence[str]) -> list[str]:
@@ -217,12 +220,15 @@ class Crawler:
         self._recent_hosts.add(queued.host)
         tasks.add(asyncio.create_task(self._fetch(queued)))
 
-    async def _drain(self, tasks: set[asyncio.Task[tuple[QueuedURL, FetchResult]]], timeout: float | None) -> None:
+    async def _drain(
+        self, tasks: set[asyncio.Task[tuple[QueuedURL, FetchResult]]], wait: float | None
+    ) -> None:
+        """Record the fetches that complete within ``wait`` seconds (None: the first one)."""
         if not tasks:
-            if timeout:
-                await asyncio.sleep(timeout)
+            if wait:
+                await asyncio.sleep(wait)
             return
-        done, _ = await asyncio.wait(tasks, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait(tasks, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
         for task in done:
             tasks.discard(task)
             queued, result = task.result()

@@ -52,11 +52,11 @@ async def web(testweb_index: ArchiveIndex, tmp_path: Path) -> AsyncIterator[Repl
 
 
 async def fetch(
-    server: ReplayServer, url: str, timeout: float = 30, **kwargs: Any
+    server: ReplayServer, url: str, limit: float = 30, **kwargs: Any
 ) -> tuple[int, CIMultiDictProxy[str], bytes]:
     context = ssl.create_default_context(cafile=str(server.ca_cert_path))
     async with (
-        aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as session,
+        aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=limit)) as session,
         session.get(url, proxy=server.proxy_url, ssl=context, **kwargs) as response,
     ):
         return response.status, response.headers, await response.read()
@@ -281,7 +281,7 @@ async def test_failing_faults(
     async with served(sample, tmp_path, plan) as server:
         with pytest.raises(error):
             # a fresh connection each time: aiohttp retries a reset on a reused one
-            await fetch(server, CAT, timeout=1.0, headers={"Connection": "close"})
+            await fetch(server, CAT, limit=1.0, headers={"Connection": "close"})
     assert [(e.status, e.note) for e in read_log(tmp_path / "log.tsv")][:1] == [
         (200 if kind == "truncate" else 0, kind)
     ]
@@ -309,7 +309,7 @@ async def test_latency_delays_only_its_host(sample: Path, tmp_path: Path) -> Non
     plan = FaultPlan.parse(["cats.example=30"], [])
     async with served(sample, tmp_path, plan) as server:
         with pytest.raises(asyncio.TimeoutError):
-            await fetch(server, CAT, timeout=0.5)
+            await fetch(server, CAT, limit=0.5)
         status, _, _ = await fetch(server, "http://shop.example/")
     assert status == 200
 

@@ -67,7 +67,7 @@ class LocalCA:
 
     def _create(self, key_path: Path) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
         key = ec.generate_private_key(ec.SECP256R1())
-        now = dt.datetime.now(dt.timezone.utc)
+        now = dt.datetime.now(dt.UTC)
         name = _name("focuscrawl replay CA")
         cert = (
             x509.CertificateBuilder()
@@ -111,7 +111,7 @@ class LocalCA:
 
     def _make_context(self, host: str) -> ssl.SSLContext:
         key = ec.generate_private_key(ec.SECP256R1())
-        now = dt.datetime.now(dt.timezone.utc)
+        now = dt.datetime.now(dt.UTC)
         alt: x509.GeneralName
         try:
             alt = x509.IPAddress(ipaddress.ip_address(host))
