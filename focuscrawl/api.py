@@ -74,8 +74,8 @@ def open_crawl(
         run_path = out_dir / RUN_NAME
         if not run_path.exists() or not (out_dir / DB_NAME).exists():
             raise ConfigError(f"{out_dir}: nothing to resume (no {RUN_NAME} / {DB_NAME})")
-        saved = json.loads(run_path.read_text(encoding="utf-8"))["settings"]
-        saved_seeds = json.loads(run_path.read_text(encoding="utf-8"))["seeds"]
+        run = json.loads(run_path.read_text(encoding="utf-8"))
+        saved, saved_seeds = run["settings"], run["seeds"]
         overrides = _merge_overrides({k: v for k, v in saved.items() if k in SECTIONS}, overrides)
         raw_seeds = raw_seeds or list(saved_seeds)
         settings = load_settings(config, overrides)

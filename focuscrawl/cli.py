@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from focuscrawl.exceptions import ConfigError, FocuscrawlError
+from focuscrawl.urls import read_url_lines
 
 
 def _seed_list(values: Sequence[str]) -> list[str]:
@@ -26,13 +27,9 @@ def _seed_list(values: Sequence[str]) -> list[str]:
         if "://" in value:
             seeds.append(value)
             continue
-        path = Path(value)
-        if not path.is_file():
+        if not Path(value).is_file():
             raise ConfigError(f"seed {value!r} is neither a URL nor a readable file")
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            line = line.split("#", 1)[0].strip()
-            if line:
-                seeds.append(line)
+        seeds.extend(read_url_lines(value))
     return seeds
 
 

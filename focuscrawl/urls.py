@@ -13,11 +13,13 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import tldextract
 from w3lib.url import safe_url_string
 
+from focuscrawl.exceptions import ConfigError
 from focuscrawl.settings import ScopeSettings
 
 _SCHEMES = ("http", "https")
@@ -213,6 +215,15 @@ def _join(base: str, href: str) -> str:
     if not joined.startswith("/"):
         joined = "/" + joined
     return f"{origin}{joined}?{query}" if query else f"{origin}{joined}"
+
+
+def read_url_lines(path: Path | str) -> list[str]:
+    """The URLs of a seed or example file: one a line, blank lines and ``#`` comments skipped."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read URL list ({exc.strerror or exc})") from None
+    return [s for s in (line.split("#", 1)[0].strip() for line in lines) if s]
 
 
 def host_of(url: str) -> str:

@@ -66,6 +66,11 @@ def _class_tokens(nodes: Iterable[Node], attr: str) -> frozenset[str]:
     return frozenset(out)
 
 
+def class_names_and_ids(tree: HTMLParser) -> tuple[frozenset[str], frozenset[str]]:
+    """All class tokens and ids of a parsed document (``Page.class_names`` / ``ids``)."""
+    return _class_tokens(tree.css("[class]"), "class"), _class_tokens(tree.css("[id]"), "id")
+
+
 # Placed as a text node before each link, it splits the body text at the links. The
 # HTML parser never leaves U+0000 in text (it drops it or writes U+FFFD), so the
 # text holds exactly the marks placed; this is still checked.
@@ -174,8 +179,7 @@ def parse_html(
         if key and content is not None:
             meta.setdefault(key.strip().lower(), content.strip())
     page.meta = meta
-    page.class_names = _class_tokens(tree.css("[class]"), "class")
-    page.ids = _class_tokens(tree.css("[id]"), "id")
+    page.class_names, page.ids = class_names_and_ids(tree)
 
     base = url
     base_node = tree.css_first("base[href]")

@@ -43,6 +43,7 @@ from selectolax.lexbor import LexborHTMLParser as HTMLParser
 from focuscrawl.evaluation.metrics import BinaryScores, binary_scores
 from focuscrawl.exceptions import ArchiveError, ModelError
 from focuscrawl.fetch.encoding import decode_html, detect_charset
+from focuscrawl.parse.html import class_names_and_ids
 from focuscrawl.relevance.base import register_model, save_model
 from focuscrawl.replay.archive import iter_responses, load_labels
 from focuscrawl.types import Page
@@ -304,14 +305,7 @@ def names_from_html(html: str) -> tuple[frozenset[str], frozenset[str]]:
     >>> sorted(classes), sorted(ids)
     (['a', 'b'], ['x'])
     """
-    tree = HTMLParser(html)
-    classes: set[str] = set()
-    for node in tree.css("[class]"):
-        classes.update((node.attributes.get("class") or "").split())
-    ids = {(node.attributes.get("id") or "").strip() for node in tree.css("[id]")}
-    classes.discard("")
-    ids.discard("")
-    return frozenset(classes), frozenset(ids)
+    return class_names_and_ids(HTMLParser(html))
 
 
 def load_labelled_names(

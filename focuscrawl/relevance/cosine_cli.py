@@ -22,6 +22,7 @@ from focuscrawl.relevance.terms import compute_idf, generate_terms, normalise_te
 from focuscrawl.relevance.text import available_languages
 from focuscrawl.replay.archive import load_labels
 from focuscrawl.settings import read_toml
+from focuscrawl.urls import read_url_lines
 
 Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
 
@@ -68,10 +69,8 @@ def write_topic(path: Path, model: Mapping[str, Any], comments: Sequence[str] = 
 
 def read_url_list(spec: str) -> list[str]:
     """URLs from a file (one a line, # comments) when ``spec`` names one, else comma-separated."""
-    path = Path(spec)
-    if path.is_file():
-        lines = path.read_text(encoding="utf-8").splitlines()
-        return [ln.split("#", 1)[0].strip() for ln in lines if ln.split("#", 1)[0].strip()]
+    if Path(spec).is_file():
+        return read_url_lines(spec)
     return [u.strip() for u in spec.split(",") if u.strip()]
 
 

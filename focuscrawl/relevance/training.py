@@ -38,6 +38,7 @@ from focuscrawl.relevance.examples import all_match, iter_archive_pages, parse_f
 from focuscrawl.relevance.text import stem, tokenize
 from focuscrawl.replay.archive import load_labels
 from focuscrawl.types import Page
+from focuscrawl.urls import read_url_lines
 
 # P1, section "Experiments": 75 positive examples, twice as many negative ones.
 DEFAULT_MAX_POS = 75
@@ -176,15 +177,6 @@ def split_labels(
     return split
 
 
-def read_url_file(path: Path | str) -> list[str]:
-    """One URL per line; blank lines and ``#`` comments are skipped."""
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise ModelError(f"{path}: cannot read URL list ({exc.strerror})") from None
-    return [s for s in (line.split("#", 1)[0].strip() for line in lines) if s]
-
-
 def page_text(page: Page) -> str:
     """What the classifiers read of a page: its title, then its visible text."""
     return f"{page.title}\n{page.text}".strip()
@@ -248,8 +240,8 @@ def training_texts_from_args(args: argparse.Namespace) -> TrainingTexts:
         if not (args.pos_urls and args.neg_urls):
             raise ModelError("give both --pos-urls and --neg-urls")
         rng = random.Random(args.seed)
-        pos_urls, _ = _draw(read_url_file(args.pos_urls), args.max_pos, rng)
-        neg_urls, _ = _draw(read_url_file(args.neg_urls), args.max_neg, rng)
+        pos_urls, _ = _draw(read_url_lines(args.pos_urls), args.max_pos, rng)
+        neg_urls, _ = _draw(read_url_lines(args.neg_urls), args.max_neg, rng)
     elif args.labels:
         try:
             labels = load_labels(args.labels)
