@@ -79,6 +79,11 @@ class CrawlSettings:
     commit_every: int = 50  # results per durable commit
     frontier: str = "indexed"  # crawl DB store: "indexed" (numpy + SQLite journal) or "sqlite"
     seed: int = 0  # random seed for ties and sampling
+    commit_seconds: float = 2.0  # and at least this often (a slow host never holds commits back)
+    # URLs taken ahead of the one being recorded; part of the schedule, so that the
+    # crawl order depends on it but not on fetch.concurrency (which only sets the speed)
+    window: int = 32
+    provenance: bool = True  # write decisions.jsonl: why every URL got its priority
 
 
 @dataclass(frozen=True)
@@ -88,6 +93,7 @@ class Settings:
     parse: ParseSettings = field(default_factory=ParseSettings)
     crawl: CrawlSettings = field(default_factory=CrawlSettings)
     model: Mapping[str, Any] = field(default_factory=dict)  # [model] table, see relevance.base
+    filters: tuple[Mapping[str, Any], ...] = ()  # [[filters]] tables, see strategies.filters
     base_dir: Path = Path(".")  # where relative paths of the config file point from
 
     def to_dict(self) -> dict[str, Any]:
@@ -210,7 +216,7 @@ def load_settings(
 ) -> Settings:
     """Build the one Settings object: TOML file < environment < ``overrides`` (the CLI)."""
     raw: dict[str, Any] = read_toml(config) if config else {}
-    unknown = sorted(set(raw) - set(SECTIONS) - {"model", "seeds", "topic"})
+    unknown = sorted(set(raw) - set(SECTIONS) - {"model", "seeds", "topic", "filters"})
     if unknown:
         raise ConfigError(f"config: unknown section [{unknown[0]}]")
     layers = [raw, _env_overrides(os.environ if environ is None else environ), overrides or {}]
@@ -226,8 +232,12 @@ def load_settings(
     model = dict(raw.get("model") or {})
     if overrides and overrides.get("model"):
         model.update(overrides["model"])
+    filters = (overrides or {}).get("filters", raw.get("filters", ()))
+    if not isinstance(filters, list | tuple) or not all(isinstance(f, Mapping) for f in filters):
+        raise ConfigError("config: filters must be [[filters]] tables, each with a name")
     return Settings(
         model=model,
+        filters=tuple(dict(f) for f in filters),
         base_dir=(config.parent if config else Path(".")).resolve(),
         **kwargs,
     )

@@ -11,6 +11,8 @@ boundary leaves a valid archive.)
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import io
 import json
 import os
@@ -74,8 +76,9 @@ class WarcOutput(_AppendFile):
             )
             self._writer.write_record(info)
 
-    def write(self, result: FetchResult) -> None:
-        """Archive one HTTP exchange (its final URL after redirects)."""
+    @staticmethod
+    def _http(result: FetchResult) -> tuple[str, StatusAndHeaders, StatusAndHeaders]:
+        """The URL, the request head and the response head of an exchange."""
         url = result.final_url or result.url
         parts = urlsplit(url)
         target = parts.path + ("?" + parts.query if parts.query else "")
@@ -85,6 +88,24 @@ class WarcOutput(_AppendFile):
         headers.append(("Content-Length", str(len(result.body))))
         status_line = f"{result.status} {result.reason}".strip()
         http = StatusAndHeaders(status_line, headers, protocol=f"HTTP/{result.http_version}")
+        return url, request, http
+
+    def write_revisit(self, result: FetchResult) -> None:
+        """A re-crawl that found the payload unchanged: a ``revisit`` record
+        (identical-payload-digest profile) instead of a second copy of the body."""
+        url, request, http = self._http(result)
+        digest = "sha1:" + base64.b32encode(hashlib.sha1(result.body).digest()).decode("ascii")
+        revisit = self._writer.create_revisit_record(
+            url, digest, url, None, http_headers=http
+        )
+        req_record = self._writer.create_warc_record(
+            url, "request", payload=io.BytesIO(b""), length=0, http_headers=request
+        )
+        self._writer.write_request_response_pair(req_record, revisit)
+
+    def write(self, result: FetchResult) -> None:
+        """Archive one HTTP exchange (its final URL after redirects)."""
+        url, request, http = self._http(result)
         warc_headers: dict[str, str] = {}
         if result.truncated:
             warc_headers["WARC-Truncated"] = "length"
