@@ -400,7 +400,7 @@ class Crawler:
                 if reason is not None:
                     counters[f"link_rejected_{reason}"] += 1
                     continue
-                items.append((url, float(ls.score), depth, queued.url, host))
+                items.append((url, float(ls.score), depth, queued.url, host, ls.link.count, 0))
             counters["links_new"] += self.frontier.add_many(items, merge=self.strategy.merge, layer=self._layer)
         by_merge: dict[Any, list[tuple[str, float]]] = {}
         for update in decision.updates:

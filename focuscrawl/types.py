@@ -120,6 +120,7 @@ class QueuedURL:
     parent: str | None = None
     layer: int = 0
     seq: int = 0  # discovery order
+    tier: int = 0  # priority tier: a higher tier is always popped first
 
 
 @dataclass(frozen=True, slots=True)

@@ -77,13 +77,18 @@ def test_add_merges_into_queued(store: Any, merge: Merge, new: float, expected: 
     assert store.count() == 1
 
 
-@pytest.mark.parametrize("merge", list(Merge), ids=[m.value for m in Merge])
-def test_add_leaves_score_of_fetched_url(store: Any, merge: Merge) -> None:
+@pytest.mark.parametrize(
+    ("merge", "expected"),
+    [(Merge.KEEP, 2.0), (Merge.MAX, 7.0), (Merge.ADD, 9.0), (Merge.SET, 7.0)],
+    ids=["keep", "max", "add", "set"],
+)
+def test_add_merges_into_fetched_url(store: Any, merge: Merge, expected: float) -> None:
+    """Cash added to a fetched page is kept (handed on by a re-crawl), never dropped."""
     add(store, "http://a/x", 2.0)
     store.mark("http://a/x", F)
     add(store, "http://a/p", 0.0)
     assert add(store, "http://a/x", 7.0, merge=merge, parent="http://a/p") is False
-    assert store.get("http://a/x").score == 2.0
+    assert store.get("http://a/x").score == expected
     assert store.state("http://a/x") is F
     assert store.parents("http://a/x") == ["http://a/p"]
 
@@ -122,11 +127,11 @@ def test_update_scores_reaches_fetched_urls(store: Any) -> None:
 def test_add_many_merges_duplicates_and_counts_new(store: Any) -> None:
     add(store, "http://a/old", 1.0)
     items = [
-        ("http://a/old", 0.5, 1, None, "a"),
-        ("http://a/n1", 1.0, 2, None, "a"),
-        ("http://a/n1", 2.0, 3, None, "a"),
-        ("http://b/n2", 4.0, 1, None, "b"),
-        ("http://a/old", 0.25, 1, None, "a"),
+        ("http://a/old", 0.5, 1, None, "a", 1, 0),
+        ("http://a/n1", 1.0, 2, None, "a", 1, 0),
+        ("http://a/n1", 2.0, 3, None, "a", 1, 0),
+        ("http://b/n2", 4.0, 1, None, "b", 1, 0),
+        ("http://a/old", 0.25, 1, None, "a", 1, 0),
     ]
     assert store.add_many(items, merge=Merge.ADD) == 2
     assert store.get("http://a/old").score == 1.75
@@ -429,7 +434,7 @@ _ops = st.one_of(
 def _apply(store: Any, op: tuple[Any, ...]) -> Any:
     kind = op[0]
     if kind == "add_many":
-        items = [(u, s, d, p, u.split("/")[2]) for u, s, d, p in op[1]]
+        items = [(u, s, d, p, u.split("/")[2], 1, 0) for u, s, d, p in op[1]]
         return store.add_many(items, merge=op[2], layer=op[3])
     if kind == "update":
         return store.update_scores(op[1], op[2])
@@ -484,7 +489,7 @@ def test_colliding_fingerprints_are_told_apart(
 ) -> None:
     """Equal ``h``: the later URLs take the next free slots and are found by ``h2``."""
     fake = {f"http://a/{i}": (0, i) for i in range(8)} | {"http://b/x": (1, 99)}
-    for module in ("sqlite", "sqlite_reads"):
+    for module in ("sqlite", "sqlite_reads", "sqlite_columns"):
         monkeypatch.setattr(f"focuscrawl.frontier.{module}.url_key", fake.__getitem__)
     db = SqliteFrontier(tmp_path / "f.db")
     for i in range(4):
