@@ -185,10 +185,11 @@ class SqliteColumns(SqliteReads):
         host_id = int(row[0])
         writes: list[tuple[float, int]] = []
         for state in sorted({int(URLState(s)) for s in states}):
+            # the partial queue index needs the literal "state = 0" to be usable
             index = "INDEXED BY urls_queue" if state == URLState.QUEUED else ""
             for h, old in self._conn.execute(
-                f"SELECT h, score FROM urls {index} WHERE host_id = ? AND state = ?",
-                (host_id, state),
+                f"SELECT h, score FROM urls {index} WHERE host_id = ? AND state = {state}",
+                (host_id,),
             ):
                 if written(old, value, merge):
                     writes.append((merged(old, value, merge), h))
