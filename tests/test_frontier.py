@@ -340,22 +340,35 @@ _CHILD = """
 import sys
 from focuscrawl.frontier.indexed import IndexedFrontier
 from focuscrawl.frontier.sqlite import SqliteFrontier
-from focuscrawl.types import URLState
-db = {"sqlite": SqliteFrontier, "indexed": IndexedFrontier}[sys.argv[2]](sys.argv[1])
+from focuscrawl.types import Merge, URLState
+db = {
+    "sqlite": SqliteFrontier,
+    "indexed": IndexedFrontier,
+    "indexed-compact": lambda path: IndexedFrontier(path, compact_rows=50),
+}[sys.argv[2]](sys.argv[1])
+db.ensure_columns(["cash"])
 for i in range(200):
     db.add(f"http://h{i % 7}/kept{i}", float(i), depth=1, parent=None, host=f"h{i % 7}")
 db.pop(10)
+db.update_values("cash", [(f"http://h{i % 7}/kept{i}", i / 2) for i in range(0, 200, 2)], Merge.SET)
+db.set_tier([("http://h5/kept5", 1)])
 db.commit()
 for i in range(300):
     db.add(f"http://h{i % 5}/lost{i}", 1000.0, depth=1, parent=f"http://h0/kept{i}", host=f"h{i % 5}")
-db.update_scores([(f"http://h{i % 7}/kept{i}", 5.0) for i in range(200)], db_merge := __import__("focuscrawl.types").types.Merge.ADD)
+db.update_scores([(f"http://h{i % 7}/kept{i}", 5.0) for i in range(200)], Merge.ADD)
+db.update_values("cash", [(f"http://h{i % 7}/kept{i}", 1000.0) for i in range(200)], Merge.SET)
+db.ensure_columns(["lost"])
+db.set_tier([("http://h3/kept3", 4)])
 db.mark("http://h0/kept0", URLState.FETCHED)
 print("ready", flush=True)
 sys.stdin.read()
 """
 
 
-@pytest.mark.parametrize(("kind", "text_table"), [("sqlite", "urls"), ("indexed", "url_text")])
+@pytest.mark.parametrize(
+    ("kind", "text_table"),
+    [("sqlite", "urls"), ("indexed", "url_text"), ("indexed-compact", "url_text")],
+)
 def test_sigkill_loses_only_uncommitted_work(tmp_path: Path, kind: str, text_table: str) -> None:
     path = tmp_path / "f.db"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -373,20 +386,32 @@ def test_sigkill_loses_only_uncommitted_work(tmp_path: Path, kind: str, text_tab
         os.kill(child.pid, signal.SIGKILL)
         child.wait()
     assert child.returncode == -signal.SIGKILL
-    db = DURABLE[kind](path)
+    db = DURABLE[kind.split("-")[0]](path)
     assert db.count() == 200
     assert [db.count(s) for s in URLState] == [190, 10, 0, 0, 0]
     assert db.get("http://h3/kept3") == QueuedURL("http://h3/kept3", 3.0, 1, "h3", None, 0, 4)
     assert not any("lost" in q.url for q in db.iter_urls())
     assert sum(db.host_count(f"h{i}") for i in range(7)) == 200
     assert db.host_count("h0", [Q]) == 29 - 1  # kept0..kept196 step 7; 190..199 popped: 196
+    # the committed column values: i / 2 for even i, 0.0 for odd i; 0 + 1 + ... + 99 = 4950
+    cash = [db.value(f"http://h{i % 7}/kept{i}", "cash") for i in range(200)]
+    assert (cash[4], cash[3], sum(cash)) == (2.0, 0.0, 4950.0)
+    with pytest.raises(FrontierError, match="unknown column 'lost'"):
+        db.value("http://h3/kept3", "lost")
     assert db.requeue_in_flight() == 10
+    assert [(q.score, q.tier) for q in db.pop(3)] == [(5.0, 1)]  # tier 1 first, alone
     assert [q.score for q in db.pop(3)] == [199.0, 198.0, 197.0]
     db.close()
     with sqlite3.connect(path) as raw:
         assert raw.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         assert raw.execute(f"SELECT count(*) FROM {text_table}").fetchone() == (200,)
         assert raw.execute("SELECT count(*) FROM parents").fetchone() == (0,)
+        if kind == "indexed-compact":  # the values were read back from the snapshot
+            assert raw.execute("SELECT count(*) FROM col_journal").fetchone() == (0,)
+            assert raw.execute(
+                "SELECT count(*) FROM snapshot WHERE name = 'x.cash'"
+            ).fetchone() == (1,)
+    raw.close()
 
 
 @pytest.mark.parametrize(
