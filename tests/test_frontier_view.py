@@ -13,10 +13,12 @@ from typing import Any
 
 import pytest
 
-from focuscrawl.exceptions import FrontierError
+from focuscrawl.exceptions import ConfigError, FrontierError
+from focuscrawl.frontier.factory import open_frontier
 from focuscrawl.frontier.indexed import IndexedFrontier
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.frontier.sqlite import SqliteFrontier
+from focuscrawl.settings import CrawlSettings, Settings
 from focuscrawl.types import Merge, QueuedURL, URLState
 
 Q, F, X = URLState.QUEUED, URLState.FETCHED, URLState.FAILED
@@ -277,3 +279,31 @@ def test_columns_tiers_and_counts_persist_committed_only(tmp_path: Path, kind: s
         db.value("http://a/c", "lost")
     assert [(q.url, q.tier) for q in db.pop(5)] == [("http://a/p", 1)]
     db.close()
+
+
+# -- the factory ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"), [("indexed", IndexedFrontier), ("sqlite", SqliteFrontier)]
+)
+def test_open_frontier_by_settings(tmp_path: Path, name: str, kind: type) -> None:
+    settings = Settings(crawl=CrawlSettings(frontier=name))
+    db = open_frontier(settings, tmp_path / "f.db")
+    try:
+        assert isinstance(db, kind)
+        add(db, "http://a/x", 1.0)
+        db.commit()
+    finally:
+        db.close()
+    db = open_frontier(settings, tmp_path / "f.db")
+    assert db.count() == 1
+    db.close()
+
+
+def test_open_frontier_unknown_store_is_one_config_line(tmp_path: Path) -> None:
+    settings = Settings(crawl=CrawlSettings(frontier="redis"))
+    with pytest.raises(ConfigError) as info:
+        open_frontier(settings, tmp_path / "f.db")
+    assert str(info.value) == "config: crawl.frontier = 'redis' (one of: indexed, sqlite)"
+    assert not (tmp_path / "f.db").exists()
