@@ -83,6 +83,17 @@ class FrontierStore(Protocol):
         """The value of ``column`` for ``url`` (None: URL unknown; 0.0 if never set)."""
         ...
 
+    def column_names(self) -> list[str]:
+        """The extra columns created so far, sorted."""
+        ...
+
+    def combine_columns(
+        self, dst: str, terms: Iterable[tuple[str, float]] = (), *, add: bool = True
+    ) -> None:
+        """For every known URL, any state: ``dst = (dst if add else 0) + Σ factor · src``
+        over ``terms`` (``"score"`` may be ``dst`` or a source). Durable at the next commit."""
+        ...
+
     def top(self, column: str, state: URLState = URLState.FETCHED) -> tuple[str, float] | None:
         """The URL in ``state`` with the highest ``column`` (ties: discovery order)."""
         ...

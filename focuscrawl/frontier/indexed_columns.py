@@ -156,6 +156,31 @@ class IndexedColumns(IndexedReads):
                 raise FrontierError(f"cannot create column {name!r}: {exc}") from exc
             self._table.add_extra(name)
 
+    def column_names(self) -> list[str]:
+        """The extra columns, sorted (``"score"`` is not listed)."""
+        return sorted(self._table.extra)
+
+    def combine_columns(
+        self, dst: str, terms: Iterable[tuple[str, float]] = (), *, add: bool = True
+    ) -> None:
+        """For every known URL: ``dst = (dst if add else 0) + Σ factor · src`` (any state).
+
+        One vectorised pass; only the rows whose value changed are journaled.
+        """
+        n = self._table.n
+        target = self._extra_column(dst)
+        result = target[:n].copy() if add else np.zeros(n, np.float64)
+        for src, factor in terms:
+            result += float(checked_score(src, factor)) * self._extra_column(src)[:n]
+        rows = np.flatnonzero(result != target[:n]).astype(np.int64)
+        if not rows.size:
+            return
+        target[rows] = result[rows]
+        if dst == SCORE:
+            self._touched(rows)
+        else:
+            self._extra_changed.setdefault(dst, []).append(rows)
+
     # -- hosts and tiers --------------------------------------------------------------
 
     def update_host(

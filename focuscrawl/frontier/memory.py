@@ -178,6 +178,26 @@ class MemoryFrontier:
             return None
         return row.score if column == SCORE else row.values.get(column, 0.0)
 
+    def column_names(self) -> list[str]:
+        """The extra columns, sorted (``"score"`` is not listed)."""
+        return sorted(self._columns)
+
+    def combine_columns(
+        self, dst: str, terms: Iterable[tuple[str, float]] = (), *, add: bool = True
+    ) -> None:
+        """For every known URL: ``dst = (dst if add else 0) + Σ factor · src`` (any state)."""
+        dst = self._column(dst)
+        terms = [(self._column(src), checked_score(src, f)) for src, f in terms]
+        for row in self._rows.values():
+            get = row.values.get
+            total = (row.score if dst == SCORE else get(dst, 0.0)) if add else 0.0
+            for src, f in terms:
+                total += f * (row.score if src == SCORE else get(src, 0.0))
+            if dst == SCORE:
+                row.score = total
+            else:
+                row.values[dst] = total
+
     def top(self, column: str, state: URLState = URLState.FETCHED) -> tuple[str, float] | None:
         """The URL in ``state`` with the highest ``column``; ties: discovery order."""
         column = self._column(column)

@@ -163,6 +163,46 @@ class SqliteColumns(SqliteReads):
         )
         return len(writes)
 
+    def column_names(self) -> list[str]:
+        """The extra columns, sorted (``"score"`` is not listed)."""
+        return sorted(self._column_ids())
+
+    def _column_values(self, column: str) -> dict[int, float]:
+        """``seq -> value`` of every URL with a stored value of ``column``."""
+        if column == SCORE:
+            return dict(self._conn.execute("SELECT seq, score FROM urls"))
+        col = self._column_id(column)
+        return dict(self._conn.execute("SELECT seq, value FROM vals WHERE col = ?", (col,)))
+
+    def combine_columns(
+        self, dst: str, terms: Iterable[tuple[str, float]] = (), *, add: bool = True
+    ) -> None:
+        """For every known URL: ``dst = (dst if add else 0) + Σ factor · src`` (any state)."""
+        old = self._column_values(dst)
+        total: dict[int, float] = dict(old) if add else {}
+        for src, factor in terms:
+            f = checked_score(src, factor)
+            for seq, value in self._column_values(src).items():
+                total[seq] = total.get(seq, 0.0) + f * value
+        changed = {seq: v for seq, v in total.items() if old.get(seq, 0.0) != v}
+        changed.update({seq: 0.0 for seq, v in old.items() if seq not in total and v != 0.0})
+        if not changed:
+            return
+        self._begin()
+        if dst == SCORE:  # through the merge path, which keeps each host's best key
+            urls = dict(self._conn.execute(
+                "SELECT seq, url FROM url_text WHERE seq IN (SELECT value FROM json_each(?))",
+                (json.dumps(sorted(changed)),),
+            ).fetchall())  # fmt: skip
+            self.update_scores([(urls[seq], v) for seq, v in changed.items() if seq in urls], Merge.SET)
+            return
+        col = self._column_id(dst)
+        self._conn.executemany(
+            "INSERT INTO vals VALUES (?, ?, ?)"
+            " ON CONFLICT(col, seq) DO UPDATE SET value = excluded.value",
+            sorted((col, seq, v) for seq, v in changed.items()),
+        )
+
     # -- hosts and tiers ----------------------------------------------------------------
 
     def update_host(
