@@ -20,6 +20,7 @@ import pytest
 from aiohttp import web
 from aiohttp.abc import AbstractResolver, ResolveResult
 
+from focuscrawl.clock import SystemClock, VirtualClock
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.fetch.addresses import AddressPolicy, BlockedAddressError, FilteringResolver
 from focuscrawl.fetch.aiohttp_fetcher import AiohttpFetcher, parse_retry_after
@@ -681,6 +682,47 @@ async def test_politeness_retry_after_defers_host() -> None:
     polite.defer("h", 30.0)
     assert polite.host_ready_at("h") >= time.monotonic() + 29.0
     assert polite.host_ready_at("other") == 0.0
+
+
+async def test_virtual_clock_politeness_spaces_starts_without_sleeping() -> None:
+    clock = VirtualClock(epoch=1_000.0)
+    polite = HostPoliteness(concurrency=4, per_host=1, delay=2.0, clock=clock)
+    starts: list[tuple[str, float]] = []
+
+    async def request(host: str) -> None:
+        async with polite.slot(host):
+            starts.append((host, clock.monotonic()))
+
+    await asyncio.gather(*(request(h) for h in ("a", "a", "b", "a")))
+    # a: 0, 2, 4 (2 s apart); b is another host and starts at once, at the
+    # virtual time reached so far (time only moves forward)
+    assert [t for h, t in starts if h == "a"] == [0.0, 2.0, 4.0]
+    assert [h for h, _ in starts].count("b") == 1
+    polite.defer("a", 30.0)  # Retry-After: 30 s after the last start at 4
+    assert polite.host_ready_at("a") == 34.0
+    assert clock.time() == 1_004.0
+
+
+async def test_virtual_clock_retry_back_off_is_virtual() -> None:
+    busy = respond("slow down", status=503, headers={"Retry-After": "40"})
+    routes = {"/": sequence([busy, html("fine")])}
+    clock = VirtualClock()
+    s = settings(retries=1, respect_robots=False)
+    async with serve(routes) as site, AiohttpFetcher(s, clock=clock) as fetcher:
+        result = await fetcher.fetch(site.url("/"))
+    assert (result.error, result.status) == (None, 200)
+    assert clock.monotonic() == 40.0  # waited 40 virtual seconds, not real ones
+    assert result.elapsed == 40.0
+    first, second = site.times("/")
+    assert second - first < 30.0
+
+
+async def test_system_clock_sleeps_for_real() -> None:
+    clock = SystemClock()
+    before = time.monotonic()
+    await clock.sleep(0.05)
+    assert clock.monotonic() - before >= 0.05
+    assert abs(clock.time() - time.time()) < 1.0
 
 
 async def test_robots_cache_lru_and_single_download() -> None:

@@ -22,6 +22,7 @@ from aiohttp.abc import AbstractResolver
 from w3lib.url import safe_url_string
 from yarl import URL
 
+from focuscrawl.clock import Clock, SystemClock
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.fetch.addresses import AddressPolicy, BlockedAddressError, FilteringResolver
 from focuscrawl.fetch.encoding import detect_charset, looks_like_html
@@ -128,8 +129,10 @@ class AiohttpFetcher:
         counters: collections.Counter[str] | None = None,
         ssl_ca_file: str | None = None,
         resolver: AbstractResolver | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.settings = settings
+        self.clock: Clock = clock if clock is not None else SystemClock()
         self.counters: collections.Counter[str] = (
             counters if counters is not None else collections.Counter()
         )
@@ -138,7 +141,9 @@ class AiohttpFetcher:
         self._policy = AddressPolicy(settings.allow_private)
         self._token = user_agent_token(settings.user_agent)
         self._proxy = self._check_proxy(settings.proxy)
-        self._politeness = HostPoliteness(settings.concurrency, settings.per_host, settings.delay)
+        self._politeness = HostPoliteness(
+            settings.concurrency, settings.per_host, settings.delay, clock=self.clock
+        )
         self._robots = RobotsCache(self._download_robots, settings.robots_cache_size)
         self._types = frozenset(t.strip().lower() for t in settings.content_types)
         self._session: aiohttp.ClientSession | None = None
@@ -217,14 +222,14 @@ class AiohttpFetcher:
             raise ConfigError(
                 "fetch: the fetcher is not open (use `async with AiohttpFetcher(...)`)"
             )
-        started = time.monotonic()
+        started = self.clock.monotonic()
         target = normalize_url(url)
         if target is None:
             result = FetchResult(url=url, final_url=url, error="bad-url")
         else:
             async with self._politeness.claim(host_of(target)):
                 result = await self._follow(url, target)
-        result.elapsed = time.monotonic() - started
+        result.elapsed = self.clock.monotonic() - started
         if result.error is not None:
             self.counters[result.error] += 1
         return result
@@ -290,7 +295,7 @@ class AiohttpFetcher:
                 if attempt < self.settings.retries:
                     attempt += 1
                     self.counters["retries"] += 1
-                    await asyncio.sleep(wait)
+                    await self.clock.sleep(wait)
                     continue
             return result, location
 
@@ -311,7 +316,7 @@ class AiohttpFetcher:
                     max_redirects=_ROBOTS_MAX_REDIRECTS,
                     proxy=self._proxy,
                 ) as resp:
-                    result.fetched_at = time.time()
+                    result.fetched_at = self.clock.time()
                     result.status = resp.status
                     result.reason = resp.reason or ""
                     if resp.version is not None:
@@ -320,7 +325,9 @@ class AiohttpFetcher:
                     result.request_headers = _flat(resp.request_info.headers)
                     result.final_url = str(resp.url) if robots else url
                     if resp.status in _RETRY_STATUSES:
-                        retry_after = parse_retry_after(resp.headers.get("Retry-After"))
+                        retry_after = parse_retry_after(
+                            resp.headers.get("Retry-After"), self.clock.time()
+                        )
                     if resp.status in _REDIRECT_STATUSES and not robots:
                         location = resp.headers.get("Location")
                         if location:
