@@ -12,7 +12,7 @@ from typing import Any
 
 from focuscrawl.engine import DB_NAME, RUN_NAME, Crawler
 from focuscrawl.exceptions import ConfigError, ModelError
-from focuscrawl.fetch.aiohttp_fetcher import AiohttpFetcher
+from focuscrawl.fetch.factory import build_fetcher
 from focuscrawl.frontier.indexed import IndexedFrontier
 from focuscrawl.frontier.sqlite import SqliteFrontier
 from focuscrawl.relevance.base import RelevanceModel, build_model, load_model
@@ -61,11 +61,13 @@ def open_crawl(
     overrides: Mapping[str, Mapping[str, Any]] | None = None,
     model: str | Path | Mapping[str, Any] | None = None,
     resume: bool = False,
+    archives: Sequence[Path | str] = (),
 ) -> Crawler:
     """Everything a crawl needs, built from a config file, CLI overrides and defaults.
 
     On ``resume`` the settings and seeds saved in ``run.json`` are used, with the
-    new ``overrides`` on top (e.g. a larger ``max_pages``).
+    new ``overrides`` on top (e.g. a larger ``max_pages``). With ``archives`` the
+    crawl is a simulation: pages come from those WARC files, no network, no sleeping.
     """
     out_dir = Path(out_dir)
     overrides = dict(overrides or {})
@@ -96,13 +98,13 @@ def open_crawl(
     elif model is not None:
         settings = replace(settings, model={"name": str(model), **settings.model})
     strategy = make_strategy(settings, relevance)
+    counters: Counter[str] = Counter()  # shared by fetcher and engine, saved in run.json
+    fetcher = build_fetcher(settings, counters, archives=archives)  # bad archives: before any file
     out_dir.mkdir(parents=True, exist_ok=True)
     stores = {"indexed": IndexedFrontier, "sqlite": SqliteFrontier}
     if settings.crawl.frontier not in stores:
         raise ConfigError(f"config: crawl.frontier = {settings.crawl.frontier!r} (one of: indexed, sqlite)")
     frontier = stores[settings.crawl.frontier](out_dir / DB_NAME)
-    counters: Counter[str] = Counter()  # shared by fetcher and engine, saved in run.json
-    fetcher = AiohttpFetcher(settings.fetch, counters=counters, ssl_ca_file=settings.fetch.tls_ca_file)
     try:
         crawler = Crawler(
             settings, raw_seeds, out_dir, strategy=strategy, fetcher=fetcher,
@@ -139,12 +141,14 @@ def crawl(
     resume: bool = False,
     scope: Mapping[str, Any] | None = None,
     fetch: Mapping[str, Any] | None = None,
+    archives: Sequence[Path | str] = (),
     **crawl_settings: Any,
 ) -> CrawlStats:
     """Run a crawl to the end and return its statistics (the synchronous front door).
 
     ``scope`` and ``fetch`` are tables of :class:`ScopeSettings` / :class:`FetchSettings`
-    fields; other keyword arguments are :class:`CrawlSettings` fields.
+    fields; other keyword arguments are :class:`CrawlSettings` fields. ``archives``
+    makes it a simulation over those WARC files (see :func:`open_crawl`).
     """
     overrides: dict[str, dict[str, Any]] = {
         "crawl": {"strategy": strategy, "max_pages": max_pages, **crawl_settings},
@@ -157,10 +161,9 @@ def crawl(
         },
         "scope": dict(scope or {}),
     }
-    if proxy:
-        from urllib.parse import urlsplit
-
-        overrides["fetch"]["allow_private"] = (urlsplit(proxy).hostname or "",)
-    return asyncio.run(
-        crawl_async(Path(out), seeds, config=config, overrides=overrides, model=model, resume=resume)
-    )
+    # the proxy's own address needs no allow_private (the fetcher allows it, and only it)
+    run = crawl_async(
+        Path(out), seeds, config=config, overrides=overrides, model=model, resume=resume,
+        archives=archives,
+    )  # fmt: skip
+    return asyncio.run(run)

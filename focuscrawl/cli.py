@@ -70,15 +70,9 @@ def _crawl_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     }
     if args.no_robots:
         fetch["respect_robots"] = False
-    allow = list(args.allow_private or [])
-    if args.proxy:
-        from urllib.parse import urlsplit
-
-        proxy_host = urlsplit(args.proxy).hostname
-        if proxy_host:
-            allow.append(proxy_host)
-    if allow:
-        fetch["allow_private"] = tuple(allow)
+    # the proxy's own address needs no --allow-private (the fetcher allows it, and only it)
+    if args.allow_private:
+        fetch["allow_private"] = tuple(args.allow_private)
     crawl = {
         "strategy": args.strategy,
         "max_pages": args.max_pages,
@@ -121,6 +115,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         overrides=_crawl_overrides(args),
         model=args.model,
         resume=args.resume,
+        archives=getattr(args, "archive", None) or (),
     )
     view = ProgressView(enabled=not args.quiet and sys.stderr.isatty(), max_pages=crawler.settings.crawl.max_pages)
     crawler.on_progress = view.update
@@ -180,6 +175,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("crawl", help="run (or --resume) a crawl")
+    _add_crawl_arguments(p)
+    p.set_defaults(func=cmd_crawl)
+
+    p = sub.add_parser(
+        "simulate", help="run a crawl offline over WARC archives (no network, no waiting)"
+    )
+    p.add_argument("--archive", action="append", required=True, type=Path, metavar="WARC",
+                   help="a WARC archive to crawl (repeatable); answers as `focuscrawl replay` would")
     _add_crawl_arguments(p)
     p.set_defaults(func=cmd_crawl)
 
