@@ -78,7 +78,7 @@ def open_crawl(
         saved, saved_seeds = run["settings"], run["seeds"]
         overrides = _merge_overrides({k: v for k, v in saved.items() if k in SECTIONS}, overrides)
         if saved.get("filters") and "filters" not in overrides:
-            overrides["filters"] = saved["filters"]  # type: ignore[assignment]  # a list of tables
+            overrides["filters"] = saved["filters"]  # a list of tables
         raw_seeds = raw_seeds or list(saved_seeds)
         settings = load_settings(config, overrides)
         if not settings.model and saved.get("model"):
