@@ -223,6 +223,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(args.out, max_pages=args.max_pages)
 
 
+def cmd_eval(args: argparse.Namespace) -> int:
+    from focuscrawl.evaluation import cli as eval_cli
+
+    return eval_cli.run_eval(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="focuscrawl", description="A focused web crawler.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -260,6 +266,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("model", help="train, score and evaluate relevance models", add_help=False)
     p.add_argument("model_args", nargs=argparse.REMAINDER)
     p.set_defaults(func=cmd_model)
+
+    from focuscrawl.evaluation import cli as eval_cli
+
+    p = sub.add_parser("eval", help="metrics of a run against an independent judge (labels)")
+    eval_cli.add_eval_arguments(p)
+    p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("strategies", help="list strategies and models")
     p.set_defaults(func=cmd_strategies)
