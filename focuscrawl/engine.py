@@ -273,9 +273,9 @@ class Crawler:
             return
         pending = self.proc.recrawl_pending
         for queued in taken:
-            recrawl = queued.url in pending
+            again = queued.url in pending
             pending.discard(queued.url)
-            self._launch(InFlight(queued, recrawl))
+            self._launch(InFlight(queued, again))
         decision = self.strategy.on_fetch_list(taken)
         if decision.is_empty():
             return
