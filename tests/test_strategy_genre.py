@@ -309,6 +309,44 @@ def test_policy_names_are_case_insensitive_and_registered() -> None:
     assert STRATEGIES.get("genre-svm") is GenreSvmStrategy
 
 
+# -- genre relevance inside another strategy (issue 7, item 9) ------------------------------
+
+
+def test_genre_relevance_gates_opic(tmp_path: Path) -> None:
+    """OPIC's cash with the cosine model's judgement as a hard focus (the relevance gate).
+
+    Seed S0 (S = 0.9, relevant at the model's 0.47) -> P (0.45, not relevant), Q (0.9);
+    P -> R; Q -> R, T. The gate drops P's link, so R is found only through Q.
+    OPIC with the virtual page (g = what every known page got from it):
+      S0: 1 over 2 links + virtual: P, Q 1/3; g = (1/3) / 3 known = 1/9
+          cash S0 1/9, P 4/9, Q 4/9
+      P:  4/9 all to the virtual page (no link kept); g += (4/9) / 3 = 4/27 -> 7/27
+          cash S0 7/27, P 4/27, Q 16/27
+      Q:  16/27 over R, T + virtual: 16/81 each; g += (16/81) / 5 known = 16/405
+          cash S0 121/405, P 76/405, Q 16/405, R 96/405, T 96/405 (sum 405/405)
+    """
+    from focuscrawl.strategies.filters import build_filters
+    from focuscrawl.strategies.opic import OpicStrategy
+
+    s0, q, r, t = "http://a.org/s", "http://a.org/q", "http://a.org/r", "http://a.org/t"
+    web = {
+        s0: ("syllabus database", [P, q]),
+        P: ("database", [r]),
+        q: ("syllabus database", [r, t]),
+    }
+    store = MemoryFrontier()
+    opic = OpicStrategy(CosineModel(**COSINE))
+    proc = _processor(tmp_path, store, opic, [s0])
+    proc.filters = build_filters([{"name": "relevance-gate"}])
+    assert [_visit(proc, store, web) for _ in range(3)] == [s0, P, q]
+    cash = {u: opic.cash(u) for u in (s0, P, q, r, t)}
+    assert cash == pytest.approx(
+        {s0: 121 / 405, P: 76 / 405, q: 16 / 405, r: 96 / 405, t: 96 / 405}
+    )
+    assert sum(cash.values()) == pytest.approx(1.0)
+    assert proc.stats.counters["link_rejected_relevance-gate"] == 1
+
+
 # -- the SVM-RBF baseline (section 4.1.2) ---------------------------------------------------
 
 
@@ -356,3 +394,56 @@ def test_genre_svm_sibling_queue_changes_siblings_of_a_relevant_page(
     assert s_u is not None
     assert s_u >= svm.threshold
     assert _queued(store) == pytest.approx({V: s_u, W: s_u, X: 0.0})
+
+
+# -- end to end on the WebKB replay web -----------------------------------------------------
+
+WEBKB_SEEDS = [f"http://www.cs.{u}.edu/" for u in ("cornell", "utexas", "washington", "wisc")]
+# Table 4.2's course-syllabus genre terms (part) and a few computer-science subjects
+COURSE_TOPIC: dict[str, Any] = {
+    "name": "cosine",
+    "genre_terms": ["syllabus", "course", "instructor", "prerequisites", "grading", "exams",
+                    "textbooks", "homework", "lecture"],
+    "content_terms": ["programming", "algorithms", "operating systems", "compilers", "databases"],
+    "threshold": 0.3,
+}  # fmt: skip
+
+
+def test_genre_crawls_the_webkb_replay_web(webkb_replay: Any, tmp_path: Path) -> None:
+    from focuscrawl.api import crawl
+    from focuscrawl.engine import DB_NAME
+    from focuscrawl.frontier.indexed import IndexedFrontier
+
+    run = tmp_path / "run"
+    crawl(WEBKB_SEEDS, run, strategy="genre", strategy_params={"policy": "FS-2", "max_site_depth": 2},
+          model=COURSE_TOPIC, max_pages=200, delay=0.0, proxy=webkb_replay.proxy_url)  # fmt: skip
+    pages = [json.loads(x) for x in (run / "pages.jsonl").read_text().splitlines()]
+    assert len(pages) == 200
+    page = {p["url"]: p for p in pages}
+    changed = 0
+    store = IndexedFrontier(run / DB_NAME)
+    try:
+        store.ensure_columns((SITE_DEPTH,))
+        for line in (run / "decisions.jsonl").read_text().splitlines():
+            d = json.loads(line)
+            for url, value, reason, merge, *column in d.get("updates", []):
+                if column:
+                    assert column == [SITE_DEPTH]
+                    assert value <= 2  # no link is kept deeper than max_site_depth in its site
+                    continue
+                # Algorithm 2, step 11: a non-seed page with S >= 0.20 sets its siblings to S
+                changed += 1
+                current = page[d["url"]]
+                assert reason.startswith(f"ChangeScores FS-2: sibling of {d['url']} via ")
+                assert merge == "set"
+                assert value == pytest.approx(current["relevance"], abs=1e-6)
+                assert value >= 0.2
+                assert current["depth"] > 0  # not a seed
+                assert current["parent"] in store.parents(url)  # a sibling: same parent
+        assert max(store.value(p["url"], SITE_DEPTH) or 0.0 for p in pages) <= 2
+    finally:
+        store.close()
+    assert changed > 0
+    summary = json.loads((run / "run.json").read_text())
+    assert summary["strategy"] == "genre"
+    assert summary["strategy_params"]["policy"] == "FS-2"
