@@ -303,6 +303,16 @@ def test_bad_parameters_are_one_line_errors(params: dict[str, Any], message: str
     assert "\n" not in str(info.value)
 
 
+def test_similarity_threshold_changes_while_the_crawl_runs() -> None:
+    strategy = _genre()
+    assert strategy.model is not None
+    assert strategy.model.threshold == 0.47  # the cosine model's default
+    assert strategy.set_params({"similarity_threshold": 0.3}).is_empty()
+    assert strategy.model.threshold == 0.3
+    with pytest.raises(ConfigError, match="similarity_threshold = 2.0 must be in"):
+        strategy.set_params({"similarity_threshold": 2})
+
+
 def test_policy_names_are_case_insensitive_and_registered() -> None:
     assert _genre(policy="pfs-1").params["policy"] == "PFS-1"
     assert STRATEGIES.get("genre") is GenreStrategy
