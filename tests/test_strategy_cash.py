@@ -48,8 +48,10 @@ class TableModel:
 
 
 def html(*links: tuple[str, str]) -> bytes:
-    """A page whose links are (url, anchor) pairs; the anchor is the whole link context."""
-    body = "".join(f'<p><a href="{u}">{a}</a></p>' for u, a in links)
+    """A page whose links are (url, anchor) pairs, 30 filler words apart, so that each
+    link's 20-word context window holds its own anchor only."""
+    filler = " ".join(["lorem"] * 30)
+    body = "".join(f'<p>{filler} <a href="{u}">{a}</a> {filler}</p>' for u, a in links)
     return f"<html><body>{body}</body></html>".encode()
 
 
@@ -172,7 +174,7 @@ class Relevant(TableModel):
     """Binary judgement: relevant iff listed."""
 
     def __init__(self, relevant: set[str]) -> None:
-        super().__init__({u: 1.0 for u in relevant})
+        super().__init__(dict.fromkeys(relevant, 1.0))
         self.relevant = relevant
 
     def judge(self, page: Page) -> tuple[float, bool]:
@@ -223,6 +225,8 @@ def test_commd_scores_children_of_relevant_pages_1_with_seeded_ties(tmp_path: Pa
         rows = {n: h.store.get(U[n]) for n in "abc"}
         # s = 1 (tier 1) for a and b (a relevant parent), 0 for c
         assert [rows[n].tier for n in "abc"] == [1, 1, 0]  # type: ignore[union-attr]
-        runs.append([u.url for u in h.store.pop(3)])
+        order = [u.url for u in h.store.pop(3)]  # tier 1 only: one pop serves one tier
+        assert sorted(order) == [U["a"], U["b"]]
+        runs.append(order + [u.url for u in h.store.pop(3)])
     assert runs[0] == runs[1]  # the random tie-break comes from the crawl's seed
     assert runs[0][2] == U["c"]
