@@ -309,7 +309,7 @@ def test_similarity_threshold_changes_while_the_crawl_runs() -> None:
     assert strategy.model.threshold == 0.47  # the cosine model's default
     assert strategy.set_params({"similarity_threshold": 0.3}).is_empty()
     assert strategy.model.threshold == 0.3
-    with pytest.raises(ConfigError, match="similarity_threshold = 2.0 must be in"):
+    with pytest.raises(ConfigError, match=r"similarity_threshold = 2\.0 must be in"):
         strategy.set_params({"similarity_threshold": 2})
 
 
@@ -457,3 +457,41 @@ def test_genre_crawls_the_webkb_replay_web(webkb_replay: Any, tmp_path: Path) ->
     summary = json.loads((run / "run.json").read_text())
     assert summary["strategy"] == "genre"
     assert summary["strategy_params"]["policy"] == "FS-2"
+
+
+def test_genre_in_simulation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``focuscrawl simulate`` over the WebKB archive with PFS-2: every out-link of a page with
+    S >= 0.20 enters with S (or keeps its score if visited), every other one with 0."""
+    from focuscrawl.cli import main as cli_main
+    from tests.conftest import shared_file
+
+    archive = shared_file("webkb.warc.gz")
+    topic = tmp_path / "topic.toml"
+    topic.write_text(
+        "[model]\n" + "\n".join(f"{k} = {json.dumps(v)}" for k, v in COURSE_TOPIC.items()), "utf-8"
+    )
+    run = tmp_path / "run"
+    code = cli_main([
+        "simulate", "--archive", str(archive), "--seeds", *WEBKB_SEEDS, "--out", str(run),
+        "--config", str(topic), "--strategy", "genre", "--strategy-param", "policy=PFS-2",
+        "--max-pages", "150", "--quiet",
+    ])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    pages = {p["url"]: p for p in map(json.loads, (run / "pages.jsonl").read_text().splitlines())}
+    assert len(pages) == 150
+    children = 0
+    for line in (run / "decisions.jsonl").read_text().splitlines():
+        d = json.loads(line)
+        if d["event"] != "page":
+            continue
+        s = d.get("relevance", 0.0)
+        for url, score, reason, *_ in d.get("links", []):
+            if reason == "child already visited":
+                continue
+            if s >= 0.2:
+                children += 1
+                assert score == pytest.approx(s, abs=1e-6), url
+                assert reason.startswith("PFS-2 child: ")
+            else:
+                assert (score, reason) == (0.0, "step 12 InsertURL(link, 0)")
+    assert children > 0
