@@ -77,7 +77,7 @@ def build(frontier: Any, n: int, rng: random.Random) -> float:
         for i in range(lo, min(lo + batch_size, n)):
             if i % 20 == 0:  # a page with 20 new out-links
                 parent = url_of(rng.randrange(i)) if i else None
-            items.append((url_of(i), rng.random(), 1 + i % 7, parent, host_of(i)))
+            items.append((url_of(i), rng.random(), 1 + i % 7, parent, host_of(i), 1, 0))
         start = time.perf_counter()
         frontier.add_many(items, merge=Merge.MAX)
         if (lo // batch_size) % 10 == 9 or lo + batch_size >= n:

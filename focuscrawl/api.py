@@ -59,11 +59,13 @@ def open_crawl(
     overrides: Mapping[str, Mapping[str, Any]] | None = None,
     model: str | Path | Mapping[str, Any] | None = None,
     resume: bool = False,
+    archives: Sequence[Path | str] = (),
 ) -> Crawler:
     """Everything a crawl needs, built from a config file, CLI overrides and defaults.
 
     On ``resume`` the settings and seeds saved in ``run.json`` are used, with the
-    new ``overrides`` on top (e.g. a larger ``max_pages``).
+    new ``overrides`` on top (e.g. a larger ``max_pages``). With ``archives`` the
+    crawl is a simulation: pages come from those WARC files, no network, no sleeping.
     """
     out_dir = Path(out_dir)
     overrides = dict(overrides or {})
@@ -76,7 +78,7 @@ def open_crawl(
         saved, saved_seeds = run["settings"], run["seeds"]
         overrides = _merge_overrides({k: v for k, v in saved.items() if k in SECTIONS}, overrides)
         if saved.get("filters") and "filters" not in overrides:
-            overrides["filters"] = saved["filters"]  # type: ignore[assignment]  # a list of tables
+            overrides["filters"] = saved["filters"]  # a list of tables
         raw_seeds = raw_seeds or list(saved_seeds)
         settings = load_settings(config, overrides)
         if not settings.model and saved.get("model"):
@@ -98,7 +100,7 @@ def open_crawl(
     strategy = make_strategy(settings, relevance)
     filters = build_filters(settings.filters, settings.base_dir)
     counters: Counter[str] = Counter()  # shared by fetcher and engine, saved in run.json
-    fetcher = build_fetcher(settings, counters)
+    fetcher = build_fetcher(settings, counters, archives=archives)  # bad archives: before any file
     out_dir.mkdir(parents=True, exist_ok=True)
     if not resume:
         # run.json before crawl.db: a run directory killed at any moment can be resumed
@@ -131,19 +133,13 @@ async def crawl_async(out_dir: Path, seeds: Sequence[str], **kwargs: Any) -> Cra
 def fetch_overrides(
     proxy: str | None, allow_private: Sequence[str] = (), proxy_ca: str | Path | None = None
 ) -> dict[str, Any]:
-    """The [fetch] overrides for a proxy: the proxy's own host is allowed although it is
-    loopback (and only it; the address policy still applies to every target URL).
-    One helper for the API and the CLI."""
+    """The [fetch] overrides for a proxy, its CA and allowed private addresses (one helper
+    for the API and the CLI). The proxy's own address needs no allow_private: the
+    fetcher allows the proxy itself, and only it; the address policy still applies to
+    every target URL."""
     out: dict[str, Any] = {"proxy": proxy, "tls_ca_file": str(proxy_ca) if proxy_ca else None}
-    allow = list(allow_private)
-    if proxy:
-        from urllib.parse import urlsplit
-
-        host = urlsplit(proxy).hostname
-        if host:
-            allow.append(host)
-    if allow:
-        out["allow_private"] = tuple(allow)
+    if allow_private:
+        out["allow_private"] = tuple(allow_private)
     return out
 
 
@@ -163,6 +159,7 @@ def crawl(
     scope: Mapping[str, Any] | None = None,
     fetch: Mapping[str, Any] | None = None,
     filters: Sequence[Mapping[str, Any]] | None = None,
+    archives: Sequence[Path | str] = (),
     **crawl_settings: Any,
 ) -> CrawlStats:
     """Run a crawl to the end and return its statistics (the synchronous front door).
@@ -171,7 +168,8 @@ def crawl(
     crawl's saved settings); the rest keeps its configured or default value.
     ``scope`` and ``fetch`` are tables of :class:`ScopeSettings` / :class:`FetchSettings`
     fields, ``filters`` a list of ``[[filters]]`` tables; other keyword arguments are
-    :class:`CrawlSettings` fields.
+    :class:`CrawlSettings` fields. ``archives`` makes it a simulation over those WARC
+    files (see :func:`open_crawl`).
     """
     overrides: dict[str, Any] = {
         "crawl": {"strategy": strategy, "max_pages": max_pages, **crawl_settings},
@@ -185,6 +183,8 @@ def crawl(
     }
     if filters is not None:
         overrides["filters"] = [dict(f) for f in filters]
-    return asyncio.run(
-        crawl_async(Path(out), seeds, config=config, overrides=overrides, model=model, resume=resume)
-    )
+    run = crawl_async(
+        Path(out), seeds, config=config, overrides=overrides, model=model, resume=resume,
+        archives=archives,
+    )  # fmt: skip
+    return asyncio.run(run)

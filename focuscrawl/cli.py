@@ -119,6 +119,7 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         overrides=_crawl_overrides(args),
         model=args.model,
         resume=args.resume,
+        archives=getattr(args, "archive", None) or (),
     )
     view = ProgressView(enabled=not args.quiet and sys.stderr.isatty(), max_pages=crawler.settings.crawl.max_pages)
     crawler.on_progress = view.update
@@ -240,6 +241,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("assignments", nargs="+", metavar="KEY=VALUE")
     p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the crawl's answer")
     p.set_defaults(func=cmd_control)
+
+    p = sub.add_parser(
+        "simulate", help="run a crawl offline over WARC archives (no network, no waiting)"
+    )
+    p.add_argument("--archive", action="append", required=True, type=Path, metavar="WARC",
+                   help="a WARC archive to crawl (repeatable); answers as `focuscrawl replay` would")
+    _add_crawl_arguments(p)
+    p.set_defaults(func=cmd_crawl)
 
     p = sub.add_parser("replay", help="serve WARC archives as a web on 127.0.0.1 (HTTP proxy)")
     from focuscrawl.replay import cli as replay_cli

@@ -290,19 +290,33 @@ class Crawler:
         want = min(self._budget_left(), max(1, crawl.window) - len(self._window))
         if want <= 0:
             return
-        blocked = {h for h, n in self._host_inflight.items() if n >= per_host}
-        taken = self.frontier.pop(want, exclude_hosts=blocked, max_per_host=per_host)
-        if per_host > 1:  # pop limits one call; the window may hold some of the host already
-            kept: list[QueuedURL] = []
-            room = Counter({h: per_host - n for h, n in self._host_inflight.items()})
-            for queued in taken:
-                if room.get(queued.host, per_host) > 0:
-                    room[queued.host] = room.get(queued.host, per_host) - 1
-                    kept.append(queued)
+        inflight = Counter(self._host_inflight)
+        taken: list[QueuedURL] = []
+        while len(taken) < want:
+            blocked = {h for h, n in inflight.items() if n >= per_host}
+            got = self.frontier.pop(want - len(taken), exclude_hosts=blocked, max_per_host=per_host)
+            if not got:
+                break
+            for queued in got:
+                if inflight[queued.host] < per_host:  # pop limits one call, not the window
+                    inflight[queued.host] += 1
+                    taken.append(queued)
                 else:
                     self.frontier.mark(queued.url, URLState.QUEUED)
-            taken = kept
         self._take(taken)
+
+    def _pop_list(self, want: int) -> list[QueuedURL]:
+        """A fetch list of up to ``want`` best URLs, tier by tier (best-N-first, layered).
+
+        One pop serves one tier; the next tier is reached when the higher one is empty.
+        """
+        taken: list[QueuedURL] = []
+        while len(taken) < want:
+            got = self.frontier.pop(want - len(taken))
+            if not got:
+                break
+            taken += got
+        return taken
 
     async def _settle_head(self) -> None:
         """Record the oldest fetch of the window (waiting for it if need be)."""
@@ -334,7 +348,7 @@ class Crawler:
                     self._refill()
                 elif not self._window:
                     want = min(batch, self._budget_left())
-                    self._take(self.frontier.pop(want) if want > 0 else [])
+                    self._take(self._pop_list(want))
             if not self._window or not await self._settle_or_stop():
                 break
 
@@ -380,7 +394,7 @@ class Crawler:
             self.proc.round = layer
             if not self._layer_listed:
                 want = min(crawl.top_n, self._budget_left())
-                taken = self.frontier.pop(want) if want > 0 else []
+                taken = self._pop_list(want)
                 if not taken:
                     break
                 self._layer_listed = True

@@ -33,6 +33,7 @@ class FetchSettings:
     max_redirects: int = 5
     connect_timeout: float = 10.0
     read_timeout: float = 30.0
+    fetch_timeout: float = 120.0  # seconds of network time per fetch, all hops and retries (0: none)
     max_body_size: int = 5 * 1024 * 1024  # bytes; longer bodies are cut and counted
     content_types: tuple[str, ...] = ("text/html", "application/xhtml+xml")
     retries: int = 2  # extra attempts for 429/503/timeouts/resets

@@ -89,7 +89,7 @@ class OpicCommdStrategy(Strategy):
 
     def on_layer_end(self, layer: int) -> Decision:
         if self.relevant == 0:  # nobody to give R to: it waits for a layer with relevant pages
-            return Decision(column_ops=[ColumnOp(GAIN), ColumnOp(SHARE)], reason="no relevant page")
+            return Decision(column_ops=[ColumnOp(GAIN, add=False), ColumnOp(SHARE, add=False)], reason="no relevant page")
         r_next = self.undistributed / self.relevant  # eq. 4: R_{k+1}
         reason = f"eq4 R={self.undistributed:.4g} over {self.relevant} relevant pages"
         self.undistributed, self.relevant = 0.0, 0
@@ -99,8 +99,8 @@ class OpicCommdStrategy(Strategy):
                 ColumnOp(GAIN, ((SHARE, r_next),), add=True),  # c_{k+1}(j) = A_j + R_{k+1} B_j (eq. 5)
                 ColumnOp("score", ((GAIN, 1.0 / c),), add=True),  # s_{k+1} = s_k + c_{k+1} / C
                 ColumnOp(CASH, ((GAIN, 1.0),), add=True),
-                ColumnOp(GAIN),
-                ColumnOp(SHARE),
+                ColumnOp(GAIN, add=False),
+                ColumnOp(SHARE, add=False),
             ],
             reason=reason,
         )

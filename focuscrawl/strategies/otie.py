@@ -42,7 +42,7 @@ def odd_power(x: float, d: float) -> float:
     >>> odd_power(-0.5, 3), odd_power(0.5, 3)
     (-0.125, 0.125)
     """
-    return (1.0 if x >= 0 else -1.0) * abs(x) ** d
+    return (1.0 if x >= 0 else -1.0) * float(abs(x) ** d)
 
 
 def revised_cash(cash: float, r: float, a: float, d: float) -> float:
