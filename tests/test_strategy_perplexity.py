@@ -173,6 +173,19 @@ def test_bounds_move_queued_urls_back_and_forth(tmp_path: Path, model: Perplexit
     assert [q.url for q in store.pop(2)] == [D]
 
 
+def test_every_seed_goes_before_the_buckets(tmp_path: Path, model: PerplexityModel) -> None:
+    strategy = PerplexityStrategy(model, high=3.0, medium=4.5, discard=6.0)
+    store = MemoryFrontier()
+    proc = _processor(tmp_path, store, strategy)
+    proc.add_seeds([A, B])
+    # A's links are HIGH (PP 2^1.5, as above), but the second seed B still comes first
+    _next(proc, store, A, _page("cat cat cat", (C, "cat"), (D, "dog")))
+    assert _row(store, C)[0] == HIGH
+    assert _row(store, B)[0] == SEED
+    assert [q.url for q in store.pop(3)] == [B]
+    assert strategy.state_dict()["seeds"] == []  # tiered once, then forgotten
+
+
 def test_parameters_and_model_are_checked(model: PerplexityModel) -> None:
     assert STRATEGIES.get("perplexity") is PerplexityStrategy
     with pytest.raises(ConfigError, match="high = 10 must be <= medium = 5"):

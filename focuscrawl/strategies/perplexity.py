@@ -104,7 +104,11 @@ class PerplexityStrategy(Strategy):
             return math.exp((1.0 - relevance) * math.log(ref))
         if relevance is not None and self._invertible and relevance >= 1.0:
             return 1.0
-        return float(self.model.perplexity(page))  # type: ignore[attr-defined]
+        try:
+            return float(self.model.perplexity(page))  # type: ignore[attr-defined]
+        except Exception:  # a model failing on one odd page: its links are dropped, counted
+            self.pages["errors"] += 1
+            return math.inf
 
     # ---------------------------------------------------------------- hooks
     def seed_scores(self, seeds: Sequence[str]) -> list[ScoreUpdate]:
@@ -115,7 +119,8 @@ class PerplexityStrategy(Strategy):
         if self.seeds_tiered or not self.seeds:
             return Decision()
         self.seeds_tiered = True  # seeds have no parent PP: they go before every bucket
-        return Decision(tiers=[(url, SEED) for url in self.seeds], reason="seeds before the buckets")
+        seeds, self.seeds = self.seeds, []  # not needed any more: keep the saved state small
+        return Decision(tiers=[(url, SEED) for url in seeds], reason="seeds before the buckets")
 
     def on_page(self, page: Page, relevance: float | None, queued: QueuedURL) -> Decision:
         pp = self.perplexity(page, relevance)
@@ -152,7 +157,8 @@ class PerplexityStrategy(Strategy):
         return Decision(tiers=tiers, reason=f"bounds high {high:g}, medium {medium:g}: {text}")
 
     def counters(self) -> dict[str, int]:
-        """Documents per bucket so far (``pp_HIGH``, ``pp_MEDIUM``, ``pp_NORMAL``, ``pp_discarded``)."""
+        """Documents per bucket so far (``pp_HIGH``, ``pp_MEDIUM``, ``pp_NORMAL``, ``pp_discarded``,
+        ``pp_errors``: PP not computable, links dropped)."""
         return {f"pp_{k}": v for k, v in sorted(self.pages.items())}
 
     def state_dict(self) -> dict[str, Any]:
