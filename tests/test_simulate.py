@@ -42,7 +42,7 @@ WEBKB_SEEDS = (
 )
 KEYWORDS = {"name": "keyword", "keywords": ["course", "syllabus", "homework", "lecture"]}
 CAT_KEYWORDS = {"name": "keyword", "keywords": ["cat", "cats", "kitten"]}
-RUN_FILES = {"crawl.db", "corpus.warc.gz", "pages.jsonl", "run.json"}
+RUN_FILES = {"crawl.db", "corpus.warc.gz", "pages.jsonl", "decisions.jsonl", "run.json"}
 
 
 # --------------------------------------------------------------------------- helpers
@@ -226,7 +226,6 @@ def test_simulate_webkb_fetches_what_live_fetches(
     assert_same_run_directory(live, sim)
 
 
-@pytest.mark.xfail(strict=False, reason="engine determinism: lead")
 @pytest.mark.parametrize(
     ("strategy", "model"), [("bfs", None), ("best-first", KEYWORDS)], ids=["bfs", "best-first"]
 )
