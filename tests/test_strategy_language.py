@@ -174,7 +174,7 @@ def multilingual_replay(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Re
         yield replay
 
 
-def test_korean_crawl_against_bfs_on_the_replay_web(multilingual_replay: ReplayProcess, tmp_path: Path) -> None:
+def test_korean_crawl_against_bfs_on_the_replay_web_and_in_simulation(multilingual_replay: ReplayProcess, tmp_path: Path) -> None:
     """P4's rule from the Korean manual (the hosts are .org: only Korean anchors pass) against
     the control crawl from the same seed, 100 pages each, judged by the archive's labels."""
     from focuscrawl.api import crawl
@@ -203,3 +203,9 @@ def test_korean_crawl_against_bfs_on_the_replay_web(multilingual_replay: ReplayP
         store.close()
     assert sum(state["langs"].values()) == run["summary"]["pages"]
     assert abs(state["langs"]["ko"] - korean["language"]) <= 5
+    # simulated over the archive (virtual time, no sockets): the same pages in the same order
+    crawl([seed], tmp_path / "sim", strategy="language", max_pages=100,
+          archives=[shared_file("multilingual-dev.warc.gz")], strategy_params={"target": ["ko"]})  # fmt: skip
+    live = (tmp_path / "language" / "pages.jsonl").read_text().splitlines()
+    simulated = (tmp_path / "sim" / "pages.jsonl").read_text().splitlines()
+    assert [json.loads(line)["url"] for line in simulated] == [json.loads(line)["url"] for line in live]

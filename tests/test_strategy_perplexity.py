@@ -214,9 +214,11 @@ def wiki_replay(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ReplayProc
         yield replay
 
 
-def _config(tmp_path: Path, replay: ReplayProcess, *, max_pages: int, delay: float) -> Path:
-    """A topic TOML: the cat article as the domain (P2's first experiment), one URL in flight."""
+def _config(tmp_path: Path, replay: ReplayProcess | None, *, max_pages: int, delay: float) -> Path:
+    """A topic TOML: the cat article as the domain (P2's first experiment), one URL in flight;
+    through the replay server, or (``replay`` None) for a simulation over the archive."""
     texts = shared_file("cat-en.txt")
+    proxy = "" if replay is None else f'proxy = "{replay.proxy_url}"\nallow_private = ["127.0.0.1"]'
     path = tmp_path / "cat.toml"
     path.write_text(f"""
 seeds = ["{CAT}"]
@@ -230,8 +232,7 @@ medium = 1000.0
 discard = 1500.0
 [fetch]
 delay = {delay}
-proxy = "{replay.proxy_url}"
-allow_private = ["127.0.0.1"]
+{proxy}
 [model]
 name = "perplexity"
 texts = ["{texts}"]
@@ -287,7 +288,7 @@ def _check_order(
     return controls
 
 
-def test_crawl_on_the_replay_web(wiki_replay: ReplayProcess, tmp_path: Path) -> None:
+def test_crawl_on_the_replay_web_and_in_simulation(wiki_replay: ReplayProcess, tmp_path: Path) -> None:
     from focuscrawl.api import crawl
 
     config = _config(tmp_path, wiki_replay, max_pages=40, delay=0.0)
@@ -301,6 +302,13 @@ def test_crawl_on_the_replay_web(wiki_replay: ReplayProcess, tmp_path: Path) -> 
     assert pages[0]["url"] == CAT
     # every page after the seed came from a document under the discard bound: score 1/PP >= 1/1500
     assert all(p["score"] >= 1 / 1500 for p in pages[1:])
+    # the same crawl simulated over the archive (virtual time, no sockets) takes the same URLs
+    # in the same order, with the same priorities
+    sim = crawl([], tmp_path / "sim", config=_config(tmp_path, None, max_pages=40, delay=1.0),
+                archives=[shared_file("wikispeedia.warc.gz")])  # fmt: skip
+    assert sim.fetched == 40
+    simulated = [json.loads(line) for line in (tmp_path / "sim" / "pages.jsonl").read_text().splitlines()]
+    assert [(p["url"], p["score"]) for p in simulated] == [(p["url"], p["score"]) for p in pages]
 
 
 def test_bounds_change_while_the_crawl_runs(wiki_replay: ReplayProcess, tmp_path: Path) -> None:
