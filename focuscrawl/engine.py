@@ -75,7 +75,7 @@ def normalize_seeds(seeds: Sequence[str]) -> list[str]:
     return out
 
 
-_Task = asyncio.Task[FetchResult]
+_Task = asyncio.Task[FetchResult] | None  # None: taken while stopping, fetched on resume
 
 
 class Crawler:
@@ -177,6 +177,7 @@ class Crawler:
             self.proc.results = int(state.get("results", 0))
             self.proc.round = self.stats.layer
             self._layer_listed = bool(state.get("layer_listed", False))
+            self.proc.recrawl_pending = set(state.get("recrawl_pending", []))
             self._control_log = list(state.get("control", []))
             window = [(str(u), bool(r)) for u, r in state.get("window", [])]
             self.stats.counters["resumes"] += 1
@@ -212,6 +213,7 @@ class Crawler:
             "results": proc.results,
             "window": [[item.queued.url, item.recrawl] for item, _ in self._window],
             "layer_listed": self._layer_listed,
+            "recrawl_pending": sorted(proc.recrawl_pending),
             "control": self._control_log,
             "control_id": self._control.last_id if self._control is not None else 0,
         }
@@ -260,14 +262,20 @@ class Crawler:
 
     def _launch(self, item: InFlight) -> None:
         self._host_inflight[item.queued.host] += 1
-        self._window.append((item, asyncio.create_task(self._fetch(item.queued.url))))
+        # while stopping, URLs are still taken where an uninterrupted crawl would take
+        # them (so a resumed crawl takes the same ones), but left for the resume to fetch
+        task = None if self._stop.is_set() else asyncio.create_task(self._fetch(item.queued.url))
+        self._window.append((item, task))
 
     def _take(self, taken: Sequence[QueuedURL]) -> None:
         """Start a fetch list: the strategy hears of it first and may add re-crawls."""
         if not taken:
             return
+        pending = self.proc.recrawl_pending
         for queued in taken:
-            self._launch(InFlight(queued))
+            again = queued.url in pending
+            pending.discard(queued.url)
+            self._launch(InFlight(queued, again))
         decision = self.strategy.on_fetch_list(taken)
         if decision.is_empty():
             return
@@ -321,6 +329,7 @@ class Crawler:
     async def _settle_head(self) -> None:
         """Record the oldest fetch of the window (waiting for it if need be)."""
         item, task = self._window[0]
+        assert task is not None
         result = await task
         self._window.popleft()
         host = item.queued.host
@@ -340,24 +349,26 @@ class Crawler:
             self._commit()
         self._report()
 
+    def _batch_size(self) -> int:
+        """N of best-N-first (0: continuous)."""
+        return self.settings.crawl.fetch_list_size or self.strategy.default_fetch_list_size
+
     async def _run_queue(self) -> None:
-        batch = self.settings.crawl.fetch_list_size or self.strategy.default_fetch_list_size
+        batch = self._batch_size()
         while True:
-            if not self._stop.is_set():
-                if not batch:
-                    self._refill()
-                elif not self._window:
-                    want = min(batch, self._budget_left())
-                    self._take(self._pop_list(want))
+            if not batch:
+                self._refill()  # while stopping too: those URLs are left for the resume
+            elif not self._stop.is_set() and not self._window:
+                self._take(self._pop_list(min(batch, self._budget_left())))
             if not self._window or not await self._settle_or_stop():
                 break
 
     async def _settle_or_stop(self) -> bool:
         """Settle the head; on a stop request, give the window a grace period only,
         record what finished in order and cancel the rest (returns False: stop)."""
-        if not self._stop.is_set():
+        head = self._window[0][1]
+        if not self._stop.is_set() and head is not None:
             stop = asyncio.ensure_future(self._stop.wait())
-            head = self._window[0][1]
             try:
                 await asyncio.wait({head, stop}, return_when=asyncio.FIRST_COMPLETED)
             finally:
@@ -365,12 +376,15 @@ class Crawler:
         if self._stop.is_set():
             deadline = time.monotonic() + _STOP_GRACE
             while not self._abort and time.monotonic() < deadline:
-                pending = [t for _, t in self._window if not t.done()]
+                pending = [t for _, t in self._window if t is not None and not t.done()]
                 if not pending:
                     break
                 await asyncio.wait(pending, timeout=0.1)
-            while self._window and self._window[0][1].done() and not self._window[0][1].cancelled():
+            continuous = not (self.strategy.layered or self._batch_size())
+            while self._window and (t := self._window[0][1]) is not None and t.done() and not t.cancelled():
                 await self._settle_head()
+                if continuous:
+                    self._refill()  # the same pops as an uninterrupted crawl (not fetched)
             await self._cancel_window()
             return False
         await self._settle_head()
@@ -379,7 +393,7 @@ class Crawler:
     async def _cancel_window(self) -> None:
         """Stop what is still in flight; its URLs stay IN_FLIGHT and the recorded
         window re-issues them on resume."""
-        pending = [task for _, task in self._window if not task.done()]
+        pending = [task for _, task in self._window if task is not None and not task.done()]
         for task in pending:
             task.cancel()
         if pending:

@@ -90,6 +90,7 @@ class ResultProcessor:
         self.decisions = decisions
         self.round = 0  # layered mode: the round (layer) being fetched
         self.results = 0  # results recorded, skipped ones included (the decision log's n)
+        self.recrawl_pending: set[str] = set()  # fetched URLs queued again by a strategy
 
     # ------------------------------------------------------------------ results
     def record(self, item: InFlight, result: FetchResult) -> None:
@@ -296,6 +297,7 @@ class ResultProcessor:
         for url in decision.recrawl:
             if self.frontier.state(url) == URLState.FETCHED:
                 self.frontier.mark(url, URLState.QUEUED)
+                self.recrawl_pending.add(url)
                 counters["recrawls_queued"] += 1
         for op in decision.column_ops:
             self.frontier.combine_columns(op.dst, op.terms, add=op.add)

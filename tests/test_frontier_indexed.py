@@ -242,3 +242,37 @@ def test_damaged_hosts_are_a_clear_error(tmp_path: Path) -> None:
     raw.close()
     with pytest.raises(FrontierError, match="damaged host ids"):
         IndexedFrontier(path)
+
+
+def test_update_host_through_the_host_grouping(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Tiny chunks: the rows grouped by host are built, scanned past and rebuilt as URLs
+    come; every rescore must still match the reference."""
+    monkeypatch.setattr("focuscrawl.frontier.indexed_table.CHUNK_ROWS", 4)
+    db = IndexedFrontier(tmp_path / "f.db", buffer_size=4)
+    memory = MemoryFrontier()
+    rng = random.Random(11)
+    hosts = [f"h{i}" for i in range(5)]
+    for round_ in range(40):
+        items = []
+        for i in range(rng.randrange(1, 12)):
+            host = rng.choice(hosts)
+            items.append(
+                (f"http://{host}/{round_}-{i}", float(rng.randrange(5)), 1, None, host, 1, 0)
+            )
+        assert db.add_many(items) == memory.add_many(items)
+        popped = db.pop(3, max_per_host=1)
+        assert popped == memory.pop(3, max_per_host=1)
+        for q in popped[:1]:  # some fetched, some in flight
+            db.mark(q.url, F)
+            memory.mark(q.url, F)
+        states = rng.sample([Q, F, URLState.IN_FLIGHT], rng.randrange(1, 4))
+        host, merge = rng.choice([*hosts, "nowhere"]), rng.choice(list(Merge))
+        score = float(rng.randrange(-2, 4))
+        assert db.update_host(host, score, merge, states=states) == memory.update_host(
+            host, score, merge, states=states
+        ), round_
+    assert db._table._by_host_n > 0  # the grouping was used
+    assert _snapshot(db) == _snapshot(memory)
+    db.close()

@@ -1,9 +1,10 @@
 """The default crawl DB: hot columns in numpy arrays, everything durable in SQLite.
 
 A :class:`~focuscrawl.frontier.base.FrontierStore` built for score updates: per
-URL, score, state, host, layer and fingerprint live in numpy arrays indexed by a
-dense row number (:mod:`~focuscrawl.frontier.indexed_table`: 33 B per URL, and
-<= 8 B of hash index), so a batch of score updates is a few vectorised operations; the
+URL, score, tier, state, host, layer and fingerprint live in numpy arrays indexed by
+a dense row number (:mod:`~focuscrawl.frontier.indexed_table`: 37 B per URL, 8 B
+per extra float column, <= 8 B of hash index), so a batch of score updates is a few
+vectorised operations (:mod:`~focuscrawl.frontier.indexed_columns`); the
 best queued URLs are kept in a buffer (:mod:`~focuscrawl.frontier.indexed_queue`)
 so a pop sorts thousands of rows, not millions. SQLite holds the cold data (URL
 text, depth, parents, hosts, meta: written at add time inside the open
@@ -11,9 +12,9 @@ transaction) and, at :meth:`IndexedFrontier.commit`, the changed rows of the hot
 columns as one journal BLOB (:mod:`~focuscrawl.frontier.indexed_disk`). Opening
 the DB loads the arrays from the snapshot and replays the journal.
 
-Measured at a million queued URLs (``benchmarks/bench_frontier.py``): ~170k score
-updates + pops per second with a commit every 1,050, 62 B per URL of resident
-memory growth (the whole process: ~125 B per URL), 0.4 s to open.
+Measured at a million queued URLs (``benchmarks/bench_frontier.py``): ~170-190k
+score updates + pops per CPU-second with a commit every 1,050, 67 B per URL of
+resident memory growth (the whole process: ~129 B per URL), 0.5 s to open.
 
 Writes form one transaction until :meth:`IndexedFrontier.commit`; a crash (or
 :meth:`IndexedFrontier.close` without commit) loses exactly the uncommitted work.
@@ -60,7 +61,7 @@ _IN_FLIGHT, _QUEUED = int(URLState.IN_FLIGHT), int(URLState.QUEUED)
 
 
 class IndexedFrontier(IndexedColumns):
-    """Crawl DB in one SQLite file with its hot columns in memory (~45 B per URL).
+    """Crawl DB in one SQLite file with its hot columns in memory (~49 B per URL).
 
     ``buffer_size`` is the number of best queued URLs kept sorted for ``pop``;
     the journal is folded into the snapshot once it holds more than
@@ -168,9 +169,8 @@ class IndexedFrontier(IndexedColumns):
                     checked_int(f"link count of {url!r}", count, INT64)
                 edges.append((url, parent, int(count)))
             old = batch.get(url)
-            batch[url] = (
-                (int(tier), value) if old is None else merged_pair(*old, tier, value, merge)
-            )
+            pair = (int(tier), value)
+            batch[url] = pair if old is None else merged_pair(*old, *pair, merge)
             if url not in firsts:
                 firsts[url] = (host, depth, _QUEUED)
         if not batch:

@@ -19,7 +19,7 @@ from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.indexed_queue import BestQueue
 from focuscrawl.frontier.indexed_reads import IndexedReads
 from focuscrawl.frontier.indexed_schema import fingerprints
-from focuscrawl.frontier.indexed_table import CHUNK_ROWS, Rows, repeated_values
+from focuscrawl.frontier.indexed_table import Rows, repeated_values
 from focuscrawl.frontier.rules import (
     INT32,
     SCORE,
@@ -193,7 +193,7 @@ class IndexedColumns(IndexedReads):
     ) -> int:
         """Merge ``score`` into every URL of ``host`` in ``states`` (``update_scores`` rules).
 
-        One vectorised pass over the host and state columns (skipped when the
+        The host's rows come from the table's grouping by host (skipped when the
         per-host counters say there is nothing to find).
         """
         value = checked_score(host, score)
@@ -201,13 +201,9 @@ class IndexedColumns(IndexedReads):
         wanted = sorted({int(URLState(s)) for s in states})
         if host_id is None or merge is Merge.KEEP or not self._counts[host_id, wanted].any():
             return 0
-        table, found = self._table, []
-        for lo in range(0, table.n, CHUNK_ROWS):
-            hi = min(lo + CHUNK_ROWS, table.n)
-            mine = table.host[lo:hi] == host_id
-            mine &= np.isin(table.state[lo:hi], wanted)
-            found.append(np.flatnonzero(mine).astype(np.int64) + lo)
-        rows = np.concatenate(found)
+        table = self._table
+        rows = table.host_rows(host_id)
+        rows = rows[np.isin(table.state[rows], wanted)]
         rows = self._merge_into(table.score, rows, np.full(len(rows), value), merge)
         if rows.size:
             self._touched(rows)

@@ -89,6 +89,10 @@ class UrlTable:
         self.extra: dict[str, npt.NDArray[np.float64]] = {}
         self.tiered = False
         self._slots: npt.NDArray[np.int32] = np.empty(0, np.int32)
+        # rows grouped by host, built on first use (rescore by host): rows < _by_host_n
+        self._by_host: npt.NDArray[np.int32] = np.empty(0, np.int32)
+        self._host_starts: npt.NDArray[np.int64] = np.zeros(1, np.int64)
+        self._by_host_n = 0
         self.reindex()
 
     @staticmethod
@@ -215,8 +219,29 @@ class UrlTable:
             self._index(rows)
         return rows
 
+    def host_rows(self, host: int) -> Rows:
+        """Rows of one host id, ascending.
+
+        Hosts never change and rows are only appended, so the rows are kept grouped
+        by host (4 B per URL, built on first use) and only the rows appended since
+        are scanned; the grouping is rebuilt once those exceed an eighth of it.
+        """
+        if self.n - self._by_host_n > max(CHUNK_ROWS, self._by_host_n // 8):
+            hosts = self.host[: self.n]
+            self._by_host = zeros(0, np.int32)  # the old grouping goes first
+            self._by_host = np.argsort(hosts, kind="stable").astype(np.int32)
+            top = int(hosts.max()) + 1 if self.n else 0
+            self._host_starts = np.searchsorted(hosts[self._by_host], np.arange(top + 1))
+            self._by_host_n = self.n
+        known: Rows = np.empty(0, np.int64)
+        if host + 1 < len(self._host_starts):
+            lo, hi = self._host_starts[host], self._host_starts[host + 1]
+            known = self._by_host[lo:hi].astype(np.int64)
+        tail = np.flatnonzero(self.host[self._by_host_n : self.n] == host) + self._by_host_n
+        return np.concatenate([known, tail.astype(np.int64)])
+
     def nbytes(self) -> int:
         """Bytes held by the columns and the index (capacity, not just ``n``)."""
         columns: int = sum(getattr(self, name).nbytes for name in COLUMNS)
         extra = sum(array.nbytes for array in self.extra.values())
-        return columns + extra + self._slots.nbytes
+        return columns + extra + self._slots.nbytes + self._by_host.nbytes

@@ -95,9 +95,9 @@ class WarcOutput(_AppendFile):
         (identical-payload-digest profile) instead of a second copy of the body."""
         url, request, http = self._http(result)
         digest = "sha1:" + base64.b32encode(hashlib.sha1(result.body).digest()).decode("ascii")
-        revisit = self._writer.create_revisit_record(
-            url, digest, url, None, http_headers=http
-        )
+        revisit = self._writer.create_revisit_record(url, digest, url, "", http_headers=http)
+        # WARC-Refers-To-Date is optional (WARC 1.1, 5.14): the first fetch's date is not kept
+        revisit.rec_headers.remove_header("WARC-Refers-To-Date")
         req_record = self._writer.create_warc_record(
             url, "request", payload=io.BytesIO(b""), length=0, http_headers=request
         )

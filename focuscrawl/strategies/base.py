@@ -204,7 +204,10 @@ STRATEGIES: Registry[type[Strategy]] = Registry(
     "focuscrawl.strategies",
     builtin_modules=tuple(
         f"focuscrawl.strategies.{m}"
-        for m in ("bfs", "best_first", "link_context", "opic", "otie", "comments")
+        for m in (
+            "bfs", "best_first", "link_context", "opic", "otie", "comments", "genre",
+            "perplexity", "language",
+        )
     ),
 )
 register_strategy = STRATEGIES.register

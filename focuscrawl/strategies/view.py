@@ -9,6 +9,8 @@ the fetched page with the most cash. The engine hands every strategy one
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from focuscrawl.frontier.base import FrontierStore
 from focuscrawl.types import QueuedURL, URLState
 
@@ -49,6 +51,14 @@ class FrontierView:
     def top(self, column: str = "score", state: URLState = URLState.FETCHED) -> tuple[str, float] | None:
         """The URL in ``state`` with the highest ``column`` (ties: discovery order)."""
         return self._store.top(column, state)
+
+    def urls(self, state: URLState | None = None) -> Iterator[QueuedURL]:
+        """Every known URL (in ``state``) with its current row, in discovery order.
+
+        A whole-frontier pass (O(N)): for rare events such as P2's re-tiering
+        after its bucket bounds change, never for every page.
+        """
+        return self._store.iter_urls(state)
 
     def count(self, state: URLState | None = None) -> int:
         """How many URLs are known (in ``state``, or in all states)."""
