@@ -205,9 +205,7 @@ def cmd_model(args: argparse.Namespace) -> int:
 
 def cmd_strategies(args: argparse.Namespace) -> int:
     from focuscrawl.relevance.base import MODELS
-    from focuscrawl.strategies.base import STRATEGIES
-
-    from focuscrawl.strategies.base import params_table
+    from focuscrawl.strategies.base import STRATEGIES, params_table
     from focuscrawl.strategies.filters import FILTERS
 
     for name in STRATEGIES.names():
@@ -238,6 +236,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from focuscrawl.evaluation import cli as eval_cli
 
     return eval_cli.run_eval(args)
+
+
+def cmd_experiment(args: argparse.Namespace) -> int:
+    from focuscrawl.evaluation import cli as eval_cli
+
+    return eval_cli.run_experiment(args)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -283,6 +287,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("eval", help="metrics of a run against an independent judge (labels)")
     eval_cli.add_eval_arguments(p)
     p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("experiment", help="strategies x topics x repetitions -> results + report")
+    eval_cli.add_experiment_arguments(p)
+    p.set_defaults(func=cmd_experiment)
 
     p = sub.add_parser("strategies", help="list strategies and models")
     p.set_defaults(func=cmd_strategies)

@@ -106,3 +106,18 @@ def summary_text(r: dict[str, Any]) -> str:
                      f"domains {o['domains']['both']} (jaccard {_fmt(o['domains']['jaccard'])})")  # fmt: skip
     return "\n".join(lines)
 
+
+
+def add_experiment_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("experiment", type=Path, help="experiment TOML (see experiments/)")
+    p.add_argument("--out", type=Path, help="output directory (default: experiments-out/NAME)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar (one line per crawl)")
+    p.add_argument("--report-only", action="store_true", help="evaluate and report the crawls done")
+
+
+def run_experiment(args: argparse.Namespace) -> int:
+    from focuscrawl.evaluation.experiment import load_experiment, run_experiment_file
+
+    exp = load_experiment(args.experiment, out=args.out)
+    print(run_experiment_file(exp, progress=not args.quiet, report_only=args.report_only))
+    return 0

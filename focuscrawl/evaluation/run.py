@@ -217,9 +217,10 @@ def evaluate_run(
         out["curves"]["target_recall"] = [cm.value_at(curve, p) for p in points]
     if answer is not None:
         truth = set(answer)
-        marked = [RunPages.content_url(r) for r in page_rows if r.get("relevant")]
-        out["answer"] = cm.answer_set_scores(marked, truth).as_dict()
-        out["answer"]["size"] = len(truth)
+        if any(r.get("relevant") is not None for r in page_rows):  # the crawl had a model
+            marked = [RunPages.content_url(r) for r in page_rows if r.get("relevant")]
+            out["answer"] = cm.answer_set_scores(marked, truth).as_dict()
+            out["answer"]["size"] = len(truth)
         # % visited counts every fetched URL of the budget; % found the answer pages among them
         fvv = cm.found_vs_visited(
             [c and RunPages.content_url(r) in truth for r, c in zip(rows, counted, strict=True)],
