@@ -16,6 +16,8 @@ def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
 
     >>> nice_ticks(0, 1), nice_ticks(0, 1000)
     ([0.0, 0.2, 0.4, 0.6, 0.8, 1.0], [0.0, 200.0, 400.0, 600.0, 800.0, 1000.0])
+    >>> nice_ticks(0, 0.55)
+    [0.0, 0.2, 0.4, 0.6]
     """
     if hi <= lo:
         hi = lo + 1.0
@@ -23,12 +25,8 @@ def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     mag = 10 ** math.floor(math.log10(raw))
     step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
     start = math.floor(lo / step) * step
-    ticks = []
-    v = start
-    while v <= hi + step * 1e-9:
-        ticks.append(round(v, 10))
-        v += step
-    return ticks
+    count = math.ceil((hi - start) / step - 1e-9)  # the last tick at or above hi
+    return [float(round(start + k * step, 10)) for k in range(count + 1)]
 
 
 def _fmt(v: float) -> str:
