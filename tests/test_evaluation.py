@@ -59,6 +59,7 @@ def test_evaluate_run_hand_computed(hand_run: Path) -> None:
     assert (r["fetched"], r["pages"], r["relevant"], r["recrawls"], r["bad_lines"]) == (4, 3, 2, 1, 1)
     assert r["harvest_rate"] == pytest.approx(2 / 3)
     assert r["harvest_by_layer"] == {"0": 1.0, "1": 0.5}
+    assert r["layers_by"] == "layer"
     assert r["pages_by_layer"] == {"0": 1, "1": 2}
     # external = not on a seed's domain (a.org): b.org/x (relevant) and www.c.org/y (not)
     assert r["external"] == {"pages": 2, "share": pytest.approx(2 / 3), "harvest_rate": 0.5}

@@ -157,3 +157,36 @@ def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     assert 'data-plots-drawn="6"' in dom, proc.stderr[-2000:]
     console = [line for line in proc.stderr.splitlines() if "CONSOLE" in line]
     assert console == []
+
+
+def test_hub_web_marks_what_it_generates(tmp_path: Path) -> None:
+    from warcio.archiveiterator import ArchiveIterator
+
+    from focuscrawl.evaluation.hubweb import HUB_HOST, MARK, build_hub_web
+    from focuscrawl.replay.archive import iter_responses, load_labels
+    from focuscrawl.replay.sample import build_sample_archive, labels_path_for
+
+    source = build_sample_archive(tmp_path / "sample.warc.gz")
+    web, labels_path = build_hub_web(
+        source, labels_path_for(source), tmp_path / "web" / "w.warc.gz", label_key="relevant",
+        out_links=2, hubs=3, hub_size=2, locality=1.0,
+    )  # fmt: skip
+    original = {r.url: r.body for r in iter_responses(source) if r.status == 200 and "html" in r.content_type}
+    marks: dict[str, str] = {}
+    with web.open("rb") as fh:
+        for rec in ArchiveIterator(fh):
+            if rec.rec_type == "response":
+                marks[rec.rec_headers.get_header("WARC-Target-URI")] = rec.rec_headers.get_header(MARK)
+    hubs = {u for u, m in marks.items() if m == "hub"}
+    assert hubs == {f"{HUB_HOST}/", *(f"{HUB_HOST}/hub/{i}.html" for i in range(3))}
+    assert {u for u, m in marks.items() if m == "appended-links"} == set(original)
+    labels = load_labels(labels_path)
+    assert all(labels[h]["generated"] is True for h in hubs)
+    for rec in iter_responses(web):
+        if rec.url in original:
+            head, _, tail = rec.body.partition(b'<div data-focuscrawl="generated">')
+            # the original bytes are all there, the block inserted before </body>
+            assert head + tail.split(b"</div>", 1)[1] == original[rec.url]
+            assert int(rec.header("Content-Length")) == len(rec.body)
+            links = tail.split(b"</div>", 1)[0].count(b"<a href=")
+            assert links == 3  # 2 pages + 1 hub

@@ -43,6 +43,7 @@ _TOP_KEYS = {
     "name", "title", "archives", "labels", "budget", "repetitions", "checkpoints", "mode",
     "compare", "crawl", "topics", "topic", "strategy", "output", "answer", "thresholds",
     "skip_unlabelled", "lang_field", "perplexity", "notes", "fetch", "scope", "target_langs",
+    "in_archive_only", "web",
 }  # fmt: skip
 
 
@@ -84,6 +85,9 @@ class Experiment:
     target_langs: list[str] = field(default_factory=list)
     perplexity: dict[str, Any] = field(default_factory=dict)
     notes: str = ""
+    in_archive_only: bool = False  # links to URLs the archives do not hold are out of scope
+    web: dict[str, Any] = field(default_factory=dict)  # a web to build first (evaluation.hubweb)
+    _scope_regex: str | None = None
 
     def resolve(self, value: str) -> Path:
         return (self.path.parent / value).resolve()
@@ -113,8 +117,9 @@ def load_experiment(path: Path | str, *, out: Path | None = None) -> Experiment:
         return (here / v).resolve()
 
     name = str(raw.get("name", path.stem))
-    archives = [rel(a) for a in _req(raw, "archives", path.name)]
-    for a in archives:
+    web = dict(raw.get("web", {}))
+    archives = [rel(a) for a in (raw.get("archives", []) if web else _req(raw, "archives", path.name))]
+    for a in [*archives, *(rel(str(web[k])) for k in ("source", "labels") if k in web)]:
         if not a.is_file():
             raise ConfigError(f"{path.name}: archive {a} not found")
     labels = rel(raw["labels"]) if "labels" in raw else None
@@ -154,6 +159,7 @@ def load_experiment(path: Path | str, *, out: Path | None = None) -> Experiment:
             name=str(_req(t, "name", where)), category=str(t.get("category", "")),
             relevant=[str(x) for x in _req(t, "relevant", where)],
             seeds=[str(x) for x in _req(t, "seeds", where)], targets=targets,
+            strategy_params={str(k): dict(v) for k, v in t.get("strategy_params", {}).items()},
         ))  # fmt: skip
     if topic_spec is None and not hand:
         raise ConfigError(f"{path.name}: give [topics] or at least one [[topic]]")
@@ -173,6 +179,7 @@ def load_experiment(path: Path | str, *, out: Path | None = None) -> Experiment:
         skip_unlabelled=bool(raw.get("skip_unlabelled", False)),
         lang_field=raw.get("lang_field"), target_langs=[str(x) for x in raw.get("target_langs", [])],
         perplexity=dict(raw.get("perplexity", {})), notes=str(raw.get("notes", "")),
+        in_archive_only=bool(raw.get("in_archive_only", False)), web=web,
     )  # fmt: skip
 
 
@@ -205,17 +212,47 @@ def run_one(
         shutil.rmtree(run_dir)  # an unfinished crawl of an earlier attempt: start again
     run_dir.parent.mkdir(parents=True, exist_ok=True)
     settings = {**exp.crawl, **spec.crawl, "seed": rep}
-    if spec.params:
-        settings["strategy_params"] = dict(spec.params)
+    scope = dict(exp.scope)
+    if exp.in_archive_only:
+        scope["allow_regex"] = [*scope.get("allow_regex", []), archive_regex(exp)]
+    params = {**spec.params, **topic.strategy_params.get(spec.strategy, {})}
+    if params:
+        settings["strategy_params"] = params
     started = time.perf_counter()
     crawl(
         topic.seeds, run_dir, strategy=spec.strategy, max_pages=exp.budget,
         model=_resolve_model(exp, spec, model_dir),
         archives=exp.archives if exp.mode == "simulate" else (),
         proxy=proxy, delay=0.0 if proxy else None,
-        fetch=exp.fetch or None, scope=exp.scope or None, filters=spec.filters, **settings,
+        fetch=exp.fetch or None, scope=scope or None, filters=spec.filters, **settings,
     )  # fmt: skip
     return time.perf_counter() - started
+
+
+def archive_regex(exp: Experiment) -> str:
+    """One regular expression matching exactly the URLs the archives hold (as normalised)."""
+    if exp._scope_regex is None:
+        import re
+
+        from focuscrawl.replay.archive import iter_responses
+        from focuscrawl.urls import normalize_url
+
+        urls = sorted({normalize_url(r.url) or r.url for r in iter_responses(exp.archives)})
+        exp._scope_regex = "^(?:" + "|".join(re.escape(u) for u in urls) + ")$"
+    return exp._scope_regex
+
+
+def prepare_web(exp: Experiment) -> None:
+    """Build the experiment's ``[web]`` (cached) and crawl and judge on it."""
+    if not exp.web:
+        return
+    from focuscrawl.evaluation.hubweb import cached_hub_web
+
+    if exp.web.get("builder", "hub") != "hub":
+        raise ConfigError(f"{exp.path.name} [web]: unknown builder {exp.web.get('builder')!r}")
+    web, labels = cached_hub_web(exp.web, exp.path.parent, exp.out / "web")
+    exp.archives = [web, *exp.archives]
+    exp.labels = exp.labels or labels
 
 
 def experiment_topics(exp: Experiment) -> tuple[list[Topic], dict[str, Path]]:
@@ -243,6 +280,7 @@ def run_experiment_file(exp: Experiment, *, progress: bool = True, report_only: 
 
     exp.out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
+    prepare_web(exp)
     topics, models = experiment_topics(exp)
     jobs = [
         (s, t, rep) for s in exp.strategies for t in topics for rep in range(exp.repetitions)

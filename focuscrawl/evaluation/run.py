@@ -185,14 +185,18 @@ def evaluate_run(
     page_rel = [r for r, c in zip(rel, counted, strict=True) if c]
     page_urls = [RunPages.content_url(r) for r in page_rows]
     points = list(checkpoints) if checkpoints is not None else checkpoints_for(n)
+    # P0's layers are crawl rounds; a crawl without rounds (every page in round 0) is
+    # split by link depth instead, which is what breadth-first's rounds would be
+    layer_key = "layer" if any(r.get("layer") for r in rows) else "depth"
     out: dict[str, Any] = {
         "run": str(run.path), "strategy": run.strategy, "fetched": n,
         "pages": len(page_rows), "relevant": sum(page_rel), "recrawls": run.recrawls,
         "unlabelled": sum(1 for ok, v in zip(is_page, verdicts, strict=True) if ok and v is None),
         "bad_lines": run.bad_lines, "elapsed": run.elapsed,
         "harvest_rate": harvest_rate(page_rel),
+        "layers_by": layer_key,
         "harvest_by_layer": {str(k): v for k, v in cm.harvest_by_layer(
-            [int(r.get("layer") or 0) for r in page_rows], page_rel).items()},
+            [int(r.get(layer_key) or 0) for r in page_rows], page_rel).items()},
         "pages_by_layer": {},
         "visited_per_relevant": _finite(cm.visited_per_relevant(page_rel)),
         "domains": cm.distinct_domains(page_urls),
@@ -200,7 +204,7 @@ def evaluate_run(
         "curves": {"harvest_rate": [cm.value_at(harvest, p) for p in points]},
     }  # fmt: skip
     for row in page_rows:
-        key = str(int(row.get("layer") or 0))
+        key = str(int(row.get(layer_key) or 0))
         out["pages_by_layer"][key] = out["pages_by_layer"].get(key, 0) + 1
     seed_domains = set(cm.domains_of(run.seeds))
     ext = cm.external_share(page_urls, page_rel, seed_domains)

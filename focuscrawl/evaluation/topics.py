@@ -73,6 +73,8 @@ class Topic:
     targets: list[str] = field(default_factory=list)
     train_pos: list[str] = field(default_factory=list)
     train_neg: list[str] = field(default_factory=list)
+    # per strategy name, parameters this topic sets (P4: {"language": {"target": ["ja"]}})
+    strategy_params: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
