@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 import tomllib
@@ -206,10 +207,20 @@ def cmd_strategies(args: argparse.Namespace) -> int:
     from focuscrawl.relevance.base import MODELS
     from focuscrawl.strategies.base import STRATEGIES
 
+    from focuscrawl.strategies.base import params_table
+    from focuscrawl.strategies.filters import FILTERS
+
     for name in STRATEGIES.names():
         cls = STRATEGIES.get(name)
         doc = (cls.__doc__ or sys.modules[cls.__module__].__doc__ or "").strip().splitlines()
         print(f"strategy  {name:22s} {doc[0] if doc else ''}")
+        params = params_table(cls.Params)
+        if params:
+            print(" " * 34 + ", ".join(f"{k}={v!r}" for k, v in params.items()))
+    for name in FILTERS.names():
+        flt = FILTERS.get(name)
+        doc = (flt.__doc__ or "").strip().splitlines()
+        print(f"filter    {name:22s} {doc[0] if doc else ''}")
     for name in MODELS.names():
         cls = MODELS.get(name)
         doc = (sys.modules[cls.__module__].__doc__ or cls.__doc__ or "").strip().splitlines()
@@ -288,7 +299,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         print("focuscrawl: interrupted", file=sys.stderr)
-        return 1
+        return 130
+    except BrokenPipeError:  # output piped into head and the like: not an error
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - so that exit does not flush again
+        return 0
 
 
 if __name__ == "__main__":  # pragma: no cover
