@@ -205,9 +205,7 @@ def cmd_model(args: argparse.Namespace) -> int:
 
 def cmd_strategies(args: argparse.Namespace) -> int:
     from focuscrawl.relevance.base import MODELS
-    from focuscrawl.strategies.base import STRATEGIES
-
-    from focuscrawl.strategies.base import params_table
+    from focuscrawl.strategies.base import STRATEGIES, params_table
     from focuscrawl.strategies.filters import FILTERS
 
     for name in STRATEGIES.names():
