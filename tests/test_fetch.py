@@ -171,6 +171,30 @@ async def test_crawl_delay_spaces_requests_server_side() -> None:
     assert min(gaps) >= 0.25, gaps
 
 
+async def test_delay_counts_from_when_the_request_reached_the_server() -> None:
+    # Issue 9 item 18: the first request waits 0.3 s for its DNS answer after its
+    # start was stamped; the second must still arrive a whole delay after it.
+    class SlowResolver(FakeResolver):
+        async def resolve(
+            self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+        ) -> list[ResolveResult]:
+            if not self.asked:
+                await asyncio.sleep(0.3)
+            return await super().resolve(host, port, family)
+
+    resolver = SlowResolver({"slow.test": "127.0.0.1"})
+    s = settings(delay=0.5, respect_robots=False, allow_private=("slow.test",))
+    async with (
+        serve({"/a": html("a"), "/b": html("b")}) as site,
+        AiohttpFetcher(s, resolver=resolver) as fetcher,
+    ):
+        urls = [f"http://slow.test:{site.port}{path}" for path in ("/a", "/b")]
+        results = await asyncio.gather(*(fetcher.fetch(u) for u in urls))
+    assert [r.status for r in results] == [200, 200]
+    first, second = site.times()
+    assert second - first >= 0.5 - 0.02  # loopback arrival jitter is far below 20 ms
+
+
 @pytest.mark.parametrize(
     ("obey", "max_crawl_delay", "expected_interval"),
     [(True, 5.0, 5.0), (True, 100.0, 30.0), (False, 5.0, 0.5)],
