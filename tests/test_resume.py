@@ -45,6 +45,14 @@ def _warc_urls(out: Path) -> list[str]:
         ]
 
 
+def _wait_for_progress(out: Path, proc: subprocess.Popen[bytes]) -> None:
+    """Until pages.jsonl grows past what it held when this attempt started (or the crawl ends)."""
+    pages = out / "pages.jsonl"
+    start = pages.stat().st_size if pages.exists() else 0
+    while proc.poll() is None and (not pages.exists() or pages.stat().st_size <= start):
+        time.sleep(0.01)
+
+
 def test_sigkill_at_random_moments_then_resume(webkb_replay: ReplayProcess, tmp_path: Path) -> None:
     config = tmp_path / "scope.toml"
     config.write_text(f'[scope]\nallow_hosts = ["{HOST}"]\n', encoding="utf-8")
@@ -61,7 +69,13 @@ def test_sigkill_at_random_moments_then_resume(webkb_replay: ReplayProcess, tmp_
             _crawl_cmd(out, webkb_replay.proxy_url, config, attempt > 0), env=env,
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )  # fmt: skip
-        time.sleep(rng.uniform(1.0, 3.0))
+        if attempt == 0:  # the run directory exists from its first byte on (run.json first)
+            while not (out / "run.json").exists() and proc.poll() is None:
+                time.sleep(0.01)
+            time.sleep(rng.uniform(0.0, 0.2))  # killed in its very first moments
+        else:  # killed at a random moment once this attempt has got somewhere (any load)
+            _wait_for_progress(out, proc)
+            time.sleep(rng.uniform(0.2, 1.5))
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
             kills += 1
@@ -79,5 +93,4 @@ def test_sigkill_at_random_moments_then_resume(webkb_replay: ReplayProcess, tmp_
     assert set(warc) == set(_warc_urls(reference))
     summary = json.loads((out / "run.json").read_text())["summary"]
     assert summary["fetched"] == len(pages)
-    # a run killed before its first commit leaves nothing to resume from: it starts afresh
     assert summary["counters"]["resumes"] >= kills - 1
