@@ -190,3 +190,29 @@ def test_hub_web_marks_what_it_generates(tmp_path: Path) -> None:
             assert int(rec.header("Content-Length")) == len(rec.body)
             links = tail.split(b"</div>", 1)[0].count(b"<a href=")
             assert links == 3  # 2 pages + 1 hub
+
+
+def test_live_experiment_through_the_replay_server(tmp_path: Path) -> None:
+    from focuscrawl.replay.sample import SAMPLE_SEEDS, build_sample_archive, labels_path_for
+
+    source = build_sample_archive(tmp_path / "sample.warc.gz")
+    exp = tmp_path / "live.toml"
+    exp.write_text(f"""
+archives = ["{source}"]
+labels = "{labels_path_for(source)}"
+budget = 8
+checkpoints = 2
+mode = "live"
+[[topic]]
+name = "cats"
+relevant = ["relevant=true"]
+seeds = {json.dumps(list(SAMPLE_SEEDS))}
+[[strategy]]
+strategy = "bfs"
+""")
+    out = tmp_path / "out"
+    assert main(["experiment", str(exp), "--out", str(out), "--quiet"]) == 0
+    results = json.loads((out / "results.json").read_text())
+    assert results["runs"][0]["fetched"] == 8
+    # every fetch went through the replay server on 127.0.0.1, which logged it
+    assert len((out / "replay.log").read_text().splitlines()) >= 8

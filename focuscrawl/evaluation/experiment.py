@@ -200,7 +200,7 @@ def _resolve_model(exp: Experiment, spec: StrategySpec, model_dir: Path | None) 
 
 def run_one(
     exp: Experiment, spec: StrategySpec, topic: Topic, rep: int, run_dir: Path,
-    model_dir: Path | None, proxy: str | None,
+    model_dir: Path | None, proxy: str | None, proxy_ca: Path | None = None,
 ) -> float:  # fmt: skip
     """One crawl (skipped when a finished one is there); returns its wall time in seconds."""
     from focuscrawl.api import crawl
@@ -223,7 +223,7 @@ def run_one(
         topic.seeds, run_dir, strategy=spec.strategy, max_pages=exp.budget,
         model=_resolve_model(exp, spec, model_dir),
         archives=exp.archives if exp.mode == "simulate" else (),
-        proxy=proxy, delay=0.0 if proxy else None,
+        proxy=proxy, proxy_ca=proxy_ca, delay=0.0 if proxy else None,
         fetch=exp.fetch or None, scope=scope or None, filters=spec.filters, **settings,
     )  # fmt: skip
     return time.perf_counter() - started
@@ -316,12 +316,12 @@ def _run_jobs(
 
     timings: dict[str, float] = {}
     with ExitStack() as stack:
-        proxy = None
+        proxy, proxy_ca = None, None
         if exp.mode == "live":
             from focuscrawl.replay.process import ReplayProcess
 
             replay = stack.enter_context(ReplayProcess(list(exp.archives), log_path=exp.out / "replay.log"))
-            proxy = replay.proxy_url
+            proxy, proxy_ca = replay.proxy_url, replay.ca_cert_path
         bar = stack.enter_context(Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
             disable=not progress, transient=False,
@@ -330,7 +330,7 @@ def _run_jobs(
         for spec, topic, rep in jobs:
             bar.update(task, description=f"{exp.name}: {spec.label} / {topic.name} / r{rep}")
             run_dir = run_dir_for(exp, spec, topic, rep)
-            seconds = run_one(exp, spec, topic, rep, run_dir, models.get(topic.name), proxy)
+            seconds = run_one(exp, spec, topic, rep, run_dir, models.get(topic.name), proxy, proxy_ca)
             if seconds:
                 timings[str(run_dir)] = seconds
             if not progress:

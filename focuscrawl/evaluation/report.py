@@ -17,7 +17,7 @@ from focuscrawl.evaluation.svg import bar_plot, line_plot
 
 STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;max-width:1200px;color:#222}
-table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td{white-space:nowrap}
 th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}
 .plots{display:flex;flex-wrap:wrap;gap:12px}
 svg.plot{border:1px solid #ddd;background:#fff}svg text{font-size:11px;fill:#333}

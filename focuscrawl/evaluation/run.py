@@ -236,7 +236,8 @@ def evaluate_run(
                 RunPages.content_url(r): float(r["relevance"])
                 for r in page_rows if isinstance(r.get("relevance"), int | float)
             }  # fmt: skip
-            out["f1_by_threshold"] = cm.f1_by_threshold(scores, truth, thresholds)
+            if scores:  # a crawl without a model recorded no similarity
+                out["f1_by_threshold"] = cm.f1_by_threshold(scores, truth, thresholds)
     return out
 
 
