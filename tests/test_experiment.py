@@ -216,3 +216,7 @@ strategy = "bfs"
     assert results["runs"][0]["fetched"] == 8
     # every fetch went through the replay server on 127.0.0.1, which logged it
     assert len((out / "replay.log").read_text().splitlines()) >= 8
+    # another budget is another crawl: the finished one is not reused
+    exp.write_text(exp.read_text().replace("budget = 8", "budget = 5"))
+    assert main(["experiment", str(exp), "--out", str(out), "--quiet"]) == 0
+    assert json.loads((out / "results.json").read_text())["runs"][0]["fetched"] == 5

@@ -205,27 +205,39 @@ def run_one(
     """One crawl (skipped when a finished one is there); returns its wall time in seconds."""
     from focuscrawl.api import crawl
 
-    info = run_dir / "run.json"
-    if info.is_file() and json.loads(info.read_text(encoding="utf-8")).get("finished"):
-        return 0.0
-    if run_dir.exists():
-        shutil.rmtree(run_dir)  # an unfinished crawl of an earlier attempt: start again
-    run_dir.parent.mkdir(parents=True, exist_ok=True)
     settings = {**exp.crawl, **spec.crawl, "seed": rep}
-    scope = dict(exp.scope)
-    if exp.in_archive_only:
-        scope["allow_regex"] = [*scope.get("allow_regex", []), archive_regex(exp)]
     params = {**spec.params, **topic.strategy_params.get(spec.strategy, {})}
     if params:
         settings["strategy_params"] = params
+    model = _resolve_model(exp, spec, model_dir)
+    # what makes this crawl: a finished crawl is reused only if all of it is the same
+    job = json.dumps({
+        "strategy": spec.strategy, "settings": settings, "model": model, "seeds": topic.seeds,
+        "budget": exp.budget, "archives": [str(a) for a in exp.archives], "mode": exp.mode,
+        "fetch": exp.fetch, "scope": exp.scope, "filters": spec.filters,
+        "in_archive_only": exp.in_archive_only,
+    }, sort_keys=True, default=str)  # fmt: skip
+    info, stamp = run_dir / "run.json", run_dir / "experiment-job.json"
+    if (
+        info.is_file() and stamp.is_file() and stamp.read_text(encoding="utf-8") == job
+        and json.loads(info.read_text(encoding="utf-8")).get("finished")
+    ):  # fmt: skip
+        return 0.0
+    if run_dir.exists():
+        shutil.rmtree(run_dir)  # unfinished, or made with other settings: crawl again
+    run_dir.parent.mkdir(parents=True, exist_ok=True)
+    scope = dict(exp.scope)
+    if exp.in_archive_only:
+        scope["allow_regex"] = [*scope.get("allow_regex", []), archive_regex(exp)]
     started = time.perf_counter()
     crawl(
         topic.seeds, run_dir, strategy=spec.strategy, max_pages=exp.budget,
-        model=_resolve_model(exp, spec, model_dir),
+        model=model,
         archives=exp.archives if exp.mode == "simulate" else (),
         proxy=proxy, proxy_ca=proxy_ca, delay=0.0 if proxy else None,
         fetch=exp.fetch or None, scope=scope or None, filters=spec.filters, **settings,
     )  # fmt: skip
+    stamp.write_text(job, encoding="utf-8")
     return time.perf_counter() - started
 
 
