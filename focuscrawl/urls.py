@@ -56,6 +56,8 @@ def normalize_url(url: str, base: str | None = None) -> str | None:
     url = url.strip()
     if not url:
         return None
+    if "\\" in url:
+        url = _backslashes_to_slashes(url)
     scheme_match = _SCHEME.match(url)
     if scheme_match is not None and scheme_match.group(1).lower() not in _SCHEMES:
         return None  # mailto:, javascript:, ftp:... (urljoin keeps them as they are)
@@ -69,7 +71,7 @@ def normalize_url(url: str, base: str | None = None) -> str | None:
         # the common case, no escaping or port to deal with: ~10x faster than below
         scheme, host, path, query = match.groups()
         host = host.rstrip(".").lower()
-        if host:
+        if host and _VALID_NAME.match(host):
             out = f"{scheme.lower()}://{host}{_clean_path(path or '/')}"
             return f"{out}?{query}" if query else out
     try:
@@ -82,28 +84,51 @@ def normalize_url(url: str, base: str | None = None) -> str | None:
         port = parts.port
     except ValueError:  # bad port, bad IPv6 literal...
         return None
-    if not host or not _BAD_HOST_CHARS.isdisjoint(host):
-        return None
-    if ":" in host:  # IPv6 literal
+    if ":" in host:  # IPv6 literal (urlsplit checked it)
         host = f"[{host}]"
+    elif not host or (host.isascii() and not _VALID_NAME.match(host)):
+        return None  # non-ASCII names are checked after IDNA, below
     netloc = host if port in (None, _DEFAULT_PORTS[scheme]) else f"{host}:{port}"
     if parts.username or parts.password:
         netloc = parts.netloc.rsplit("@", 1)[0] + "@" + netloc
-    path = _clean_path(parts.path or "/")
-    out = urlunsplit((scheme, netloc, path, parts.query, ""))
+    # w3lib strips spaces and C0 controls at the end of the URL, which is the
+    # query's end, or the path's if there is no query: done here first, so that
+    # dot segments are resolved on what is really kept ("/a/.. " is "/a/..")
+    query = parts.query.rstrip(_C0_SPACE)
+    path = _clean_path((parts.path if query else parts.path.rstrip(_C0_SPACE)) or "/")
+    out = urlunsplit((scheme, netloc, path, query, ""))
     if _PLAIN.match(out) and host.isascii():
         return out  # nothing to escape: skip w3lib
     try:
-        return safe_url_string(out)
+        out = safe_url_string(out)
     except ValueError:
         return None
+    # w3lib IDNA-encodes a non-ASCII name, or leaves it as it is if it cannot
+    if not host.isascii() and not _VALID_NAME.match(urlsplit(out).hostname or ""):
+        return None
+    return out
 
 
+def _backslashes_to_slashes(url: str) -> str:
+    r"""``\`` read as ``/`` before the query, as browsers do in http(s) URLs (WHATWG URL).
+
+    >>> _backslashes_to_slashes("..\\..\\x?a\\b")
+    '../../x?a\\b'
+    """
+    cut = min((i for i in (url.find("?"), url.find("#")) if i >= 0), default=len(url))
+    return url[:cut].replace("\\", "/") + url[cut:]
+
+
+_C0_SPACE = "".join(map(chr, range(0x21)))
 # printable ASCII that needs no escaping, and no '%' (whose escapes w3lib checks)
 _PLAIN = re.compile(r"[A-Za-z0-9\-._~:/?\[\]@!$&'()*+,;=]*\Z")
 # the scheme as urlsplit finds it (of a stripped URL without tabs or newlines before it)
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
-_BAD_HOST_CHARS = frozenset(" <>\"'{}|\\^`")
+# A host name as it is fetched: dot-separated labels of letters, digits, '-' and '_'
+# (common in real names though not in RFC 952), IPv4 addresses included. Anything
+# else (spaces, '%', empty labels) is refused rather than queued in a form that a
+# second normalisation would change.
+_VALID_NAME = re.compile(r"[a-z0-9_\-]{1,63}(?:\.[a-z0-9_\-]{1,63})*\Z")
 # An absolute http(s) URL made only of characters that _PLAIN passes, with a plain
 # host name and no port or user: what urlsplit + the general path would give is
 # then known without them. Anything else (escapes, non-ASCII, ports, IPv6,
