@@ -49,8 +49,14 @@ class ScopeSettings:
     deny_hosts: tuple[str, ...] = ()
     allow_regex: tuple[str, ...] = ()  # a URL must match one of these (if any)
     deny_regex: tuple[str, ...] = ()
-    max_depth: int = -1  # -1 = unlimited
-    max_pages_per_host: int = 0  # 0 = unlimited
+    max_depth: int = -1  # links from a seed; -1 = unlimited
+    # Spider-trap defences on by default (as Heritrix's TooManyPathSegments and
+    # PathologicalPath rules, Nutch's repeated-segment URL filter): no URL deeper
+    # than this many path segments in its site, and no block of 1-3 segments
+    # repeated more than this many times in a row (/a/a/a, /x/y/x/y/x/y); 0 = off
+    max_path_segments: int = 20
+    max_segment_repeats: int = 2
+    max_pages_per_host: int = 10_000  # URLs known per host (queued or fetched); 0 = unlimited
     max_url_length: int = 2048
     max_links_per_page: int = 0  # 0 = all
     same_site_only: bool = False  # stay on the registered domains of the seeds

@@ -314,6 +314,54 @@ def tld_of(url_or_host: str) -> str:
     return hostname_of(url_or_host).rsplit(".", 1)[-1].lower()
 
 
+def path_of(url: str) -> str:
+    """The path of a URL ('' if it has none).
+
+    >>> path_of("http://h.org/a/b?x=1"), path_of("http://h.org?x"), path_of("http://u@h/c#d")
+    ('/a/b', '', '/c')
+    """
+    match = _SIMPLE_PATH.match(url)
+    return (match.group(1) or "") if match is not None else urlsplit(url).path
+
+
+def trap_reason(path: str, max_segments: int, max_repeats: int) -> str | None:
+    """"too-many-segments", "repeated-segments" or None: the spider-trap rules on a URL path.
+
+    A block of one to three segments repeated ``max_repeats`` + 1 times in a row
+    is what relative links on a page that answers any path produce (``a/`` on
+    ``/x/a/`` gives ``/x/a/a/``), and calendar or session traps in cycles.
+
+    >>> trap_reason("/trap/a/a/a/", 20, 2), trap_reason("/x/b/c/b/c/b/c", 20, 2)
+    ('repeated-segments', 'repeated-segments')
+    >>> trap_reason("/a/a/b/a/a", 20, 2), trap_reason("/any/any/menu/any/x.htm", 20, 2)
+    (None, None)
+    >>> trap_reason("/1/2/3/4", 3, 2), trap_reason("/1/2/3/", 3, 2), trap_reason("/a/a/a", 0, 0)
+    ('too-many-segments', None, None)
+    """
+    slashes = path.count("/")
+    if slashes <= max_repeats and slashes <= max_segments:
+        return None  # the common short path: nothing to check
+    segments = [s for s in path.split("/") if s]  # "/1/2/3/" has 3 segments
+    if max_segments and len(segments) > max_segments:
+        return "too-many-segments"
+    # a block repeated n + 1 times repeats each of its segments n times at least:
+    # a path with n or more repeated segments is checked, others (most) need not be
+    if (
+        max_repeats
+        and len(segments) - len(set(segments)) >= max_repeats
+        and _repeated_block(max_repeats).search(path[1:] + "/")
+    ):
+        return "repeated-segments"
+    return None
+
+
+@lru_cache(maxsize=8)
+def _repeated_block(repeats: int) -> re.Pattern[str]:
+    # whole segments only: the block starts at the path's start or after a '/'
+    # and ends with a '/'; it is matched on the path without its leading '/'
+    return re.compile(rf"(?:^|/)((?:[^/]+/){{1,3}})\1{{{repeats}}}")
+
+
 def extension_of(url: str) -> str:
     """File extension of the URL path, lower case, '' if none.
 
@@ -322,9 +370,7 @@ def extension_of(url: str) -> str:
     >>> extension_of("http://h/a.b/c")
     ''
     """
-    match = _SIMPLE_PATH.match(url)
-    path = (match.group(1) or "") if match is not None else urlsplit(url).path
-    last = path.rsplit("/", 1)[-1]
+    last = path_of(url).rsplit("/", 1)[-1]
     return last.rsplit(".", 1)[-1].lower() if "." in last else ""
 
 
@@ -363,6 +409,10 @@ class Scope:
             return "url-too-long"
         if s.max_depth >= 0 and depth > s.max_depth:
             return "too-deep"
+        if s.max_path_segments or s.max_segment_repeats:
+            trap = trap_reason(path_of(url), s.max_path_segments, s.max_segment_repeats)
+            if trap is not None:
+                return trap
         host = host_of(url)
         if s.deny_hosts and _host_matches(host, s.deny_hosts):
             return "denied-host"
