@@ -14,6 +14,7 @@ import pytest
 
 from focuscrawl.cli import main
 from focuscrawl.replay.process import ReplayProcess
+from focuscrawl.replay.requestlog import read_log
 from focuscrawl.replay.sample import SAMPLE_SEEDS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,8 +53,16 @@ def test_crawl_command_and_sigint_stops_gracefully(sample_replay: ReplayProcess,
         sys.executable, "-m", "focuscrawl", "crawl", "--seeds", *SAMPLE_SEEDS, "--out", str(out),
         "--proxy", sample_replay.proxy_url, "--delay", "0.5", "--max-pages", "100", "--quiet",
     ]  # fmt: skip
+    assert sample_replay.log_path is not None
+    logged = len(read_log(sample_replay.log_path))
     proc = subprocess.Popen(cmd, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE, text=True)
-    time.sleep(4.0)
+    # SIGINT once the replay server has answered 5 requests of this crawl (robots.txt
+    # and pages): an event, not a fixed time that a loaded machine may not have reached
+    deadline = time.monotonic() + 120
+    while len(read_log(sample_replay.log_path)) < logged + 5:
+        assert proc.poll() is None, "the crawl ended before it was interrupted"
+        assert time.monotonic() < deadline, "no request reached the replay server in 120 s"
+        time.sleep(0.02)
     proc.send_signal(signal.SIGINT)
     stdout, _ = proc.communicate(timeout=60)
     assert proc.returncode == 0

@@ -31,6 +31,13 @@ def _crawl_cmd(out: Path, proxy: str, config: Path, resume: bool) -> list[str]:
     ]  # fmt: skip
 
 
+def _mtime(path: Path) -> int | None:
+    try:
+        return path.stat().st_mtime_ns
+    except FileNotFoundError:
+        return None
+
+
 def _pages(out: Path) -> list[str]:
     with open(out / "pages.jsonl", encoding="utf-8") as fh:
         return [json.loads(line)["url"] for line in fh]
@@ -57,11 +64,19 @@ def test_sigkill_at_random_moments_then_resume(webkb_replay: ReplayProcess, tmp_
     rng = random.Random(1234)
     kills = 0
     for attempt in range(5):
+        started = _mtime(out / "run.json")
         proc = subprocess.Popen(
             _crawl_cmd(out, webkb_replay.proxy_url, config, attempt > 0), env=env,
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )  # fmt: skip
-        time.sleep(rng.uniform(1.0, 3.0))
+        # the kill comes at a random moment after this run wrote its run.json (after
+        # its start, or resume, was committed), not at a fixed time from the process
+        # start, which a loaded machine may not even have got through its imports by
+        deadline = time.monotonic() + 120
+        while _mtime(out / "run.json") == started and proc.poll() is None:
+            assert time.monotonic() < deadline, "the crawl did not start within 120 s"
+            time.sleep(0.01)
+        time.sleep(rng.uniform(0.2, 2.0))
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
             kills += 1
@@ -79,5 +94,5 @@ def test_sigkill_at_random_moments_then_resume(webkb_replay: ReplayProcess, tmp_
     assert set(warc) == set(_warc_urls(reference))
     summary = json.loads((out / "run.json").read_text())["summary"]
     assert summary["fetched"] == len(pages)
-    # a run killed before its first commit leaves nothing to resume from: it starts afresh
-    assert summary["counters"]["resumes"] >= kills - 1
+    # attempts 1-4 and the last run resumed, each recorded before it could be killed
+    assert summary["counters"]["resumes"] == 5
