@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -15,8 +14,9 @@ from focuscrawl.exceptions import ConfigError, ModelError
 from focuscrawl.fetch.aiohttp_fetcher import AiohttpFetcher
 from focuscrawl.frontier.indexed import IndexedFrontier
 from focuscrawl.frontier.sqlite import SqliteFrontier
+from focuscrawl.output.writers import prepare_run_dir
 from focuscrawl.relevance.base import RelevanceModel, build_model, load_model
-from focuscrawl.settings import SECTIONS, Settings, load_settings, read_toml
+from focuscrawl.settings import SECTIONS, Settings, load_settings, read_run_json, read_toml
 from focuscrawl.stats import CrawlStats
 from focuscrawl.strategies.base import STRATEGIES, Strategy
 
@@ -74,7 +74,7 @@ def open_crawl(
         run_path = out_dir / RUN_NAME
         if not run_path.exists() or not (out_dir / DB_NAME).exists():
             raise ConfigError(f"{out_dir}: nothing to resume (no {RUN_NAME} / {DB_NAME})")
-        run = json.loads(run_path.read_text(encoding="utf-8"))
+        run = read_run_json(run_path)
         saved, saved_seeds = run["settings"], run["seeds"]
         overrides = _merge_overrides({k: v for k, v in saved.items() if k in SECTIONS}, overrides)
         raw_seeds = raw_seeds or list(saved_seeds)
@@ -96,7 +96,7 @@ def open_crawl(
     elif model is not None:
         settings = replace(settings, model={"name": str(model), **settings.model})
     strategy = make_strategy(settings, relevance)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    prepare_run_dir(out_dir)
     stores = {"indexed": IndexedFrontier, "sqlite": SqliteFrontier}
     if settings.crawl.frontier not in stores:
         raise ConfigError(f"config: crawl.frontier = {settings.crawl.frontier!r} (one of: indexed, sqlite)")

@@ -219,6 +219,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FocuscrawlError as exc:
         print(f"focuscrawl: {exc}", file=sys.stderr)
         return 1
+    except OSError as exc:  # a full disk, an output removed or made read-only while running
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"focuscrawl: {where}{exc.strerror or exc} (the crawl DB keeps the last commit:"
+              " --resume once the cause is fixed)" if args.func is cmd_crawl else
+              f"focuscrawl: {where}{exc.strerror or exc}", file=sys.stderr)  # fmt: skip
+        return 1
     except KeyboardInterrupt:
         print("focuscrawl: interrupted", file=sys.stderr)
         return 1

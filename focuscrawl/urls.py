@@ -20,7 +20,7 @@ import tldextract
 from w3lib.url import safe_url_string
 
 from focuscrawl.exceptions import ConfigError
-from focuscrawl.settings import ScopeSettings
+from focuscrawl.settings import ScopeSettings, check_regex
 
 _SCHEMES = ("http", "https")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -394,8 +394,8 @@ class Scope:
     seed_domains: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
-        self._allow = [re.compile(p) for p in self.settings.allow_regex]
-        self._deny = [re.compile(p) for p in self.settings.deny_regex]
+        self._allow = [check_regex("scope.allow_regex", p) for p in self.settings.allow_regex]
+        self._deny = [check_regex("scope.deny_regex", p) for p in self.settings.deny_regex]
         self._deny_ext = frozenset(e.lower().lstrip(".") for e in self.settings.deny_extensions)
 
     @classmethod

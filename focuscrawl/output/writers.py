@@ -19,9 +19,11 @@ cut itself is made at the first write or sync, so that a later check failing
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
+import tempfile
 import zlib
 from dataclasses import fields
 from pathlib import Path
@@ -31,7 +33,7 @@ from urllib.parse import urlsplit
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from focuscrawl.exceptions import ResumeError
+from focuscrawl.exceptions import ConfigError, ResumeError
 from focuscrawl.types import FetchResult, PageRecord
 
 _HOP_BY_HOP = frozenset(
@@ -68,7 +70,7 @@ class _AppendFile:
     def _prepare(self) -> None:
         """Cut the file back to the committed offset: done at the first use, not on opening."""
         self._ready = True
-        if self._cut_to is not None:
+        if self._cut_to is not None and os.fstat(self._fh.fileno()).st_size != self._cut_to:
             self._fh.truncate(self._cut_to)
         self._fh.seek(0, io.SEEK_END)
         self._start()
@@ -85,9 +87,18 @@ class _AppendFile:
     def sync(self) -> int:
         if not self._ready:
             self._prepare()
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        try:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+        except OSError as exc:
+            # EINVAL: a file that cannot be synced (a pipe, a device): nothing to wait for
+            if exc.errno != errno.EINVAL:
+                raise self._named(exc) from None
         return self._fh.tell()
+
+    def _named(self, exc: OSError) -> OSError:
+        """The error with this file's name (a failed write does not name its file)."""
+        return exc if exc.filename else OSError(exc.errno, exc.strerror, str(self.path))
 
     def close(self) -> None:
         if not self._fh.closed:
@@ -140,7 +151,10 @@ class WarcOutput(_AppendFile):
         req_record = self._writer.create_warc_record(
             url, "request", payload=io.BytesIO(b""), length=0, http_headers=request
         )
-        self._writer.write_request_response_pair(req_record, response)
+        try:
+            self._writer.write_request_response_pair(req_record, response)
+        except OSError as exc:  # a full disk
+            raise self._named(exc) from None
 
 
 class JsonlOutput(_AppendFile):
@@ -156,7 +170,24 @@ class JsonlOutput(_AppendFile):
         else:
             data = record
         line = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
-        self._fh.write(line.encode("utf-8"))
+        try:
+            self._fh.write(line.encode("utf-8"))
+        except OSError as exc:  # a full disk
+            raise self._named(exc) from None
+
+
+def prepare_run_dir(path: Path) -> None:
+    """Create the run directory ``path`` if needed and check that files can be made
+    in it, or raise a one-line ConfigError (a file, no permission, read-only disk)."""
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"--out {path}: is a file, not a run directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        # an existing directory may still refuse files (permissions, read-only mount)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"--out {path}: cannot write a run directory there ({exc.strerror or exc})") from None
 
 
 # How far back from the committed offset the last complete record is looked for:
