@@ -9,16 +9,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from focuscrawl.engine import DB_NAME, RUN_NAME, Crawler
+from focuscrawl.engine import DB_NAME, RUN_NAME, Crawler, normalize_seeds, write_run_json
 from focuscrawl.exceptions import ConfigError, ModelError
-from focuscrawl.fetch.aiohttp_fetcher import AiohttpFetcher
-from focuscrawl.frontier.indexed import IndexedFrontier
-from focuscrawl.frontier.sqlite import SqliteFrontier
+from focuscrawl.fetch.factory import build_fetcher
+from focuscrawl.frontier.factory import open_frontier
 from focuscrawl.output.writers import prepare_run_dir
 from focuscrawl.relevance.base import RelevanceModel, build_model, load_model
 from focuscrawl.settings import SECTIONS, Settings, load_settings, read_run_json, read_toml
 from focuscrawl.stats import CrawlStats
 from focuscrawl.strategies.base import STRATEGIES, Strategy
+from focuscrawl.strategies.filters import build_filters
 
 
 def _merge_overrides(
@@ -46,11 +46,9 @@ def make_model(spec: str | Path | Mapping[str, Any] | None, settings: Settings) 
 
 
 def make_strategy(settings: Settings, model: RelevanceModel | None) -> Strategy:
+    """The strategy named in the settings with its typed parameters (bad ones: ConfigError)."""
     cls = STRATEGIES.get(settings.crawl.strategy)
-    try:
-        return cls(model, **dict(settings.crawl.strategy_params))
-    except TypeError as exc:
-        raise ConfigError(f"strategy {settings.crawl.strategy!r}: {exc}") from None
+    return cls(model, **dict(settings.crawl.strategy_params))
 
 
 def open_crawl(
@@ -61,11 +59,13 @@ def open_crawl(
     overrides: Mapping[str, Mapping[str, Any]] | None = None,
     model: str | Path | Mapping[str, Any] | None = None,
     resume: bool = False,
+    archives: Sequence[Path | str] = (),
 ) -> Crawler:
     """Everything a crawl needs, built from a config file, CLI overrides and defaults.
 
     On ``resume`` the settings and seeds saved in ``run.json`` are used, with the
-    new ``overrides`` on top (e.g. a larger ``max_pages``).
+    new ``overrides`` on top (e.g. a larger ``max_pages``). With ``archives`` the
+    crawl is a simulation: pages come from those WARC files, no network, no sleeping.
     """
     out_dir = Path(out_dir)
     overrides = dict(overrides or {})
@@ -77,6 +77,8 @@ def open_crawl(
         run = read_run_json(run_path)
         saved, saved_seeds = run["settings"], run["seeds"]
         overrides = _merge_overrides({k: v for k, v in saved.items() if k in SECTIONS}, overrides)
+        if saved.get("filters") and "filters" not in overrides:
+            overrides["filters"] = saved["filters"]  # a list of tables
         raw_seeds = raw_seeds or list(saved_seeds)
         settings = load_settings(config, overrides)
         if not settings.model and saved.get("model"):
@@ -96,17 +98,21 @@ def open_crawl(
     elif model is not None:
         settings = replace(settings, model={"name": str(model), **settings.model})
     strategy = make_strategy(settings, relevance)
-    prepare_run_dir(out_dir)
-    stores = {"indexed": IndexedFrontier, "sqlite": SqliteFrontier}
-    if settings.crawl.frontier not in stores:
-        raise ConfigError(f"config: crawl.frontier = {settings.crawl.frontier!r} (one of: indexed, sqlite)")
-    frontier = stores[settings.crawl.frontier](out_dir / DB_NAME)
+    filters = build_filters(settings.filters, settings.base_dir)
     counters: Counter[str] = Counter()  # shared by fetcher and engine, saved in run.json
-    fetcher = AiohttpFetcher(settings.fetch, counters=counters, ssl_ca_file=settings.fetch.tls_ca_file)
+    fetcher = build_fetcher(settings, counters, archives=archives)  # bad archives: before any file
+    prepare_run_dir(out_dir)  # a file, or no permission: one line before anything is written
+    if not resume:
+        # run.json before crawl.db: a run directory killed at any moment can be resumed
+        write_run_json(out_dir, {
+            "seeds": normalize_seeds(raw_seeds), "strategy": strategy.name,
+            "settings": settings.to_dict(), "finished": False, "summary": {},
+        })  # fmt: skip
+    frontier = open_frontier(settings, out_dir / DB_NAME)
     try:
         crawler = Crawler(
             settings, raw_seeds, out_dir, strategy=strategy, fetcher=fetcher,
-            frontier=frontier, model=relevance, resume=resume,
+            frontier=frontier, model=relevance, filters=filters, resume=resume,
         )  # fmt: skip
     except Exception:
         frontier.close()
@@ -124,12 +130,25 @@ async def crawl_async(out_dir: Path, seeds: Sequence[str], **kwargs: Any) -> Cra
         crawler.frontier.close()
 
 
+def fetch_overrides(
+    proxy: str | None, allow_private: Sequence[str] = (), proxy_ca: str | Path | None = None
+) -> dict[str, Any]:
+    """The [fetch] overrides for a proxy, its CA and allowed private addresses (one helper
+    for the API and the CLI). The proxy's own address needs no allow_private: the
+    fetcher allows the proxy itself, and only it; the address policy still applies to
+    every target URL."""
+    out: dict[str, Any] = {"proxy": proxy, "tls_ca_file": str(proxy_ca) if proxy_ca else None}
+    if allow_private:
+        out["allow_private"] = tuple(allow_private)
+    return out
+
+
 def crawl(
     seeds: Sequence[str],
     out: str | Path,
     *,
-    strategy: str = "bfs",
-    max_pages: int = 1000,
+    strategy: str | None = None,
+    max_pages: int | None = None,
     model: str | Path | Mapping[str, Any] | None = None,
     proxy: str | None = None,
     proxy_ca: str | Path | None = None,
@@ -139,28 +158,33 @@ def crawl(
     resume: bool = False,
     scope: Mapping[str, Any] | None = None,
     fetch: Mapping[str, Any] | None = None,
+    filters: Sequence[Mapping[str, Any]] | None = None,
+    archives: Sequence[Path | str] = (),
     **crawl_settings: Any,
 ) -> CrawlStats:
     """Run a crawl to the end and return its statistics (the synchronous front door).
 
+    Only what the caller passes overrides the config file (or, on ``resume``, the
+    crawl's saved settings); the rest keeps its configured or default value.
     ``scope`` and ``fetch`` are tables of :class:`ScopeSettings` / :class:`FetchSettings`
-    fields; other keyword arguments are :class:`CrawlSettings` fields.
+    fields, ``filters`` a list of ``[[filters]]`` tables; other keyword arguments are
+    :class:`CrawlSettings` fields. ``archives`` makes it a simulation over those WARC
+    files (see :func:`open_crawl`).
     """
-    overrides: dict[str, dict[str, Any]] = {
+    overrides: dict[str, Any] = {
         "crawl": {"strategy": strategy, "max_pages": max_pages, **crawl_settings},
         "fetch": {
-            "proxy": proxy,
-            "tls_ca_file": str(proxy_ca) if proxy_ca else None,
+            **fetch_overrides(proxy, (), proxy_ca),
             "delay": delay,
             "concurrency": concurrency,
             **(fetch or {}),
         },
         "scope": dict(scope or {}),
     }
-    if proxy:
-        from urllib.parse import urlsplit
-
-        overrides["fetch"]["allow_private"] = (urlsplit(proxy).hostname or "",)
-    return asyncio.run(
-        crawl_async(Path(out), seeds, config=config, overrides=overrides, model=model, resume=resume)
-    )
+    if filters is not None:
+        overrides["filters"] = [dict(f) for f in filters]
+    run = crawl_async(
+        Path(out), seeds, config=config, overrides=overrides, model=model, resume=resume,
+        archives=archives,
+    )  # fmt: skip
+    return asyncio.run(run)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 import tomllib
@@ -41,6 +42,9 @@ def _add_crawl_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", help="saved model directory, or a model name with defaults")
     p.add_argument("--model-param", action="append", default=[], metavar="KEY=VALUE",
                    help="a [model] parameter, e.g. target=ja or threshold=0.3 (repeatable)")
+    p.add_argument("--strategy-param", action="append", default=[], metavar="KEY=VALUE",
+                   help="a strategy parameter, e.g. beta=0.25 (repeatable)")
+    p.add_argument("--seed", type=int, help="random seed (ties, sampling); same seed, same crawl")
     p.add_argument("--max-pages", type=int)
     p.add_argument("--proxy", help="HTTP proxy, e.g. the replay server http://127.0.0.1:8080")
     p.add_argument("--proxy-ca", help="CA certificate to trust for HTTPS through the proxy")
@@ -60,9 +64,9 @@ def _add_crawl_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _crawl_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    from focuscrawl.api import fetch_overrides
+
     fetch: dict[str, Any] = {
-        "proxy": args.proxy,
-        "tls_ca_file": args.proxy_ca,
         "delay": args.delay,
         "concurrency": args.concurrency,
         "per_host": args.per_host,
@@ -70,22 +74,17 @@ def _crawl_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     }
     if args.no_robots:
         fetch["respect_robots"] = False
-    allow = list(args.allow_private or [])
-    if args.proxy:
-        from urllib.parse import urlsplit
-
-        proxy_host = urlsplit(args.proxy).hostname
-        if proxy_host:
-            allow.append(proxy_host)
-    if allow:
-        fetch["allow_private"] = tuple(allow)
-    crawl = {
+    fetch.update(fetch_overrides(args.proxy, args.allow_private or (), args.proxy_ca))
+    crawl: dict[str, Any] = {
         "strategy": args.strategy,
         "max_pages": args.max_pages,
         "fetch_list_size": args.fetch_list_size,
         "top_n": args.top_n,
         "depth": args.depth,
+        "seed": args.seed,
     }
+    if args.strategy_param:
+        crawl["strategy_params"] = dict(parse_param(p, "--strategy-param") for p in args.strategy_param)
     scope = {"max_depth": args.max_depth}
     overrides: dict[str, dict[str, Any]] = {"fetch": fetch, "crawl": crawl, "scope": scope}
     if args.model_param:
@@ -93,7 +92,7 @@ def _crawl_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     return overrides
 
 
-def parse_param(text: str) -> tuple[str, Any]:
+def parse_param(text: str, option: str = "--model-param") -> tuple[str, Any]:
     """``key=value`` with a TOML value (number, boolean, array, quoted string) or a bare string.
 
     >>> parse_param("threshold=0.3"), parse_param("target=ja"), parse_param('keywords=["a", "b"]')
@@ -101,7 +100,7 @@ def parse_param(text: str) -> tuple[str, Any]:
     """
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
-        raise ConfigError(f"--model-param {text!r} is not KEY=VALUE")
+        raise ConfigError(f"{option} {text!r} is not KEY=VALUE")
     try:
         parsed: Any = tomllib.loads(f"v = {value.strip()}")["v"]
     except tomllib.TOMLDecodeError:
@@ -121,15 +120,26 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         overrides=_crawl_overrides(args),
         model=args.model,
         resume=args.resume,
+        archives=getattr(args, "archive", None) or (),
     )
     view = ProgressView(enabled=not args.quiet and sys.stderr.isatty(), max_pages=crawler.settings.crawl.max_pages)
     crawler.on_progress = view.update
+
+    signals = 0
+
+    def on_signal() -> None:
+        nonlocal signals
+        signals += 1
+        if signals == 1:
+            print("focuscrawl: stopping; fetches in flight get 5 s (press Ctrl-C again to stop now)",
+                  file=sys.stderr)  # fmt: skip
+        crawler.request_stop(now=signals > 1)
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):  # non-Unix
-                loop.add_signal_handler(sig, crawler.request_stop)
+                loop.add_signal_handler(sig, on_signal)
         async with crawler.fetcher:
             with view:
                 await crawler.run()
@@ -139,6 +149,45 @@ def cmd_crawl(args: argparse.Namespace) -> int:
     finally:
         crawler.frontier.close()
     print(view.summary_line(crawler.stats, args.out))
+    return crawl_exit_code(crawler.stats, args.out, interrupted=crawler.stopped)
+
+
+def crawl_exit_code(stats: Any, out: Path, *, interrupted: bool) -> int:
+    """130 for an interrupted crawl (with how to resume), 1 if nothing could be fetched
+    (with the cause), else 0."""
+    if interrupted:
+        print(f"focuscrawl: interrupted; continue with: focuscrawl crawl --out {out} --resume",
+              file=sys.stderr)  # fmt: skip
+        return 130
+    if stats.fetched == 0 and stats.counters.get("recrawls_fetched", 0) == 0:
+        causes = sorted(
+            ((n, k) for k, n in stats.counters.items() if k.startswith(("skipped_", "error_")) and n),
+            reverse=True,
+        )
+        why = ", ".join(f"{k.split('_', 1)[1]} ({n})" for n, k in causes[:3]) or "no seed was in scope"
+        print(f"focuscrawl: no page could be fetched: {why}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_why(args: argparse.Namespace) -> int:
+    from focuscrawl.why import why
+
+    print(why(args.run_dir, args.url))
+    return 0
+
+
+def cmd_control(args: argparse.Namespace) -> int:
+    from focuscrawl.control import parse_assignments, wait_for_ack, write_request
+
+    request_id = write_request(args.run_dir, parse_assignments(args.assignments))
+    ack = wait_for_ack(args.run_dir, request_id, timeout=args.timeout)
+    if ack is None:
+        print(f"request {request_id} written; no answer within {args.timeout:g} s (is the crawl running?)")
+        return 1
+    if not ack.get("ok"):
+        raise ConfigError(str(ack.get("error", "refused")))
+    print(f"request {request_id} applied")
     return 0
 
 
@@ -158,10 +207,20 @@ def cmd_strategies(args: argparse.Namespace) -> int:
     from focuscrawl.relevance.base import MODELS
     from focuscrawl.strategies.base import STRATEGIES
 
+    from focuscrawl.strategies.base import params_table
+    from focuscrawl.strategies.filters import FILTERS
+
     for name in STRATEGIES.names():
         cls = STRATEGIES.get(name)
         doc = (cls.__doc__ or sys.modules[cls.__module__].__doc__ or "").strip().splitlines()
         print(f"strategy  {name:22s} {doc[0] if doc else ''}")
+        params = params_table(cls.Params)
+        if params:
+            print(" " * 34 + ", ".join(f"{k}={v!r}" for k, v in params.items()))
+    for name in FILTERS.names():
+        flt = FILTERS.get(name)
+        doc = (flt.__doc__ or "").strip().splitlines()
+        print(f"filter    {name:22s} {doc[0] if doc else ''}")
     for name in MODELS.names():
         cls = MODELS.get(name)
         doc = (sys.modules[cls.__module__].__doc__ or cls.__doc__ or "").strip().splitlines()
@@ -180,6 +239,25 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("crawl", help="run (or --resume) a crawl")
+    _add_crawl_arguments(p)
+    p.set_defaults(func=cmd_crawl)
+
+    p = sub.add_parser("why", help="why a URL of a run has its priority: parents, equation terms")
+    p.add_argument("run_dir", type=Path)
+    p.add_argument("url")
+    p.set_defaults(func=cmd_why)
+
+    p = sub.add_parser("control", help="change a running crawl's strategy parameters")
+    p.add_argument("run_dir", type=Path)
+    p.add_argument("assignments", nargs="+", metavar="KEY=VALUE")
+    p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the crawl's answer")
+    p.set_defaults(func=cmd_control)
+
+    p = sub.add_parser(
+        "simulate", help="run a crawl offline over WARC archives (no network, no waiting)"
+    )
+    p.add_argument("--archive", action="append", required=True, type=Path, metavar="WARC",
+                   help="a WARC archive to crawl (repeatable); answers as `focuscrawl replay` would")
     _add_crawl_arguments(p)
     p.set_defaults(func=cmd_crawl)
 
@@ -219,14 +297,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FocuscrawlError as exc:
         print(f"focuscrawl: {exc}", file=sys.stderr)
         return 1
-    except OSError as exc:  # a full disk, an output removed or made read-only while running
+    except KeyboardInterrupt:
+        print("focuscrawl: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # output piped into head and the like: not an error
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - so that exit does not flush again
+        return 0
+    # after BrokenPipeError, which is one: a full disk, an output removed or made read-only
+    except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"focuscrawl: {where}{exc.strerror or exc} (the crawl DB keeps the last commit:"
               " --resume once the cause is fixed)" if args.func is cmd_crawl else
               f"focuscrawl: {where}{exc.strerror or exc}", file=sys.stderr)  # fmt: skip
-        return 1
-    except KeyboardInterrupt:
-        print("focuscrawl: interrupted", file=sys.stderr)
         return 1
 
 

@@ -1,17 +1,30 @@
-"""The crawl loop: fetch list -> fetch -> parse -> judge -> strategy -> frontier.
+"""The crawl loop: fetch list -> fetch -> parse -> judge -> filter -> strategy -> frontier.
 
-Two schedules share the same per-result processing:
+A reproducible schedule. The frontier hands out URLs into a *window* of fetches
+in flight; results are recorded strictly in the order their URLs were taken
+(a reorder buffer), and the window is refilled only at those logical points,
+with hosts blocked by their count of URLs in the window. Politeness waits
+(per-host delay, Crawl-delay, Retry-After) happen inside the fetcher, below the
+scheduler. So with the same settings, seed and web, every crawl takes the same
+URLs in the same order and writes the same ``pages.jsonl`` (timestamps aside),
+whatever the concurrency and however the network behaves; ``focuscrawl
+simulate`` runs this very loop over an archive with no sockets and no sleeping.
 
-* continuous (default) or best-N-first batches (``crawl.fetch_list_size`` = N,
-  P1): the best queued URLs of hosts that are neither busy nor cooling down are
-  taken; in batch mode a whole list is fetched before the next is generated;
+Three schedules share that machinery:
+
+* continuous (default): the window holds up to ``crawl.window`` URLs (32), at
+  most ``fetch.per_host`` per host; the concurrency only sets how many of them
+  are fetched at once, so it changes the speed of a crawl, never its order;
+* best-N-first batches (``crawl.fetch_list_size`` = N, P1): a list of the N
+  best URLs is taken, fetched and recorded before the next is generated;
 * layered (strategies with ``layered = True``, P0 / Nutch): ``depth`` rounds of
   generate(topN) -> fetch all -> update, then the strategy's ``on_layer_end``.
 
 Exactly-once output: results are written to the WARC and JSONL files, the files
 are fsynced, and then one SQLite transaction records the URLs' new states, the
-new links and the files' lengths. A resumed crawl cuts the files back to the
-recorded lengths and re-fetches whatever was in flight.
+new links, the files' lengths and the window itself. A resumed crawl cuts the
+files back to the recorded lengths and re-issues the recorded window in its
+order, so even a killed and resumed crawl takes the same URLs in the same order.
 """
 
 from __future__ import annotations
@@ -20,36 +33,33 @@ import asyncio
 import json
 import random
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from focuscrawl.control import ControlChannel
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.fetch.base import Fetcher
 from focuscrawl.frontier.base import FrontierStore
 from focuscrawl.output.writers import JsonlOutput, WarcOutput
-from focuscrawl.parse.html import page_from_fetch
-from focuscrawl.relevance.base import RelevanceModel, judge
+from focuscrawl.processing import DIGEST, RELEVANCE, InFlight, ResultProcessor
+from focuscrawl.provenance import DECISIONS_NAME
+from focuscrawl.relevance.base import RelevanceModel
 from focuscrawl.settings import Settings
 from focuscrawl.stats import CrawlStats
 from focuscrawl.strategies.base import Strategy
-from focuscrawl.types import Decision, FetchResult, PageRecord, QueuedURL, URLState
-from focuscrawl.urls import Scope, host_of, normalize_url
+from focuscrawl.strategies.filters import LinkFilter
+from focuscrawl.strategies.view import FrontierView
+from focuscrawl.types import Decision, FetchResult, QueuedURL, URLState
+from focuscrawl.urls import Scope, normalize_url
 
 DB_NAME = "crawl.db"
 WARC_NAME = "corpus.warc.gz"
 PAGES_NAME = "pages.jsonl"
 RUN_NAME = "run.json"
 
-# Longest the loop sleeps without news (a completion or a host's delay running out).
-_TICK = 0.25
-
-# Errors that mean the request never reached the origin server (refused by rule,
-# name not resolved, no connection, no TLS, refused by the proxy): the URL is not
-# a fetched page, uses none of the page budget, and is counted as skipped_<error>.
-# Once a host's robots.txt failed this way, all its URLs fail the same way at once.
-_NOT_FETCHED = frozenset({"robots", "blocked-address", "bad-url", "dns", "connect", "ssl", "proxy"})
+_STOP_GRACE = 5.0  # seconds in-flight fetches may take to finish after a stop request
 
 
 def normalize_seeds(seeds: Sequence[str]) -> list[str]:
@@ -65,6 +75,9 @@ def normalize_seeds(seeds: Sequence[str]) -> list[str]:
     return out
 
 
+_Task = asyncio.Task[FetchResult] | None  # None: taken while stopping, fetched on resume
+
+
 class Crawler:
     """One crawl into one run directory. Build it, then ``await crawler.run()``."""
 
@@ -78,6 +91,7 @@ class Crawler:
         fetcher: Fetcher,
         frontier: FrontierStore,
         model: RelevanceModel | None = None,
+        filters: Sequence[LinkFilter] = (),
         resume: bool = False,
         on_progress: Callable[[CrawlStats], None] | None = None,
     ) -> None:
@@ -90,332 +104,348 @@ class Crawler:
         self.fetcher = fetcher
         self.frontier = frontier
         self.model = model
+        self.filters = list(filters)
         self.resume = resume
         self.on_progress = on_progress
         self.scope = Scope.for_seeds(settings.scope, self.seeds)
         self.stats = CrawlStats()
         self.rng = random.Random(settings.crawl.seed)
         self._stop = asyncio.Event()
+        self._abort = False
+        self._window: deque[tuple[InFlight, _Task]] = deque()
         self._host_inflight: Counter[str] = Counter()
-        self._recent_hosts: set[str] = set()
         self._uncommitted = 0
-        self._layer = 0  # layered mode: the layer that links found now belong to
-        self.warc: WarcOutput | None = None
-        self.pages: JsonlOutput | None = None
+        self._last_commit = time.monotonic()
+        self._layer_listed = False  # layered mode: this round's fetch list was generated
+        self._control_log: list[dict[str, Any]] = []
+        self._control: ControlChannel | None = None
+        self._proc: ResultProcessor | None = None
+
+    @property
+    def proc(self) -> ResultProcessor:
+        assert self._proc is not None, "crawler not opened"
+        return self._proc
 
     # ------------------------------------------------------------------ set-up
-    def request_stop(self) -> None:
-        """Stop gracefully: no new fetches, finish and commit what is in flight."""
+    def request_stop(self, *, now: bool = False) -> None:
+        """Stop gracefully: no new fetches; what is in flight gets a few seconds to
+        finish (none with ``now``, e.g. a second Ctrl-C) and the rest is re-fetched on resume."""
+        if now:
+            self._abort = True
         self._stop.set()
 
-    def _open(self) -> None:
+    @property
+    def stopped(self) -> bool:
+        return self._stop.is_set()
+
+    def _open(self) -> list[tuple[str, bool]]:
+        """Open outputs and state; returns the window to re-issue (resume) in its order."""
         meta = self.frontier.get_meta("engine")
         if meta is None and self.resume and self.frontier.count() > 0:
             raise ConfigError(f"{self.out_dir}: crawl DB has no engine state; cannot resume")
         if meta is not None and not self.resume:
             raise ConfigError(f"{self.out_dir} holds a crawl already; use --resume or another --out")
         state: dict[str, Any] = json.loads(meta) if meta else {}
-        warc_offset = state.get("warc_offset")
-        pages_offset = state.get("pages_offset")
         self.out_dir.mkdir(parents=True, exist_ok=True)
+        pages_path = self.out_dir / PAGES_NAME
+        if meta is None and pages_path.exists() and pages_path.stat().st_size > 0:
+            # records the crawl DB does not account for (a lost or emptied crawl.db): keep them
+            raise ConfigError(
+                f"{self.out_dir}: {PAGES_NAME} holds records but {DB_NAME} has no crawl state;"
+                " refusing to overwrite them (move them away or use another --out)"
+            )
         # a first run that died before its first commit starts the files afresh
-        self.warc = WarcOutput(self.out_dir / WARC_NAME, warc_offset if meta else 0)
-        self.pages = JsonlOutput(self.out_dir / PAGES_NAME, pages_offset if meta else 0)
+        warc = WarcOutput(self.out_dir / WARC_NAME, state.get("warc_offset") if meta else 0)
+        pages = JsonlOutput(self.out_dir / PAGES_NAME, state.get("pages_offset") if meta else 0)
+        decisions = None
+        if self.settings.crawl.provenance:
+            decisions = JsonlOutput(self.out_dir / DECISIONS_NAME, state.get("decisions_offset") if meta else 0)
+        columns = (RELEVANCE, *self.strategy.columns, *((DIGEST,) if self.strategy.recrawls else ()))
+        self.frontier.ensure_columns(columns)
+        self.strategy.attach(FrontierView(self.frontier), self.rng)
+        self._proc = ResultProcessor(
+            self.settings, frontier=self.frontier, strategy=self.strategy, model=self.model,
+            filters=self.filters, scope=self.scope, stats=self.stats, warc=warc, pages=pages,
+            decisions=decisions,
+        )  # fmt: skip
+        window: list[tuple[str, bool]] = []
         if meta:
-            s = state.get("stats", {})
-            self.stats.fetched = int(s.get("fetched", 0))
-            self.stats.pages = int(s.get("pages", 0))
-            self.stats.relevant = int(s.get("relevant", 0))
-            self.stats.judged = int(s.get("judged", 0))
-            self.stats.errors = int(s.get("errors", 0))
-            self.stats.layer = int(s.get("layer", 0))
-            self.stats.elapsed_before = float(s.get("elapsed", 0.0))
-            self.stats.counters.update(s.get("counters", {}))
+            self.stats.restore(state.get("stats", {}))
             self.strategy.load_state(state.get("strategy", {}))
-            requeued = self.frontier.requeue_in_flight()
-            self.stats.counters["resume_requeued"] += requeued
+            if "rng" in state:
+                self.rng.setstate(_rng_state(state["rng"]))
+            self.proc.results = int(state.get("results", 0))
+            self.proc.round = self.stats.layer
+            self._layer_listed = bool(state.get("layer_listed", False))
+            self.proc.recrawl_pending = set(state.get("recrawl_pending", []))
+            self._control_log = list(state.get("control", []))
+            window = [(str(u), bool(r)) for u, r in state.get("window", [])]
             self.stats.counters["resumes"] += 1
-            self._commit()  # the resume itself is recorded, even if killed again at once
         else:
-            self._add_seeds()
-            self._commit()
+            self.proc.add_seeds(self.seeds)
+        self._control = ControlChannel(self.out_dir, int(state.get("control_id", 0)))
+        return window
 
-    def _add_seeds(self) -> None:
-        for update in self.strategy.seed_scores(self.seeds):
-            reason = self.scope.reject(update.url, 0)
-            if reason is not None:
-                self.stats.counters[f"seed_rejected_{reason}"] += 1
+    def _reissue(self, window: list[tuple[str, bool]]) -> None:
+        """Resume: the window recorded at the last commit is re-taken in its order;
+        anything else left in flight (a crash before the window was recorded) is queued again."""
+        requeued = self.frontier.requeue_in_flight()
+        for url, recrawl in window:
+            if self.frontier.state(url) != URLState.QUEUED:
                 continue
-            self.frontier.add(update.url, update.score, depth=0, parent=None, host=host_of(update.url), merge=update.merge)
+            self.frontier.mark(url, URLState.IN_FLIGHT)
+            row = self.frontier.get(url)
+            if row is not None:
+                self._launch(InFlight(row, recrawl))
+        self.stats.counters["resume_reissued"] += len(self._window)
+        self.stats.counters["resume_requeued"] += requeued - len(self._window)
 
     def _commit(self) -> None:
         """Make everything since the last commit durable, outputs first."""
-        assert self.warc is not None
-        assert self.pages is not None
+        proc = self.proc
         state = {
-            "warc_offset": self.warc.sync(),
-            "pages_offset": self.pages.sync(),
+            "warc_offset": proc.warc.sync(),
+            "pages_offset": proc.pages.sync(),
+            "decisions_offset": proc.decisions.sync() if proc.decisions is not None else None,
             "stats": self.stats.to_dict(),
             "strategy": self.strategy.state_dict(),
+            "rng": self.rng.getstate(),
+            "results": proc.results,
+            "window": [[item.queued.url, item.recrawl] for item, _ in self._window],
+            "layer_listed": self._layer_listed,
+            "recrawl_pending": sorted(proc.recrawl_pending),
+            "control": self._control_log,
+            "control_id": self._control.last_id if self._control is not None else 0,
         }
         self.frontier.set_meta("engine", json.dumps(state))
         self.frontier.commit()
         self._uncommitted = 0
+        self._last_commit = time.monotonic()
 
     # ------------------------------------------------------------------- the loop
-    def _budget_left(self) -> int:
-        limit = self.settings.crawl.max_pages
-        if limit <= 0:
-            return 1 << 30
-        return limit - self.stats.fetched - sum(self._host_inflight.values())
-
-    def _blocked_hosts(self) -> tuple[set[str], float]:
-        """Hosts not to take URLs of now, and how long until a cooling host is ready.
-
-        A host is blocked while it has ``per_host`` fetches in flight (a completion
-        wakes the loop) or while its politeness delay runs (the returned wait wakes
-        it: without it, short delays would be rounded up to the loop's tick).
-        """
-        per_host = self.settings.fetch.per_host
-        now = time.monotonic()
-        blocked = {h for h, n in self._host_inflight.items() if n >= per_host}
-        wait = _TICK
-        for host in list(self._recent_hosts):
-            ready_at = self.fetcher.host_ready_at(host)
-            if ready_at > now:
-                blocked.add(host)
-                if host not in self._host_inflight:
-                    wait = min(wait, ready_at - now)
-            elif self._host_inflight.get(host, 0) == 0:
-                self._recent_hosts.discard(host)
-        return blocked, max(wait, 0.0005)
-
     async def run(self) -> CrawlStats:
-        self._open()
+        window = self._open()
         self.stats.started = time.time()
+        self._commit()  # the start (or the resume) is recorded, even if killed again at once
         self._write_run_json(final=False)  # what --resume reads back after a crash
         try:
+            self._reissue(window)
             if self.strategy.layered:
                 await self._run_layered()
             else:
                 await self._run_queue()
         finally:
+            await self._cancel_window()
             self._commit()
             self.stats.queued = self.frontier.count(URLState.QUEUED)
             self._write_run_json(final=True)
-            assert self.warc is not None
-            assert self.pages is not None
-            self.warc.close()
-            self.pages.close()
+            self.proc.warc.close()
+            self.proc.pages.close()
+            if self.proc.decisions is not None:
+                self.proc.decisions.close()
         return self.stats
 
-    async def _fetch(self, queued: QueuedURL) -> tuple[QueuedURL, FetchResult]:
+    def _budget_left(self) -> int:
+        limit = self.settings.crawl.max_pages
+        if limit <= 0:
+            return 1 << 30
+        pending = sum(1 for item, _ in self._window if not item.recrawl)
+        return limit - self.stats.fetched - pending
+
+    async def _fetch(self, url: str) -> FetchResult:
         try:
-            return queued, await self.fetcher.fetch(queued.url)
+            return await self.fetcher.fetch(url)
+        except asyncio.CancelledError:
+            raise
         except Exception as exc:  # a fetcher bug must not kill the crawl: count it
-            return queued, FetchResult(queued.url, queued.url, error=f"internal:{type(exc).__name__}")
+            return FetchResult(url, url, error=f"internal:{type(exc).__name__}")
 
-    def _start(self, queued: QueuedURL, tasks: set[asyncio.Task[tuple[QueuedURL, FetchResult]]]) -> None:
-        self._host_inflight[queued.host] += 1
-        self._recent_hosts.add(queued.host)
-        tasks.add(asyncio.create_task(self._fetch(queued)))
+    def _launch(self, item: InFlight) -> None:
+        self._host_inflight[item.queued.host] += 1
+        # while stopping, URLs are still taken where an uninterrupted crawl would take
+        # them (so a resumed crawl takes the same ones), but left for the resume to fetch
+        task = None if self._stop.is_set() else asyncio.create_task(self._fetch(item.queued.url))
+        self._window.append((item, task))
 
-    async def _drain(
-        self, tasks: set[asyncio.Task[tuple[QueuedURL, FetchResult]]], wait: float | None
-    ) -> None:
-        """Record the fetches that complete within ``wait`` seconds (None: the first one)."""
-        if not tasks:
-            if wait:
-                await asyncio.sleep(wait)
+    def _take(self, taken: Sequence[QueuedURL]) -> None:
+        """Start a fetch list: the strategy hears of it first and may add re-crawls."""
+        if not taken:
             return
-        done, _ = await asyncio.wait(tasks, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
-        for task in done:
-            tasks.discard(task)
-            queued, result = task.result()
-            self._host_inflight[queued.host] -= 1
-            if self._host_inflight[queued.host] <= 0:
-                del self._host_inflight[queued.host]
-            self._record(queued, result)
-            self._uncommitted += 1
-        if self._uncommitted >= self.settings.crawl.commit_every:
+        pending = self.proc.recrawl_pending
+        for queued in taken:
+            again = queued.url in pending
+            pending.discard(queued.url)
+            self._launch(InFlight(queued, again))
+        decision = self.strategy.on_fetch_list(taken)
+        if decision.is_empty():
+            return
+        recrawl, decision.recrawl = decision.recrawl, []
+        self.proc.log_event("fetch-list", Decision(recrawl=list(recrawl), reason=decision.reason))
+        self.proc.apply(decision, None)
+        for url in recrawl:
+            if self.frontier.state(url) != URLState.FETCHED:
+                continue
+            self.frontier.mark(url, URLState.IN_FLIGHT)
+            row = self.frontier.get(url)
+            if row is not None:
+                self.stats.counters["recrawls"] += 1
+                self._launch(InFlight(row, recrawl=True))
+
+    def _refill(self) -> None:
+        """Top the window up (continuous mode), at a logical point: after a result."""
+        crawl = self.settings.crawl
+        per_host = self.settings.fetch.per_host
+        want = min(self._budget_left(), max(1, crawl.window) - len(self._window))
+        if want <= 0:
+            return
+        inflight = Counter(self._host_inflight)
+        taken: list[QueuedURL] = []
+        while len(taken) < want:
+            blocked = {h for h, n in inflight.items() if n >= per_host}
+            got = self.frontier.pop(want - len(taken), exclude_hosts=blocked, max_per_host=per_host)
+            if not got:
+                break
+            for queued in got:
+                if inflight[queued.host] < per_host:  # pop limits one call, not the window
+                    inflight[queued.host] += 1
+                    taken.append(queued)
+                else:
+                    self.frontier.mark(queued.url, URLState.QUEUED)
+        self._take(taken)
+
+    def _pop_list(self, want: int) -> list[QueuedURL]:
+        """A fetch list of up to ``want`` best URLs, tier by tier (best-N-first, layered).
+
+        One pop serves one tier; the next tier is reached when the higher one is empty.
+        """
+        taken: list[QueuedURL] = []
+        while len(taken) < want:
+            got = self.frontier.pop(want - len(taken))
+            if not got:
+                break
+            taken += got
+        return taken
+
+    async def _settle_head(self) -> None:
+        """Record the oldest fetch of the window (waiting for it if need be)."""
+        item, task = self._window[0]
+        assert task is not None
+        result = await task
+        self._window.popleft()
+        host = item.queued.host
+        self._host_inflight[host] -= 1
+        if self._host_inflight[host] <= 0:
+            del self._host_inflight[host]
+        self.proc.record(item, result)
+        self._uncommitted += 1
+        tick = self.strategy.tick_every
+        if tick and self.proc.results % tick == 0:
+            self.proc.log_event("tick", self.strategy.on_tick(self.proc.results))
+        self._poll_control()
+        crawl = self.settings.crawl
+        if self._uncommitted >= crawl.commit_every or (
+            crawl.commit_seconds and time.monotonic() - self._last_commit >= crawl.commit_seconds
+        ):
             self._commit()
+        self._report()
+
+    def _batch_size(self) -> int:
+        """N of best-N-first (0: continuous)."""
+        return self.settings.crawl.fetch_list_size or self.strategy.default_fetch_list_size
 
     async def _run_queue(self) -> None:
-        tasks: set[asyncio.Task[tuple[QueuedURL, FetchResult]]] = set()
-        batch = self.settings.crawl.fetch_list_size
-        window = max(2, self.settings.fetch.concurrency * 2)
-        while not self._stop.is_set():
-            budget = self._budget_left()
-            wait: float | None = None if batch else _TICK
-            if budget > 0 and (batch == 0 or not tasks):
-                want = min(budget, batch or window - len(tasks))
-                if want > 0:
-                    if batch:
-                        taken = self.frontier.pop(want)
-                    else:
-                        blocked, wait = self._blocked_hosts()
-                        taken = self.frontier.pop(
-                            want, exclude_hosts=blocked, max_per_host=self.settings.fetch.per_host
-                        )
-                    for queued in taken:
-                        self._start(queued, tasks)
-            if not tasks and (budget <= 0 or self.frontier.count(URLState.QUEUED) == 0):
+        batch = self._batch_size()
+        while True:
+            if not batch:
+                self._refill()  # while stopping too: those URLs are left for the resume
+            elif not self._stop.is_set() and not self._window:
+                self._take(self._pop_list(min(batch, self._budget_left())))
+            if not self._window or not await self._settle_or_stop():
                 break
-            # until a fetch completes, or a cooling host is ready for its next URL
-            await self._drain(tasks, wait)
-            self._report()
-        while tasks:  # graceful stop: let what is in flight finish
-            await self._drain(tasks, None)
+
+    async def _settle_or_stop(self) -> bool:
+        """Settle the head; on a stop request, give the window a grace period only,
+        record what finished in order and cancel the rest (returns False: stop)."""
+        head = self._window[0][1]
+        if not self._stop.is_set() and head is not None:
+            stop = asyncio.ensure_future(self._stop.wait())
+            try:
+                await asyncio.wait({head, stop}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                stop.cancel()
+        if self._stop.is_set():
+            deadline = time.monotonic() + _STOP_GRACE
+            while not self._abort and time.monotonic() < deadline:
+                pending = [t for _, t in self._window if t is not None and not t.done()]
+                if not pending:
+                    break
+                await asyncio.wait(pending, timeout=0.1)
+            continuous = not (self.strategy.layered or self._batch_size())
+            while self._window and (t := self._window[0][1]) is not None and t.done() and not t.cancelled():
+                await self._settle_head()
+                if continuous:
+                    self._refill()  # the same pops as an uninterrupted crawl (not fetched)
+            await self._cancel_window()
+            return False
+        await self._settle_head()
+        return True
+
+    async def _cancel_window(self) -> None:
+        """Stop what is still in flight; its URLs stay IN_FLIGHT and the recorded
+        window re-issues them on resume."""
+        pending = [task for _, task in self._window if task is not None and not task.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
+            self.stats.counters["cancelled_in_flight"] += len(pending)
+        # kept in self._window so that the final commit records them
 
     async def _run_layered(self) -> None:
         crawl = self.settings.crawl
-        tasks: set[asyncio.Task[tuple[QueuedURL, FetchResult]]] = set()
         while self.stats.layer < crawl.depth and not self._stop.is_set():
             layer = self.stats.layer
-            # on resume, the pages of this layer recorded before the crash count
-            already = self.stats.counters[f"layer_{layer}_fetched"]
-            want = min(crawl.top_n - already, self._budget_left())
-            taken = self.frontier.pop(want) if want > 0 else []
-            if not taken and already == 0:
-                break
-            self._layer = layer + 1
-            for queued in taken:
-                self._start(queued, tasks)
-            while tasks:
-                await self._drain(tasks, 0.25)
-                self._report()
-            self._commit()
+            self.proc.round = layer
+            if not self._layer_listed:
+                want = min(crawl.top_n, self._budget_left())
+                taken = self._pop_list(want)
+                if not taken:
+                    break
+                self._layer_listed = True
+                self._take(taken)
+                self._commit()  # the round's fetch list is recorded: a resume re-issues it
+            while self._window and await self._settle_or_stop():
+                pass
             if self._stop.is_set():
                 break  # the layer is not over: it continues on resume
-            self._apply(self.strategy.on_layer_end(layer), None)
+            self.proc.log_event("layer-end", self.strategy.on_layer_end(layer))
             self.stats.layer = layer + 1
+            self._layer_listed = False
             self._commit()
             if self._budget_left() <= 0:
                 break
 
-    # ------------------------------------------------------- one result at a time
-    def _record(self, queued: QueuedURL, result: FetchResult) -> None:
-        """Judge, score and record one result (durable at the next commit)."""
-        assert self.warc is not None
-        assert self.pages is not None
-        counters = self.stats.counters
-        if self.strategy.layered:
-            counters[f"layer_{self.stats.layer}_fetched"] += 1
-        if result.error in _NOT_FETCHED:
-            counters[f"skipped_{result.error}"] += 1
-            self.frontier.mark(queued.url, URLState.FAILED)
-            self._apply(self.strategy.on_failure(queued, result.error or ""), queued)
+    # ------------------------------------------------------------ control
+    def _poll_control(self) -> None:
+        if self._control is None:
             return
-        self.stats.fetched += 1
-        record = PageRecord(
-            url=queued.url,
-            status=result.status,
-            depth=queued.depth,
-            parent=queued.parent,
-            score=queued.score,
-            relevance=None,
-            fetched_at=result.fetched_at or time.time(),
-            content_type=result.content_type,
-            size=len(result.body),
-            out_links=0,
-            error=result.error,
-            final_url=result.final_url if result.final_url != queued.url else None,
-            layer=queued.layer,
-            truncated=result.truncated,
-        )
-        if result.error is not None and result.status == 0:
-            self.stats.errors += 1
-            counters[f"error_{result.error}"] += 1
-            self.frontier.mark(queued.url, URLState.FAILED)
-            self.pages.write(record)
-            self._apply(self.strategy.on_failure(queued, result.error), queued)
+        request = self._control.poll()
+        if request is None:
             return
-        self.warc.write(result)
-        self.frontier.mark(queued.url, URLState.FETCHED)
-        if record.final_url:
-            self._note_redirect_target(queued, result.final_url)
-        if result.error is not None or not (200 <= result.status < 300):
-            counters[f"status_{result.status}" if result.error is None else f"error_{result.error}"] += 1
-            self.pages.write(record)
-            self._apply(self.strategy.on_failure(queued, result.error or f"status-{result.status}"), queued)
-            return
+        changes = request.get("strategy") or {}
+        error: str | None = None
         try:
-            page = page_from_fetch(
-                result,
-                context_words=self.settings.parse.context_words,
-                max_links=self.settings.scope.max_links_per_page,
-            )
-        except Exception as exc:  # a parser failure on hostile HTML is counted, not fatal
-            counters[f"parse_error_{type(exc).__name__}"] += 1
-            self.pages.write(record)
-            return
-        page.depth = queued.depth
-        page.parent = queued.parent
-        self.stats.pages += 1
-        relevance: float | None = None
-        if self.model is not None:
-            try:
-                relevance, relevant = judge(self.model, page)
-            except Exception as exc:  # a model failing on one odd page is counted
-                counters[f"model_error_{type(exc).__name__}"] += 1
-            else:
-                record.relevance = round(relevance, 6)
-                record.relevant = relevant
-                self.stats.judged += 1
-                self.stats.relevant += int(relevant)
-        record.out_links = len(page.links)
-        record.title = page.title or None
-        record.lang = page.lang or None
-        self.pages.write(record)
-        decision = self.strategy.on_page(page, relevance, queued)
-        self._apply(decision, queued)
-
-    def _note_redirect_target(self, queued: QueuedURL, final_url: str) -> None:
-        """The page now known under its final URL is not fetched a second time."""
-        host = host_of(final_url)
-        if self.frontier.state(final_url) is None:
-            self.frontier.add(final_url, queued.score, depth=queued.depth, parent=queued.parent, host=host)
-        if self.frontier.state(final_url) == URLState.QUEUED:
-            self.frontier.mark(final_url, URLState.FETCHED)
-
-    def _apply(self, decision: Decision, queued: QueuedURL | None) -> None:
-        counters = self.stats.counters
-        if decision.links and queued is not None:
-            depth = queued.depth + 1
-            max_per_host = self.settings.scope.max_pages_per_host
-            items = []
-            for ls in decision.links:
-                url = ls.link.url
-                if url == queued.url:
-                    continue
-                reason = self.scope.reject(url, depth)
-                host = host_of(url)
-                if (
-                    reason is None
-                    and max_per_host
-                    and self.frontier.state(url) is None
-                    and self.frontier.host_count(host) >= max_per_host
-                ):
-                    reason = "host-full"
-                if reason is not None:
-                    counters[f"link_rejected_{reason}"] += 1
-                    continue
-                items.append((url, float(ls.score), depth, queued.url, host))
-            counters["links_new"] += self.frontier.add_many(items, merge=self.strategy.merge, layer=self._layer)
-        by_merge: dict[Any, list[tuple[str, float]]] = {}
-        for update in decision.updates:
-            by_merge.setdefault(update.merge, []).append((update.url, update.score))
-        for merge, updates in by_merge.items():
-            self.frontier.update_scores(updates, merge)
-        if decision.raise_siblings is not None and queued is not None:
-            for parent in self.frontier.parents(queued.url):
-                counters["siblings_raised"] += self.frontier.raise_children(
-                    parent, decision.raise_siblings, exclude=queued.url
-                )
-        for url in decision.recrawl:
-            if self.frontier.state(url) == URLState.FETCHED:
-                self.frontier.mark(url, URLState.QUEUED)
-                counters["recrawls"] += 1
+            if not isinstance(changes, dict):
+                raise ConfigError("control: 'strategy' must be a table of parameters")
+            decision = self.strategy.set_params(changes)
+        except ConfigError as exc:
+            error = str(exc)
+        else:
+            self.proc.log_event("control", decision)
+            self._control_log.append({"id": request["id"], "strategy": changes, "at": self.proc.results})
+            self.stats.counters["control_changes"] += 1
+        self._control.answer(int(request["id"]), error)
+        self._commit()
 
     # --------------------------------------------------------------- reporting
     def _report(self) -> None:
@@ -424,16 +454,29 @@ class Crawler:
             self.on_progress(self.stats)
 
     def _write_run_json(self, *, final: bool) -> None:
-        run = {
+        write_run_json(self.out_dir, {
             "seeds": self.seeds,
             "strategy": self.strategy.name,
+            "strategy_params": self.strategy.params,
             "model": getattr(self.model, "name", None),
+            "filters": [f.name for f in self.filters],
             "settings": self.settings.to_dict(),
-            "finished": final,
+            "finished": final and not self._stop.is_set(),
             "stopped_early": self._stop.is_set(),
+            "control": self._control_log,
             "summary": self.stats.to_dict(),
-        }
-        path = self.out_dir / RUN_NAME
-        tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(run, indent=2, ensure_ascii=False), encoding="utf-8")
-        tmp.replace(path)
+        })  # fmt: skip
+
+
+def write_run_json(out_dir: Path, run: dict[str, Any]) -> None:
+    """``run.json``, replaced atomically (what ``--resume`` reads back)."""
+    path = out_dir / RUN_NAME
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(run, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+    tmp.replace(path)
+
+
+def _rng_state(saved: Any) -> tuple[Any, ...]:
+    """random.Random.getstate() after a JSON round trip (lists back to tuples)."""
+    version, internal, gauss = saved
+    return (version, tuple(internal), gauss)

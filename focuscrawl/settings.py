@@ -35,6 +35,7 @@ class FetchSettings:
     max_redirects: int = 5
     connect_timeout: float = 10.0
     read_timeout: float = 30.0
+    fetch_timeout: float = 120.0  # seconds of network time per fetch, all hops and retries (0: none)
     max_body_size: int = 5 * 1024 * 1024  # bytes; longer bodies are cut and counted
     content_types: tuple[str, ...] = ("text/html", "application/xhtml+xml")
     retries: int = 2  # extra attempts for 429/503/timeouts/resets
@@ -87,6 +88,11 @@ class CrawlSettings:
     commit_every: int = 50  # results per durable commit
     frontier: str = "indexed"  # crawl DB store: "indexed" (numpy + SQLite journal) or "sqlite"
     seed: int = 0  # random seed for ties and sampling
+    commit_seconds: float = 2.0  # and at least this often (a slow host never holds commits back)
+    # URLs taken ahead of the one being recorded; part of the schedule, so that the
+    # crawl order depends on it but not on fetch.concurrency (which only sets the speed)
+    window: int = 32
+    provenance: bool = True  # write decisions.jsonl: why every URL got its priority
 
 
 @dataclass(frozen=True)
@@ -96,6 +102,7 @@ class Settings:
     parse: ParseSettings = field(default_factory=ParseSettings)
     crawl: CrawlSettings = field(default_factory=CrawlSettings)
     model: Mapping[str, Any] = field(default_factory=dict)  # [model] table, see relevance.base
+    filters: tuple[Mapping[str, Any], ...] = ()  # [[filters]] tables, see strategies.filters
     base_dir: Path = Path(".")  # where relative paths of the config file point from
 
     def to_dict(self) -> dict[str, Any]:
@@ -252,7 +259,7 @@ def load_settings(
 ) -> Settings:
     """Build the one Settings object: TOML file < environment < ``overrides`` (the CLI)."""
     raw: dict[str, Any] = read_toml(config) if config else {}
-    unknown = sorted(set(raw) - set(SECTIONS) - {"model", "seeds", "topic"})
+    unknown = sorted(set(raw) - set(SECTIONS) - {"model", "seeds", "topic", "filters"})
     if unknown:
         raise ConfigError(f"config: unknown section [{unknown[0]}]")
     layers = [raw, _env_overrides(os.environ if environ is None else environ), overrides or {}]
@@ -268,8 +275,12 @@ def load_settings(
     model = dict(raw.get("model") or {})
     if overrides and overrides.get("model"):
         model.update(overrides["model"])
+    filters = (overrides or {}).get("filters", raw.get("filters", ()))
+    if not isinstance(filters, list | tuple) or not all(isinstance(f, Mapping) for f in filters):
+        raise ConfigError("config: filters must be [[filters]] tables, each with a name")
     return Settings(
         model=model,
+        filters=tuple(dict(f) for f in filters),
         base_dir=(config.parent if config else Path(".")).resolve(),
         **kwargs,
     )

@@ -31,6 +31,17 @@ class CrawlStats:
     def harvest_rate(self) -> float | None:
         return self.relevant / self.judged if self.judged else None
 
+    def restore(self, saved: dict[str, Any]) -> None:
+        """Take back the numbers ``to_dict`` saved (a resumed crawl counts on)."""
+        self.fetched = int(saved.get("fetched", 0))
+        self.pages = int(saved.get("pages", 0))
+        self.relevant = int(saved.get("relevant", 0))
+        self.judged = int(saved.get("judged", 0))
+        self.errors = int(saved.get("errors", 0))
+        self.layer = int(saved.get("layer", 0))
+        self.elapsed_before = float(saved.get("elapsed", 0.0))
+        self.counters.update(saved.get("counters", {}))
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "fetched": self.fetched,

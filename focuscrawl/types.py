@@ -102,6 +102,8 @@ class Page:
     parent: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     body: bytes = b""
+    relevance: float | None = None  # the crawl model's score, set before strategies see the page
+    relevant: bool | None = None  # and its binary judgement (1_i of P0)
 
     @property
     def n_outlinks(self) -> int:
@@ -120,23 +122,53 @@ class QueuedURL:
     parent: str | None = None
     layer: int = 0
     seq: int = 0  # discovery order
+    tier: int = 0  # priority tier: a higher tier is always served first (P2 buckets)
 
 
 @dataclass(frozen=True, slots=True)
 class ScoreUpdate:
-    """A change a strategy asks for on the score of a (known or new) URL."""
+    """A change a strategy asks for on the score (or another column) of a known URL.
+
+    ``column`` names a per-URL value the strategy declared (``Strategy.columns``),
+    or ``"score"``, the priority itself. ``reason`` is the provenance: a short
+    text naming the equation term, written to ``decisions.jsonl``.
+    """
 
     url: str
     score: float
     merge: Merge = Merge.MAX
+    column: str = "score"
+    reason: str = ""
 
 
 @dataclass(slots=True)
 class LinkScore:
-    """An out-link together with the score the strategy gives it."""
+    """An out-link together with the score the strategy gives it.
+
+    ``merge`` overrides the strategy's merge rule for this link (None: the
+    strategy's); ``tier`` is its priority tier (None: 0); ``reason`` says why it
+    got its score (which equation term), for ``focuscrawl why``.
+    """
 
     link: Link
     score: float
+    merge: Merge | None = None
+    tier: int | None = None
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnOp:
+    """A whole-column update, for every known URL at once:
+    ``dst = (dst if add else 0) + Σ factor · src`` over ``terms`` (``"score"`` is a column).
+
+    P0's layer end hands each page the cash its relevant parents gave it plus its
+    share of the redistributed cash this way, in one pass over the frontier.
+    """
+
+    dst: str
+    terms: tuple[tuple[str, float], ...] = ()
+    add: bool = True
 
 
 @dataclass(slots=True)
@@ -149,12 +181,27 @@ class Decision:
     * ``raise_siblings``: raise the queued siblings of this page (the other
       children of its parent) to at least this score (P3, FCrawl).
     * ``recrawl``: fetched URLs to fetch again (OTIE redistributes cash this way).
+    * ``host_updates``: ``(host, score, merge)``: rescore every queued URL of a host
+      (Tamura's server-based policy).
+    * ``tiers``: ``(url, tier)``: move known URLs to another priority tier.
+    * ``column_ops``: whole-column updates (see :class:`ColumnOp`), applied last.
+    * ``reason``: provenance of the sibling raise and host updates.
     """
 
     links: list[LinkScore] = field(default_factory=list)
     updates: list[ScoreUpdate] = field(default_factory=list)
     raise_siblings: float | None = None
     recrawl: list[str] = field(default_factory=list)
+    host_updates: list[tuple[str, float, Merge]] = field(default_factory=list)
+    tiers: list[tuple[str, int]] = field(default_factory=list)
+    column_ops: list[ColumnOp] = field(default_factory=list)
+    reason: str = ""
+
+    def is_empty(self) -> bool:
+        return not (
+            self.links or self.updates or self.recrawl or self.host_updates or self.tiers
+            or self.column_ops
+        ) and self.raise_siblings is None
 
 
 @dataclass(slots=True)
@@ -178,4 +225,5 @@ class PageRecord:
     lang: str | None = None
     title: str | None = None
     truncated: bool = False
+    recrawl: bool = False  # a page fetched again (not counted against the page budget)
     extra: dict[str, Any] = field(default_factory=dict)

@@ -374,7 +374,12 @@ def extension_of(url: str) -> str:
     return last.rsplit(".", 1)[-1].lower() if "." in last else ""
 
 
-def _host_matches(host: str, patterns: Iterable[str]) -> bool:
+def host_matches(host: str, patterns: Iterable[str]) -> bool:
+    """True if the host (or URL) is one of ``patterns`` or below one (``x.org`` and ``*.x.org`` alike).
+
+    >>> host_matches("http://www.x.org/a", ["x.org"]), host_matches("y.org", ["*.x.org"])
+    (True, False)
+    """
     name = hostname_of(host)
     for pattern in patterns:
         pattern = pattern.lower()
@@ -414,9 +419,9 @@ class Scope:
             if trap is not None:
                 return trap
         host = host_of(url)
-        if s.deny_hosts and _host_matches(host, s.deny_hosts):
+        if s.deny_hosts and host_matches(host, s.deny_hosts):
             return "denied-host"
-        if s.allow_hosts and not _host_matches(host, s.allow_hosts):
+        if s.allow_hosts and not host_matches(host, s.allow_hosts):
             return "host-not-allowed"
         if s.same_site_only and self.seed_domains and registered_domain(host) not in self.seed_domains:
             return "off-site"

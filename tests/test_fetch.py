@@ -20,6 +20,7 @@ import pytest
 from aiohttp import web
 from aiohttp.abc import AbstractResolver, ResolveResult
 
+from focuscrawl.clock import SystemClock, VirtualClock
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.fetch.addresses import AddressPolicy, BlockedAddressError, FilteringResolver
 from focuscrawl.fetch.aiohttp_fetcher import AiohttpFetcher, parse_retry_after
@@ -582,14 +583,152 @@ def test_missing_ca_file_is_config_error(tmp_path: Path) -> None:
         asyncio.run(fetcher.__aenter__())
 
 
-def test_private_proxy_must_be_allowed() -> None:
-    with pytest.raises(ConfigError, match="allow_private"):
-        AiohttpFetcher(settings(proxy="http://127.0.0.1:3128", allow_private=()))
+async def test_proxy_on_loopback_needs_no_allow_and_opens_nothing_else() -> None:
+    # The proxy's own address is allowed; a target on that same address is not.
+    routes = {"/page": html("via proxy")}
+    async with (
+        serve(routes) as origin,
+        serve_proxy({"example.test": origin}) as proxy,
+        AiohttpFetcher(settings(proxy=proxy.url(""), allow_private=())) as fetcher,
+    ):
+        page = await fetcher.fetch("http://example.test/page")
+        direct = await fetcher.fetch(origin.url("/page"))
+        by_name = await fetcher.fetch(f"http://localhost:{origin.port}/page")
+    assert (page.error, page.status) == (None, 200)
+    assert (direct.error, by_name.error) == ("blocked-address", "blocked-address")
+    assert [h.target for h in proxy.hits] == [
+        "http://example.test/robots.txt",
+        "http://example.test/page",
+    ]
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://10.0.0.1/",
+        "http://127.0.0.2/",
+        "http://[::1]/",
+        "http://192.168.0.1/",
+        "http://0.0.0.0/",
+        "http://127.2/",
+        "http://2130706434/",
+        "http://0x7f.0.0.2/",
+        "http://[::ffff:10.0.0.1]/",
+    ],
+)
+async def test_proxy_does_not_carry_refused_targets(target: str) -> None:
+    # Issue 9 item 2: the policy applies to the target URL, proxy or not. The
+    # proxy's own address is allowed the way the CLI used to allow it.
+    counters: collections.Counter[str] = collections.Counter()
+    async with (
+        serve({}) as origin,
+        serve_proxy({"example.test": origin}) as proxy,
+        AiohttpFetcher(
+            settings(proxy=proxy.url(""), allow_private=("127.0.0.1",)), counters=counters
+        ) as fetcher,
+    ):
+        result = await fetcher.fetch(target)
+    assert result.error == "blocked-address"
+    assert proxy.hits == []  # not even robots.txt was asked through the proxy
+    assert counters == {"blocked-address": 1}
 
 
 def test_proxy_url_must_be_http() -> None:
     with pytest.raises(ConfigError, match=r"fetch\.proxy"):
         AiohttpFetcher(settings(proxy="socks5://127.0.0.1:1080"))
+
+
+# --------------------------------------------------------------------------- robots redirects
+
+
+async def test_robots_redirect_to_refused_literal_is_not_followed() -> None:
+    # Issue 9 item 1: the site is allowed by name; its robots.txt redirects to an
+    # IP literal the policy refuses (here 127.0.0.1, standing for 169.254.169.254).
+    async with serve({"/robots.txt": robots("User-agent: *\nAllow: /")}) as trap:
+        routes = {"/robots.txt": redirect(trap.url("/robots.txt")), "/": html("page")}
+        resolver = FakeResolver({"site.test": "127.0.0.1"})
+        s = settings(allow_private=("site.test",))
+        async with (
+            serve(routes) as site,
+            AiohttpFetcher(s, resolver=resolver) as fetcher,
+        ):
+            result = await fetcher.fetch(f"http://site.test:{site.port}/")
+    assert trap.hits == []
+    # the origin answered robots.txt with a place we may not go: nothing is allowed
+    assert (result.error, result.status) == ("robots", 0)
+    assert site.paths() == ["/robots.txt"]
+
+
+async def test_robots_redirect_to_metadata_address_is_refused() -> None:
+    routes = {"/robots.txt": redirect("http://169.254.169.254/latest/meta-data/"), "/": html("x")}
+    counters: collections.Counter[str] = collections.Counter()
+    async with serve(routes) as site, AiohttpFetcher(settings(), counters=counters) as fetcher:
+        result = await fetcher.fetch(site.url("/"))
+    assert result.error == "robots"
+    assert counters["requests"] == 1  # the origin's robots.txt, nothing else
+
+
+async def test_robots_redirects_followed_by_hand_with_robots_checks() -> None:
+    routes = {
+        "/robots.txt": redirect("/r1", 301),
+        "/r1": redirect("/real-robots.txt", 302),
+        "/real-robots.txt": robots("User-agent: *\nDisallow: /private"),
+        "/private/p": html("secret"),
+        "/open": html("open"),
+    }
+    async with serve(routes) as site, AiohttpFetcher(settings()) as fetcher:
+        refused = await fetcher.fetch(site.url("/private/p"))
+        allowed = await fetcher.fetch(site.url("/open"))
+    assert (refused.error, allowed.error, allowed.status) == ("robots", None, 200)
+    assert site.paths() == ["/robots.txt", "/r1", "/real-robots.txt", "/open"]
+
+
+async def test_robots_redirect_loop_means_unavailable() -> None:
+    # RFC 9309 2.3.1.2: after five redirects robots.txt may be taken as unavailable
+    routes: dict[str, Handler] = {"/robots.txt": redirect("/r0")}
+    routes.update({f"/r{i}": redirect(f"/r{i + 1}") for i in range(10)})
+    routes["/page"] = html("ok")
+    async with serve(routes) as site, AiohttpFetcher(settings()) as fetcher:
+        result = await fetcher.fetch(site.url("/page"))
+    assert (result.error, result.status) == (None, 200)
+    assert site.paths() == ["/robots.txt", "/r0", "/r1", "/r2", "/r3", "/r4", "/page"]
+
+
+# --------------------------------------------------------------------------- fetch deadline
+
+
+def trickle(pause: float) -> Any:
+    """A raw answer whose body never ends: one byte every ``pause`` seconds."""
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100000\r\n\r\n"
+        )
+        for _ in range(2000):  # the client hangs up long before this ends
+            if writer.is_closing():
+                return
+            writer.write(b"a")
+            try:
+                await writer.drain()
+            except ConnectionError:
+                return
+            await asyncio.sleep(pause)
+
+    return answer
+
+
+@pytest.mark.parametrize("retries", [0, 2], ids=["no-retries", "retries-not-spent"])
+async def test_trickling_body_ends_at_fetch_deadline(retries: int) -> None:
+    # Issue 9 item 4: each byte arrives well within read_timeout, so only a
+    # total deadline per fetch can end this; a deadline that is over is not retried.
+    counters: collections.Counter[str] = collections.Counter()
+    s = settings(respect_robots=False, read_timeout=2.0, fetch_timeout=0.5, retries=retries)
+    async with serve_raw(trickle(0.05)) as site, AiohttpFetcher(s, counters=counters) as fetcher:
+        result = await asyncio.wait_for(fetcher.fetch(site.url("/")), 20)
+    assert (result.error, result.status) == ("timeout", 200)
+    assert counters["retries"] == 0
+    assert len(site.hits) == 1
 
 
 # --------------------------------------------------------------------------- headers, results
@@ -681,6 +820,47 @@ async def test_politeness_retry_after_defers_host() -> None:
     polite.defer("h", 30.0)
     assert polite.host_ready_at("h") >= time.monotonic() + 29.0
     assert polite.host_ready_at("other") == 0.0
+
+
+async def test_virtual_clock_politeness_spaces_starts_without_sleeping() -> None:
+    clock = VirtualClock(epoch=1_000.0)
+    polite = HostPoliteness(concurrency=4, per_host=1, delay=2.0, clock=clock)
+    starts: list[tuple[str, float]] = []
+
+    async def request(host: str) -> None:
+        async with polite.slot(host):
+            starts.append((host, clock.monotonic()))
+
+    await asyncio.gather(*(request(h) for h in ("a", "a", "b", "a")))
+    # a: 0, 2, 4 (2 s apart); b is another host and starts at once, at the
+    # virtual time reached so far (time only moves forward)
+    assert [t for h, t in starts if h == "a"] == [0.0, 2.0, 4.0]
+    assert [h for h, _ in starts].count("b") == 1
+    polite.defer("a", 30.0)  # Retry-After: 30 s after the last start at 4
+    assert polite.host_ready_at("a") == 34.0
+    assert clock.time() == 1_004.0
+
+
+async def test_virtual_clock_retry_back_off_is_virtual() -> None:
+    busy = respond("slow down", status=503, headers={"Retry-After": "40"})
+    routes = {"/": sequence([busy, html("fine")])}
+    clock = VirtualClock()
+    s = settings(retries=1, respect_robots=False)
+    async with serve(routes) as site, AiohttpFetcher(s, clock=clock) as fetcher:
+        result = await fetcher.fetch(site.url("/"))
+    assert (result.error, result.status) == (None, 200)
+    assert clock.monotonic() == 40.0  # waited 40 virtual seconds, not real ones
+    assert result.elapsed == 40.0
+    first, second = site.times("/")
+    assert second - first < 30.0
+
+
+async def test_system_clock_sleeps_for_real() -> None:
+    clock = SystemClock()
+    before = time.monotonic()
+    await clock.sleep(0.05)
+    assert clock.monotonic() - before >= 0.05
+    assert abs(clock.time() - time.time()) < 1.0
 
 
 async def test_robots_cache_lru_and_single_download() -> None:

@@ -41,10 +41,11 @@ def test_colliding_fingerprints_are_told_apart(
     """Equal ``h``: linear probing puts the later URLs in the next slots, ``h2`` tells them apart."""
     fake = {f"http://a/{i}": (0, i) for i in range(8)} | {"http://b/x": (1, 99)}
     monkeypatch.setattr("focuscrawl.frontier.indexed_reads.url_key", fake.__getitem__)
-    monkeypatch.setattr(
-        "focuscrawl.frontier.indexed.fingerprints",
-        lambda urls: np.array([fake[u] for u in urls], np.int64).reshape(-1, 2),
-    )
+    for module in ("indexed", "indexed_columns"):
+        monkeypatch.setattr(
+            f"focuscrawl.frontier.{module}.fingerprints",
+            lambda urls: np.array([fake[u] for u in urls], np.int64).reshape(-1, 2),
+        )
     path = tmp_path / "f.db"
     db = IndexedFrontier(path)
     for i in range(4):
@@ -81,7 +82,7 @@ def test_growth_beyond_initial_capacity(tmp_path: Path) -> None:
     scores = [float(rng.randrange(100)) for _ in range(5000)]
     for lo in range(0, 5000, 700):
         items = [
-            (f"http://h{i % 13}/{i}", scores[i], 1, None, f"h{i % 13}")
+            (f"http://h{i % 13}/{i}", scores[i], 1, None, f"h{i % 13}", 1, 0)
             for i in range(lo, min(lo + 700, 5000))
         ]
         assert db.add_many(items) == len(items)
@@ -116,7 +117,7 @@ def test_journal_compaction_and_reopen(
         for store in (db, memory):
             store.add_many(
                 [
-                    (f"http://h{i % 3}/{i}", float(i % 5), 1, None, f"h{i % 3}")
+                    (f"http://h{i % 3}/{i}", float(i % 5), 1, None, f"h{i % 3}", 1, 0)
                     for i in range(step * 4, step * 4 + 6)
                 ],
                 merge=Merge.ADD,
@@ -129,9 +130,9 @@ def test_journal_compaction_and_reopen(
             journal = raw.execute("SELECT count(*) FROM journal").fetchone()[0]
             snapshot = raw.execute("SELECT count(*) FROM snapshot").fetchone()[0]
         raw.close()
-        if journal == 0:  # folded: one BLOB per part of each of the 6 columns
+        if journal == 0:  # folded: one BLOB per part of each of the 7 columns
             compactions += 1
-            assert snapshot == 6 * -(-db.count() // part_rows)
+            assert snapshot == 7 * -(-db.count() // part_rows)
         if step % 3 == 1:
             db.close()
             db = IndexedFrontier(path, compact_rows=25)
@@ -153,7 +154,7 @@ def test_pop_matches_reference_on_a_larger_queue(tmp_path: Path, buffer_size: in
         items = []
         for i in range(200):
             url = f"http://{rng.choice(hosts)}/{layer}-{i}"
-            items.append((url, float(rng.randrange(6)), 1, None, url.split("/")[2]))
+            items.append((url, float(rng.randrange(6)), 1, None, url.split("/")[2], 1, 0))
         assert db.add_many(items, layer=layer) == memory.add_many(items, layer=layer)
     urls = [q.url for q in memory.iter_urls()]
     for round_ in range(60):
@@ -187,8 +188,8 @@ def test_damaged_journal_is_a_clear_error(tmp_path: Path) -> None:
     db.close()
     with sqlite3.connect(path) as raw:
         raw.execute(
-            "INSERT INTO journal(rows, state, score) VALUES (?, ?, ?)",
-            (np.array([5], np.int32).tobytes(), b"\x00", np.zeros(1).tobytes()),
+            "INSERT INTO journal(rows, state, score, tier) VALUES (?, ?, ?, ?)",
+            (np.array([5], np.int32).tobytes(), b"\x00", np.zeros(1).tobytes(), b"\0" * 4),
         )
     raw.close()
     with pytest.raises(FrontierError, match="journal names an unknown row"):
@@ -198,7 +199,7 @@ def test_damaged_journal_is_a_clear_error(tmp_path: Path) -> None:
 def test_sqlite_store_file_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "f.db"
     SqliteFrontier(path).close()
-    with pytest.raises(FrontierError, match="has schema 2, not indexed-1"):
+    with pytest.raises(FrontierError, match="has schema 3, not indexed-2"):
         IndexedFrontier(path)
 
 
@@ -220,7 +221,7 @@ def test_unstorable_url_is_refused_whole(tmp_path: Path) -> None:
     """A lone surrogate cannot be stored: FrontierError, and nothing of the batch is applied."""
     db = IndexedFrontier(tmp_path / "f.db")
     add(db, "http://a/x", 1.0)
-    items = [("http://a/x", 5.0, 1, None, "a"), ("http://a/\ud800", 1.0, 1, None, "a")]
+    items = [("http://a/x", 5.0, 1, None, "a", 1, 0), ("http://a/\ud800", 1.0, 1, None, "a", 1, 0)]
     with pytest.raises(FrontierError, match="not encodable as UTF-8"):
         db.add_many(items)
     assert db.get("http://a/x").score == 1.0
@@ -241,3 +242,37 @@ def test_damaged_hosts_are_a_clear_error(tmp_path: Path) -> None:
     raw.close()
     with pytest.raises(FrontierError, match="damaged host ids"):
         IndexedFrontier(path)
+
+
+def test_update_host_through_the_host_grouping(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Tiny chunks: the rows grouped by host are built, scanned past and rebuilt as URLs
+    come; every rescore must still match the reference."""
+    monkeypatch.setattr("focuscrawl.frontier.indexed_table.CHUNK_ROWS", 4)
+    db = IndexedFrontier(tmp_path / "f.db", buffer_size=4)
+    memory = MemoryFrontier()
+    rng = random.Random(11)
+    hosts = [f"h{i}" for i in range(5)]
+    for round_ in range(40):
+        items = []
+        for i in range(rng.randrange(1, 12)):
+            host = rng.choice(hosts)
+            items.append(
+                (f"http://{host}/{round_}-{i}", float(rng.randrange(5)), 1, None, host, 1, 0)
+            )
+        assert db.add_many(items) == memory.add_many(items)
+        popped = db.pop(3, max_per_host=1)
+        assert popped == memory.pop(3, max_per_host=1)
+        for q in popped[:1]:  # some fetched, some in flight
+            db.mark(q.url, F)
+            memory.mark(q.url, F)
+        states = rng.sample([Q, F, URLState.IN_FLIGHT], rng.randrange(1, 4))
+        host, merge = rng.choice([*hosts, "nowhere"]), rng.choice(list(Merge))
+        score = float(rng.randrange(-2, 4))
+        assert db.update_host(host, score, merge, states=states) == memory.update_host(
+            host, score, merge, states=states
+        ), round_
+    assert db._table._by_host_n > 0  # the grouping was used
+    assert _snapshot(db) == _snapshot(memory)
+    db.close()

@@ -4,14 +4,19 @@ A crawler following links from the open web must not be steered into the
 machine's own network (SSRF). The check runs *inside* the resolver aiohttp
 connects with (:class:`FilteringResolver`), so the addresses checked are the
 addresses connected to: a DNS answer cannot change between check and connect
-(DNS rebinding). IP literals never reach a resolver, so the fetcher checks them
-with :meth:`AddressPolicy.allows_ip` before connecting.
+(DNS rebinding). IP literals never reach a resolver, and through a proxy no
+name is resolved here at all, so the fetcher checks every request's target with
+:meth:`AddressPolicy.check_target` first: IP literals in any spelling an OS
+resolver accepts (``127.1``, ``2130706433``, ``0x7f.0.0.1``) and ``localhost``
+names are refused unless allowed.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
+from collections.abc import Iterable
 
 from aiohttp.abc import AbstractResolver, ResolveResult
 
@@ -20,6 +25,10 @@ from focuscrawl.exceptions import ConfigError
 __all__ = ["AddressPolicy", "BlockedAddressError", "FilteringResolver", "parse_ip"]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+# inet_aton's forms: 1 to 4 parts, each decimal, octal (leading 0) or hex (0x)
+_LOOSE_IPV4 = re.compile(r"(?:0x[0-9a-f]*|[0-9]+)(?:\.(?:0x[0-9a-f]*|[0-9]+)){0,3}\.?")
+_LOOPBACK = ipaddress.IPv4Address("127.0.0.1")
 
 
 class BlockedAddressError(OSError):
@@ -36,6 +45,39 @@ def parse_ip(host: str) -> IPAddress | None:
         return ipaddress.ip_address(host.strip("[]"))
     except ValueError:
         return None
+
+
+def parse_ip_loose(host: str) -> IPAddress | None:
+    """The address a resolver would make of ``host`` if it is an IP literal in any form.
+
+    getaddrinfo (and so a proxy) reads ``127.1``, ``2130706433`` or ``0177.0.0.1``
+    as IPv4 addresses; names are never all-numeric, so these are literals.
+
+    >>> [str(parse_ip_loose(h)) for h in ("127.1", "2130706433", "0x7f.0.0.1", "0177.0.0.1")]
+    ['127.0.0.1', '127.0.0.1', '127.0.0.1', '127.0.0.1']
+    >>> parse_ip_loose("[fe80::1]"), parse_ip_loose("cafe.org"), parse_ip_loose("1.2.3.4.5")
+    (IPv6Address('fe80::1'), None, None)
+    """
+    ip = parse_ip(host)
+    if ip is not None:
+        return ip
+    low = host.lower()
+    if not _LOOSE_IPV4.fullmatch(low):
+        return None
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(low.rstrip(".")))
+    except (OSError, ValueError):
+        return None
+
+
+def is_local_name(host: str) -> bool:
+    """``localhost`` and its subdomains (RFC 6761 section 6.3): always loopback.
+
+    >>> is_local_name("LOCALHOST."), is_local_name("a.localhost"), is_local_name("localhost.org")
+    (True, True, False)
+    """
+    low = host.lower().rstrip(".")
+    return low == "localhost" or low.endswith(".localhost")
 
 
 def is_public(ip: IPAddress) -> bool:
@@ -67,11 +109,14 @@ class AddressPolicy:
     (True, False)
     >>> policy.allows_host("INTRANET.test"), policy.allows_host("other.test")
     (True, False)
+
+    ``hosts`` are host names (or IP literals) allowed as such, unparsed (the
+    hosts of the archives a simulation reads).
     """
 
-    def __init__(self, allow: tuple[str, ...] = ()) -> None:
+    def __init__(self, allow: tuple[str, ...] = (), *, hosts: Iterable[str] = ()) -> None:
         self.allow_all = False
-        self._hosts: set[str] = set()
+        self._hosts: set[str] = {h.lower().strip("[]").rstrip(".") for h in hosts}
         self._networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
         for entry in allow:
             item = entry.strip().lower()
@@ -91,7 +136,7 @@ class AddressPolicy:
 
     def allows_host(self, hostname: str) -> bool:
         """The host name itself is allowed (whatever it resolves to)."""
-        return self.allow_all or hostname.lower().rstrip(".") in self._hosts
+        return self.allow_all or hostname.lower().strip("[]").rstrip(".") in self._hosts
 
     def allows_ip(self, ip: IPAddress) -> bool:
         """The address may be connected to."""
@@ -104,6 +149,23 @@ class AddressPolicy:
         """False only for an IP literal the policy refuses (host names are checked at resolve)."""
         ip = parse_ip(hostname)
         return ip is None or self.allows_host(hostname) or self.allows_ip(ip)
+
+    def check_target(self, hostname: str) -> bool:
+        """May a request for a URL on ``hostname`` be sent at all (directly or to a proxy)?
+
+        False for IP literals in any form and ``localhost`` names whose address
+        is refused; other names are checked where they are resolved.
+
+        >>> policy = AddressPolicy()
+        >>> [policy.check_target(h) for h in ("example.org", "127.1", "localhost", "[::1]", "8.8.8.8")]
+        [True, False, False, False, True]
+        >>> AddressPolicy(("127.0.0.1",)).check_target("localhost")
+        True
+        """
+        if self.allows_host(hostname):
+            return True
+        ip = _LOOPBACK if is_local_name(hostname) else parse_ip_loose(hostname)
+        return ip is None or self.allows_ip(ip)
 
 
 class FilteringResolver(AbstractResolver):

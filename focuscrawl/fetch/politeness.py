@@ -3,16 +3,18 @@ interval between the *starts* of two requests to one host, plus a global cap.
 
 The interval of a host is ``max(delay, Crawl-delay)`` (the robots.txt value
 capped by ``max_crawl_delay``); a ``Retry-After`` pushes the host's next start.
-Everything waits with ``asyncio.sleep`` on ``time.monotonic`` deadlines.
+Everything waits on deadlines of the injected clock (:mod:`focuscrawl.clock`):
+real sleeps in a live crawl, none in a simulation.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+
+from focuscrawl.clock import Clock, SystemClock
 
 __all__ = ["HostPoliteness"]
 
@@ -41,7 +43,10 @@ class HostPoliteness:
     (0.0, False)
     """
 
-    def __init__(self, concurrency: int, per_host: int, delay: float) -> None:
+    def __init__(
+        self, concurrency: int, per_host: int, delay: float, *, clock: Clock | None = None
+    ) -> None:
+        self.clock: Clock = clock if clock is not None else SystemClock()
         self.per_host = max(1, per_host)
         self.delay = max(0.0, delay)
         self._global = asyncio.Semaphore(max(1, concurrency))
@@ -59,7 +64,7 @@ class HostPoliteness:
     def _prune(self) -> None:
         # A state that is idle and past its deadlines carries nothing worth keeping:
         # the Crawl-delay is re-applied from the robots cache at the next request.
-        now = time.monotonic()
+        now = self.clock.monotonic()
         for host in [
             h
             for h, s in self._hosts.items()
@@ -74,7 +79,7 @@ class HostPoliteness:
     def defer(self, host: str, seconds: float) -> None:
         """Start no request to ``host`` for ``seconds`` from now (Retry-After, back-off)."""
         state = self._state(host)
-        state.not_before = max(state.not_before, time.monotonic() + max(0.0, seconds))
+        state.not_before = max(state.not_before, self.clock.monotonic() + max(0.0, seconds))
 
     def host_ready_at(self, host: str) -> float:
         """Monotonic time at which ``host`` may be contacted again (0 if now)."""
@@ -82,7 +87,7 @@ class HostPoliteness:
         if state is None:
             return 0.0
         ready = state.ready_at()
-        return ready if ready > time.monotonic() else 0.0
+        return ready if ready > self.clock.monotonic() else 0.0
 
     def host_busy(self, host: str) -> bool:
         """True while the host has ``per_host`` fetches (or requests) under way."""
@@ -110,10 +115,10 @@ class HostPoliteness:
                 # taken inside it so the recorded start is the real start.
                 async with state.gate:
                     # A deadline, not an event: defer() may move it while we sleep.
-                    while (wait := state.ready_at() - time.monotonic()) > 0:  # noqa: ASYNC110
-                        await asyncio.sleep(wait)
+                    while (wait := state.ready_at() - self.clock.monotonic()) > 0:
+                        await self.clock.sleep(wait)
                     await self._global.acquire()
-                    state.last_start = time.monotonic()
+                    state.last_start = self.clock.monotonic()
                 try:
                     yield
                 finally:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from focuscrawl.frontier.base import FrontierStore
+from focuscrawl.frontier.factory import open_frontier
 from focuscrawl.frontier.indexed import IndexedFrontier
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.frontier.sqlite import SqliteFrontier
 
-__all__ = ["FrontierStore", "IndexedFrontier", "MemoryFrontier", "SqliteFrontier"]
+__all__ = ["FrontierStore", "IndexedFrontier", "MemoryFrontier", "SqliteFrontier", "open_frontier"]

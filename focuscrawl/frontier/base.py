@@ -11,7 +11,9 @@ from focuscrawl.types import Merge, QueuedURL, URLState
 class FrontierStore(Protocol):
     """Every known URL with its state, score, host, depth, parents, order and layer.
 
-    Scores are mutable in place; higher = sooner. All writes are durable after
+    Scores are mutable in place; higher = sooner (within a tier: a higher tier is
+    always sooner). Extra per-URL float columns (:meth:`ensure_columns`) are kept
+    and journaled like the score. All writes are durable after
     :meth:`commit` (the engine commits after each batch of results together with
     the output files, which is what makes resume exact).
     """
@@ -26,22 +28,28 @@ class FrontierStore(Protocol):
         host: str,
         merge: Merge = Merge.MAX,
         layer: int = 0,
+        count: int = 1,
+        tier: int = 0,
     ) -> bool:
-        """Add a URL, or merge ``score`` into a known *queued* one with ``merge``.
+        """Add a URL, or merge ``(tier, score)`` into a known one of *any* state.
 
-        Records ``parent`` as one more parent of the URL (sibling updates need
-        the set of parents). Returns True if the URL was new.
+        Cash added to an in-flight or fetched URL is kept. Score and tier merge as
+        a pair: ``KEEP`` keeps both, ``SET`` sets both, ``MAX`` takes the larger
+        ``(tier, score)``, ``ADD`` adds the scores and keeps the larger tier.
+        Records ``parent`` as one more parent of the URL with ``count`` = t(parent,
+        url), the number of links parent -> url (the same edge again: the new count
+        replaces the old one). Returns True if the URL was new.
         """
         ...
 
     def add_many(
         self,
-        items: Iterable[tuple[str, float, int, str | None, str]],
+        items: Iterable[tuple[str, float, int, str | None, str, int, int]],
         *,
         merge: Merge = Merge.MAX,
         layer: int = 0,
     ) -> int:
-        """Batch form of :meth:`add`: items are ``(url, score, depth, parent, host)``.
+        """Batch form of :meth:`add`: ``(url, score, depth, parent, host, count, tier)``.
 
         Returns the number of new URLs.
         """
@@ -60,6 +68,51 @@ class FrontierStore(Protocol):
         """Raise every queued child of ``parent`` to at least ``score`` (sibling update)."""
         ...
 
+    def update_values(self, column: str, updates: Iterable[tuple[str, float]], merge: Merge) -> int:
+        """:meth:`update_scores` for an extra column (``"score"``: the score itself).
+
+        Unknown URLs are ignored; a known URL's value defaults to 0.0.
+        """
+        ...
+
+    def ensure_columns(self, names: Iterable[str]) -> None:
+        """Create the extra per-URL float columns ``names`` (idempotent, durable)."""
+        ...
+
+    def value(self, url: str, column: str) -> float | None:
+        """The value of ``column`` for ``url`` (None: URL unknown; 0.0 if never set)."""
+        ...
+
+    def column_names(self) -> list[str]:
+        """The extra columns created so far, sorted."""
+        ...
+
+    def combine_columns(
+        self, dst: str, terms: Iterable[tuple[str, float]] = (), *, add: bool = True
+    ) -> None:
+        """For every known URL, any state: ``dst = (dst if add else 0) + Σ factor · src``
+        over ``terms`` (``"score"`` may be ``dst`` or a source). Durable at the next commit."""
+        ...
+
+    def top(self, column: str, state: URLState = URLState.FETCHED) -> tuple[str, float] | None:
+        """The URL in ``state`` with the highest ``column`` (ties: discovery order)."""
+        ...
+
+    def update_host(
+        self,
+        host: str,
+        score: float,
+        merge: Merge,
+        *,
+        states: Collection[URLState] = (URLState.QUEUED,),
+    ) -> int:
+        """Merge ``score`` into every URL of ``host`` in ``states``; returns how many were written."""
+        ...
+
+    def set_tier(self, updates: Iterable[tuple[str, int]]) -> int:
+        """Set the tiers of known URLs (the last of repeats wins); returns how many known URLs."""
+        ...
+
     def pop(
         self,
         n: int,
@@ -68,11 +121,13 @@ class FrontierStore(Protocol):
         max_per_host: int = 0,
         max_layer: int | None = None,
     ) -> list[QueuedURL]:
-        """Take up to ``n`` best queued URLs (highest score, then discovery order).
+        """Take up to ``n`` best queued URLs (tier desc, score desc, then discovery order).
 
         Skips hosts in ``exclude_hosts`` and takes at most ``max_per_host`` URLs of
         one host (0 = no limit). ``max_layer`` restricts to URLs discovered in
-        layers ``<= max_layer``. Taken URLs move to IN_FLIGHT.
+        layers ``<= max_layer``. Tier-strict: only URLs of the highest tier among
+        the queued URLs (of layers ``<= max_layer``) are taken, even if politeness
+        leaves some or all of them out. Taken URLs move to IN_FLIGHT.
         """
         ...
 
@@ -85,7 +140,7 @@ class FrontierStore(Protocol):
         ...
 
     def get(self, url: str) -> QueuedURL | None:
-        """The stored row of a URL, whatever its state."""
+        """The stored row of a URL, whatever its state, with its current score and tier."""
         ...
 
     def state(self, url: str) -> URLState | None: ...
@@ -93,6 +148,10 @@ class FrontierStore(Protocol):
     def parents(self, url: str) -> list[str]: ...
 
     def children(self, parent: str) -> list[str]: ...
+
+    def children_counts(self, parent: str) -> list[tuple[str, int]]:
+        """Children of ``parent`` with t(parent, child), in discovery order."""
+        ...
 
     def count(self, state: URLState | None = None) -> int: ...
 

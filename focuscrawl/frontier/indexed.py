@@ -1,9 +1,10 @@
 """The default crawl DB: hot columns in numpy arrays, everything durable in SQLite.
 
 A :class:`~focuscrawl.frontier.base.FrontierStore` built for score updates: per
-URL, score, state, host, layer and fingerprint live in numpy arrays indexed by a
-dense row number (:mod:`~focuscrawl.frontier.indexed_table`: 33 B per URL, and
-<= 8 B of hash index), so a batch of score updates is a few vectorised operations; the
+URL, score, tier, state, host, layer and fingerprint live in numpy arrays indexed by
+a dense row number (:mod:`~focuscrawl.frontier.indexed_table`: 37 B per URL, 8 B
+per extra float column, <= 8 B of hash index), so a batch of score updates is a few
+vectorised operations (:mod:`~focuscrawl.frontier.indexed_columns`); the
 best queued URLs are kept in a buffer (:mod:`~focuscrawl.frontier.indexed_queue`)
 so a pop sorts thousands of rows, not millions. SQLite holds the cold data (URL
 text, depth, parents, hosts, meta: written at add time inside the open
@@ -11,9 +12,9 @@ transaction) and, at :meth:`IndexedFrontier.commit`, the changed rows of the hot
 columns as one journal BLOB (:mod:`~focuscrawl.frontier.indexed_disk`). Opening
 the DB loads the arrays from the snapshot and replays the journal.
 
-Measured at a million queued URLs (``benchmarks/bench_frontier.py``): ~170k score
-updates + pops per second with a commit every 1,050, 62 B per URL of resident
-memory growth (the whole process: ~125 B per URL), 0.4 s to open.
+Measured at a million queued URLs (``benchmarks/bench_frontier.py``): ~170-190k
+score updates + pops per CPU-second with a commit every 1,050, 67 B per URL of
+resident memory growth (the whole process: ~129 B per URL), 0.5 s to open.
 
 Writes form one transaction until :meth:`IndexedFrontier.commit`; a crash (or
 :meth:`IndexedFrontier.close` without commit) loses exactly the uncommitted work.
@@ -32,30 +33,35 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-import numpy.typing as npt
 
 from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.base import FrontierStore
+from focuscrawl.frontier.indexed_columns import IndexedColumns
 from focuscrawl.frontier.indexed_disk import compact, load_table, write_commit
 from focuscrawl.frontier.indexed_queue import BestQueue
-from focuscrawl.frontier.indexed_reads import IndexedReads
 from focuscrawl.frontier.indexed_schema import (
     TEXT_MANY,
     checked_text,
     fingerprints,
     open_indexed_db,
 )
-from focuscrawl.frontier.indexed_table import CHUNK_ROWS, Rows, repeated_values
-from focuscrawl.frontier.memory import aggregated, checked_score, host_of, merged
+from focuscrawl.frontier.indexed_table import CHUNK_ROWS, Rows
+from focuscrawl.frontier.rules import (
+    INT32,
+    INT64,
+    checked_int,
+    checked_score,
+    host_of,
+    merged_pair,
+)
 from focuscrawl.types import Merge, QueuedURL, URLState
 
-_INT32 = (-(2**31), 2**31 - 1)
 _COMPACT_MIN = 1 << 20  # journal rows below which a compaction is not worth its writes
 _IN_FLIGHT, _QUEUED = int(URLState.IN_FLIGHT), int(URLState.QUEUED)
 
 
-class IndexedFrontier(IndexedReads):
-    """Crawl DB in one SQLite file with its hot columns in memory (~45 B per URL).
+class IndexedFrontier(IndexedColumns):
+    """Crawl DB in one SQLite file with its hot columns in memory (~49 B per URL).
 
     ``buffer_size`` is the number of best queued URLs kept sorted for ``pop``;
     the journal is folded into the snapshot once it holds more than
@@ -92,15 +98,12 @@ class IndexedFrontier(IndexedReads):
             hi = min(lo + CHUNK_ROWS, table.n)
             np.add.at(self._counts, (table.host[lo:hi], table.state[lo:hi]), 1)
         self._committed = table.n  # rows up to here are on disk
-        self._changed: list[Rows] = []  # rows whose state or score changed since the commit
+        self._changed: list[Rows] = []  # rows whose state, score or tier changed since the commit
         self._changed_one: list[int] = []
+        self._extra_changed: dict[str, list[Rows]] = {}
         self._queue = BestQueue(table, buffer_size)
 
     # -- helpers --------------------------------------------------------------------
-
-    def _begin(self) -> None:
-        if not self._conn.in_transaction:
-            self._conn.execute("BEGIN")
 
     def _host_id(self, host: str) -> int:
         """Id of ``host``, created (inside the transaction) if new."""
@@ -117,39 +120,6 @@ class IndexedFrontier(IndexedReads):
             self._counts = grown
         return new
 
-    def _set_state(self, rows: Rows, state: int) -> None:
-        """Move ``rows`` to ``state``, keeping the per-host counters."""
-        table, counts = self._table, self._counts
-        if len(rows) <= 32:  # np.add.at costs more than a short loop
-            for host, old in zip(
-                table.host[rows].tolist(), table.state[rows].tolist(), strict=True
-            ):
-                counts[host, old] -= 1
-                counts[host, state] += 1
-        else:
-            np.subtract.at(counts, (table.host[rows], table.state[rows]), 1)
-            np.add.at(counts, (table.host[rows], np.full(len(rows), state, np.int8)), 1)
-        table.state[rows] = state
-        self._touched(rows)
-
-    def _touched(self, rows: Rows) -> None:
-        self._changed.append(rows)
-        self._queue.offer(rows)
-
-    def _merge_rows(self, rows: Rows, values: npt.NDArray[np.float64], merge: Merge) -> int:
-        """Merge one value per (distinct) row into the scores; returns how many were written."""
-        if merge is Merge.KEEP or not rows.size:
-            return 0
-        scores = self._table.score
-        if merge is Merge.MAX:
-            up = values > scores[rows]
-            rows, values = rows[up], values[up]
-        elif merge is Merge.ADD:
-            values = scores[rows] + values  # the same IEEE double as merged()
-        scores[rows] = values
-        self._touched(rows)
-        return len(rows)
-
     # -- writes ---------------------------------------------------------------------
 
     def add(
@@ -162,38 +132,45 @@ class IndexedFrontier(IndexedReads):
         host: str,
         merge: Merge = Merge.MAX,
         layer: int = 0,
+        count: int = 1,
+        tier: int = 0,
     ) -> bool:
-        """Add a URL, or merge ``score`` into it if it is QUEUED; record ``parent``."""
-        return self.add_many([(url, score, depth, parent, host)], merge=merge, layer=layer) == 1
+        """Add a URL, or merge ``(tier, score)`` into it (any state); record the parent edge."""
+        item = (url, score, depth, parent, host, count, tier)
+        return self.add_many([item], merge=merge, layer=layer) == 1
 
     def add_many(
         self,
-        items: Iterable[tuple[str, float, int, str | None, str]],
+        items: Iterable[tuple[str, float, int, str | None, str, int, int]],
         *,
         merge: Merge = Merge.MAX,
         layer: int = 0,
     ) -> int:
-        """Batch :meth:`add` of ``(url, score, depth, parent, host)``; returns how many were new.
+        """Batch :meth:`add` of ``(url, score, depth, parent, host, count, tier)``.
 
         Equivalent to adding the items one by one, in order (an unknown parent
         becomes a DROPPED URL just before the item that names it), except that
-        repeated URLs are combined first.
+        repeated URLs are combined first. Returns how many URLs were new.
         """
-        if not _INT32[0] <= layer <= _INT32[1]:
-            raise FrontierError(f"layer {layer} out of range")
-        batch: dict[str, float] = {}  # url -> merged score of the batch
+        checked_int("layer", layer)
+        batch: dict[str, tuple[int, float]] = {}  # url -> merged (tier, score) of the batch
         firsts: dict[str, tuple[str, int, int]] = {}  # url -> host, depth, state (first seen)
-        edges: list[tuple[str, str]] = []
-        for url, score, depth, parent, host in items:
+        edges: list[tuple[str, str, int]] = []
+        for url, score, depth, parent, host, count, tier in items:
             value = checked_score(url, score)
+            if not INT32[0] <= tier <= INT32[1]:
+                checked_int(f"tier of {url!r}", tier)
             if parent == url:
                 parent = None
             if parent is not None:
                 if parent not in firsts:
                     firsts[parent] = (host_of(parent), max(depth - 1, 0), int(URLState.DROPPED))
-                edges.append((url, parent))
+                if not INT64[0] <= count <= INT64[1]:
+                    checked_int(f"link count of {url!r}", count, INT64)
+                edges.append((url, parent, int(count)))
             old = batch.get(url)
-            batch[url] = value if old is None else merged(old, value, merge)
+            pair = (int(tier), value)
+            batch[url] = pair if old is None else merged_pair(*old, *pair, merge)
             if url not in firsts:
                 firsts[url] = (host, depth, _QUEUED)
         if not batch:
@@ -201,41 +178,56 @@ class IndexedFrontier(IndexedReads):
         urls = list(firsts)
         rows = self._table.find(fingerprints(urls))
         self._begin()
-        # merge into URLs queued before this batch (the new ones do not exist yet)
         new = np.flatnonzero(rows < 0)
         new_urls = [urls[i] for i in new.tolist()]
         for url in new_urls:  # before any change: a batch is stored whole or not at all
             checked_text(url)
             checked_text(firsts[url][0])
+        # merge into URLs known before this batch, whatever their state
         known = [i for i in np.flatnonzero(rows >= 0).tolist() if urls[i] in batch]
         if known and merge is not Merge.KEEP:
-            known_rows = rows[known]
-            values = np.array([batch[urls[i]] for i in known], np.float64)
-            queued = self._table.state[known_rows] == _QUEUED
-            self._merge_rows(known_rows[queued], values[queued], merge)
+            pairs = [batch[urls[i]] for i in known]
+            self._merge_pairs(
+                rows[known],
+                np.array([tier for tier, _ in pairs], np.int32),
+                np.array([score for _, score in pairs], np.float64),
+                merge,
+            )
         if new.size:
-            rows[new] = self._append(new_urls, batch, firsts, layer)
+            rows[new] = self._append(new_urls, batch, firsts, layer, merge)
         if edges:
             row_of = dict(zip(urls, rows.tolist(), strict=True))
             self._conn.executemany(
-                "INSERT OR IGNORE INTO parents VALUES (?, ?)",
-                ((row_of[p] + 1, row_of[c] + 1) for c, p in edges),
+                "INSERT INTO parents VALUES (?, ?, ?)"
+                " ON CONFLICT(parent_seq, child_seq) DO UPDATE SET count = excluded.count",
+                ((row_of[p] + 1, row_of[c] + 1, n) for c, p, n in edges),
             )
         return sum(1 for i in new.tolist() if firsts[urls[i]][2] == _QUEUED)
 
     def _append(
         self,
         urls: list[str],
-        batch: dict[str, float],
+        batch: dict[str, tuple[int, float]],
         firsts: dict[str, tuple[str, int, int]],
         layer: int,
+        merge: Merge,
     ) -> Rows:
         """New rows for ``urls``: hot columns, cold text, counters; returns their rows."""
         hosts = np.array([self._host_id(firsts[u][0]) for u in urls], np.int32)
         states = np.array([firsts[u][2] for u in urls], np.int8)
-        # each new queued URL goes in with the batch's combined score; parents with 0
-        scores = np.array([batch[u] if firsts[u][2] == _QUEUED else 0.0 for u in urls], np.float64)
-        rows = self._table.append(fingerprints(urls), hosts, layer, states, scores)
+        # each new queued URL goes in with the batch's combined key; a parent with
+        # (0, 0.0), into which its own later items of the batch are merged
+        pairs = [
+            batch[u]
+            if firsts[u][2] == _QUEUED
+            else merged_pair(0, 0.0, *batch[u], merge)
+            if u in batch
+            else (0, 0.0)
+            for u in urls
+        ]
+        tiers = np.array([tier for tier, _ in pairs], np.int32)
+        scores = np.array([score for _, score in pairs], np.float64)
+        rows = self._table.append(fingerprints(urls), hosts, layer, states, scores, tiers)
         np.add.at(self._counts, (hosts, states), 1)
         self._conn.executemany(
             "INSERT INTO url_text(seq, url, depth) VALUES (?, ?, ?)",
@@ -243,32 +235,6 @@ class IndexedFrontier(IndexedReads):
         )
         self._queue.offer(rows)
         return rows
-
-    def update_scores(self, updates: Iterable[tuple[str, float]], merge: Merge) -> int:
-        """Merge new scores into known URLs of *any* state; unknown URLs are ignored.
-
-        Repeated URLs are combined first (``ADD`` sums). Returns the number of URLs
-        whose score was written (``MAX``: only those that went up; ``KEEP``: none).
-        """
-        pairs = list(updates)
-        urls = [url for url, _ in pairs]
-        values = np.array([score for _, score in pairs], np.float64)
-        nan = np.isnan(values)
-        if nan.any():
-            raise FrontierError(f"score of {urls[int(np.argmax(nan))]!r} is NaN")
-        if merge is Merge.KEEP or not pairs:
-            return 0
-        keys = fingerprints(urls)
-        repeated = repeated_values(keys[:, 0])
-        if repeated.any():  # combined in batch order, like memory, in Python: a few URLs
-            scores = aggregated([pairs[i] for i in np.flatnonzero(repeated).tolist()], merge)
-            keys = np.concatenate([keys[~repeated], fingerprints(list(scores))])
-            values = np.concatenate(
-                [values[~repeated], np.fromiter(scores.values(), np.float64, len(scores))]
-            )
-        rows = self._table.find(keys)
-        known = rows >= 0
-        return self._merge_rows(rows[known], values[known], merge)
 
     def raise_children(self, parent: str, score: float, *, exclude: str | None = None) -> int:
         """Raise every QUEUED child of ``parent`` to at least ``score`` (P3 sibling update)."""
@@ -310,7 +276,7 @@ class IndexedFrontier(IndexedReads):
         if ids:
             excluded = np.zeros(hosts, bool)
             excluded[ids] = True
-        limit = None if max_layer is None else min(max(max_layer, _INT32[0]), _INT32[1])
+        limit = None if max_layer is None else min(max(max_layer, INT32[0]), INT32[1])
         queued = self._counts[:hosts, _QUEUED]
         taken = self._queue.pop_rows(n, queued, excluded, max(max_per_host, 0), limit)
         if not taken:
@@ -357,7 +323,7 @@ class IndexedFrontier(IndexedReads):
         table = self._table
         wanted = table.column("state") == _QUEUED
         if max_layer is not None:
-            wanted &= table.column("layer") <= min(max(max_layer, _INT32[0]), _INT32[1])
+            wanted &= table.column("layer") <= min(max(max_layer, INT32[0]), INT32[1])
         rows = np.flatnonzero(wanted).astype(np.int64)
         if rows.size:
             self._begin()
@@ -375,10 +341,16 @@ class IndexedFrontier(IndexedReads):
         changed = self._changed
         if self._changed_one:
             changed = [*changed, np.array(self._changed_one, np.int64)]
-        if not self._conn.in_transaction and not changed and self._table.n == self._committed:
+        extra = self._extra_changed
+        if (
+            not self._conn.in_transaction
+            and not changed
+            and not extra
+            and self._table.n == self._committed
+        ):
             return
         self._begin()
-        self._journal_rows += write_commit(self._conn, self._table, self._committed, changed)
+        self._journal_rows += write_commit(self._conn, self._table, self._committed, changed, extra)
         limit = self._compact_rows
         if limit is None:
             limit = max(_COMPACT_MIN, 2 * self._table.n)
@@ -387,7 +359,7 @@ class IndexedFrontier(IndexedReads):
             self._journal_rows = 0
         self._conn.execute("COMMIT")
         self._committed = self._table.n
-        self._changed, self._changed_one = [], []
+        self._changed, self._changed_one, self._extra_changed = [], [], {}
 
     def close(self) -> None:
         """Close the DB. Uncommitted writes are discarded, as a crash would: commit first."""

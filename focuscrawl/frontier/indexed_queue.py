@@ -1,8 +1,8 @@
 """The pop order of the indexed crawl DB: a buffer of the best queued rows.
 
 Sorting a million queued scores per pop would cost ~100 ms, so :class:`BestQueue`
-keeps the top ``size`` queued rows by key (score desc, then seq asc) and the key
-``T`` of the worst of them. Invariant: every QUEUED row whose key is ``>= T`` is in
+keeps the top ``size`` queued rows by key (tier desc, score desc, then seq asc) and
+the key ``T`` of the worst of them. Invariant: every QUEUED row whose key is ``>= T`` is in
 the buffer (or in ``extra``, rows offered since the last pop). A row whose score or
 state changes is *offered*: if it is queued and its key is ``>= T`` it joins
 ``extra``; nothing ever has to leave the buffer, because a pop first drops every
@@ -13,9 +13,17 @@ taken is the buffer rebuilt from all queued rows (``np.argpartition``-style
 selection, ~10 ms at a million), and if even a fresh buffer is not enough (many
 URLs of excluded hosts or later layers at the top), the pop scans every eligible
 row instead: exact in every case.
+
+Tiers are strict: a pop takes only rows of the highest tier among the queued rows
+its layer limit allows. The buffer settles that too: its first allowed row has
+that tier, and once it also holds an allowed row of a lower tier, every row of the
+top tier is in it. While every tier is 0 (``UrlTable.tiered`` False), the tier
+column is not even read.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -26,21 +34,54 @@ from focuscrawl.types import URLState
 _QUEUED = int(URLState.QUEUED)
 
 
+def _largest(values: npt.NDArray[Any], m: int) -> npt.NDArray[np.bool_]:
+    """Flags of the ``m`` largest ``values`` (``0 < m <= len``); ties: the first ones."""
+    kth = np.partition(values, len(values) - m)[len(values) - m]  # the m-th largest
+    above: npt.NDArray[np.bool_] = values > kth
+    tied = np.flatnonzero(values == kth)[: m - int(np.count_nonzero(above))]
+    above[tied] = True
+    return above
+
+
+def key_order(table: UrlTable, rows: Rows) -> Rows:
+    """The permutation that sorts ``rows`` by key (tier desc, score desc, row asc)."""
+    if table.tiered:
+        return np.lexsort((rows, -table.score[rows], -table.tier[rows]))
+    return np.lexsort((rows, -table.score[rows]))
+
+
 def top_rows(table: UrlTable, rows: Rows, m: int) -> tuple[Rows, bool]:
     """The best ``m`` of ``rows`` (ascending row numbers), sorted by key; True if all of them.
 
     Ties at the cut are broken by seq like everywhere else: the selection is exact.
     """
-    scores = table.score[rows]
     complete = len(rows) <= m
     if not complete:
-        kth = np.partition(scores, len(rows) - m)[len(rows) - m]  # the m-th largest score
-        above = scores > kth
-        tied = np.flatnonzero(scores == kth)[: m - int(np.count_nonzero(above))]
-        above[tied] = True
-        rows, scores = rows[above], scores[above]
-    order = np.lexsort((rows, -scores))
-    return rows[order], complete
+        scores = table.score[rows]
+        if table.tiered:  # every row of a higher tier than the cut's, the best of the cut's
+            tiers = table.tier[rows]
+            cut = np.partition(tiers, len(rows) - m)[len(rows) - m]
+            keep = tiers > cut
+            at = np.flatnonzero(tiers == cut)
+            keep[at[_largest(scores[at], m - int(np.count_nonzero(keep)))]] = True
+        else:
+            keep = _largest(scores, m)
+        rows = rows[keep]
+    return rows[key_order(table, rows)], complete
+
+
+def top_tier(table: UrlTable, layer_limit: int | None) -> int | None:
+    """The highest tier of the queued rows (of layers ``<= layer_limit``); None if none."""
+    best: int | None = None
+    for lo in range(0, table.n, CHUNK_ROWS):
+        hi = min(lo + CHUNK_ROWS, table.n)
+        ok = table.state[lo:hi] == _QUEUED
+        if layer_limit is not None:
+            ok &= table.layer[lo:hi] <= layer_limit
+        if ok.any():
+            tier = int(table.tier[lo:hi][ok].max())
+            best = tier if best is None else max(best, tier)
+    return best
 
 
 def best_queued(
@@ -48,6 +89,7 @@ def best_queued(
     m: int,
     layer_limit: int | None = None,
     excluded: npt.NDArray[np.bool_] | None = None,
+    tier: int | None = None,
 ) -> tuple[Rows, bool]:
     """The best ``m`` eligible queued rows, sorted by key; True if those are all of them.
 
@@ -62,6 +104,8 @@ def best_queued(
             ok &= table.layer[lo:hi] <= layer_limit
         if excluded is not None:
             ok &= ~excluded[table.host[lo:hi]]
+        if tier is not None:
+            ok &= table.tier[lo:hi] == tier
         rows = np.flatnonzero(ok).astype(np.int64) + lo
         total += len(rows)
         best, _ = top_rows(table, rows, m)
@@ -85,6 +129,7 @@ class BestQueue:
         self._built = False  # False: rebuild before the next pop
         self._sorted = False  # True: _rows is in key order and every row in it >= T
         self._all = True  # the buffer holds every queued row: no threshold
+        self._t_tier = 0
         self._t_score = 0.0
         self._t_row = 0
 
@@ -113,6 +158,9 @@ class BestQueue:
         above: npt.NDArray[np.bool_] = (scores > self._t_score) | (
             (scores == self._t_score) & (rows <= self._t_row)
         )
+        if self.table.tiered:
+            tiers = self.table.tier[rows]
+            above = (tiers > self._t_tier) | ((tiers == self._t_tier) & above)
         return above
 
     def _rebuild(self) -> None:
@@ -121,7 +169,8 @@ class BestQueue:
         self._built = self._sorted = True
         if not self._all:
             last = int(self._rows[-1])
-            self._t_score, self._t_row = float(self.table.score[last]), last
+            self._t_tier, self._t_row = int(self.table.tier[last]), last
+            self._t_score = float(self.table.score[last])
 
     def _candidates(self) -> Rows:
         """The buffer, cleaned (queued, key >= T) and sorted by key."""
@@ -140,7 +189,7 @@ class BestQueue:
         elif len(rows) > 4 * self.size:  # the queue outgrew a buffer that held all of it
             self._rebuild()
             return self._rows
-        rows = rows[np.lexsort((rows, -self.table.score[rows]))]
+        rows = rows[key_order(self.table, rows)]
         self._rows = drop_repeats(rows)  # a row offered twice: once
         self._sorted = True
         return self._rows
@@ -165,15 +214,28 @@ class BestQueue:
                 break
             if attempt:  # the buffer ran dry: a fresh one
                 self._rebuild()
-            rows = self._candidates()
-            taken = self._walk(rows, n, excluded, per_host, layer_limit)
-            if len(taken) >= n or self._all:
+            candidates = self._candidates()
+            rows, lower = self._top_tier_rows(candidates, layer_limit)
+            taken = self._walk(rows, n, excluded, per_host)
+            if len(taken) >= n or self._all or lower:
                 return taken
             if layer_limit is None and self._conclusive(
-                rows, taken, queued_per_host, excluded, per_host
+                candidates, taken, queued_per_host, excluded, per_host
             ):
                 return taken
         return self._scan(n, excluded, per_host, layer_limit)
+
+    def _top_tier_rows(self, rows: Rows, layer_limit: int | None) -> tuple[Rows, bool]:
+        """The allowed rows of the buffer's top tier; True if an allowed lower-tier row
+        follows them (then every queued row of the top tier is among them)."""
+        table = self.table
+        if layer_limit is not None:
+            rows = rows[table.layer[rows] <= layer_limit]
+        if not table.tiered or not rows.size:
+            return rows, False
+        tiers = table.tier[rows]
+        block = int(np.count_nonzero(tiers == tiers[0]))  # sorted by tier: a prefix
+        return rows[:block], block < len(rows)
 
     def _conclusive(
         self,
@@ -207,28 +269,22 @@ class BestQueue:
         layer_limit: int | None,
     ) -> list[int]:
         """Pop over every eligible queued row: the best ``m``, ``m`` growing until enough."""
+        tier = top_tier(self.table, layer_limit) if self.table.tiered else None
         m = max(4 * n, 1024)
         while True:
-            best, complete = best_queued(self.table, m, layer_limit, excluded)
-            taken = self._walk(best, n, None, per_host, None)
+            best, complete = best_queued(self.table, m, layer_limit, excluded, tier)
+            taken = self._walk(best, n, None, per_host)
             if len(taken) >= n or complete:
                 return taken
             m *= 4
 
     def _walk(
-        self,
-        rows: Rows,
-        n: int,
-        excluded: npt.NDArray[np.bool_] | None,
-        per_host: int,
-        layer_limit: int | None,
+        self, rows: Rows, n: int, excluded: npt.NDArray[np.bool_] | None, per_host: int
     ) -> list[int]:
-        """Greedy over ``rows`` (sorted by key): skip excluded, later-layer and capped hosts."""
+        """Greedy over ``rows`` (sorted by key): skip excluded and capped hosts."""
         table = self.table
         if excluded is not None:
             rows = rows[~excluded[table.host[rows]]]
-        if layer_limit is not None:
-            rows = rows[table.layer[rows] <= layer_limit]
         if per_host:
             head: list[int] = []  # most pops are settled by the first few rows
             counts: dict[int, int] = {}

@@ -1,17 +1,21 @@
 """Schema of the indexed crawl DB (see :mod:`focuscrawl.frontier.indexed`).
 
-The hot columns of every URL (fingerprint, host, layer, state, score) live in numpy
-arrays while the DB is open; on disk they are kept as
+The hot columns of every URL (fingerprint, host, layer, state, score, tier, and the
+extra float columns a strategy asks for) live in numpy arrays while the DB is open;
+on disk they are kept as
 
 * ``snapshot``: each array as BLOB parts of :data:`PART_ROWS` rows, written by a
-  compaction;
+  compaction (an extra column ``c`` under the name ``x.c``);
 * ``fresh``: per commit, the immutable columns (fingerprint, host, layer) of the
   rows added since the previous commit, as one BLOB each;
-* ``journal``: per commit, ``(row, state, score)`` of every row changed since the
-  previous commit, as three BLOBs: one sequential insert, whatever rows changed.
+* ``journal``: per commit, ``(row, state, score, tier)`` of every row changed since
+  the previous commit, as four BLOBs: one sequential insert, whatever rows changed;
+* ``col_journal``: per commit and extra column, ``(row, value)`` of the rows whose
+  value changed (a fresh row reads 0.0 until it has one).
 
 Opening the DB replays them in this order. The cold per-URL data is plain SQL:
-``url_text`` (``seq`` = row + 1 -> URL text, depth, first parent) and ``parents``.
+``url_text`` (``seq`` = row + 1 -> URL text, depth, first parent), ``parents``
+(with the link count t(i, j)) and ``columns`` (the names of the extra columns).
 """
 
 from __future__ import annotations
@@ -29,12 +33,12 @@ from focuscrawl.frontier.sqlite_schema import connect_crawl_db, url_key
 
 __all__ = ["checked_text", "fingerprints", "open_indexed_db", "url_key"]
 
-SCHEMA_VERSION = "indexed-1"
+SCHEMA_VERSION = "indexed-2"
 PART_ROWS = 1 << 20  # rows per snapshot BLOB: 8 MiB for a float64 column
 CACHE_KIB = 4096  # page cache: hot data is in numpy, SQLite only appends and reads cold rows
 WAL_LIMIT = 64 << 20  # bytes of WAL file kept after a checkpoint
 
-# name -> dtype of each per-row array; STATE and SCORE change, the others never do
+# name -> dtype of each per-row array; STATE, SCORE and TIER change, the others never do
 COLUMNS: dict[str, npt.DTypeLike] = {
     "h": np.int64,
     "h2": np.int64,
@@ -42,7 +46,9 @@ COLUMNS: dict[str, npt.DTypeLike] = {
     "layer": np.int32,
     "state": np.int8,
     "score": np.float64,
+    "tier": np.int32,
 }
+EXTRA_PREFIX = "x."  # snapshot name of an extra column
 IMMUTABLE = ("h", "h2", "host", "layer")
 
 SCHEMA = """
@@ -52,7 +58,7 @@ CREATE TABLE IF NOT EXISTS url_text(
     seq INTEGER PRIMARY KEY, url TEXT NOT NULL, depth INTEGER NOT NULL, parent_seq INTEGER);
 CREATE TABLE IF NOT EXISTS parents(
     parent_seq INTEGER NOT NULL, child_seq INTEGER NOT NULL,
-    PRIMARY KEY(parent_seq, child_seq)) WITHOUT ROWID;
+    count INTEGER NOT NULL, PRIMARY KEY(parent_seq, child_seq)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS parents_child ON parents(child_seq);
 CREATE TABLE IF NOT EXISTS snapshot(
     name TEXT NOT NULL, part INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY(name, part));
@@ -60,7 +66,11 @@ CREATE TABLE IF NOT EXISTS fresh(
     first INTEGER PRIMARY KEY, h BLOB NOT NULL, h2 BLOB NOT NULL, host BLOB NOT NULL,
     layer BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS journal(
-    id INTEGER PRIMARY KEY, rows BLOB NOT NULL, state BLOB NOT NULL, score BLOB NOT NULL);
+    id INTEGER PRIMARY KEY, rows BLOB NOT NULL, state BLOB NOT NULL, score BLOB NOT NULL,
+    tier BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS columns(name TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS col_journal(
+    id INTEGER PRIMARY KEY, name TEXT NOT NULL, rows BLOB NOT NULL, vals BLOB NOT NULL);
 -- the first parent recorded is the one handed out with the URL
 CREATE TRIGGER IF NOT EXISTS parents_first AFTER INSERT ON parents BEGIN
     UPDATE url_text SET parent_seq = new.parent_seq

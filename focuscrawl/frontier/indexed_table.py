@@ -4,8 +4,9 @@ Row ``r`` is the URL with discovery number ``seq = r + 1``; rows are only ever
 appended. A URL is found by its 128-bit fingerprint ``(h, h2)`` through an
 open-addressing hash index (linear probing from ``h mod capacity``) holding row
 numbers as int32: 4 B per slot at a load factor <= 1/2, i.e. <= 8 B per URL, where
-a Python dict would cost > 100 B per URL. Per URL the table costs 33 B of columns
-(their growth headroom is reserved, not resident, until written) and 4-8 B of index.
+a Python dict would cost > 100 B per URL. Per URL the table costs 37 B of columns
+(their growth headroom is reserved, not resident, until written), 8 B per extra
+float column, and 4-8 B of index.
 """
 
 from __future__ import annotations
@@ -68,7 +69,11 @@ def repeated_values(h: npt.NDArray[np.int64]) -> npt.NDArray[np.bool_]:
 
 
 class UrlTable:
-    """Columns ``h, h2, host, layer, state, score`` (see ``COLUMNS``) and the index."""
+    """Columns ``h, h2, host, layer, state, score, tier`` (see ``COLUMNS``), the extra
+    float columns (``extra``) and the index.
+
+    ``tiered`` is False while every tier is 0 (the pop order then ignores tiers).
+    """
 
     def __init__(self, capacity: int = 0) -> None:
         """An empty table with room for ``capacity`` rows (fill, set ``n``, :meth:`reindex`)."""
@@ -80,7 +85,14 @@ class UrlTable:
         self.layer: npt.NDArray[np.int32] = zeros(capacity, np.int32)
         self.state: npt.NDArray[np.int8] = zeros(capacity, np.int8)
         self.score: npt.NDArray[np.float64] = zeros(capacity, np.float64)
+        self.tier: npt.NDArray[np.int32] = zeros(capacity, np.int32)
+        self.extra: dict[str, npt.NDArray[np.float64]] = {}
+        self.tiered = False
         self._slots: npt.NDArray[np.int32] = np.empty(0, np.int32)
+        # rows grouped by host, built on first use (rescore by host): rows < _by_host_n
+        self._by_host: npt.NDArray[np.int32] = np.empty(0, np.int32)
+        self._host_starts: npt.NDArray[np.int64] = np.zeros(1, np.int64)
+        self._by_host_n = 0
         self.reindex()
 
     @staticmethod
@@ -98,6 +110,12 @@ class UrlTable:
         """The first ``n`` values of a column (a view)."""
         array: npt.NDArray[Any] = getattr(self, name)
         return array[: self.n]
+
+    def add_extra(self, name: str) -> npt.NDArray[np.float64]:
+        """A new extra float column, 0.0 for every row (capacity included)."""
+        array: npt.NDArray[np.float64] = zeros(len(self.h), np.float64)
+        self.extra[name] = array
+        return array
 
     # -- the index ------------------------------------------------------------------
 
@@ -167,6 +185,8 @@ class UrlTable:
             capacity = max(rows, int(len(self.h) * _GROWTH))
             for name in COLUMNS:
                 setattr(self, name, self._sized(self.column(name), capacity))
+            for name, array in self.extra.items():
+                self.extra[name] = self._sized(array[: self.n], capacity)
 
     def append(
         self,
@@ -175,6 +195,7 @@ class UrlTable:
         layer: int,
         state: npt.NDArray[np.int8],
         score: npt.NDArray[np.float64],
+        tier: npt.NDArray[np.int32],
     ) -> Rows:
         """Append rows for fingerprints not yet known; returns their row numbers."""
         count = len(keys)
@@ -187,6 +208,9 @@ class UrlTable:
         self.layer[first:end] = layer
         self.state[first:end] = state
         self.score[first:end] = score
+        self.tier[first:end] = tier
+        if not self.tiered and tier.any():
+            self.tiered = True
         self.n = end
         rows = np.arange(first, end, dtype=np.int64)
         if 2 * end > len(self._slots):
@@ -195,7 +219,29 @@ class UrlTable:
             self._index(rows)
         return rows
 
+    def host_rows(self, host: int) -> Rows:
+        """Rows of one host id, ascending.
+
+        Hosts never change and rows are only appended, so the rows are kept grouped
+        by host (4 B per URL, built on first use) and only the rows appended since
+        are scanned; the grouping is rebuilt once those exceed an eighth of it.
+        """
+        if self.n - self._by_host_n > max(CHUNK_ROWS, self._by_host_n // 8):
+            hosts = self.host[: self.n]
+            self._by_host = zeros(0, np.int32)  # the old grouping goes first
+            self._by_host = np.argsort(hosts, kind="stable").astype(np.int32)
+            top = int(hosts.max()) + 1 if self.n else 0
+            self._host_starts = np.searchsorted(hosts[self._by_host], np.arange(top + 1))
+            self._by_host_n = self.n
+        known: Rows = np.empty(0, np.int64)
+        if host + 1 < len(self._host_starts):
+            lo, hi = self._host_starts[host], self._host_starts[host + 1]
+            known = self._by_host[lo:hi].astype(np.int64)
+        tail = np.flatnonzero(self.host[self._by_host_n : self.n] == host) + self._by_host_n
+        return np.concatenate([known, tail.astype(np.int64)])
+
     def nbytes(self) -> int:
         """Bytes held by the columns and the index (capacity, not just ``n``)."""
         columns: int = sum(getattr(self, name).nbytes for name in COLUMNS)
-        return columns + self._slots.nbytes
+        extra = sum(array.nbytes for array in self.extra.values())
+        return columns + extra + self._slots.nbytes + self._by_host.nbytes

@@ -1,92 +1,59 @@
 """An in-memory :class:`~focuscrawl.frontier.base.FrontierStore`: the reference semantics.
 
-Every rule is spelled out here in plain Python, one URL at a time; the SQLite store
-must behave identically (the tests compare the two on random operation sequences).
-It keeps everything in dicts, so it suits small crawls and tests, not a million URLs.
+Every rule is spelled out here in plain Python, one URL at a time; the durable
+stores must behave identically (the tests compare them on random operation
+sequences). It keeps everything in dicts, so it suits small crawls and tests, not a
+million URLs.
 
-Semantics shared by both stores:
+Semantics shared by every store:
 
-* ``add`` merges a new score only into a QUEUED URL; for a URL in any other state it
-  just records the extra parent.
-* ``update_scores`` changes the score of any *known* URL, whatever its state: OTIE
-  and OPIC keep cash on fetched pages, and a re-crawl (``mark(url, QUEUED)``) hands
-  that cash on. Repeated URLs of one batch are combined first (``ADD``: summed,
-  ``MAX``: the highest, ``SET``: the last). The return value counts URLs whose
-  score was written (for ``MAX`` only those that went up; for ``KEEP`` none).
+* ``add`` merges ``(tier, score)`` into a known URL of *any* state (cash added to
+  an in-flight or fetched URL is kept, handed on by a re-crawl) with the pair rules
+  of :func:`~focuscrawl.frontier.rules.merged_pair`, and records the parent edge
+  with its link count t(parent, url) (the same edge again: the new count replaces
+  the old one).
+* ``update_scores`` (and ``update_values`` for an extra column, ``update_host`` for
+  every URL of a host in some states) changes the score of known URLs, whatever
+  their state; tiers are left alone. Repeated URLs of one batch are combined first
+  (``ADD``: summed, ``MAX``: the highest, ``SET``: the last). The return value
+  counts URLs whose value was written (for ``MAX`` only those that went up; for
+  ``KEEP`` none). An extra column reads 0.0 for a known URL never given a value.
 * A parent that is not yet known is recorded as a DROPPED URL (known, never
-  fetched: it was seen only as the referrer of a link), so that the parent relation
-  and sibling updates still work. A URL is never its own parent.
-* ``pop`` orders by score descending, then discovery order; ``seq`` is the
-  discovery number (1, 2, 3 ...).
-* ``mark`` on an unknown URL raises :class:`~focuscrawl.exceptions.FrontierError`.
+  fetched: it was seen only as the referrer of a link) with score 0 and tier 0, so
+  that the parent relation and sibling updates still work. A URL is never its own
+  parent.
+* ``pop`` orders by tier descending, score descending, then discovery order
+  (``seq``: 1, 2, 3 ...), and is tier-strict: of the QUEUED URLs allowed by
+  ``max_layer``, only those of the highest tier may be taken, even when politeness
+  (``exclude_hosts``, ``max_per_host``) leaves some or all of them out.
+* ``top`` ranks the URLs of one state by a column, ties in discovery order.
+* ``mark`` on an unknown URL, or a column never created, raises
+  :class:`~focuscrawl.exceptions.FrontierError`.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
 
 from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.base import FrontierStore
+from focuscrawl.frontier.rules import (
+    INT64,
+    SCORE,
+    aggregated,
+    checked_column,
+    checked_int,
+    checked_score,
+    host_of,
+    merged,
+    merged_pair,
+    written,
+)
 from focuscrawl.types import Merge, QueuedURL, URLState
 
-
-def host_of(url: str) -> str:
-    """Host of a URL as stored for a parent that was never added.
-
-    >>> host_of("http://Example.org:8080/a")
-    'example.org'
-    >>> host_of("not a url")
-    ''
-    """
-    try:
-        return urlsplit(url).hostname or ""
-    except ValueError:
-        return ""
-
-
-def checked_score(url: str, score: float) -> float:
-    """``score`` as a float; NaN is refused (SQLite would store it as NULL).
-
-    >>> checked_score("http://a/", 2)
-    2.0
-    """
-    value = float(score)
-    if math.isnan(value):
-        raise FrontierError(f"score of {url!r} is NaN")
-    return value
-
-
-def merged(stored: float, new: float, merge: Merge) -> float:
-    """The stored score after merging ``new`` into it.
-
-    >>> [merged(2.0, 3.0, m) for m in (Merge.KEEP, Merge.MAX, Merge.ADD, Merge.SET)]
-    [2.0, 3.0, 5.0, 3.0]
-    """
-    if merge is Merge.KEEP:
-        return stored
-    if merge is Merge.MAX:
-        return max(stored, new)
-    if merge is Merge.ADD:
-        return stored + new
-    return new
-
-
-def aggregated(updates: Iterable[tuple[str, float]], merge: Merge) -> dict[str, float]:
-    """One score per URL of a batch, combined with ``merge`` (all checked first).
-
-    >>> aggregated([("u", 1.0), ("v", 2.0), ("u", 3.0)], Merge.ADD)
-    {'u': 4.0, 'v': 2.0}
-    """
-    combined: dict[str, float] = {}
-    for url, score in updates:
-        value = checked_score(url, score)
-        old = combined.get(url)
-        combined[url] = value if old is None else merged(old, value, merge)
-    return combined
+__all__ = ["MemoryFrontier", "aggregated", "checked_score", "host_of", "merged"]
 
 
 @dataclass(slots=True)
@@ -98,18 +65,22 @@ class _Row:
     state: URLState
     layer: int
     seq: int
+    tier: int = 0
     parents: list[str] = field(default_factory=list)  # first parent first
+    values: dict[str, float] = field(default_factory=dict)  # extra columns set so far
 
 
 class MemoryFrontier:
-    """Dict-backed frontier with the same behaviour as ``SqliteFrontier``.
+    """Dict-backed frontier: the reference behaviour of every store.
 
     ``commit`` and ``close`` do nothing: nothing here is durable.
     """
 
     def __init__(self) -> None:
-        self._rows: dict[str, _Row] = {}
+        self._rows: dict[str, _Row] = {}  # in discovery order
         self._children: dict[str, list[str]] = {}
+        self._links: dict[tuple[str, str], int] = {}  # (parent, child) -> t(parent, child)
+        self._columns: set[str] = set()
         self._meta: dict[str, str] = {}
 
     def _touch_parent(self, parent: str, depth: int, layer: int) -> None:
@@ -118,6 +89,11 @@ class MemoryFrontier:
             self._rows[parent] = _Row(
                 parent, 0.0, max(depth - 1, 0), host_of(parent), URLState.DROPPED, layer, seq
             )
+
+    def _column(self, name: str) -> str:
+        if name != SCORE and name not in self._columns:
+            raise FrontierError(f"unknown column {name!r}")
+        return name
 
     def add(
         self,
@@ -129,9 +105,14 @@ class MemoryFrontier:
         host: str,
         merge: Merge = Merge.MAX,
         layer: int = 0,
+        count: int = 1,
+        tier: int = 0,
     ) -> bool:
-        """Add a URL or merge ``score`` into it if it is queued; record ``parent``."""
+        """Add a URL or merge ``(tier, score)`` into it (any state); record the parent edge."""
         score = checked_score(url, score)
+        tier = checked_int(f"tier of {url!r}", tier)
+        count = checked_int(f"link count of {url!r}", count, INT64)
+        layer = checked_int("layer", layer)
         if parent == url:
             parent = None
         if parent is not None:
@@ -139,40 +120,123 @@ class MemoryFrontier:
         row = self._rows.get(url)
         new = row is None
         if row is None:
-            row = _Row(url, score, depth, host, URLState.QUEUED, layer, len(self._rows) + 1)
+            row = _Row(url, score, depth, host, URLState.QUEUED, layer, len(self._rows) + 1, tier)
             self._rows[url] = row
-        elif row.state is URLState.QUEUED:
-            row.score = merged(row.score, score, merge)
-        if parent is not None and parent not in row.parents:
-            row.parents.append(parent)
-            self._children.setdefault(parent, []).append(url)
+        else:
+            row.tier, row.score = merged_pair(row.tier, row.score, tier, score, merge)
+        if parent is not None:
+            if parent not in row.parents:
+                row.parents.append(parent)
+                self._children.setdefault(parent, []).append(url)
+            self._links[parent, url] = count
         return new
 
     def add_many(
         self,
-        items: Iterable[tuple[str, float, int, str | None, str]],
+        items: Iterable[tuple[str, float, int, str | None, str, int, int]],
         *,
         merge: Merge = Merge.MAX,
         layer: int = 0,
     ) -> int:
-        """Sequential :meth:`add` over ``(url, score, depth, parent, host)`` items."""
+        """Sequential :meth:`add` over ``(url, score, depth, parent, host, count, tier)`` items."""
         return sum(
-            self.add(u, s, depth=d, parent=p, host=h, merge=merge, layer=layer)
-            for u, s, d, p, h in items
+            self.add(u, s, depth=d, parent=p, host=h, merge=merge, layer=layer, count=c, tier=t)
+            for u, s, d, p, h, c, t in items
         )
 
     def update_scores(self, updates: Iterable[tuple[str, float]], merge: Merge) -> int:
         """Merge scores into known URLs of any state; unknown URLs are ignored."""
+        return self.update_values(SCORE, updates, merge)
+
+    def update_values(self, column: str, updates: Iterable[tuple[str, float]], merge: Merge) -> int:
+        """Merge values of ``column`` into known URLs of any state; unknown URLs are ignored."""
+        column = self._column(column)
         changed = 0
         for url, value in aggregated(updates, merge).items():
             row = self._rows.get(url)
-            if row is None or merge is Merge.KEEP:
+            if row is None:
                 continue
-            if merge is Merge.MAX and value <= row.score:
+            old = row.score if column == SCORE else row.values.get(column, 0.0)
+            if not written(old, value, merge):
                 continue
-            row.score = merged(row.score, value, merge)
+            if column == SCORE:
+                row.score = merged(old, value, merge)
+            else:
+                row.values[column] = merged(old, value, merge)
             changed += 1
         return changed
+
+    def ensure_columns(self, names: Iterable[str]) -> None:
+        """Create the extra columns ``names`` (``"score"`` always exists)."""
+        self._columns.update(checked_column(n) for n in names if n != SCORE)
+
+    def value(self, url: str, column: str) -> float | None:
+        """``column`` of ``url``: None if the URL is unknown, 0.0 if never set."""
+        column = self._column(column)
+        row = self._rows.get(url)
+        if row is None:
+            return None
+        return row.score if column == SCORE else row.values.get(column, 0.0)
+
+    def column_names(self) -> list[str]:
+        """The extra columns, sorted (``"score"`` is not listed)."""
+        return sorted(self._columns)
+
+    def combine_columns(
+        self, dst: str, terms: Iterable[tuple[str, float]] = (), *, add: bool = True
+    ) -> None:
+        """For every known URL: ``dst = (dst if add else 0) + Σ factor · src`` (any state)."""
+        dst = self._column(dst)
+        terms = [(self._column(src), checked_score(src, f)) for src, f in terms]
+        for row in self._rows.values():
+            get = row.values.get
+            total = (row.score if dst == SCORE else get(dst, 0.0)) if add else 0.0
+            for src, f in terms:
+                total += f * (row.score if src == SCORE else get(src, 0.0))
+            if dst == SCORE:
+                row.score = total
+            else:
+                row.values[dst] = total
+
+    def top(self, column: str, state: URLState = URLState.FETCHED) -> tuple[str, float] | None:
+        """The URL in ``state`` with the highest ``column``; ties: discovery order."""
+        column = self._column(column)
+        best: tuple[str, float] | None = None
+        for row in self._rows.values():  # discovery order: a tie keeps the first
+            if row.state == state:
+                value = row.score if column == SCORE else row.values.get(column, 0.0)
+                if best is None or value > best[1]:
+                    best = (row.url, value)
+        return best
+
+    def update_host(
+        self,
+        host: str,
+        score: float,
+        merge: Merge,
+        *,
+        states: Collection[URLState] = (URLState.QUEUED,),
+    ) -> int:
+        """Merge ``score`` into every URL of ``host`` in ``states``; returns how many were written."""
+        value = checked_score(host, score)
+        wanted = {URLState(s) for s in states}
+        changed = 0
+        for row in self._rows.values():
+            if row.host == host and row.state in wanted and written(row.score, value, merge):
+                row.score = merged(row.score, value, merge)
+                changed += 1
+        return changed
+
+    def set_tier(self, updates: Iterable[tuple[str, int]]) -> int:
+        """Set the tiers of known URLs (the last of repeats wins); returns how many known URLs."""
+        tiers = {url: checked_int(f"tier of {url!r}", tier) for url, tier in updates}
+        known = 0
+        for url, tier in tiers.items():
+            row = self._rows.get(url)
+            if row is not None:
+                row.tier = tier
+                known += 1
+        return known
 
     def raise_children(self, parent: str, score: float, *, exclude: str | None = None) -> int:
         """Raise queued children of ``parent`` below ``score`` to ``score``."""
@@ -193,16 +257,18 @@ class MemoryFrontier:
         max_per_host: int = 0,
         max_layer: int | None = None,
     ) -> list[QueuedURL]:
-        """Greedy over all eligible queued URLs in (score desc, seq asc) order."""
+        """Greedy over the queued URLs of the top tier in (score desc, seq asc) order."""
+        queued = [
+            r
+            for r in self._rows.values()
+            if r.state is URLState.QUEUED and (max_layer is None or r.layer <= max_layer)
+        ]
+        if not queued or n <= 0:
+            return []
+        top_tier = max(r.tier for r in queued)  # excluded hosts count: tiers are strict
         excluded = set(exclude_hosts)
         eligible = sorted(
-            (
-                r
-                for r in self._rows.values()
-                if r.state is URLState.QUEUED
-                and r.host not in excluded
-                and (max_layer is None or r.layer <= max_layer)
-            ),
+            (r for r in queued if r.tier == top_tier and r.host not in excluded),
             key=lambda r: (-r.score, r.seq),
         )
         taken: list[QueuedURL] = []
@@ -244,7 +310,9 @@ class MemoryFrontier:
 
     def _queued(self, row: _Row) -> QueuedURL:
         parent = row.parents[0] if row.parents else None
-        return QueuedURL(row.url, row.score, row.depth, row.host, parent, row.layer, row.seq)
+        return QueuedURL(
+            row.url, row.score, row.depth, row.host, parent, row.layer, row.seq, row.tier
+        )
 
     def get(self, url: str) -> QueuedURL | None:
         row = self._rows.get(url)
@@ -264,7 +332,12 @@ class MemoryFrontier:
 
     def children(self, parent: str) -> list[str]:
         """Children in discovery order."""
-        return sorted(self._children.get(parent, []), key=lambda c: self._rows[c].seq)
+        return [child for child, _ in self.children_counts(parent)]
+
+    def children_counts(self, parent: str) -> list[tuple[str, int]]:
+        """Children with t(parent, child), in discovery order."""
+        children = sorted(self._children.get(parent, []), key=lambda c: self._rows[c].seq)
+        return [(child, self._links[parent, child]) for child in children]
 
     def count(self, state: URLState | None = None) -> int:
         if state is None:

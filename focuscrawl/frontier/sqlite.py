@@ -26,7 +26,6 @@ reach the DB, so ``Merge.ADD`` sums may round differently from one-by-one adds.
 from __future__ import annotations
 
 import heapq
-import json
 import sqlite3
 from collections.abc import Collection, Iterable
 from pathlib import Path
@@ -34,16 +33,22 @@ from typing import TYPE_CHECKING
 
 from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.base import FrontierStore
-from focuscrawl.frontier.memory import aggregated, checked_score, host_of, merged
-from focuscrawl.frontier.sqlite_reads import SqliteReads
+from focuscrawl.frontier.rules import (
+    INT32,
+    INT64,
+    checked_int,
+    checked_score,
+    host_of,
+    merged_pair,
+)
+from focuscrawl.frontier.sqlite_columns import Key, Pair, SqliteColumns
 from focuscrawl.frontier.sqlite_schema import (
     HOST_QUEUE,
+    HOST_TOP_TIER,
     INSERT_COLD,
     INSERT_HOT,
     MATCH,
     PROBE,
-    RAISE_HOST,
-    REFRESH_HOSTS,
     RESOLVE,
     TEXT_OF,
     open_crawl_db,
@@ -56,10 +61,8 @@ _HOST_CACHE_MAX = 100_000  # host -> id entries kept in Python; per host, never 
 _CACHE_BYTES_PER_URL = 110  # hot table + queue index, pages ~70 % full (measured ~85 B)
 _CACHE_MIN_KIB = 16 * 1024
 
-Key = tuple[int, int]
 
-
-class SqliteFrontier(SqliteReads):
+class SqliteFrontier(SqliteColumns):
     """Crawl DB in one SQLite file (WAL journal, ``synchronous=NORMAL``).
 
     ``cache_mb`` bounds SQLite's page cache, and with it the resident memory; by
@@ -93,10 +96,6 @@ class SqliteFrontier(SqliteReads):
             self._conn.execute(f"PRAGMA cache_size=-{kib}")
             self._cache_kib = kib
 
-    def _begin(self) -> None:
-        if not self._conn.in_transaction:
-            self._conn.execute("BEGIN")
-
     def _host_id_map(self, hosts: Iterable[str]) -> dict[str, int]:
         """Ids of ``hosts``, creating the missing ones (inside the transaction)."""
         cache = self._host_ids
@@ -113,56 +112,6 @@ class SqliteFrontier(SqliteReads):
                 cache[host] = int(row[0])
         return cache
 
-    def _refresh_hosts(self) -> None:
-        """Recompute ``hosts.best`` of every host noted since the last time."""
-        if self._dirty:
-            self._conn.execute(REFRESH_HOSTS, (json.dumps(sorted(self._dirty)),))
-            self._dirty.clear()
-
-    def _raise_hosts(self, raised: dict[int, tuple[float, int]]) -> None:
-        """Offer each host the best key ``(score, -seq)`` of its URLs whose score went up."""
-        if raised:
-            self._conn.executemany(
-                RAISE_HOST, ((host, score, -neg_seq) for host, (score, neg_seq) in raised.items())
-            )
-
-    def _fill_batch(self, rows: Iterable[tuple[int, int, float | None]]) -> None:
-        self._conn.execute("DELETE FROM temp.batch")
-        # in key order, the batch visits the pages of urls in order: each one once
-        ordered: list[tuple[int, int, float | None]] = sorted(rows, key=lambda r: r[0])
-        self._conn.executemany("INSERT INTO temp.batch VALUES (?, ?, ?)", ordered)
-
-    def _merge_batch(
-        self, scores: dict[str, float], keys: dict[str, Key], merge: Merge, queued_only: bool
-    ) -> int:
-        """Merge one score per URL into the known rows (only QUEUED ones if ``queued_only``).
-
-        The rows are read in one join, merged here and written back by rowid in key
-        order: cheaper than ``UPDATE ... FROM``, and it tells which scores went up.
-        """
-        if merge is Merge.KEEP or not scores:
-            return 0
-        by_key = {keys[url]: score for url, score in scores.items()}
-        self._fill_batch((h, h2, None) for h, h2 in by_key)
-        writes: list[tuple[float, int]] = []
-        raised: dict[int, tuple[float, int]] = {}
-        for bh, bh2, h, host, state, old, seq in self._conn.execute(RESOLVE):
-            queued = state == URLState.QUEUED
-            new = by_key[bh, bh2]
-            if (queued_only and not queued) or (merge is Merge.MAX and not old < new):
-                continue
-            value = merged(old, new, merge)  # the same IEEE double SQLite would compute
-            writes.append((value, h))
-            if not queued:
-                continue
-            if value < old:
-                self._dirty.add(host)  # its best may have gone down: recompute
-            elif host not in raised or (value, -seq) > raised[host]:
-                raised[host] = (value, -seq)
-        self._conn.executemany("UPDATE urls SET score = ? WHERE h = ?", writes)
-        self._raise_hosts(raised)
-        return len(writes)
-
     # -- writes ---------------------------------------------------------------------
 
     def add(
@@ -175,74 +124,84 @@ class SqliteFrontier(SqliteReads):
         host: str,
         merge: Merge = Merge.MAX,
         layer: int = 0,
+        count: int = 1,
+        tier: int = 0,
     ) -> bool:
-        """Add a URL, or merge ``score`` into it if it is QUEUED; record ``parent``.
+        """Add a URL, or merge ``(tier, score)`` into it (any state); record the parent edge.
 
-        A URL in any other state keeps its score (use :meth:`update_scores` for that)
-        and only gains the parent. Returns True if the URL was new.
+        Returns True if the URL was new.
         """
-        return self.add_many([(url, score, depth, parent, host)], merge=merge, layer=layer) == 1
+        item = (url, score, depth, parent, host, count, tier)
+        return self.add_many([item], merge=merge, layer=layer) == 1
 
     def add_many(
         self,
-        items: Iterable[tuple[str, float, int, str | None, str]],
+        items: Iterable[tuple[str, float, int, str | None, str, int, int]],
         *,
         merge: Merge = Merge.MAX,
         layer: int = 0,
     ) -> int:
-        """Batch :meth:`add` of ``(url, score, depth, parent, host)``; returns how many were new.
+        """Batch :meth:`add` of ``(url, score, depth, parent, host, count, tier)``.
 
         Equivalent to adding the items one by one, in order (an unknown parent
         becomes a DROPPED URL just before the item that names it), except that
-        repeated URLs are combined first.
+        repeated URLs are combined first. Returns how many URLs were new.
         """
-        batch: dict[str, float] = {}  # url -> merged score of the batch
+        checked_int("layer", layer)
+        batch: dict[str, tuple[int, float]] = {}  # url -> merged (tier, score) of the batch
         named_parents: set[str] = set()
-        inserts: list[tuple[str, str, float, int, URLState]] = []
-        edges: list[tuple[str, str]] = []
-        for url, score, depth, parent, host in items:
+        inserts: list[tuple[str, str, int, URLState]] = []
+        edges: list[tuple[str, str, int]] = []
+        for url, score, depth, parent, host, count, tier in items:
             value = checked_score(url, score)
+            if not INT32[0] <= tier <= INT32[1]:
+                checked_int(f"tier of {url!r}", tier)
             if parent == url:
                 parent = None
             if parent is not None:
                 if parent not in batch and parent not in named_parents:  # else known by now
                     named_parents.add(parent)
-                    inserts.append(
-                        (parent, host_of(parent), 0.0, max(depth - 1, 0), URLState.DROPPED)
-                    )
-                edges.append((url, parent))
+                    inserts.append((parent, host_of(parent), max(depth - 1, 0), URLState.DROPPED))
+                if not INT64[0] <= count <= INT64[1]:
+                    checked_int(f"link count of {url!r}", count, INT64)
+                edges.append((url, parent, int(count)))
             old = batch.get(url)
             if old is None:
-                batch[url] = value
-                inserts.append((url, host, value, depth, URLState.QUEUED))
+                batch[url] = (int(tier), value)
+                inserts.append((url, host, depth, URLState.QUEUED))
             else:
-                batch[url] = merged(old, value, merge)
+                batch[url] = merged_pair(*old, int(tier), value, merge)
         if not batch:
             return 0
         keys = {row[0]: url_key(row[0]) for row in inserts}
         self._begin()
-        # merge into URLs queued before this batch (the new ones do not exist yet)
-        self._merge_batch(batch, keys, merge, queued_only=True)
+        # merge into URLs known before this batch (the new ones do not exist yet)
+        pairs: dict[str, Pair] = dict(batch.items())
+        self._merge_batch(pairs, keys, merge)
         self._fill_batch((*key, None) for key in keys.values())
         seqs: dict[Key, int] = {(row[0], row[1]): row[6] for row in self._conn.execute(RESOLVE)}
         host_ids = self._host_id_map({row[1] for row in inserts})
         last = self._conn.execute("SELECT max(seq) FROM url_text").fetchone()[0] or 0
-        hot: list[tuple[int, int, int, int, int, float, int]] = []
+        hot: list[tuple[int, int, int, int, int, float, int, int]] = []
         cold: list[tuple[int, int, int, str, int]] = []
-        raised: dict[int, tuple[float, int]] = {}
-        for url, host, score, depth, state in inserts:
+        raised: dict[int, tuple[int, float, int]] = {}
+        for url, host, depth, state in inserts:
             key = keys[url]
             if key in seqs:
                 continue
             last += 1
             seqs[key] = last
             host_id = host_ids[host]
+            pair = batch.get(url, (0, 0.0))  # each URL goes in with the batch's combined key
             if state is URLState.QUEUED:
-                score = batch[url]  # each URL goes in with the batch's combined score
-                best = (score, -last)
+                best = (*pair, -last)
                 if host_id not in raised or best > raised[host_id]:
                     raised[host_id] = best
-            hot.append((*key, last, host_id, int(state), score, layer))
+            elif url in batch:  # a parent added later in the batch: merged into (0, 0.0)
+                pair = merged_pair(0, 0.0, *pair, merge)
+            else:
+                pair = (0, 0.0)
+            hot.append((*key, last, host_id, int(state), pair[1], layer, pair[0]))
             cold.append((*key, last, url, depth))
         if self._conn.executemany(INSERT_HOT, hot).rowcount != len(hot):
             raise FrontierError(f"no free slot among {PROBE} for a URL fingerprint in {self.path}")
@@ -250,27 +209,11 @@ class SqliteFrontier(SqliteReads):
         self._raise_hosts(raised)
         if edges:
             self._conn.executemany(
-                "INSERT OR IGNORE INTO parents VALUES (?, ?)",
-                ((seqs[keys[p]], seqs[keys[c]]) for c, p in edges),
+                "INSERT INTO parents VALUES (?, ?, ?)"
+                " ON CONFLICT(parent_seq, child_seq) DO UPDATE SET count = excluded.count",
+                ((seqs[keys[p]], seqs[keys[c]], n) for c, p, n in edges),
             )
         return sum(1 for row in hot if row[4] == URLState.QUEUED)
-
-    def update_scores(self, updates: Iterable[tuple[str, float]], merge: Merge) -> int:
-        """Merge new scores into known URLs of *any* state; unknown URLs are ignored.
-
-        Unlike :meth:`add`, this also changes FETCHED/FAILED/DROPPED URLs: OTIE and
-        OPIC keep cash on fetched pages, handed on when they are re-crawled
-        (``mark(url, QUEUED)``). Repeated URLs are combined first (``ADD`` sums).
-        Returns the number of URLs whose score was written (``MAX``: only those that
-        went up; ``KEEP``: none).
-        """
-        scores = aggregated(updates, merge)
-        if merge is Merge.KEEP or not scores:
-            return 0
-        self._begin()
-        return self._merge_batch(
-            scores, {url: url_key(url) for url in scores}, merge, queued_only=False
-        )
 
     def raise_children(self, parent: str, score: float, *, exclude: str | None = None) -> int:
         """Raise every QUEUED child of ``parent`` to at least ``score`` (P3 sibling update).
@@ -293,6 +236,30 @@ class SqliteFrontier(SqliteReads):
         self._dirty.update(r[0] for r in rows)
         return len(rows)
 
+    def _top_tier(self, layer_limit: int | None) -> int | None:
+        """The highest tier of the QUEUED URLs (of layers ``<= layer_limit``), None if none.
+
+        Without a layer limit it is the best host's tier; with one, hosts are
+        walked in tier order until none can hold a higher eligible tier.
+        """
+        hosts = self._conn.execute(
+            "SELECT id, best_tier FROM hosts INDEXED BY hosts_best"
+            " WHERE best IS NOT NULL ORDER BY best_tier DESC, best DESC, best_seq"
+        )
+        found: int | None = None
+        try:
+            for host_id, best_tier in hosts:
+                if layer_limit is None:
+                    return int(best_tier)
+                if found is not None and best_tier <= found:
+                    break
+                row = self._conn.execute(HOST_TOP_TIER, (host_id, layer_limit)).fetchone()
+                if row is not None:
+                    found = int(row[0]) if found is None else max(found, int(row[0]))
+        finally:
+            hosts.close()
+        return found
+
     def pop(
         self,
         n: int,
@@ -301,33 +268,40 @@ class SqliteFrontier(SqliteReads):
         max_per_host: int = 0,
         max_layer: int | None = None,
     ) -> list[QueuedURL]:
-        """Take up to ``n`` best queued URLs (score desc, then discovery order) -> IN_FLIGHT.
+        """Take up to ``n`` best queued URLs of the top tier (score desc, then discovery
+        order) -> IN_FLIGHT.
 
         Hosts in ``exclude_hosts`` are skipped, at most ``max_per_host`` URLs of one
         host are taken (0 = no limit) and, if ``max_layer`` is given, only URLs of
-        layers ``<= max_layer`` (Nutch-style generate for layered crawls, P0).
+        layers ``<= max_layer`` (Nutch-style generate for layered crawls, P0). Only
+        URLs of the highest tier among the queued ones (of those layers) are taken.
         """
         if n <= 0:
             return []
         self._begin()
         self._refresh_hosts()
+        top = self._top_tier(max_layer)
+        if top is None:
+            return []
         excluded = set(exclude_hosts)
         per_host = max_per_host if max_per_host > 0 else n
         layer_limit = _NO_LAYER_LIMIT if max_layer is None else max_layer
         # min-heap of the n best so far; key (score, -seq): the worst kept is on top
         heap: list[tuple[float, int, str, int, int, int]] = []
         hosts = self._conn.execute(
-            "SELECT id, host, best, best_seq FROM hosts INDEXED BY hosts_best"
-            " WHERE best IS NOT NULL ORDER BY best DESC, best_seq"
+            "SELECT id, host, best_tier, best, best_seq FROM hosts INDEXED BY hosts_best"
+            " WHERE best IS NOT NULL ORDER BY best_tier DESC, best DESC, best_seq"
         )
         try:
-            for host_id, host, best, best_seq in hosts:
+            for host_id, host, best_tier, best, best_seq in hosts:
+                if best_tier < top:
+                    break  # tiers are strict: nothing below the top tier
                 if host in excluded:
                     continue
-                if len(heap) >= n and (best, -best_seq) < heap[0][:2]:
+                if best_tier == top and len(heap) >= n and (best, -best_seq) < heap[0][:2]:
                     break  # no URL of this or any later host beats the n-th taken
                 for score, seq, h, layer in self._conn.execute(
-                    HOST_QUEUE, (host_id, layer_limit, per_host)
+                    HOST_QUEUE, (host_id, layer_limit, per_host, top)
                 ):
                     key = (float(score), -int(seq), host, host_id, h, layer)
                     if len(heap) < n:
@@ -344,7 +318,7 @@ class SqliteFrontier(SqliteReads):
         result = []
         for score, neg_seq, host, _, _, layer in taken:
             url, depth, parent = self._conn.execute(TEXT_OF, (-neg_seq,)).fetchone()
-            result.append(QueuedURL(url, score, depth, host, parent, layer, -neg_seq))
+            result.append(QueuedURL(url, score, depth, host, parent, layer, -neg_seq, top))
         return result
 
     def mark(self, url: str, state: URLState, *, score: float | None = None) -> None:

@@ -10,6 +10,8 @@ import sqlite3
 from collections.abc import Collection, Iterator
 from typing import Any
 
+from focuscrawl.exceptions import FrontierError
+from focuscrawl.frontier.rules import SCORE
 from focuscrawl.frontier.sqlite_schema import MATCH, ROW, ROWS_IN_ORDER, url_key
 from focuscrawl.types import QueuedURL, URLState
 
@@ -25,8 +27,8 @@ class SqliteReads:
 
     @staticmethod
     def _queued(row: tuple[Any, ...]) -> QueuedURL:
-        url, score, depth, host, parent, layer, seq = row[:7]
-        return QueuedURL(url, float(score), depth, host, parent, layer, seq)
+        url, score, depth, host, parent, layer, seq, tier = row[:8]
+        return QueuedURL(url, float(score), depth, host, parent, layer, seq, tier)
 
     def get(self, url: str) -> QueuedURL | None:
         """The stored row of a URL, whatever its state (``parent`` = first parent)."""
@@ -61,6 +63,65 @@ class SqliteReads:
             (parent_seq,),
         )
         return [r[0] for r in rows]
+
+    def children_counts(self, parent: str) -> list[tuple[str, int]]:
+        """Every URL that ``parent`` links to with t(parent, url), in discovery order."""
+        parent_seq = self._seq_of(parent)
+        if parent_seq is None:
+            return []
+        rows = self._conn.execute(
+            "SELECT c.url, x.count FROM parents AS x JOIN url_text AS c ON c.seq = x.child_seq"
+            " WHERE x.parent_seq = ? ORDER BY c.seq",
+            (parent_seq,),
+        )
+        return [(url, int(count)) for url, count in rows]
+
+    # -- extra columns --------------------------------------------------------------
+
+    def _column_ids(self) -> dict[str, int]:
+        return {str(name): int(i) for name, i in self._conn.execute("SELECT name, id FROM columns")}
+
+    def _column_id(self, name: str) -> int:
+        """Id of an extra column; FrontierError if it was never created."""
+        col = self._column_ids().get(name)
+        if col is None:
+            raise FrontierError(f"unknown column {name!r}")
+        return col
+
+    def value(self, url: str, column: str) -> float | None:
+        """``column`` of ``url``: None if the URL is unknown, 0.0 if never set."""
+        col = None if column == SCORE else self._column_id(column)
+        row = self._conn.execute(
+            f"SELECT seq, score FROM urls WHERE {MATCH}", url_key(url)
+        ).fetchone()
+        if row is None or col is None:
+            return None if row is None else float(row[1])
+        found = self._conn.execute(
+            "SELECT value FROM vals WHERE col = ? AND seq = ?", (col, row[0])
+        ).fetchone()
+        return 0.0 if found is None else float(found[0])
+
+    def top(self, column: str, state: URLState = URLState.FETCHED) -> tuple[str, float] | None:
+        """The URL in ``state`` with the highest ``column`` (ties: discovery order).
+
+        A scan of the URLs in ``state``: no index is kept for it, so that score
+        updates stay as cheap as they are.
+        """
+        if column == SCORE:
+            row = self._conn.execute(
+                "SELECT t.url, u.score FROM urls AS u JOIN url_text AS t ON t.seq = u.seq"
+                " WHERE u.state = ? ORDER BY u.score DESC, u.seq LIMIT 1",
+                (int(state),),
+            ).fetchone()
+        else:
+            row = self._conn.execute(
+                "SELECT t.url, coalesce(v.value, 0.0) AS x FROM urls AS u"
+                " JOIN url_text AS t ON t.seq = u.seq"
+                " LEFT JOIN vals AS v ON v.col = ? AND v.seq = u.seq"
+                " WHERE u.state = ? ORDER BY x DESC, u.seq LIMIT 1",
+                (self._column_id(column), int(state)),
+            ).fetchone()
+        return None if row is None else (str(row[0]), float(row[1]))
 
     def count(self, state: URLState | None = None) -> int:
         if state is None:

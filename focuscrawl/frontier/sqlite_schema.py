@@ -5,14 +5,16 @@ score update stays small enough to live in SQLite's page cache:
 
 * ``urls`` (hot, ~60 B/URL with its index): keyed by the URL's fingerprint ``h``
   (the rowid: the table *is* the hash index, no separate lookup index), with the
-  second fingerprint half ``h2``, discovery number ``seq``, host, state, score and
-  layer. ``urls_queue`` is the partial index ``(host_id, score DESC, seq) WHERE
-  state = 0``: one priority queue per host (Heritrix-style, P2).
+  second fingerprint half ``h2``, discovery number ``seq``, host, state, score,
+  layer and tier. ``urls_queue`` is the partial index ``(host_id, tier DESC, score
+  DESC, seq) WHERE state = 0``: one priority queue per host (Heritrix-style, P2).
 * ``url_text`` (cold): ``seq`` -> URL text, depth, first parent, fingerprint. Read
   only for URLs handed out, listed or looked at one by one.
-* ``parents`` (cold): the parent relation, by ``seq``.
+* ``parents`` (cold): the parent relation, by ``seq``, with the link count t(i, j).
 * ``hosts``: per-host counters per state and the key of each host's best queued
-  URL (``best``, ``best_seq``, indexed), which is what ``pop`` walks.
+  URL (``best_tier``, ``best``, ``best_seq``, indexed), which is what ``pop`` walks.
+* ``columns`` and ``vals``: the extra per-URL float columns, one row per value
+  ever written (a URL without a row reads 0.0).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from pathlib import Path
 
 from focuscrawl.exceptions import FrontierError
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 PAGE_SIZE = 2048  # measured at 300k URLs: 4096 B 28k ops/CPU-s, 2048 B 32k, 1024 B 27k
 CHECKPOINT_PAGES = 16_384  # 32 MiB of WAL; the default (1000 pages) cost +25 % CPU
 PROBE = 8  # slots h, h+1 ... h+7: where a URL goes if its h is taken by another URL
@@ -33,23 +35,30 @@ PROBE = 8  # slots h, h+1 ... h+7: where a URL goes if its h is taken by another
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS hosts(
-    id INTEGER PRIMARY KEY, host TEXT UNIQUE NOT NULL, best REAL, best_seq INTEGER,
+    id INTEGER PRIMARY KEY, host TEXT UNIQUE NOT NULL, best_tier INTEGER, best REAL,
+    best_seq INTEGER,
     n0 INTEGER NOT NULL DEFAULT 0, n1 INTEGER NOT NULL DEFAULT 0,
     n2 INTEGER NOT NULL DEFAULT 0, n3 INTEGER NOT NULL DEFAULT 0,
     n4 INTEGER NOT NULL DEFAULT 0);
-CREATE INDEX IF NOT EXISTS hosts_best ON hosts(best DESC, best_seq) WHERE best IS NOT NULL;
+CREATE INDEX IF NOT EXISTS hosts_best ON hosts(best_tier DESC, best DESC, best_seq)
+    WHERE best IS NOT NULL;
 CREATE TABLE IF NOT EXISTS urls(
     h INTEGER PRIMARY KEY, h2 INTEGER NOT NULL, seq INTEGER NOT NULL,
     host_id INTEGER NOT NULL, state INTEGER NOT NULL, score REAL NOT NULL,
-    layer INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS urls_queue ON urls(host_id, score DESC, seq) WHERE state = 0;
+    layer INTEGER NOT NULL, tier INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS urls_queue ON urls(host_id, tier DESC, score DESC, seq)
+    WHERE state = 0;
 CREATE TABLE IF NOT EXISTS url_text(
     seq INTEGER PRIMARY KEY, h INTEGER NOT NULL, url TEXT NOT NULL,
     depth INTEGER NOT NULL, parent_seq INTEGER);
 CREATE TABLE IF NOT EXISTS parents(
-    parent_seq INTEGER NOT NULL, child_seq INTEGER NOT NULL,
+    parent_seq INTEGER NOT NULL, child_seq INTEGER NOT NULL, count INTEGER NOT NULL,
     PRIMARY KEY(parent_seq, child_seq)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS parents_child ON parents(child_seq);
+CREATE TABLE IF NOT EXISTS columns(id INTEGER PRIMARY KEY, name TEXT UNIQUE NOT NULL);
+CREATE TABLE IF NOT EXISTS vals(
+    col INTEGER NOT NULL, seq INTEGER NOT NULL, value REAL NOT NULL,
+    PRIMARY KEY(col, seq)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS counts(state INTEGER PRIMARY KEY, n INTEGER NOT NULL);
 INSERT OR IGNORE INTO counts VALUES (0, 0), (1, 0), (2, 0), (3, 0), (4, 0);
 CREATE TRIGGER IF NOT EXISTS urls_counted AFTER INSERT ON urls BEGIN
@@ -86,22 +95,23 @@ MATCH = "h BETWEEN ?1 AND ?1 + 7 AND h2 = ?2"
 
 # recompute the best queued URL of the hosts listed in ?1 (a JSON array of ids)
 REFRESH_HOSTS = """
-UPDATE hosts SET (best, best_seq) = (
-    SELECT score, seq FROM urls WHERE host_id = hosts.id AND state = 0
-    ORDER BY score DESC, seq LIMIT 1)
+UPDATE hosts SET (best_tier, best, best_seq) = (
+    SELECT tier, score, seq FROM urls WHERE host_id = hosts.id AND state = 0
+    ORDER BY tier DESC, score DESC, seq LIMIT 1)
 WHERE id IN (SELECT value FROM json_each(?1))
 """
 
-# scores only went up: a host's best can only be replaced by a better key
+# keys (tier, score, -seq) only went up: a host's best can only be replaced by a better key
 RAISE_HOST = """
-UPDATE hosts SET best = ?2, best_seq = ?3
-WHERE id = ?1 AND (best IS NULL OR best < ?2 OR (best = ?2 AND best_seq > ?3))
+UPDATE hosts SET best_tier = ?2, best = ?3, best_seq = ?4
+WHERE id = ?1 AND (best IS NULL OR best_tier < ?2 OR (best_tier = ?2 AND (
+    best < ?3 OR (best = ?3 AND best_seq > ?4))))
 """
 
 # the first free slot of a new URL (one lookup: slot h is free but for a collision)
 INSERT_HOT = """
-INSERT INTO urls(h, h2, seq, host_id, state, score, layer)
-SELECT ?1 + k, ?2, ?3, ?4, ?5, ?6, ?7 FROM temp.slots
+INSERT INTO urls(h, h2, seq, host_id, state, score, layer, tier)
+SELECT ?1 + k, ?2, ?3, ?4, ?5, ?6, ?7, ?8 FROM temp.slots
 WHERE NOT EXISTS (SELECT 1 FROM urls WHERE h = ?1 + k) ORDER BY k LIMIT 1
 """
 
@@ -112,25 +122,32 @@ INSERT INTO url_text(seq, h, url, depth) SELECT ?3, h, ?4, ?5 FROM urls WHERE {M
 # the stored row of every URL of temp.batch: the batch is the outer loop, and each of
 # its rows one rowid range lookup (UPDATE ... FROM would materialise the join first)
 RESOLVE = """
-SELECT b.h, b.h2, u.h, u.host_id, u.state, u.score, u.seq FROM temp.batch AS b
+SELECT b.h, b.h2, u.h, u.host_id, u.state, u.score, u.seq, u.tier FROM temp.batch AS b
 CROSS JOIN urls AS u ON u.h BETWEEN b.h AND b.h + 7 AND u.h2 = b.h2
 """
 
 ROW = """
-SELECT t.url, u.score, t.depth, hs.host, p.url, u.layer, u.seq, u.state
+SELECT t.url, u.score, t.depth, hs.host, p.url, u.layer, u.seq, u.tier, u.state
 FROM urls AS u JOIN url_text AS t ON t.seq = u.seq JOIN hosts AS hs ON hs.id = u.host_id
 LEFT JOIN url_text AS p ON p.seq = t.parent_seq
 """
 
 ROWS_IN_ORDER = """
-SELECT t.url, u.score, t.depth, hs.host, p.url, u.layer, t.seq, u.state
+SELECT t.url, u.score, t.depth, hs.host, p.url, u.layer, t.seq, u.tier, u.state
 FROM url_text AS t JOIN urls AS u ON u.h = t.h JOIN hosts AS hs ON hs.id = u.host_id
 LEFT JOIN url_text AS p ON p.seq = t.parent_seq
 """
 
 HOST_QUEUE = """
 SELECT score, seq, h, layer FROM urls INDEXED BY urls_queue
-WHERE host_id = ? AND state = 0 AND layer <= ? ORDER BY score DESC, seq LIMIT ?
+WHERE host_id = ?1 AND state = 0 AND tier = ?4 AND layer <= ?2
+ORDER BY tier DESC, score DESC, seq LIMIT ?3
+"""
+
+# the best tier a host has among its queued URLs of layers <= ?2
+HOST_TOP_TIER = """
+SELECT tier FROM urls INDEXED BY urls_queue
+WHERE host_id = ?1 AND state = 0 AND layer <= ?2 ORDER BY tier DESC, score DESC, seq LIMIT 1
 """
 
 TEXT_OF = """

@@ -19,7 +19,9 @@ cut itself is made at the first write or sync, so that a later check failing
 
 from __future__ import annotations
 
+import base64
 import errno
+import hashlib
 import io
 import json
 import os
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
 
+from warcio.recordloader import ArcWarcRecord
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
@@ -124,10 +127,9 @@ class WarcOutput(_AppendFile):
             )
             self._writer.write_record(info)
 
-    def write(self, result: FetchResult) -> None:
-        """Archive one HTTP exchange (its final URL after redirects)."""
-        if not self._ready:
-            self._prepare()
+    @staticmethod
+    def _http(result: FetchResult) -> tuple[str, StatusAndHeaders, StatusAndHeaders]:
+        """The URL, the request head and the response head of an exchange."""
         url = result.final_url or result.url
         parts = urlsplit(url)
         target = parts.path + ("?" + parts.query if parts.query else "")
@@ -137,6 +139,32 @@ class WarcOutput(_AppendFile):
         headers.append(("Content-Length", str(len(result.body))))
         status_line = f"{result.status} {result.reason}".strip()
         http = StatusAndHeaders(status_line, headers, protocol=f"HTTP/{result.http_version}")
+        return url, request, http
+
+    def write_revisit(self, result: FetchResult) -> None:
+        """A re-crawl that found the payload unchanged: a ``revisit`` record
+        (identical-payload-digest profile) instead of a second copy of the body."""
+        url, request, http = self._http(result)
+        digest = "sha1:" + base64.b32encode(hashlib.sha1(result.body).digest()).decode("ascii")
+        revisit = self._writer.create_revisit_record(url, digest, url, "", http_headers=http)
+        # WARC-Refers-To-Date is optional (WARC 1.1, 5.14): the first fetch's date is not kept
+        revisit.rec_headers.remove_header("WARC-Refers-To-Date")
+        req_record = self._writer.create_warc_record(
+            url, "request", payload=io.BytesIO(b""), length=0, http_headers=request
+        )
+        self._write_pair(req_record, revisit)
+
+    def _write_pair(self, request: ArcWarcRecord, response: ArcWarcRecord) -> None:
+        if not self._ready:
+            self._prepare()  # the cut to the committed offset, at the first use
+        try:
+            self._writer.write_request_response_pair(request, response)
+        except OSError as exc:  # a full disk
+            raise self._named(exc) from None
+
+    def write(self, result: FetchResult) -> None:
+        """Archive one HTTP exchange (its final URL after redirects)."""
+        url, request, http = self._http(result)
         warc_headers: dict[str, str] = {}
         if result.truncated:
             warc_headers["WARC-Truncated"] = "length"
@@ -151,10 +179,7 @@ class WarcOutput(_AppendFile):
         req_record = self._writer.create_warc_record(
             url, "request", payload=io.BytesIO(b""), length=0, http_headers=request
         )
-        try:
-            self._writer.write_request_response_pair(req_record, response)
-        except OSError as exc:  # a full disk
-            raise self._named(exc) from None
+        self._write_pair(req_record, response)
 
 
 class JsonlOutput(_AppendFile):

@@ -4,7 +4,10 @@ A crawler given ``--proxy http://127.0.0.1:PORT`` reaches ``http://any-host/path
 here: an archived URL gets its archived status, headers and body (the body
 byte for byte as stored, whatever its charset); an unknown URL on a host that
 has records gets 404 (so does ``/robots.txt`` when not archived); an unknown
-host gets 502, as a DNS failure would. ``https://`` URLs come through
+host gets 502, as a DNS failure would. What is answered is decided by
+:meth:`focuscrawl.replay.answer.ArchiveWeb.answer`, which a simulation's
+archive transport calls too; this module only adds sockets, TLS, the request
+log and faults. ``https://`` URLs come through
 ``CONNECT`` tunnels in which the server speaks TLS with a certificate from a
 local CA (``ca_cert_path``). Raw asyncio streams rather than a framework,
 because faults need low-level control: resets, hangs, trickled bodies.
@@ -17,7 +20,6 @@ import contextlib
 import math
 import ssl
 import tempfile
-from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
@@ -25,7 +27,8 @@ from typing import Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 from focuscrawl.exceptions import ConfigError
-from focuscrawl.replay.archive import ArchivedResponse, ArchiveIndex
+from focuscrawl.replay.answer import ArchiveWeb, ReplayAnswer
+from focuscrawl.replay.archive import ArchiveIndex
 from focuscrawl.replay.faults import Fault, FaultPlan
 from focuscrawl.replay.requestlog import LogEntry, RequestLog
 from focuscrawl.replay.tls import LocalCA
@@ -33,17 +36,11 @@ from focuscrawl.replay.wire import (
     DEFAULT_PORTS,
     BadRequest,
     Request,
-    canonical_url,
-    host_table,
     read_request,
     request_url,
     reset_connection,
-    response_head,
     simple_response,
 )
-
-_CACHE_ENTRIES = 64
-_CACHE_MAX_BODY = 4 << 20
 
 
 class _LogFn(Protocol):
@@ -70,14 +67,11 @@ class ReplayServer:
         self.port = port
         self.log_path = None if log_path is None else Path(log_path)
         self.faults = faults if faults is not None else FaultPlan()
-        self.index = index if index is not None else ArchiveIndex()
+        self.web = ArchiveWeb(index if index is not None else ArchiveIndex())
         self._prebuilt = index is not None
         self._ca_dir = ca_dir
         self._tempdir: tempfile.TemporaryDirectory[str] | None = None
         self._ca: LocalCA | None = None
-        self._hosts: set[str] = set()
-        self._aliases: dict[str, str] = {}
-        self._cache: OrderedDict[str, ArchivedResponse] = OrderedDict()
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._log = RequestLog(None)
@@ -95,8 +89,7 @@ class ReplayServer:
 
     async def start(self) -> None:
         if not self._prebuilt:
-            self.index = await asyncio.to_thread(ArchiveIndex.build, self.archives)
-        self._hosts, self._aliases = host_table(self.index.entries)
+            self.web = ArchiveWeb(await asyncio.to_thread(ArchiveIndex.build, self.archives))
         if self._ca_dir is None:
             self._tempdir = tempfile.TemporaryDirectory(prefix="focuscrawl-replay-ca-")
             self._ca_dir = Path(self._tempdir.name)
@@ -136,29 +129,16 @@ class ReplayServer:
     ) -> None:
         await self.stop()
 
+    @property
+    def index(self) -> ArchiveIndex:
+        return self.web.index
+
     def find(self, url: str) -> str | None:
         """The archived URL that answers a request for ``url``, if any."""
-        if url in self.index.entries:
-            return url
-        canon = canonical_url(url)
-        if canon in self.index.entries:
-            return canon
-        return self._aliases.get(canon)
+        return self.web.find(url)
 
     def knows_host(self, host: str) -> bool:
-        return host.lower() in self._hosts
-
-    async def _record(self, url: str) -> ArchivedResponse | None:
-        cached = self._cache.get(url)
-        if cached is not None:
-            self._cache.move_to_end(url)
-            return cached
-        response = await asyncio.to_thread(self.index.get, url)
-        if response is not None and len(response.body) <= _CACHE_MAX_BODY:
-            self._cache[url] = response
-            if len(self._cache) > _CACHE_ENTRIES:
-                self._cache.popitem(last=False)
-        return response
+        return self.web.knows_host(host)
 
     async def _serve_connection(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
@@ -290,33 +270,32 @@ class ReplayServer:
             await writer.drain()
             return False
 
-        found = self.find(url) if self.knows_host(host) else None
-        try:
-            response = await self._record(found) if found is not None else None
-        except Exception as exc:  # a damaged or vanished archive: say so, keep serving
-            log(500, self._write_reply(writer, 500, f"archive unreadable: {exc}"[:200], keep))
+        answer = await self.web.answer(url, method=request.method, keep=keep)
+        return await self._send(answer, fault, writer, keep, log)
+
+    async def _send(
+        self,
+        answer: ReplayAnswer,
+        fault: Fault | None,
+        writer: asyncio.StreamWriter,
+        keep: bool,
+        log: _LogFn,
+    ) -> bool:
+        """Write an answer, damaged by a body fault if one applies; True to keep going."""
+        head, body = answer.head(), answer.body
+        if not answer.archived or fault is None:
+            log(answer.status, len(body))
+            writer.write(head + body)
             await writer.drain()
             return keep
-        if response is None:
-            status = 404 if self.knows_host(host) else 502
-            text = "not in the archive" if status == 404 else f"unknown host {host}"
-            log(status, self._write_reply(writer, status, text, keep))
-            await writer.drain()
-            return keep
-        body = response.body
-        if response.status < 200 or response.status in (204, 304):
-            body = b""
-        head = response_head(response.status, response.reason, response.headers, len(body), keep)
-        if request.method == "HEAD":
-            body = b""
-        if fault is not None and fault.kind == "truncate" and body:
+        if fault.kind == "truncate" and body:
             body = body[: len(body) // 2]
-            log(response.status, len(body), "truncate")
+            log(answer.status, len(body), "truncate")
             writer.write(head + body)
             await writer.drain()
             return False
-        if fault is not None and fault.kind == "slow":
-            log(response.status, len(body), "slow")
+        if fault.kind == "slow":
+            log(answer.status, len(body), "slow")
             writer.write(head)
             for start in range(0, len(body), fault.chunk):
                 await writer.drain()
@@ -324,7 +303,7 @@ class ReplayServer:
                 writer.write(body[start : start + fault.chunk])
             await writer.drain()
             return keep
-        log(response.status, len(body))
+        log(answer.status, len(body))
         writer.write(head + body)
         await writer.drain()
         return keep

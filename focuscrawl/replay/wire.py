@@ -122,24 +122,75 @@ def _encode_header(name: str, value: str) -> bytes:
         return line.encode("utf-8") + b"\r\n"
 
 
+def reason_phrase(status: int, reason: str = "") -> str:
+    """``reason``, or the standard phrase of ``status`` when it is empty.
+
+    >>> reason_phrase(404), reason_phrase(200, "Fine"), reason_phrase(599)
+    ('Not Found', 'Fine', 'Unknown')
+    """
+    if reason:
+        return reason
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "Unknown"
+
+
+def head_fields(
+    headers: Iterable[tuple[str, str]], length: int | None, keep: bool
+) -> list[tuple[str, str]]:
+    """The header fields sent: the archived ones without framing, then ours.
+
+    >>> head_fields([("Content-Length", "9"), ("X", "1")], 3, False)
+    [('X', '1'), ('Content-Length', '3'), ('Connection', 'close')]
+    """
+    out = [(name, value) for name, value in headers if name.lower() not in DROPPED_HEADERS]
+    if length is not None:
+        out.append(("Content-Length", str(length)))
+    out.append(("Connection", "keep-alive" if keep else "close"))
+    return out
+
+
+def encode_head(status: int, reason: str, fields: Iterable[tuple[str, str]]) -> bytes:
+    """Status line and header fields, ready for the wire (``reason`` filled in if empty)."""
+    out = [f"HTTP/1.1 {status} {reason_phrase(status, reason)}\r\n".encode("latin-1", "replace")]
+    out.extend(_encode_header(name, value) for name, value in fields)
+    return b"".join(out) + b"\r\n"
+
+
+def parse_field(line: bytes) -> tuple[str, str]:
+    r"""One encoded header line read back as an HTTP client does (aiohttp: UTF-8 with
+    surrogate escapes, value stripped), so a simulation sees what a live crawl sees.
+
+    >>> parse_field(_encode_header("X-Name", " caf\xe9 "))
+    ('X-Name', 'caf\udce9')
+    """
+    name, _, value = line.rstrip(b"\r\n").partition(b":")
+    return (
+        name.strip().decode("utf-8", "surrogateescape"),
+        value.strip().decode("utf-8", "surrogateescape"),
+    )
+
+
+def client_view(
+    status: int, reason: str, fields: Iterable[tuple[str, str]]
+) -> tuple[str, list[tuple[str, str]]]:
+    r"""The reason and header fields of a head as the client parses them from the wire.
+
+    >>> client_view(200, "", [("A", "b\nc")])
+    ('OK', [('A', 'b c')])
+    """
+    line = reason_phrase(status, reason).encode("latin-1", "replace")
+    return (
+        line.decode("utf-8", "surrogateescape").strip(),
+        [parse_field(_encode_header(name, value)) for name, value in fields],
+    )
+
+
 def response_head(
     status: int, reason: str, headers: Sequence[tuple[str, str]], length: int | None, keep: bool
 ) -> bytes:
-    if not reason:
-        try:
-            reason = HTTPStatus(status).phrase
-        except ValueError:
-            reason = "Unknown"
-    out = [f"HTTP/1.1 {status} {reason}\r\n".encode("latin-1", "replace")]
-    out.extend(
-        _encode_header(name, value)
-        for name, value in headers
-        if name.lower() not in DROPPED_HEADERS
-    )
-    if length is not None:
-        out.append(_encode_header("Content-Length", str(length)))
-    out.append(_encode_header("Connection", "keep-alive" if keep else "close"))
-    return b"".join(out) + b"\r\n"
+    return encode_head(status, reason, head_fields(headers, length, keep))
 
 
 def reset_connection(writer: asyncio.StreamWriter) -> None:

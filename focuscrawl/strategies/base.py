@@ -2,49 +2,168 @@
 
 Call order, for one crawl:
 
-1. ``seed_scores(seeds)`` once, before anything is fetched (not on resume).
-2. For every fetched HTML page, in completion order: ``on_page(page, relevance, queued)``.
-   ``relevance`` is the model's score (None when the crawl has no model);
-   ``queued`` is the frontier row the URL was taken with (its score, depth, layer).
-3. For every URL that gave no page (error, non-HTML, robots): ``on_failure(queued, reason)``.
-4. In layered mode only (``layered = True``), after the last page of a layer:
+1. ``attach(view, rng)`` before anything else (and again on resume): a read-only
+   :class:`~focuscrawl.strategies.view.FrontierView` and the crawl's seeded
+   random generator (``crawl.seed``), the only randomness a strategy may use.
+2. ``seed_scores(seeds)`` once, before anything is fetched (not on resume).
+3. ``on_fetch_list(urls)`` whenever a fetch list is generated (every pop of the
+   scheduler; in best-N-first mode, each list of N).
+4. For every fetched HTML page, in the order the URLs were taken from the
+   frontier (whatever order the fetches complete in):
+   ``on_page(page, relevance, queued)``. ``relevance`` is the model's score
+   (None without a model); ``queued`` is the URL's row *now* (its current
+   score, i.e. any cash it gathered while in flight, depth, tier and the round
+   that fetched it in ``layer``). After a redirect ``page.url`` is where the
+   content was found and ``queued.url`` the frontier's URL: updates of the page's
+   own cash go to ``queued.url``. ``page.links`` holds only the links that passed
+   the scope rules and the crawl's link filters, so cash split over them never
+   leaks to links that would be rejected.
+5. For every URL that gave no page (error, non-HTML, robots, parse error):
+   ``on_failure(queued, reason)``.
+6. Every ``tick_every`` results (0 = never): ``on_tick(results)``.
+7. In layered mode only (``layered = True``), after the last page of a layer:
    ``on_layer_end(layer)``.
+8. When parameters are changed while the crawl runs (the control channel):
+   ``set_params(changes)``, whose Decision is applied at once.
 
 Every hook returns a :class:`~focuscrawl.types.Decision`. ``merge`` says how the
-scores of links already in the frontier combine with new ones. A strategy keeps
-whatever state it needs and returns it from ``state_dict`` so that a resumed crawl
-gets it back through ``load_state``.
+scores of links already in the frontier combine with new ones (a link or update
+may override it). Per-URL values a strategy needs besides the score (OPIC's cash
+history, P0's per-layer cash, P2's bucket...) are frontier columns: declare them
+in ``columns``, write them with ``ScoreUpdate(url, value, merge, column=...)`` and
+read them with ``self.view.value(url, column)``. A strategy keeps any small
+state in ``state_dict``/``load_state``; O(N) state belongs in columns.
+
+Parameters are typed: a strategy sets ``Params`` to a frozen dataclass whose
+fields are its parameters (with defaults); unknown names, wrong types and values
+its ``__post_init__`` refuses are a one-line :class:`ConfigError`.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import random
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, get_type_hints
 
+from focuscrawl.exceptions import ConfigError
 from focuscrawl.registry import Registry
 from focuscrawl.relevance.base import RelevanceModel
+from focuscrawl.strategies.view import FrontierView
 from focuscrawl.types import Decision, Merge, Page, QueuedURL, ScoreUpdate
+
+
+@dataclasses.dataclass(frozen=True)
+class NoParams:
+    """A strategy without parameters."""
+
+
+def _coerce(name: str, value: Any, hint: Any) -> Any:
+    """A TOML / command-line value as the declared field type, or ValueError."""
+    text = str(hint)
+    if hint is bool or text == "bool":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
+            return value.lower() in ("true", "1", "yes")
+        raise ValueError(f"{name} must be true or false, not {value!r}")
+    if hint is int or text == "int":
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            raise ValueError(f"{name} must be an integer, not {value!r}")
+        return int(value)
+    if hint is float or text == "float":
+        if isinstance(value, bool):
+            raise ValueError(f"{name} must be a number, not {value!r}")
+        return float(value)
+    if hint is str or text == "str":
+        if not isinstance(value, str):
+            raise ValueError(f"{name} must be a string, not {value!r}")
+        return value
+    if text.startswith("tuple[str"):
+        items = value.split(",") if isinstance(value, str) else value
+        if not isinstance(items, list | tuple):
+            raise ValueError(f"{name} must be a list of strings, not {value!r}")
+        return tuple(str(v).strip() for v in items if str(v).strip())
+    if text.startswith(("float | None", "None | float")):
+        if value is None or (isinstance(value, str) and value.lower() in ("", "none")):
+            return None
+        return float(value)
+    return value
+
+
+def build_params(owner: str, cls: type[Any], values: Mapping[str, Any]) -> Any:
+    """An instance of the dataclass ``cls`` from ``values``, or a one-line ConfigError."""
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(values) - set(fields))
+    if unknown:
+        known = ", ".join(sorted(fields)) or "none"
+        raise ConfigError(f"{owner}: unknown parameter {unknown[0]!r} (known: {known})")
+    hints = get_type_hints(cls)
+    kwargs: dict[str, Any] = {}
+    try:
+        for name, value in values.items():
+            kwargs[name] = _coerce(name, value, hints.get(name, Any))
+        return cls(**kwargs)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{owner}: {exc}") from None
+
+
+def params_table(cls: type[Any]) -> dict[str, Any]:
+    """The parameters of a Params dataclass with their defaults (for --help and run.json)."""
+    return {f.name: f.default for f in dataclasses.fields(cls)}
 
 
 class Strategy(ABC):
     """Base of every crawl strategy. Subclasses set ``name`` and implement ``on_page``."""
 
     name: ClassVar[str] = ""
-    #: how a new score for a queued URL merges with its stored score
+    #: how a new score for a known URL merges with its stored score
     merge: ClassVar[Merge] = Merge.MAX
     #: Nutch-style generate(topN) / fetch / update rounds instead of a continuous queue
     layered: ClassVar[bool] = False
     #: the strategy cannot work without a relevance model
     needs_model: ClassVar[bool] = False
+    #: per-URL columns the strategy reads and writes besides the score
+    columns: ClassVar[tuple[str, ...]] = ()
+    #: the strategy asks for re-crawls (the engine then keeps payload digests)
+    recrawls: ClassVar[bool] = False
+    #: best-N-first list size when ``crawl.fetch_list_size`` is not set (0: continuous)
+    default_fetch_list_size: ClassVar[int] = 0
+    #: call ``on_tick`` every this many results (0: never)
+    tick_every: ClassVar[int] = 0
+    #: the typed parameters (a frozen dataclass)
+    Params: ClassVar[type[Any]] = NoParams
 
     def __init__(self, model: RelevanceModel | None = None, **params: Any) -> None:
         self.model = model
-        self.params = dict(params)
+        self.p: Any = build_params(f"strategy {self.name!r}", self.Params, params)
+        self._view: FrontierView | None = None
+        self.rng = random.Random(0)
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The parameters in force, defaults included."""
+        return dataclasses.asdict(self.p)
+
+    @property
+    def view(self) -> FrontierView:
+        if self._view is None:
+            raise RuntimeError(f"strategy {self.name!r} used before attach()")
+        return self._view
+
+    def attach(self, view: FrontierView, rng: random.Random) -> None:
+        """Called by the engine before any other hook (and again on resume)."""
+        self._view = view
+        self.rng = rng
 
     def seed_scores(self, seeds: Sequence[str]) -> list[ScoreUpdate]:
         """Initial scores of the seeds (default: 1.0 each)."""
-        return [ScoreUpdate(url, 1.0, Merge.SET) for url in seeds]
+        return [ScoreUpdate(url, 1.0, Merge.SET, reason="seed") for url in seeds]
+
+    def on_fetch_list(self, urls: Sequence[QueuedURL]) -> Decision:
+        """A fetch list was generated. ``recrawl`` URLs in the answer join it at once."""
+        return Decision()
 
     @abstractmethod
     def on_page(self, page: Page, relevance: float | None, queued: QueuedURL) -> Decision:
@@ -54,8 +173,22 @@ class Strategy(ABC):
         """A URL gave no page. Default: nothing changes."""
         return Decision()
 
+    def on_tick(self, results: int) -> Decision:
+        """Every ``tick_every`` results. Default: nothing changes."""
+        return Decision()
+
     def on_layer_end(self, layer: int) -> Decision:
         """Layered mode: all pages of ``layer`` are in. Default: nothing changes."""
+        return Decision()
+
+    def set_params(self, changes: Mapping[str, Any]) -> Decision:
+        """Change parameters while the crawl runs (validated like the initial ones)."""
+        merged = {**self.params, **changes}
+        self.p = build_params(f"strategy {self.name!r}", self.Params, merged)
+        return self.on_params_changed()
+
+    def on_params_changed(self) -> Decision:
+        """Hook after ``set_params``: e.g. move queued URLs to their new tiers."""
         return Decision()
 
     def state_dict(self) -> dict[str, Any]:
@@ -69,6 +202,12 @@ class Strategy(ABC):
 STRATEGIES: Registry[type[Strategy]] = Registry(
     "strategy",
     "focuscrawl.strategies",
-    builtin_modules=("focuscrawl.strategies.bfs", "focuscrawl.strategies.best_first"),
+    builtin_modules=tuple(
+        f"focuscrawl.strategies.{m}"
+        for m in (
+            "bfs", "best_first", "link_context", "opic", "otie", "comments", "genre",
+            "perplexity", "language",
+        )
+    ),
 )
 register_strategy = STRATEGIES.register

@@ -22,4 +22,4 @@ class BestFirstStrategy(Strategy):
 
     def on_page(self, page: Page, relevance: float | None, queued: QueuedURL) -> Decision:
         score = 0.0 if relevance is None else float(relevance)
-        return Decision(links=[LinkScore(link, score) for link in page.links])
+        return Decision(links=[LinkScore(link, score, reason="parent relevance") for link in page.links])

@@ -1,0 +1,111 @@
+"""The control channel: change a running crawl's strategy parameters.
+
+A request is a small JSON file in the run directory, ``control.json``:
+``{"id": 3, "strategy": {"high": 80.0}}``, written atomically (``write_request``,
+or ``focuscrawl control RUN_DIR high=80``). The engine looks for a new ``id``
+a few times a second, applies the change through the strategy's ``set_params``
+(validated like the initial parameters) and answers in ``control.ack.json``
+``{"id": 3, "ok": true}`` or ``{"id": 3, "ok": false, "error": "..."}``. Every
+applied change is listed in ``run.json`` and in ``decisions.jsonl``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from focuscrawl.exceptions import ConfigError
+
+REQUEST_NAME = "control.json"
+ACK_NAME = "control.ack.json"
+
+
+def _write_atomic(path: Path, data: Mapping[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def parse_assignments(items: list[str]) -> dict[str, Any]:
+    """``["high=80", "tiers=false"]`` -> ``{"high": 80, "tiers": False}`` (JSON values, else text)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"control: {item!r} is not key=value")
+        try:
+            out[key.strip()] = json.loads(value)
+        except ValueError:
+            out[key.strip()] = value
+    return out
+
+
+def write_request(run_dir: Path, strategy: Mapping[str, Any]) -> int:
+    """Ask the crawl in ``run_dir`` to change strategy parameters; returns the request id."""
+    run_dir = Path(run_dir)
+    if not (run_dir / "run.json").exists():
+        raise ConfigError(f"control: {run_dir} is not a run directory (no run.json)")
+    previous = _read(run_dir / REQUEST_NAME) or {}
+    request_id = int(previous.get("id", 0)) + 1
+    _write_atomic(run_dir / REQUEST_NAME, {"id": request_id, "strategy": dict(strategy)})
+    return request_id
+
+
+def wait_for_ack(run_dir: Path, request_id: int, timeout: float = 10.0) -> dict[str, Any] | None:
+    """The engine's answer to ``request_id``, or None if none came within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ack = _read(Path(run_dir) / ACK_NAME)
+        if ack is not None and ack.get("id") == request_id:
+            return ack
+        time.sleep(0.05)
+    return None
+
+
+class ControlChannel:
+    """The engine's side: polls ``control.json`` and answers in ``control.ack.json``."""
+
+    def __init__(self, run_dir: Path, last_id: int = 0, *, every: float = 0.2) -> None:
+        self.path = Path(run_dir) / REQUEST_NAME
+        self.ack_path = Path(run_dir) / ACK_NAME
+        self.last_id = last_id
+        self.every = every
+        self._next_check = 0.0
+        self._mtime = 0.0
+
+    def poll(self) -> dict[str, Any] | None:
+        """A new request, or None (cheap: one stat every ``every`` seconds)."""
+        now = time.monotonic()
+        if now < self._next_check:
+            return None
+        self._next_check = now + self.every
+        try:
+            mtime = self.path.stat().st_mtime
+        except OSError:
+            return None
+        if mtime == self._mtime:
+            return None
+        self._mtime = mtime
+        request = _read(self.path)
+        if request is None or not isinstance(request.get("id"), int) or request["id"] <= self.last_id:
+            return None
+        self.last_id = request["id"]
+        return request
+
+    def answer(self, request_id: int, error: str | None) -> None:
+        ack: dict[str, Any] = {"id": request_id, "ok": error is None}
+        if error is not None:
+            ack["error"] = error
+        _write_atomic(self.ack_path, ack)

@@ -1,0 +1,174 @@
+"""The live transport: one GET over aiohttp's sockets (directly or through a proxy).
+
+Host names are resolved through :class:`FilteringResolver`, so the addresses
+checked are the addresses connected to. With a proxy no target name is
+resolved here; the resolver then only sees the proxy's own name, which is
+allowed whatever it resolves to (the user configured it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import ssl
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from urllib.parse import urlsplit
+
+import aiohttp
+from aiohttp.abc import AbstractResolver
+from w3lib.url import safe_url_string
+from yarl import URL
+
+from focuscrawl.exceptions import ConfigError
+from focuscrawl.fetch.addresses import AddressPolicy, BlockedAddressError, FilteringResolver
+from focuscrawl.fetch.transport import Answer, TransportError, flat_headers
+from focuscrawl.settings import FetchSettings
+
+__all__ = ["AiohttpTransport", "error_code"]
+
+log = logging.getLogger(__name__)
+
+
+def error_code(exc: BaseException) -> str:
+    """The short FetchResult.error code for an exception raised by aiohttp."""
+    if isinstance(getattr(exc, "os_error", None), BlockedAddressError):
+        return "blocked-address"
+    if isinstance(exc, aiohttp.ClientConnectorDNSError):
+        return "dns"
+    if isinstance(exc, asyncio.TimeoutError | aiohttp.ServerTimeoutError):
+        return "timeout"
+    if isinstance(exc, aiohttp.ClientSSLError | ssl.SSLError):
+        return "ssl"
+    if isinstance(exc, aiohttp.TooManyRedirects):
+        return "too-many-redirects"
+    if isinstance(exc, aiohttp.ClientHttpProxyError):
+        return "proxy"
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return "connect"
+    if isinstance(
+        exc,
+        aiohttp.ServerDisconnectedError
+        | aiohttp.ClientPayloadError
+        | aiohttp.ClientOSError
+        | ConnectionError,
+    ):
+        return "reset"
+    if isinstance(exc, aiohttp.InvalidURL | ValueError):
+        return "bad-url"
+    if isinstance(exc, aiohttp.ClientResponseError):
+        return "protocol"  # a malformed HTTP response
+    return "connect" if isinstance(exc, OSError) else "error"
+
+
+class _StreamBody:
+    def __init__(self, response: aiohttp.ClientResponse) -> None:
+        self._response = response
+
+    async def read(self, size: int) -> bytes:
+        return await self._response.content.read(size)
+
+    def abandon(self) -> None:
+        self._response.close()  # the rest is never read: do not reuse the connection
+
+
+class AiohttpTransport:
+    """GETs over one aiohttp session (connection pool, TLS, resolver)."""
+
+    def __init__(
+        self,
+        settings: FetchSettings,
+        *,
+        ssl_ca_file: str | None = None,
+        resolver: AbstractResolver | None = None,
+    ) -> None:
+        self.settings = settings
+        self._ssl_ca_file = ssl_ca_file or settings.tls_ca_file
+        self._inner_resolver = resolver
+        proxy_host = urlsplit(settings.proxy).hostname if settings.proxy else None
+        # the resolver sees target names (no proxy) or only the proxy's name
+        self._policy = AddressPolicy(
+            settings.allow_private, hosts=(proxy_host,) if proxy_host else ()
+        )
+        self._session: aiohttp.ClientSession | None = None
+        self._resolver: FilteringResolver | None = None
+
+    async def __aenter__(self) -> AiohttpTransport:
+        ssl_context: ssl.SSLContext | bool = True
+        if self._ssl_ca_file:
+            try:
+                ssl_context = ssl.create_default_context()  # the system CAs, plus:
+                ssl_context.load_verify_locations(cafile=self._ssl_ca_file)
+            except (OSError, ssl.SSLError) as exc:
+                raise ConfigError(
+                    f"fetch: cannot load CA file {self._ssl_ca_file}: {exc}"
+                ) from None
+        inner = self._inner_resolver or aiohttp.ThreadedResolver()
+        self._resolver = FilteringResolver(
+            inner, self._policy, close_inner=self._inner_resolver is None
+        )
+        s = self.settings
+        connector = aiohttp.TCPConnector(
+            limit=s.concurrency,
+            limit_per_host=s.per_host,
+            ttl_dns_cache=300,
+            resolver=self._resolver,
+            ssl=ssl_context,
+        )
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            timeout=aiohttp.ClientTimeout(
+                total=None, sock_connect=s.connect_timeout or None, sock_read=s.read_timeout or None
+            ),
+            cookie_jar=aiohttp.DummyCookieJar(),  # stateless: what is recorded is what is sent
+            trust_env=False,  # only the configured proxy, never one from the environment
+        )
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+        if self._resolver is not None:
+            await self._resolver.close()
+            self._resolver = None
+
+    @asynccontextmanager
+    async def request(
+        self,
+        url: str,
+        headers: Mapping[str, str],
+        *,
+        proxy: str | None = None,
+        time_limit: float | None = None,
+    ) -> AsyncIterator[Answer]:
+        if self._session is None:
+            raise ConfigError("fetch: the transport is not open (use `async with`)")
+        try:
+            # one deadline for the whole exchange: a body trickling in byte by
+            # byte satisfies sock_read forever, never this
+            async with (
+                asyncio.timeout(time_limit),
+                self._session.get(
+                    URL(safe_url_string(url), encoded=True),
+                    headers=headers,
+                    allow_redirects=False,  # every hop is checked above, robots.txt included
+                    proxy=proxy,
+                ) as resp,
+            ):
+                version = resp.version
+                yield Answer(
+                    status=resp.status,
+                    reason=resp.reason or "",
+                    body=_StreamBody(resp),
+                    headers=list(resp.headers.items()),
+                    http_version=f"{version.major}.{version.minor}" if version else "1.1",
+                    request_headers=flat_headers(resp.request_info.headers),
+                )
+        except TransportError:
+            raise
+        except Exception as exc:
+            code = error_code(exc)
+            if code == "error":
+                log.warning("fetch %s: unexpected %s: %s", url, type(exc).__name__, exc)
+            raise TransportError(code, str(exc)) from exc

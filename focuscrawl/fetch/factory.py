@@ -1,0 +1,60 @@
+"""The one place a crawl's fetcher is made: live over sockets, or simulated over archives.
+
+A simulation (``archives`` given) reads the WARC files through the replay
+web's answer function, with a :class:`~focuscrawl.clock.VirtualClock`: no
+sockets, no proxy, no sleeping. The address policy stays on, with every host
+that has records in the archives allowed (a live crawl through ``focuscrawl
+replay`` would reach them through the proxy).
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+
+from focuscrawl.clock import Clock, SystemClock, VirtualClock
+from focuscrawl.exceptions import ArchiveError, ConfigError
+from focuscrawl.fetch.addresses import AddressPolicy
+from focuscrawl.fetch.aiohttp_transport import AiohttpTransport
+from focuscrawl.fetch.archive_transport import ArchiveTransport
+from focuscrawl.fetch.fetcher import HttpFetcher
+from focuscrawl.settings import Settings
+
+__all__ = ["build_fetcher"]
+
+
+def build_fetcher(
+    settings: Settings,
+    counters: collections.Counter[str] | None = None,
+    *,
+    archives: Sequence[Path | str] = (),
+    clock: Clock | None = None,
+) -> HttpFetcher:
+    """A fetcher for ``settings.fetch``: live, or a simulation over ``archives``.
+
+    ``counters`` receives the fetcher's counts (see :class:`HttpFetcher`).
+    An archive that cannot be read is a :class:`ConfigError` (one line).
+    """
+    fetch = settings.fetch
+    if archives:
+        try:
+            transport = ArchiveTransport.from_archives(list(archives))
+        except ArchiveError as exc:
+            raise ConfigError(f"simulate: {exc}") from None
+        fetch = dataclasses.replace(fetch, proxy=None)  # nothing to go through
+        policy = AddressPolicy(fetch.allow_private, hosts=transport.web.hosts)
+        return HttpFetcher(
+            fetch,
+            transport,
+            counters=counters,
+            clock=clock if clock is not None else VirtualClock(),
+            policy=policy,
+        )
+    return HttpFetcher(
+        fetch,
+        AiohttpTransport(fetch, ssl_ca_file=fetch.tls_ca_file),
+        counters=counters,
+        clock=clock if clock is not None else SystemClock(),
+    )

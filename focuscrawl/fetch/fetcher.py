@@ -1,0 +1,338 @@
+"""The crawler's fetch logic, above a transport: polite, robots-aware, never raising.
+
+One ``fetch(url)`` is: address check -> robots.txt -> one request per redirect
+hop (each hop address- and robots-checked and counted as a request to its own
+host), with retries and back-off for 429/503/timeouts/resets, the body read in
+chunks up to ``max_body_size`` and only for the accepted content types.
+robots.txt downloads follow their redirects here too, each hop address-checked
+(RFC 9309 section 2.3.1.2: at most five). Every exchange goes through a
+:class:`~focuscrawl.fetch.transport.Transport`: sockets for a crawl, archives
+for a simulation. Waits and stamps use the injected clock.
+"""
+
+from __future__ import annotations
+
+import collections
+import email.utils
+import math
+import time
+from urllib.parse import urlsplit
+
+from focuscrawl.clock import Clock, SystemClock
+from focuscrawl.exceptions import ConfigError
+from focuscrawl.fetch.addresses import AddressPolicy
+from focuscrawl.fetch.encoding import detect_charset, looks_like_html
+from focuscrawl.fetch.politeness import HostPoliteness
+from focuscrawl.fetch.robots import RobotsCache, user_agent_token
+from focuscrawl.fetch.transport import Answer, Transport, TransportError, flat_headers
+from focuscrawl.settings import FetchSettings
+from focuscrawl.types import FetchResult
+from focuscrawl.urls import host_of, normalize_url
+
+__all__ = ["HttpFetcher", "parse_retry_after"]
+
+_REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+_RETRY_STATUSES = frozenset({429, 503})
+_RETRY_ERRORS = frozenset({"timeout", "reset", "connect"})
+_MAX_RETRY_AFTER = 60.0  # seconds; a server cannot park a host longer than this per answer
+_ROBOTS_MAX_BYTES = 512 * 1024
+_ROBOTS_MAX_REDIRECTS = 5  # RFC 9309 section 2.3.1.2
+_SNIFF_BYTES = 1024
+_CHUNK = 64 * 1024
+# errors that mean the host could not be reached at all (not an answer from it)
+_UNREACHABLE = frozenset({"dns", "blocked-address", "ssl", "connect", "proxy"})
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta or HTTP date), capped at 60.
+
+    ``now`` is the wall time an HTTP date is counted from (the fetcher's clock).
+
+    >>> parse_retry_after("3"), parse_retry_after("900"), parse_retry_after("soon")
+    (3.0, 60.0, None)
+    >>> parse_retry_after("Thu, 01 Jan 1970 00:00:10 GMT", now=4.0)
+    6.0
+    """
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        seconds = float(value)
+    else:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    return min(max(seconds, 0.0), _MAX_RETRY_AFTER)
+
+
+class _Deadline:
+    """Network time left to one fetch (``fetch_timeout``): politeness waits and
+    back-off sleeps are not counted, every exchange (hops, retries) is."""
+
+    def __init__(self, seconds: float) -> None:
+        self.left: float | None = seconds if seconds > 0 and math.isfinite(seconds) else None
+
+    def spend(self, seconds: float) -> None:
+        if self.left is not None:
+            self.left -= max(0.0, seconds)
+
+    @property
+    def over(self) -> bool:
+        return self.left is not None and self.left <= 0
+
+
+class HttpFetcher:
+    """The :class:`~focuscrawl.fetch.base.Fetcher` of the crawler, over any transport.
+
+    ``counters`` receives one count per error code of a returned result, plus
+    ``"requests"`` (HTTP requests sent, robots.txt and retries included),
+    ``"retries"``, ``"truncated"`` and ``"robots.txt"`` (robots files downloaded).
+    ``policy`` (default: ``settings.allow_private``) decides which targets may
+    be asked for at all, proxy or not; the proxy itself is always allowed.
+    """
+
+    def __init__(
+        self,
+        settings: FetchSettings,
+        transport: Transport,
+        *,
+        counters: collections.Counter[str] | None = None,
+        clock: Clock | None = None,
+        policy: AddressPolicy | None = None,
+    ) -> None:
+        self.settings = settings
+        self.transport = transport
+        self.clock: Clock = clock if clock is not None else SystemClock()
+        self.counters: collections.Counter[str] = (
+            counters if counters is not None else collections.Counter()
+        )
+        self._policy = policy if policy is not None else AddressPolicy(settings.allow_private)
+        self._token = user_agent_token(settings.user_agent)
+        self._proxy = self._check_proxy(settings.proxy)
+        self._politeness = HostPoliteness(
+            settings.concurrency, settings.per_host, settings.delay, clock=self.clock
+        )
+        self._robots = RobotsCache(self._download_robots, settings.robots_cache_size)
+        self._types = frozenset(t.strip().lower() for t in settings.content_types)
+        types = [t for t in settings.content_types if t.strip()]
+        self._headers = {
+            "User-Agent": settings.user_agent,
+            "Accept": ",".join(types) + ",*/*;q=0.8" if types else "*/*",
+            "Accept-Encoding": "gzip, deflate",
+        }
+        self._open = False
+
+    @staticmethod
+    def _check_proxy(proxy: str | None) -> str | None:
+        if not proxy:
+            return None
+        parts = urlsplit(proxy)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ConfigError(f"config: fetch.proxy {proxy!r} is not an http(s)://host:port URL")
+        return proxy
+
+    async def __aenter__(self) -> HttpFetcher:
+        await self.transport.__aenter__()
+        self._open = True
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._open = False
+        await self.transport.__aexit__(*exc)
+
+    def host_ready_at(self, host: str) -> float:
+        return self._politeness.host_ready_at(host)
+
+    def host_busy(self, host: str) -> bool:
+        return self._politeness.host_busy(host)
+
+    async def fetch(self, url: str) -> FetchResult:
+        """Fetch ``url``; ``redirects`` lists the URLs that answered with a redirect."""
+        if not self._open:
+            raise ConfigError("fetch: the fetcher is not open (use `async with` on it)")
+        started = self.clock.monotonic()
+        target = normalize_url(url)
+        if target is None:
+            result = FetchResult(url=url, final_url=url, error="bad-url")
+        else:
+            async with self._politeness.claim(host_of(target)):
+                result = await self._follow(url, target)
+        result.elapsed = self.clock.monotonic() - started
+        if result.error is not None:
+            self.counters[result.error] += 1
+        return result
+
+    async def _follow(self, url: str, current: str) -> FetchResult:
+        chain: list[str] = []
+        deadline = _Deadline(self.settings.fetch_timeout)
+        while True:
+            refused = await self._admit(current)
+            if refused is not None:
+                return FetchResult(
+                    url=url, final_url=current, error=refused, redirects=tuple(chain)
+                )
+            result, location = await self._with_retries(current, deadline)
+            result.url, result.redirects = url, tuple(chain)
+            if location is None or result.error is not None:
+                return result
+            if len(chain) >= self.settings.max_redirects:
+                result.error = "too-many-redirects"
+                return result
+            following = normalize_url(location, base=current)
+            if following is None:  # not http(s), or unparsable
+                result.error = "bad-url"
+                return result
+            chain.append(current)
+            current = following
+
+    def _address_allowed(self, url: str) -> bool:
+        try:
+            hostname = urlsplit(url).hostname or ""
+        except ValueError:
+            return False
+        return self._policy.check_target(hostname)
+
+    async def _admit(self, url: str) -> str | None:
+        """Why ``url`` may not be requested (address, robots.txt), or None."""
+        if not self._address_allowed(url):
+            return "blocked-address"
+        if not self.settings.respect_robots:
+            return None
+        rules = await self._robots.rules_for(url)
+        if self.settings.obey_crawl_delay:
+            delay = rules.crawl_delay(self._token)
+            if delay is not None:
+                delay = min(delay, self.settings.max_crawl_delay)
+            self._politeness.set_crawl_delay(host_of(url), delay)
+        if rules.allowed(url, self._token):
+            return None
+        # A host that cannot be reached says why (the page would fail the same way);
+        # "robots" is kept for hosts whose robots.txt answered and said no (or 5xx).
+        return rules.error if rules.error in _UNREACHABLE else "robots"
+
+    async def _download_robots(self, robots_url: str) -> tuple[int, bytes, str | None]:
+        """robots.txt, its redirects followed here with the checks every page gets."""
+        self.counters["robots.txt"] += 1
+        deadline = _Deadline(self.settings.fetch_timeout)
+        current, hops = robots_url, 0
+        while True:
+            if not self._address_allowed(current):
+                # only a redirect can get here (the page's own host passed): the
+                # origin answered, pointing somewhere we may not go
+                return 0, b"", "robots"
+            result, location = await self._with_retries(current, deadline, robots=True)
+            if result.error is not None:
+                # an unreachable redirect target is the origin's doing, not ours
+                error = "robots" if hops and result.error in _UNREACHABLE else result.error
+                return result.status, result.body, error
+            if location is None:
+                return result.status, result.body, None
+            following = normalize_url(location, base=current)
+            if hops >= _ROBOTS_MAX_REDIRECTS:
+                return result.status, b"", "too-many-redirects"
+            if following is None:
+                return result.status, b"", "robots"
+            current, hops = following, hops + 1
+
+    async def _with_retries(
+        self, url: str, deadline: _Deadline, robots: bool = False
+    ) -> tuple[FetchResult, str | None]:
+        host = host_of(url)
+        attempt = 0
+        while True:
+            result, location, retry_after = await self._exchange(url, host, robots, deadline)
+            overloaded = result.error is None and result.status in _RETRY_STATUSES
+            if (overloaded or result.error in _RETRY_ERRORS) and not deadline.over:
+                wait = self.settings.retry_backoff * 2**attempt  # exponential back-off
+                if retry_after is not None:
+                    wait = retry_after
+                if overloaded:  # the host asked everyone to slow down, not just this URL
+                    self._politeness.defer(host, wait)
+                if attempt < self.settings.retries:
+                    attempt += 1
+                    self.counters["retries"] += 1
+                    await self.clock.sleep(wait)
+                    continue
+            return result, location
+
+    async def _exchange(
+        self, url: str, host: str, robots: bool, deadline: _Deadline
+    ) -> tuple[FetchResult, str | None, float | None]:
+        """One request; returns the result, the Location of a redirect, the Retry-After."""
+        result = FetchResult(url=url, final_url=url)
+        location: str | None = None
+        retry_after: float | None = None
+        async with self._politeness.slot(host):
+            if deadline.over:
+                result.error = "timeout"
+                return result, None, None
+            self.counters["requests"] += 1
+            began = self.clock.monotonic()
+            try:
+                async with self.transport.request(
+                    url, self._headers, proxy=self._proxy, time_limit=deadline.left
+                ) as answer:
+                    result.fetched_at = self.clock.time()
+                    result.status = answer.status
+                    result.reason = answer.reason
+                    result.http_version = answer.http_version
+                    result.headers = flat_headers(answer.headers)
+                    result.request_headers = dict(answer.request_headers)
+                    if answer.status in _RETRY_STATUSES:
+                        retry_after = parse_retry_after(
+                            answer.header("Retry-After"), self.clock.time()
+                        )
+                    if answer.status in _REDIRECT_STATUSES:
+                        location = answer.header("Location")
+                        if location:
+                            return result, location, retry_after
+                    await self._read_body(answer, result, robots)
+            except TransportError as exc:
+                result.error = exc.code
+            finally:
+                deadline.spend(self.clock.monotonic() - began)
+        return result, location, retry_after
+
+    async def _read_body(self, answer: Answer, result: FetchResult, robots: bool) -> None:
+        """Fill body/content_type/charset/truncated, or refuse the content type."""
+        header = answer.header("Content-Type") or ""
+        mime = header.split(";", 1)[0].strip().lower()
+        limit = _ROBOTS_MAX_BYTES if robots else self.settings.max_body_size
+        head = b""
+        if not robots and not mime:
+            head = await _read_upto(answer, _SNIFF_BYTES)
+            mime = "text/html" if looks_like_html(head) else ""
+        result.content_type = mime
+        if not robots and self._types and mime not in self._types:
+            # Not downloaded; only a successful answer counts as "filtered by type".
+            if 200 <= answer.status < 300:
+                result.error = "content-type"
+            answer.body.abandon()
+            return
+        body = bytearray(head)
+        while not limit or len(body) <= limit:
+            chunk = await answer.body.read(_CHUNK)
+            if not chunk:
+                break
+            body += chunk
+        if limit and len(body) > limit:
+            del body[limit:]
+            result.truncated = True
+            self.counters["truncated"] += 1
+            answer.body.abandon()
+        result.body = bytes(body)
+        if mime.startswith("text/") or "html" in mime or "xml" in mime:
+            result.charset = detect_charset(header, result.body)
+
+
+async def _read_upto(answer: Answer, size: int) -> bytes:
+    """Up to ``size`` bytes of the body (fewer only at its end)."""
+    data = b""
+    while len(data) < size:
+        chunk = await answer.body.read(size - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data

@@ -1,0 +1,119 @@
+"""The transport interface: one HTTP exchange, below all the fetch logic.
+
+A :class:`Transport` sends one GET (no redirects followed, no retries, no
+policy) and hands back an :class:`Answer` whose body is read in pieces; it
+reports every failure as a :class:`TransportError` carrying the short error
+code of :class:`~focuscrawl.types.FetchResult`. Address policy, robots.txt,
+redirects, retries, content types, the size cut and charsets live above it in
+:class:`~focuscrawl.fetch.fetcher.HttpFetcher`, shared by the live transport
+(sockets) and the archive transport (a simulation), so both behave alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from typing import Protocol
+
+__all__ = ["Answer", "Body", "BytesBody", "Transport", "TransportError", "flat_headers"]
+
+
+class TransportError(Exception):
+    """One exchange failed; ``code`` is the FetchResult error code (``"timeout"``...)."""
+
+    def __init__(self, code: str, detail: str = "") -> None:
+        super().__init__(f"{code}: {detail}" if detail else code)
+        self.code = code
+
+
+class Body(Protocol):
+    """The body of an answer, read in pieces (a stream: bytes not asked for are never read)."""
+
+    async def read(self, size: int) -> bytes:
+        """Up to ``size`` bytes (at least one unless the body has ended: then b"")."""
+        ...
+
+    def abandon(self) -> None:
+        """The rest will not be read (a live connection is closed, not reused)."""
+        ...
+
+
+class BytesBody:
+    """A body already in memory.
+
+    >>> import asyncio
+    >>> body = BytesBody(b"abcde")
+    >>> asyncio.run(body.read(2)), asyncio.run(body.read(10)), asyncio.run(body.read(1))
+    (b'ab', b'cde', b'')
+    """
+
+    def __init__(self, data: bytes) -> None:
+        self._data = memoryview(data)
+        self._pos = 0
+
+    async def read(self, size: int) -> bytes:
+        chunk = bytes(self._data[self._pos : self._pos + max(0, size)])
+        self._pos += len(chunk)
+        return chunk
+
+    def abandon(self) -> None:
+        self._pos = len(self._data)
+
+
+@dataclass(slots=True)
+class Answer:
+    """Status line and headers of one response (as received), and its body."""
+
+    status: int
+    reason: str
+    body: Body
+    headers: Sequence[tuple[str, str]] = ()  # in order, repeated names repeated
+    http_version: str = "1.1"
+    request_headers: Mapping[str, str] = field(default_factory=dict)  # as sent
+
+    def header(self, name: str) -> str | None:
+        """The first value of a header (names are case-insensitive)."""
+        low = name.lower()
+        for key, value in self.headers:
+            if key.lower() == low:
+                return value
+        return None
+
+
+class Transport(Protocol):
+    """One GET exchange at a time; an async context manager around its resources."""
+
+    async def __aenter__(self) -> Transport: ...
+
+    async def __aexit__(self, *exc: object) -> None: ...
+
+    def request(
+        self,
+        url: str,
+        headers: Mapping[str, str],
+        *,
+        proxy: str | None = None,
+        time_limit: float | None = None,
+    ) -> AbstractAsyncContextManager[Answer]:
+        """GET ``url`` with ``headers``; the answer is valid inside the ``async with``.
+
+        ``time_limit`` (seconds) bounds the whole exchange, body reading inside the block
+        included. Raises :class:`TransportError` on entry or from the block.
+        """
+        ...
+
+
+def flat_headers(headers: Sequence[tuple[str, str]] | Mapping[str, str]) -> dict[str, str]:
+    """Multi-valued headers joined with ", " (first spelling of the name kept).
+
+    >>> flat_headers([("Vary", "a"), ("vary", "b"), ("X", "1")])
+    {'Vary': 'a, b', 'X': '1'}
+    """
+    items = headers.items() if isinstance(headers, Mapping) else headers
+    out: dict[str, str] = {}
+    lower: dict[str, str] = {}
+    for name, value in items:
+        key = lower.setdefault(name.lower(), name)
+        out[key] = f"{out[key]}, {value}" if key in out else value
+    return out

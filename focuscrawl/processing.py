@@ -1,0 +1,335 @@
+"""One result at a time: judge, filter, ask the strategy, apply its decision.
+
+The engine hands every fetch result here in the order the URLs were taken from
+the frontier, so the crawl DB changes in the same order in every run with the
+same settings, seed and web. Nothing here waits or looks at the clock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from focuscrawl.frontier.base import FrontierStore
+from focuscrawl.output.writers import JsonlOutput, WarcOutput
+from focuscrawl.parse.html import page_from_fetch
+from focuscrawl.provenance import decision_record
+from focuscrawl.relevance.base import RelevanceModel, judge
+from focuscrawl.settings import Settings
+from focuscrawl.stats import CrawlStats
+from focuscrawl.strategies.base import Strategy
+from focuscrawl.strategies.filters import LinkFilter, Verdict
+from focuscrawl.types import (
+    Decision,
+    FetchResult,
+    Link,
+    LinkScore,
+    Merge,
+    Page,
+    PageRecord,
+    QueuedURL,
+    URLState,
+)  # fmt: skip
+from focuscrawl.urls import Scope, host_of
+
+# Errors that mean the request never reached the origin server (refused by rule,
+# name not resolved, no connection, no TLS, refused by the proxy): the URL is not
+# a fetched page, uses none of the page budget, and is counted as skipped_<error>.
+NOT_FETCHED = frozenset({"robots", "blocked-address", "bad-url", "dns", "connect", "ssl", "proxy"})
+
+RELEVANCE = "relevance"  # the column that keeps the model's score of every judged page
+DIGEST = "_digest"  # 52 bits of the payload's SHA-1, kept only for strategies that re-crawl
+
+
+def digest52(body: bytes) -> float:
+    """The first 52 bits of the SHA-1 of ``body``, exact in a float column.
+
+    >>> digest52(b"") == float(int("da39a3ee5e6b4", 16))
+    True
+    """
+    return float(int.from_bytes(hashlib.sha1(body).digest()[:7], "big") >> 4)
+
+
+@dataclass(slots=True)
+class InFlight:
+    """A URL taken from the frontier, with what the engine must know when it returns."""
+
+    queued: QueuedURL
+    recrawl: bool = False
+
+
+class ResultProcessor:
+    """Turns fetch results into records, frontier changes and decision-log lines."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        frontier: FrontierStore,
+        strategy: Strategy,
+        model: RelevanceModel | None,
+        filters: Sequence[LinkFilter],
+        scope: Scope,
+        stats: CrawlStats,
+        warc: WarcOutput,
+        pages: JsonlOutput,
+        decisions: JsonlOutput | None,
+    ) -> None:
+        self.settings = settings
+        self.frontier = frontier
+        self.strategy = strategy
+        self.model = model
+        self.filters = list(filters)
+        self.scope = scope
+        self.stats = stats
+        self.warc = warc
+        self.pages = pages
+        self.decisions = decisions
+        self.round = 0  # layered mode: the round (layer) being fetched
+        self.results = 0  # results recorded, skipped ones included (the decision log's n)
+        self.recrawl_pending: set[str] = set()  # fetched URLs queued again by a strategy
+
+    # ------------------------------------------------------------------ results
+    def record(self, item: InFlight, result: FetchResult) -> None:
+        """Judge, score and record one result (durable at the next commit)."""
+        self.results += 1
+        counters = self.stats.counters
+        current = self.frontier.get(item.queued.url)
+        # the hooks see the URL as it is now: cash that arrived while it was in flight
+        queued = item.queued if current is None else replace(
+            item.queued, score=current.score, tier=current.tier
+        )
+        queued = replace(queued, layer=self.round)
+        if result.error in NOT_FETCHED:
+            counters[f"skipped_{result.error}"] += 1
+            if self.strategy.layered:
+                counters[f"layer_{self.round}_skipped"] += 1
+            self.frontier.mark(queued.url, URLState.FAILED)
+            self._decide("failure", self.strategy.on_failure(queued, result.error or ""), queued)
+            return
+        if item.recrawl:
+            counters["recrawls_fetched"] += 1
+        else:
+            self.stats.fetched += 1
+            if self.strategy.layered:
+                counters[f"layer_{self.round}_fetched"] += 1
+        record = PageRecord(
+            url=queued.url, status=result.status, depth=queued.depth, parent=queued.parent,
+            score=queued.score, relevance=None, fetched_at=result.fetched_at or time.time(),
+            content_type=result.content_type, size=len(result.body), out_links=0,
+            error=result.error, final_url=result.final_url if result.final_url != queued.url else None,
+            layer=self.round, truncated=result.truncated, recrawl=item.recrawl,
+        )  # fmt: skip
+        if result.error is not None and result.status == 0:
+            self.stats.errors += 1
+            counters[f"error_{result.error}"] += 1
+            self.frontier.mark(queued.url, URLState.FAILED)
+            self.pages.write(record)
+            self._decide("failure", self.strategy.on_failure(queued, result.error), queued)
+            return
+        self._archive(queued.url, result, item.recrawl)
+        self.frontier.mark(queued.url, URLState.FETCHED)
+        if record.final_url:
+            queued = self._merge_redirect_target(queued, result.final_url)
+        if result.error is not None or not (200 <= result.status < 300):
+            counters[f"status_{result.status}" if result.error is None else f"error_{result.error}"] += 1
+            self.pages.write(record)
+            reason = result.error or f"status-{result.status}"
+            self._decide("failure", self.strategy.on_failure(queued, reason), queued)
+            return
+        try:
+            page = page_from_fetch(
+                result,
+                context_words=self.settings.parse.context_words,
+                max_links=self.settings.scope.max_links_per_page,
+            )
+        except Exception as exc:  # a parser failure on hostile HTML is counted, not fatal
+            counters[f"parse_error_{type(exc).__name__}"] += 1
+            self.pages.write(record)
+            self._decide("failure", self.strategy.on_failure(queued, "parse-error"), queued)
+            return
+        page.depth = queued.depth
+        page.parent = queued.parent
+        self.stats.pages += 1
+        verdict = self._judge(page, record)
+        page.relevance, page.relevant = verdict.relevance, verdict.relevant
+        record.out_links = len(page.links)
+        record.title = page.title or None
+        record.lang = page.lang or None
+        self.pages.write(record)
+        links, dropped = self.filter_links(page, queued, verdict)
+        decision = self.strategy.on_page(replace(page, links=links), verdict.relevance, queued)
+        self._decide("page", decision, queued, relevance=verdict.relevance, dropped=dropped)
+
+    def _judge(self, page: Page, record: PageRecord) -> Verdict:
+        if self.model is None:
+            return Verdict()
+        try:
+            relevance, relevant = judge(self.model, page)
+        except Exception as exc:  # a model failing on one odd page is counted
+            self.stats.counters[f"model_error_{type(exc).__name__}"] += 1
+            return Verdict()
+        record.relevance = round(relevance, 6)
+        record.relevant = relevant
+        self.stats.judged += 1
+        self.stats.relevant += int(relevant)
+        self.frontier.update_values(RELEVANCE, [(page.url, relevance)], Merge.SET)
+        return Verdict(relevance, relevant)
+
+    def _archive(self, url: str, result: FetchResult, recrawl: bool) -> None:
+        """The WARC record: a response, or a revisit when a re-crawl found the same payload."""
+        if not self.strategy.recrawls:
+            self.warc.write(result)
+            return
+        digest = digest52(result.body)
+        if recrawl and self.frontier.value(url, DIGEST) == digest:
+            self.warc.write_revisit(result)
+            self.stats.counters["recrawls_unchanged"] += 1
+        else:
+            self.warc.write(result)
+        self.frontier.update_values(DIGEST, [(url, digest)], Merge.SET)
+
+    def _merge_redirect_target(self, queued: QueuedURL, final_url: str) -> QueuedURL:
+        """The page now known under its final URL is not fetched a second time, and
+        cash waiting on that URL moves to the page that is being processed (so a
+        redirect neither duplicates nor strands it)."""
+        state = self.frontier.state(final_url)
+        if state is None:
+            self.frontier.add(final_url, 0.0, depth=queued.depth, parent=queued.parent,
+                              host=host_of(final_url), merge=Merge.KEEP)  # fmt: skip
+            self.frontier.mark(final_url, URLState.FETCHED)
+            return queued
+        if state == URLState.IN_FLIGHT:
+            return queued  # fetched on its own as well: its cash is processed there
+        moved = 0.0
+        if self.strategy.merge is Merge.ADD:
+            moved = self.frontier.value(final_url, "score") or 0.0
+            if moved:
+                self.frontier.update_scores([(final_url, 0.0)], Merge.SET)
+                self.frontier.update_scores([(queued.url, moved)], Merge.ADD)
+                self.stats.counters["redirect_cash_moved"] += 1
+        if state == URLState.QUEUED:
+            self.frontier.mark(final_url, URLState.FETCHED)
+        return replace(queued, score=queued.score + moved)
+
+    # -------------------------------------------------------------- the links
+    def filter_links(
+        self, page: Page, queued: QueuedURL, verdict: Verdict
+    ) -> tuple[list[Link], Counter[str]]:
+        """The out-links that may enter the frontier: scope rules, then the crawl's filters."""
+        dropped: Counter[str] = Counter()
+        depth = queued.depth + 1
+        max_per_host = self.settings.scope.max_pages_per_host
+        state = self.frontier.state
+        kept: list[Link] = []
+        for link in page.links:
+            url = link.url
+            if url == queued.url:
+                continue
+            if state(url) is None:  # a known URL passed the scope rules when it was added
+                reason = self.scope.reject(url, depth)
+                if reason is None and max_per_host and self.frontier.host_count(host_of(url)) >= max_per_host:
+                    reason = "host-full"
+                if reason is not None:
+                    dropped[f"scope:{reason}"] += 1
+                    continue
+            kept.append(link)
+        for flt in self.filters:
+            before = len(kept)
+            kept = flt.keep(page, kept, verdict)
+            if len(kept) < before:
+                dropped[f"filter:{flt.name}"] += before - len(kept)
+        for reason, count in dropped.items():
+            self.stats.counters[f"link_rejected_{reason.split(':', 1)[1]}"] += count
+        return kept, dropped
+
+    def _decide(
+        self,
+        event: str,
+        decision: Decision,
+        queued: QueuedURL | None,
+        *,
+        relevance: float | None = None,
+        dropped: Counter[str] | None = None,
+    ) -> None:
+        """Apply a decision and log it (one decisions.jsonl line)."""
+        self.apply(decision, queued)
+        if self.decisions is None or (decision.is_empty() and event != "page"):
+            return
+        self.decisions.write(
+            decision_record(
+                event, decision, default_merge=self.strategy.merge,
+                url=None if queued is None else queued.url,
+                n=self.results if queued is not None else None,
+                score=None if queued is None else queued.score,
+                relevance=relevance, dropped=dropped,
+            )
+        )  # fmt: skip
+
+    def log_event(self, event: str, decision: Decision) -> None:
+        """Apply and log a decision that belongs to no page (tick, layer end, control...)."""
+        self._decide(event, decision, None)
+
+    def apply(self, decision: Decision, queued: QueuedURL | None) -> None:
+        counters = self.stats.counters
+        if decision.links and queued is not None:
+            self._add_links(decision, queued)
+        updates: dict[tuple[str, Merge], list[tuple[str, float]]] = {}
+        for update in decision.updates:
+            updates.setdefault((update.column, update.merge), []).append((update.url, update.score))
+        for (column, merge), items in updates.items():
+            if column == "score":
+                self.frontier.update_scores(items, merge)
+            else:
+                self.frontier.update_values(column, items, merge)
+        for host, score, merge in decision.host_updates:
+            counters["host_rescored"] += self.frontier.update_host(host, score, merge)
+        if decision.tiers:
+            self.frontier.set_tier(decision.tiers)
+        if decision.raise_siblings is not None and queued is not None:
+            for parent in self.frontier.parents(queued.url):
+                counters["siblings_raised"] += self.frontier.raise_children(
+                    parent, decision.raise_siblings, exclude=queued.url
+                )
+        for url in decision.recrawl:
+            if self.frontier.state(url) == URLState.FETCHED:
+                self.frontier.mark(url, URLState.QUEUED)
+                self.recrawl_pending.add(url)
+                counters["recrawls_queued"] += 1
+        for op in decision.column_ops:
+            self.frontier.combine_columns(op.dst, op.terms, add=op.add)
+
+    def _add_links(self, decision: Decision, queued: QueuedURL) -> None:
+        depth = queued.depth + 1
+        layer = self.round + 1 if self.strategy.layered else 0
+        groups: dict[Merge, list[tuple[str, float, int, str | None, str, int, int]]] = {}
+        for ls in decision.links:
+            url = ls.link.url
+            item = (url, float(ls.score), depth, queued.url, host_of(url), ls.link.count, ls.tier or 0)
+            groups.setdefault(ls.merge or self.strategy.merge, []).append(item)
+        for merge, items in groups.items():
+            self.stats.counters["links_new"] += self.frontier.add_many(items, merge=merge, layer=layer)
+
+    def add_seeds(self, seeds: Iterable[str]) -> None:
+        """The strategy's seed scores (and other seed values, e.g. P0's initial cash)."""
+        decision = Decision()
+        updates = self.strategy.seed_scores(list(seeds))
+        for update in updates:
+            if update.column != "score":
+                continue
+            reason = self.scope.reject(update.url, 0)
+            if reason is not None:
+                self.stats.counters[f"seed_rejected_{reason}"] += 1
+                continue
+            self.frontier.add(update.url, update.score, depth=0, parent=None,
+                              host=host_of(update.url), merge=update.merge)  # fmt: skip
+            decision.links.append(LinkScore(Link(update.url), update.score, reason=update.reason or "seed"))
+        for update in updates:
+            if update.column != "score":
+                self.frontier.update_values(update.column, [(update.url, update.score)], update.merge)
+                decision.updates.append(update)
+        if self.decisions is not None:
+            self.decisions.write(decision_record("seeds", decision, default_merge=Merge.SET))

@@ -1,0 +1,163 @@
+"""Link filters: composable rules that drop out-links before a strategy scores them.
+
+The engine runs the scope rules, then every filter named in the crawl's
+``[[filters]]`` tables, in order, on the out-links of each fetched page, and
+only then calls the strategy's ``on_page``: a strategy that splits a page's cash
+over its links (OPIC, OTIE, OPIC+COMMD) therefore splits it over the links that
+will really enter the frontier, and nothing leaks. Any filter combines with any
+strategy (e.g. ``otie`` with the Japanese link rule of P4).
+
+.. code-block:: toml
+
+    [[filters]]
+    name = "language"        # P4: keep a link if its TLD or else its anchor is Japanese
+    target = "ja"
+    [[filters]]
+    name = "host-blacklist"  # P0: large portals that are never on topic
+    hosts = ["facebook.com", "*.google.com"]
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from focuscrawl.exceptions import ConfigError
+from focuscrawl.registry import Registry
+from focuscrawl.relevance.language import LanguageModel, normalise_lang, tld_language
+from focuscrawl.strategies.base import NoParams, build_params
+from focuscrawl.types import Link, Page
+from focuscrawl.urls import host_matches, read_url_lines
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What the crawl's relevance model said of the page whose links are filtered."""
+
+    relevance: float | None = None
+    relevant: bool | None = None
+
+
+class LinkFilter(ABC):
+    """Base of the link filters: ``keep`` returns the links that may pass."""
+
+    name: ClassVar[str] = ""
+    Params: ClassVar[type[Any]] = NoParams
+
+    def __init__(self, base_dir: Path | None = None, **params: Any) -> None:
+        self.base_dir = base_dir or Path(".")
+        self.p: Any = build_params(f"filter {self.name!r}", self.Params, params)
+
+    @abstractmethod
+    def keep(self, page: Page, links: Sequence[Link], verdict: Verdict) -> list[Link]:
+        """The links of ``page`` that pass this filter, in their order."""
+
+
+FILTERS: Registry[type[LinkFilter]] = Registry(
+    "filter", "focuscrawl.filters", builtin_modules=("focuscrawl.strategies.filters",)
+)
+register_filter = FILTERS.register
+
+
+@dataclass(frozen=True)
+class HostBlacklistParams:
+    hosts: tuple[str, ...] = ()  # host names; a name covers its subdomains; "*.x" too
+    file: str = ""  # one host per line (# comments), relative to the config file
+
+
+@register_filter("host-blacklist")
+class HostBlacklistFilter(LinkFilter):
+    """P0's URL filter: links to blacklisted hosts (and their subdomains) are dropped."""
+
+    name: ClassVar[str] = "host-blacklist"
+    Params: ClassVar[type[Any]] = HostBlacklistParams
+
+    def __init__(self, base_dir: Path | None = None, **params: Any) -> None:
+        super().__init__(base_dir, **params)
+        hosts = list(self.p.hosts)
+        if self.p.file:
+            path = Path(self.p.file)
+            path = path if path.is_absolute() else self.base_dir / path
+            try:
+                hosts += list(read_url_lines(path))
+            except OSError as exc:
+                raise ConfigError(f"filter 'host-blacklist': cannot read {path}: {exc.strerror}") from None
+        if not hosts:
+            raise ConfigError("filter 'host-blacklist': give hosts = [...] or file = ...")
+        self.hosts = tuple(h.strip().lower() for h in hosts if h.strip())
+
+    def keep(self, page: Page, links: Sequence[Link], verdict: Verdict) -> list[Link]:
+        return [link for link in links if not host_matches(link.url, self.hosts)]
+
+
+@dataclass(frozen=True)
+class RelevanceGateParams:
+    # None: the model's own decision (judge); a number: relevance >= min_relevance
+    min_relevance: float | None = None
+
+
+@register_filter("relevance-gate")
+class RelevanceGateFilter(LinkFilter):
+    """Follow the links of relevant pages only (Tamura's hard focus, any model).
+
+    A page the model could not judge (no model, or an error) keeps its links.
+    """
+
+    name: ClassVar[str] = "relevance-gate"
+    Params: ClassVar[type[Any]] = RelevanceGateParams
+
+    def keep(self, page: Page, links: Sequence[Link], verdict: Verdict) -> list[Link]:
+        if self.p.min_relevance is not None:
+            if verdict.relevance is None:
+                return list(links)
+            return list(links) if verdict.relevance >= self.p.min_relevance else []
+        return list(links) if verdict.relevant is not False else []
+
+
+@dataclass(frozen=True)
+class LanguageFilterParams:
+    target: tuple[str, ...] = ()  # language codes, e.g. ["ja"]
+    rule: str = "tld-or-anchor"  # "tld-or-anchor" (P4), "tld", "anchor"
+
+    def __post_init__(self) -> None:
+        if not self.target:
+            raise ValueError("target must name at least one language, e.g. target = ['ja']")
+        if self.rule not in ("tld-or-anchor", "tld", "anchor"):
+            raise ValueError(f"rule must be tld-or-anchor, tld or anchor, not {self.rule!r}")
+
+
+@register_filter("language")
+class LanguageLinkFilter(LinkFilter):
+    """P4's link rule: keep a link if its host's ccTLD is a target language's,
+    otherwise only if its anchor text is in a target language."""
+
+    name: ClassVar[str] = "language"
+    Params: ClassVar[type[Any]] = LanguageFilterParams
+
+    def __init__(self, base_dir: Path | None = None, **params: Any) -> None:
+        super().__init__(base_dir, **params)
+        self.targets = frozenset(normalise_lang(t) for t in self.p.target)
+        self._anchors = LanguageModel(list(self.targets))
+
+    def keep(self, page: Page, links: Sequence[Link], verdict: Verdict) -> list[Link]:
+        rule = self.p.rule
+        kept: list[Link] = []
+        for link in links:
+            if (rule != "anchor" and tld_language(link.url) in self.targets) or (rule != "tld" and self._anchors.score_text(link.anchor) >= 1.0):
+                kept.append(link)
+        return kept
+
+
+def build_filters(specs: Sequence[Mapping[str, Any]], base_dir: Path | None = None) -> list[LinkFilter]:
+    """The filters of ``[[filters]]`` tables, in order (``name`` picks the filter)."""
+    out: list[LinkFilter] = []
+    for spec in specs:
+        params = dict(spec)
+        name = params.pop("name", None)
+        if not isinstance(name, str):
+            raise ConfigError("config: every [[filters]] table needs name = \"...\"")
+        out.append(FILTERS.get(name)(base_dir, **params))
+    return out

@@ -1,0 +1,226 @@
+"""Language focus: P4's link rule (Chan & Yamana) and Tamura's policies (P4, section 2.2).
+
+P4's experimental group keeps a link if its host's ccTLD is the target
+language's (.jp for ja, .cn/.tw for zh, .kr for ko), else if its anchor text is in
+the target language, and drops it otherwise; the queue is not prioritised
+("We don't prioritize the URLs in queue"): breadth-first among the kept links.
+The rule is the ``language`` link filter (:class:`LanguageLinkFilter`), reused
+here; ``rule`` picks ``tld-or-anchor`` (P4), ``tld`` (Tamura's step 5: drop
+links whose TLD is not the target's) or ``anchor``, ``off`` skips it.
+
+On top of the rule, ``policy`` chooses how a page's language steers the queue.
+Every fetched page is identified (:func:`page_language`, an n-gram/script
+categoriser as P4 used), counted per language (``counters()``, P4's "web page
+counter"), and per server i the strategy keeps N_r(i), the target-language
+pages, and N_a(i), all pages (Tamura's steps 2-3):
+
+* ``rule``: the link rule only (P4's experimental group); discovery order.
+* ``hard``: links of a page not in the target language are dropped (hard focus).
+* ``soft``: links of target-language pages score 1, the others 0, so the first
+  are all fetched before the second (soft focus; a URL keeps its best score).
+* ``server``: a URL scores its server's class: 1 if N_r/N_a ≥ ``min_share``, 0
+  if below, ``unknown`` for a server not visited yet (``unknown`` = 0.5 is the
+  aggressive variant, new servers before known foreign ones; 0 the conservative
+  one). When a server's class changes, all its queued URLs are rescored at once
+  (``Decision.host_updates``).
+* ``directory``: the same per directory (``https://host/docs/2.4/ja/``); a URL
+  in a directory not visited yet takes the class of its nearest visited
+  ancestor directory. When a directory's class changes, its queued URLs are
+  rescored (one pass over the queue per change; classes change rarely).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+from urllib.parse import urlsplit
+
+from focuscrawl.relevance.base import RelevanceModel
+from focuscrawl.relevance.language import BACKENDS, normalise_lang, page_language
+from focuscrawl.strategies.base import Strategy, register_strategy
+from focuscrawl.strategies.filters import LanguageLinkFilter, Verdict
+from focuscrawl.types import (
+    Decision,
+    Link,
+    LinkScore,
+    Merge,
+    Page,
+    QueuedURL,
+    ScoreUpdate,
+    URLState,
+)
+from focuscrawl.urls import host_of
+
+POLICIES = ("rule", "hard", "soft", "server", "directory")
+RULES = ("tld-or-anchor", "tld", "anchor", "off")
+
+
+@dataclass(frozen=True)
+class LanguageParams:
+    target: tuple[str, ...] = ()  # language codes, e.g. ["ja"]
+    policy: str = "rule"  # rule, hard, soft, server, directory
+    rule: str = "tld-or-anchor"  # the link rule: tld-or-anchor (P4), tld (Tamura), anchor, off
+    min_share: float = 0.5  # server/directory: N_r/N_a at or above it is a target server
+    unknown: float = 0.5  # server/directory: the score of a server or directory not visited yet
+    backend: str = "cld2"  # page language identification (cld2 or py3langid)
+
+    def __post_init__(self) -> None:
+        if not self.target:
+            raise ValueError("target must name at least one language, e.g. target = ['ja']")
+        if self.policy not in POLICIES:
+            raise ValueError(f"policy must be one of {', '.join(POLICIES)}, not {self.policy!r}")
+        if self.rule not in RULES:
+            raise ValueError(f"rule must be one of {', '.join(RULES)}, not {self.rule!r}")
+        if not 0.0 < self.min_share <= 1.0:
+            raise ValueError(f"min_share = {self.min_share} must be in (0, 1]")
+        if not 0.0 <= self.unknown <= 1.0:
+            raise ValueError(f"unknown = {self.unknown} must be in [0, 1]")
+        if self.backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {self.backend!r}")
+
+
+def directory_of(url: str) -> str:
+    """The directory a URL is in: scheme, host and path up to its last slash.
+
+    >>> directory_of("https://httpd.apache.org/docs/2.4/ja/mod/core.html?x=1")
+    'https://httpd.apache.org/docs/2.4/ja/mod/'
+    >>> directory_of("http://a.org")
+    'http://a.org/'
+    """
+    parts = urlsplit(url)
+    path = parts.path or "/"
+    return f"{parts.scheme}://{parts.netloc}{path[: path.rfind('/') + 1]}"
+
+
+def ancestors(directory: str) -> list[str]:
+    """The directory and its ancestors, nearest first.
+
+    >>> ancestors("http://a.org/x/y/")
+    ['http://a.org/x/y/', 'http://a.org/x/', 'http://a.org/']
+    """
+    parts = urlsplit(directory)
+    root = f"{parts.scheme}://{parts.netloc}/"
+    out = [directory]
+    path = parts.path.rstrip("/")
+    while path:
+        path = path[: path.rfind("/")]
+        out.append(root + path.lstrip("/") + ("/" if path else ""))
+    return out
+
+
+@register_strategy("language")
+class LanguageStrategy(Strategy):
+    """P4's link rule plus Tamura's hard / soft / server / directory policies."""
+
+    name: ClassVar[str] = "language"
+    merge: ClassVar[Merge] = Merge.KEEP
+    Params: ClassVar[type[Any]] = LanguageParams
+
+    def __init__(self, model: RelevanceModel | None = None, **params: Any) -> None:
+        super().__init__(model, **params)
+        self._build()
+        self.langs: Counter[str] = Counter()  # pages per detected language
+        # per server (host) or directory: [N_r, N_a] (Tamura's steps 2-3)
+        self.places: dict[str, list[int]] = {}
+
+    def _build(self) -> None:
+        self.targets = frozenset(normalise_lang(t) for t in self.p.target)
+        self._rule: LanguageLinkFilter | None = None
+        if self.p.rule != "off":
+            self._rule = LanguageLinkFilter(target=list(self.p.target), rule=self.p.rule)
+
+    def on_params_changed(self) -> Decision:
+        self._build()
+        return Decision()
+
+    # ------------------------------------------------------------ the places
+    def _place(self, url: str) -> str:
+        return host_of(url) if self.p.policy == "server" else directory_of(url)
+
+    def _class(self, place: str) -> float | None:
+        """1.0 for a target server/directory, 0.0 for another, None if not visited."""
+        counts = self.places.get(place)
+        if counts is None or counts[1] == 0:
+            return None
+        return 1.0 if counts[0] / counts[1] >= self.p.min_share else 0.0
+
+    def place_score(self, url: str) -> float:
+        """The score of ``url`` under the server or directory policy."""
+        if self.p.policy == "server":
+            known = self._class(host_of(url))
+            return float(self.p.unknown) if known is None else known
+        for directory in ancestors(directory_of(url)):
+            known = self._class(directory)
+            if known is not None:
+                return known
+        return float(self.p.unknown)
+
+    # ------------------------------------------------------------------ hooks
+    def on_page(self, page: Page, relevance: float | None, queued: QueuedURL) -> Decision:
+        lang, _ = page_language(page, self.p.backend)
+        self.langs[lang] += 1
+        is_target = lang in self.targets
+        links: list[Link] = page.links
+        if self._rule is not None:
+            links = self._rule.keep(page, links, Verdict(relevance))
+        dropped = len(page.links) - len(links)
+        note = f"page {lang}; {dropped} links failed the {self.p.rule} rule" if dropped else f"page {lang}"
+        policy = self.p.policy
+        if policy in ("rule", "hard"):
+            if policy == "hard" and not is_target:
+                return Decision(reason=f"hard focus: {note}, its {len(links)} other links dropped")
+            return Decision(links=[LinkScore(link, 0.0, reason=f"{policy}: {note}") for link in links])
+        if policy == "soft":
+            score = 1.0 if is_target else 0.0
+            reason = f"soft: {note}, {'high' if is_target else 'low'} priority"
+            return Decision(links=[LinkScore(link, score, Merge.MAX, reason=reason) for link in links])
+        return self._by_place(page, queued, is_target, links, note)
+
+    def _by_place(
+        self, page: Page, queued: QueuedURL, is_target: bool, links: list[Link], note: str
+    ) -> Decision:
+        place = self._place(page.url)  # after a redirect: where the content was found
+        before = self._class(place)
+        counts = self.places.setdefault(place, [0, 0])
+        counts[0] += int(is_target)
+        counts[1] += 1
+        after = self._class(place)
+        decision = Decision(reason=f"{self.p.policy} {place}: N_r {counts[0]}, N_a {counts[1]}; {note}")
+        if after != before and after is not None:
+            if self.p.policy == "server":
+                decision.host_updates.append((place, after, Merge.SET))
+            else:
+                decision.updates = self._rescore_directory(place)
+        decision.links = [
+            LinkScore(link, s, Merge.SET, reason=f"{self.p.policy} class {s:g}")
+            for link in links
+            for s in (self.place_score(link.url),)
+        ]
+        return decision
+
+    def _rescore_directory(self, directory: str) -> list[ScoreUpdate]:
+        """Queued URLs in ``directory`` (or below) whose score its new class changes."""
+        updates = []
+        for row in self.view.urls(URLState.QUEUED):
+            if row.depth == 0 or not row.url.startswith(directory):
+                continue  # seeds keep their score
+            score = self.place_score(row.url)
+            if score != row.score:
+                updates.append(ScoreUpdate(row.url, score, Merge.SET, reason=f"directory {directory} class {score:g}"))
+        return updates
+
+    # ------------------------------------------------------------- reporting
+    def counters(self) -> dict[str, int]:
+        """Pages per detected language (``pages_lang_ja`` ...) and in a target language."""
+        out = {f"pages_lang_{lang}": n for lang, n in sorted(self.langs.items())}
+        out["pages_lang_target"] = sum(n for lang, n in self.langs.items() if lang in self.targets)
+        return out
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"langs": dict(self.langs), "places": self.places}
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        self.langs = Counter({str(k): int(v) for k, v in state.get("langs", {}).items()})
+        self.places = {str(k): [int(v[0]), int(v[1])] for k, v in state.get("places", {}).items()}

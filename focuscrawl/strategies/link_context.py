@@ -1,0 +1,50 @@
+"""Link-context prediction (P1's strongest baseline; Pant & Srinivasan 2006).
+
+Best-N-first (N = 50): each iteration fetches the 50 highest-priority frontier
+URLs. The priority of a link is eq. 9,
+``score = β·page_score + (1 − β)·context_score``, with ``page_score`` the
+relevance of the page the link is on, ``context_score`` the relevance of the
+window of T = 20 words around the link, anchor included (``parse.context_words``),
+and β = 0.25. A URL found again keeps the higher score (``Merge.MAX``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from focuscrawl.strategies.base import Strategy, register_strategy
+from focuscrawl.strategies.scoring import context_scores, eq9
+from focuscrawl.types import Decision, LinkScore, Merge, Page, QueuedURL
+
+
+@dataclass(frozen=True)
+class LinkContextParams:
+    beta: float = 0.25  # eq. 9: weight of the page's own score
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.beta <= 1.0:
+            raise ValueError(f"beta = {self.beta} must be in [0, 1]")
+
+
+@register_strategy("link-context")
+class LinkContextStrategy(Strategy):
+    """P1 link-context prediction: eq. 9 priority, best-N-first, duplicates keep the max."""
+
+    name: ClassVar[str] = "link-context"
+    merge: ClassVar[Merge] = Merge.MAX
+    needs_model: ClassVar[bool] = True
+    default_fetch_list_size: ClassVar[int] = 50
+    Params: ClassVar[type[Any]] = LinkContextParams
+
+    def on_page(self, page: Page, relevance: float | None, queued: QueuedURL) -> Decision:
+        assert self.model is not None
+        page_score = 0.0 if relevance is None else relevance
+        beta = self.p.beta
+        contexts = context_scores(self.model, page.links)
+        return Decision(
+            links=[
+                LinkScore(link, eq9(page_score, c, beta), reason=f"eq9 page {page_score:.4g} context {c:.4g}")
+                for link, c in zip(page.links, contexts, strict=True)
+            ]
+        )

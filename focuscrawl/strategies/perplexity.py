@@ -1,0 +1,184 @@
+"""Perplexity buckets: P2's focused crawler (Remus & Biemann, sections 3.2-3.3 and 4).
+
+A URL's priority is the perplexity PP = 2^H (eq. 1) of its parent document
+under the domain's n-gram language model, lower first: the link's score is
+``1 / PP``, and a URL linked from several documents keeps its best parent
+(``Merge.MAX``). Three buckets split the perplexity range by two user bounds,
+HIGH (PP ≤ ``high``), MEDIUM (PP ≤ ``medium``) and NORMAL (the rest); a bucket is
+the URL's priority *tier*, and the frontier never serves a lower tier while a
+higher one holds a queued URL, "even if this delays the overall crawling process"
+(footnote 9). Documents above the discard bound (``discard``, the paper's 10^5)
+pass on no links at all.
+
+Heritrix keeps one queue per server whose priority is that of its best URL. The
+frontier's pop is the same schedule: it takes the best queued URL (tier, then
+score) of a host that is not busy, i.e. it picks the host queue with the best
+head and serves that head; a host's queue is never reordered by its other URLs.
+When every URL of the top tier waits on a busy host, nothing of a lower tier is
+taken (the paper's delay).
+
+The bounds can be changed while the crawl runs (``focuscrawl control RUN_DIR
+high=800``): each queued URL keeps the PP of its best parent in the ``parent_pp``
+column, and ``on_params_changed`` moves every queued URL whose PP now falls in
+another bucket to its new tier. A changed discard bound applies to the documents
+fetched from then on. Seeds have no parent: they get the SEED tier above HIGH at
+the first fetch list, so that all seeds are fetched before the links they lead to.
+
+The strategy needs the ``perplexity`` relevance model. PP is read back from the
+model's score s = 1 − ln PP / ln PP_max (PP = PP_max^(1−s), no second scoring
+pass); where s is clipped (PP ≥ PP_max) or the model maps PP differently, PP is
+computed by the model again.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from focuscrawl.exceptions import ConfigError
+from focuscrawl.relevance.base import RelevanceModel
+from focuscrawl.strategies.base import Strategy, register_strategy
+from focuscrawl.types import Decision, LinkScore, Merge, Page, QueuedURL, ScoreUpdate, URLState
+
+PARENT_PP = "parent_pp"  # PP of the best parent document (0: none, e.g. a seed)
+NORMAL, MEDIUM, HIGH, SEED = 0, 1, 2, 3
+BUCKETS = {NORMAL: "NORMAL", MEDIUM: "MEDIUM", HIGH: "HIGH", SEED: "SEED"}
+
+
+@dataclass(frozen=True)
+class PerplexityParams:
+    high: float = 1000.0  # PP ≤ high: the HIGH bucket
+    medium: float = 10000.0  # high < PP ≤ medium: MEDIUM; above: NORMAL
+    discard: float = 1e5  # links of documents with PP > discard are dropped (P2, section 4)
+
+    def __post_init__(self) -> None:
+        for name in ("high", "medium", "discard"):
+            value = getattr(self, name)
+            if not (value >= 1.0 and value < math.inf):
+                raise ValueError(f"{name} = {value} must be a perplexity >= 1")
+        if self.high > self.medium:
+            raise ValueError(f"high = {self.high:g} must be <= medium = {self.medium:g}")
+
+
+def bucket(pp: float, high: float, medium: float) -> int:
+    """The tier of a URL whose best parent has perplexity ``pp``.
+
+    >>> [bucket(pp, 10.0, 100.0) for pp in (2.0, 10.0, 10.5, 100.0, 1e4)]
+    [2, 2, 1, 1, 0]
+    """
+    if pp <= high:
+        return HIGH
+    return MEDIUM if pp <= medium else NORMAL
+
+
+@register_strategy("perplexity")
+class PerplexityStrategy(Strategy):
+    """P2: priority 1/PP of the parent document, HIGH/MEDIUM/NORMAL tiers, discard bound."""
+
+    name: ClassVar[str] = "perplexity"
+    merge: ClassVar[Merge] = Merge.MAX
+    needs_model: ClassVar[bool] = True
+    columns: ClassVar[tuple[str, ...]] = (PARENT_PP,)
+    Params: ClassVar[type[Any]] = PerplexityParams
+
+    def __init__(self, model: RelevanceModel | None = None, **params: Any) -> None:
+        super().__init__(model, **params)
+        if model is not None and not callable(getattr(model, "perplexity", None)):
+            raise ConfigError(
+                f"strategy 'perplexity' needs the perplexity model, not {getattr(model, 'name', model)!r}"
+            )
+        self._invertible = model is not None and _score_is_invertible(model)
+        self.seeds: list[str] = []
+        self.seeds_tiered = False
+        self.pages: Counter[str] = Counter()  # documents per bucket, and discarded ones
+
+    # ---------------------------------------------------------------- the PP
+    def perplexity(self, page: Page, relevance: float | None) -> float:
+        """PP of a fetched document: read back from the model's score when exact, else recomputed."""
+        assert self.model is not None
+        if relevance is not None and self._invertible and 0.0 < relevance < 1.0:
+            ref: float = self.model.reference_perplexity  # type: ignore[attr-defined]
+            return math.exp((1.0 - relevance) * math.log(ref))
+        if relevance is not None and self._invertible and relevance >= 1.0:
+            return 1.0
+        try:
+            return float(self.model.perplexity(page))  # type: ignore[attr-defined]
+        except Exception:  # a model failing on one odd page: its links are dropped, counted
+            self.pages["errors"] += 1
+            return math.inf
+
+    # ---------------------------------------------------------------- hooks
+    def seed_scores(self, seeds: Sequence[str]) -> list[ScoreUpdate]:
+        self.seeds = list(seeds)
+        return super().seed_scores(seeds)
+
+    def on_fetch_list(self, urls: Sequence[QueuedURL]) -> Decision:
+        if self.seeds_tiered or not self.seeds:
+            return Decision()
+        self.seeds_tiered = True  # seeds have no parent PP: they go before every bucket
+        seeds, self.seeds = self.seeds, []  # not needed any more: keep the saved state small
+        return Decision(tiers=[(url, SEED) for url in seeds], reason="seeds before the buckets")
+
+    def on_page(self, page: Page, relevance: float | None, queued: QueuedURL) -> Decision:
+        pp = self.perplexity(page, relevance)
+        p = self.p
+        if pp > p.discard:
+            self.pages["discarded"] += 1
+            return Decision(reason=f"PP {pp:.6g} > discard {p.discard:g}: {len(page.links)} links dropped")
+        tier = bucket(pp, p.high, p.medium)
+        self.pages[BUCKETS[tier]] += 1
+        score = 1.0 / pp
+        reason = f"parent PP {pp:.6g}: {BUCKETS[tier]}"
+        links = [LinkScore(link, score, tier=tier, reason=reason) for link in page.links]
+        # the parent_pp column keeps the best (lowest) parent PP: a SET where it improves
+        updates = []
+        for link in page.links:
+            stored = self.view.value(link.url, PARENT_PP)
+            if stored is None or stored <= 0.0 or pp < stored:
+                updates.append(ScoreUpdate(link.url, pp, Merge.SET, column=PARENT_PP, reason="best parent PP"))
+        return Decision(links=links, updates=updates)
+
+    def on_params_changed(self) -> Decision:
+        """New bounds: every queued URL whose best parent PP is now in another bucket changes tier."""
+        high, medium = self.p.high, self.p.medium
+        tiers: list[tuple[str, int]] = []
+        for row in self.view.urls(URLState.QUEUED):
+            pp = self.view.value(row.url, PARENT_PP)
+            if pp is None or pp <= 0.0 or row.tier == SEED:
+                continue
+            tier = bucket(pp, high, medium)
+            if tier != row.tier:
+                tiers.append((row.url, tier))
+        moved = Counter(BUCKETS[t] for _, t in tiers)
+        text = ", ".join(f"{n} to {b}" for b, n in sorted(moved.items())) or "no URL moved"
+        return Decision(tiers=tiers, reason=f"bounds high {high:g}, medium {medium:g}: {text}")
+
+    def counters(self) -> dict[str, int]:
+        """Documents per bucket so far (``pp_HIGH``, ``pp_MEDIUM``, ``pp_NORMAL``, ``pp_discarded``,
+        ``pp_errors``: PP not computable, links dropped)."""
+        return {f"pp_{k}": v for k, v in sorted(self.pages.items())}
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"seeds": self.seeds, "seeds_tiered": self.seeds_tiered, "pages": dict(self.pages)}
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        self.seeds = [str(u) for u in state.get("seeds", [])]
+        self.seeds_tiered = bool(state.get("seeds_tiered", False))
+        self.pages = Counter({str(k): int(v) for k, v in state.get("pages", {}).items()})
+
+
+def _score_is_invertible(model: Any) -> bool:
+    """True if the model's score is 1 − ln PP / ln PP_max with PP_max = ``reference_perplexity``
+    (checked on two values, so a model with another mapping is detected and re-asked)."""
+    ref = getattr(model, "reference_perplexity", None)
+    to_score = getattr(model, "pp_to_score", None)
+    if not isinstance(ref, float | int) or not ref > 1.0 or not callable(to_score):
+        return False
+    for pp in (2.0, math.sqrt(float(ref))):
+        s = float(to_score(pp))
+        if not 0.0 < s < 1.0 or abs(math.exp((1.0 - s) * math.log(ref)) - pp) > 1e-9 * pp:
+            return False
+    return True

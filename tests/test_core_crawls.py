@@ -1,0 +1,143 @@
+"""The core's crawl-level features end to end: re-crawls, the control channel, `why`."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from warcio.archiveiterator import ArchiveIterator
+
+from focuscrawl.api import crawl
+from focuscrawl.cli import main
+from focuscrawl.control import wait_for_ack, write_request
+from focuscrawl.replay.process import ReplayProcess
+from focuscrawl.replay.sample import SAMPLE_SEEDS
+from focuscrawl.strategies.base import Strategy, register_strategy
+from focuscrawl.types import Decision, LinkScore, Merge, Page, QueuedURL
+
+SEED = SAMPLE_SEEDS[0]
+
+
+class _Recrawler(Strategy):
+    """Breadth-first, and every 4 results the seed is fetched again."""
+
+    name: ClassVar[str] = "test-recrawler"
+    merge: ClassVar[Merge] = Merge.KEEP
+    recrawls: ClassVar[bool] = True
+    tick_every: ClassVar[int] = 4
+
+    def on_page(self, page: Page, relevance: float | None, queued: QueuedURL) -> Decision:
+        return Decision(links=[LinkScore(link, 0.0) for link in page.links])
+
+    def on_tick(self, results: int) -> Decision:
+        return Decision(recrawl=[SEED], reason=f"tick at {results}")
+
+
+@dataclass(frozen=True)
+class _BoostParams:
+    boost: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.boost < 0:
+            raise ValueError(f"boost = {self.boost} must be >= 0")
+
+
+class _Boost(Strategy):
+    """Links score ``boost``; a change of ``boost`` rescored the seed's host."""
+
+    name: ClassVar[str] = "test-boost"
+    Params: ClassVar[type[Any]] = _BoostParams
+    changes: ClassVar[list[float]] = []
+
+    def on_page(self, page: Page, relevance: float | None, queued: QueuedURL) -> Decision:
+        return Decision(links=[LinkScore(link, self.p.boost, reason=f"boost {self.p.boost}") for link in page.links])
+
+    def on_params_changed(self) -> Decision:
+        _Boost.changes.append(self.p.boost)
+        return Decision(host_updates=[("www.daily-news.example", self.p.boost, Merge.SET)], reason="new boost")
+
+
+register_strategy("test-recrawler")(_Recrawler)
+register_strategy("test-boost")(_Boost)
+
+
+def _pages(run: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in (run / "pages.jsonl").read_text().splitlines()]
+
+
+def test_recrawls_are_marked_and_not_counted(sample_archive: Path, tmp_path: Path) -> None:
+    stats = crawl(list(SAMPLE_SEEDS), tmp_path / "run", strategy="test-recrawler", max_pages=10,
+                  archives=[sample_archive])  # fmt: skip
+    pages = _pages(tmp_path / "run")
+    fresh = [p for p in pages if not p["recrawl"]]
+    again = [p for p in pages if p["recrawl"]]
+    assert stats.fetched == len(fresh) == 10  # the budget counts new pages only
+    assert again
+    assert {p["url"] for p in again} == {SEED}
+    assert len({p["url"] for p in fresh}) == 10
+    with open(tmp_path / "run" / "corpus.warc.gz", "rb") as fh:
+        types = [(r.rec_type, r.rec_headers.get_header("WARC-Target-URI")) for r in ArchiveIterator(fh)]
+    # the seed's payload did not change: each re-crawl is a revisit record, not a second copy
+    assert [t for t in types if t[0] == "revisit"] == [("revisit", SEED)] * len(again)
+    assert sum(1 for t in types if t == ("response", SEED)) == 1
+    assert stats.counters["recrawls_unchanged"] == len(again)
+
+
+def test_control_channel_changes_parameters_of_a_live_crawl(
+    sample_replay: ReplayProcess, tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    _Boost.changes.clear()
+    done = threading.Event()
+
+    def go() -> None:
+        try:
+            crawl(list(SAMPLE_SEEDS), run, strategy="test-boost", max_pages=25, delay=0.15,
+                  proxy=sample_replay.proxy_url)  # fmt: skip
+        finally:
+            done.set()
+
+    thread = threading.Thread(target=go)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not (run / "run.json").exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        bad = write_request(run, {"boost": -1})
+        ack = wait_for_ack(run, bad, timeout=30)
+        assert ack is not None
+        assert ack["ok"] is False
+        assert "boost = -1.0 must be >= 0" in ack["error"]
+        good = write_request(run, {"boost": 0.5})
+        ack = wait_for_ack(run, good, timeout=30)
+        assert ack == {"id": good, "ok": True}
+    finally:
+        thread.join(120)
+    assert done.is_set()
+    assert _Boost.changes == [0.5]
+    info = json.loads((run / "run.json").read_text())
+    assert [c["strategy"] for c in info["control"]] == [{"boost": 0.5}]
+    assert info["strategy_params"] == {"boost": 0.5}
+    # pages scored after the change carry it; the change is in the decision log too
+    scores = [p["score"] for p in _pages(run)]
+    assert 0.5 in scores
+    events = [json.loads(x)["event"] for x in (run / "decisions.jsonl").read_text().splitlines()]
+    assert "control" in events
+
+
+def test_why_names_the_parent_and_the_term(sample_archive: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    crawl(list(SAMPLE_SEEDS), tmp_path / "run", strategy="best-first", max_pages=6,
+          archives=[sample_archive], model={"name": "keyword", "keywords": ["cat", "cats"]})  # fmt: skip
+    pages = _pages(tmp_path / "run")
+    child = next(p for p in pages if p["parent"] == SEED)
+    assert main(["why", str(tmp_path / "run"), child["url"]]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == child["url"]
+    assert "now: fetched" in out
+    seed_score = next(p["relevance"] for p in pages if p["url"] == SEED)
+    assert f"<- page #1 {SEED} [score 1, relevance {seed_score:.6g}] link {seed_score:.6g}: parent relevance" in out

@@ -1,0 +1,211 @@
+"""P4's language focus: the link rule and Tamura's hard / soft / server / directory policies
+by hand on tiny graphs, and a crawl of the replay web (multilingual-dev, https)."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from focuscrawl.exceptions import ConfigError
+from focuscrawl.frontier.factory import open_frontier
+from focuscrawl.frontier.memory import MemoryFrontier
+from focuscrawl.output.writers import JsonlOutput, WarcOutput
+from focuscrawl.processing import InFlight, ResultProcessor
+from focuscrawl.replay.archive import load_labels
+from focuscrawl.replay.process import ReplayProcess
+from focuscrawl.settings import Settings
+from focuscrawl.stats import CrawlStats
+from focuscrawl.strategies.base import STRATEGIES
+from focuscrawl.strategies.language import LanguageStrategy, ancestors, directory_of
+from focuscrawl.strategies.view import FrontierView
+from focuscrawl.types import FetchResult
+from focuscrawl.urls import Scope
+from tests.conftest import shared_file
+
+JA = "これは日本語で書かれたページです。ウェブサーバの設定について説明します。"
+EN = "This page is written in English and explains how to configure the web server."
+
+
+def _page(text: str, *links: tuple[str, str]) -> bytes:
+    anchors = "".join(f' <a href="{url}">{anchor}</a>' for url, anchor in links)
+    return f"<html><body><p>{text}</p>{anchors}</body></html>".encode()
+
+
+def _result(url: str, body: bytes) -> FetchResult:
+    return FetchResult(
+        url=url, final_url=url, status=200, body=body, content_type="text/html",
+        charset="utf-8", headers={"Content-Type": "text/html; charset=utf-8"},
+    )  # fmt: skip
+
+
+def _crawler(tmp_path: Path, seed: str, **params: object) -> tuple[ResultProcessor, MemoryFrontier, LanguageStrategy]:
+    settings = Settings()
+    strategy = LanguageStrategy(None, **params)
+    store = MemoryFrontier()
+    store.ensure_columns(("relevance", *strategy.columns))
+    strategy.attach(FrontierView(store), random.Random(0))
+    proc = ResultProcessor(
+        settings, frontier=store, strategy=strategy, model=None, filters=[],
+        scope=Scope.for_seeds(settings.scope, [seed]), stats=CrawlStats(),
+        warc=WarcOutput(tmp_path / "c.warc.gz"), pages=JsonlOutput(tmp_path / "pages.jsonl"),
+        decisions=JsonlOutput(tmp_path / "decisions.jsonl"),
+    )  # fmt: skip
+    proc.add_seeds([seed])
+    return proc, store, strategy
+
+
+def _next(proc: ResultProcessor, store: MemoryFrontier, expected: str, body: bytes) -> None:
+    (queued,) = store.pop(1)
+    assert queued.url == expected
+    proc.record(InFlight(queued), _result(queued.url, body))
+
+
+def _scores(store: MemoryFrontier, *urls: str) -> list[float | None]:
+    return [None if (row := store.get(u)) is None else row.score for u in urls]
+
+
+A, B, C, D, E = "http://a.org/", "http://b.jp/", "http://c.org/", "http://d.org/", "http://e.jp/x"
+# A (Japanese) links to B by its .jp TLD (English anchor), to C by its Japanese anchor,
+# and to D with an English anchor on .org: P4's rule keeps B and C, drops D.
+A_PAGE = _page(JA, (B, "English words"), (C, "日本語のリンク"), (D, "English link"))
+# B (English) links to E (.jp) and to C with a kanji-only anchor (read as ja in a ja crawl)
+B_PAGE = _page(EN, (E, "more"), (C, "設定"))
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [
+        # rule (P4's experimental group): kept links in discovery order, score 0
+        ("rule", {B: 0.0, C: 0.0, D: None, E: 0.0}),
+        # hard: B is English, so its links (E) are dropped; C was queued from A already
+        ("hard", {B: 0.0, C: 0.0, D: None, E: None}),
+        # soft: links of A (ja) score 1, links of B (en) 0; C keeps its best score 1
+        ("soft", {B: 1.0, C: 1.0, D: None, E: 0.0}),
+    ],
+)
+def test_link_rule_and_page_policies(tmp_path: Path, policy: str, expected: dict[str, float | None]) -> None:
+    proc, store, strategy = _crawler(tmp_path, A, target=["ja"], policy=policy)
+    _next(proc, store, A, A_PAGE)
+    _next(proc, store, B, B_PAGE)
+    assert dict(zip(expected, _scores(store, *expected), strict=True)) == expected
+    assert strategy.counters() == {"pages_lang_en": 1, "pages_lang_ja": 1, "pages_lang_target": 1}
+    assert proc.decisions is not None
+    proc.decisions.sync()
+    decisions = [json.loads(line) for line in (tmp_path / "decisions.jsonl").read_text().splitlines()]
+    assert "page ja; 1 links failed the tld-or-anchor rule" in json.dumps(decisions[1], ensure_ascii=False)
+
+
+def test_rule_off_keeps_every_link(tmp_path: Path) -> None:
+    proc, store, _ = _crawler(tmp_path, A, target=["ja"], rule="off")
+    _next(proc, store, A, A_PAGE)
+    assert _scores(store, B, C, D) == [0.0, 0.0, 0.0]
+
+
+def test_server_policy_rescores_a_host_by_hand(tmp_path: Path) -> None:
+    """Server classes: N_r/N_a >= 0.5 -> 1, below -> 0, not visited -> unknown 0.5."""
+    a1, a2, a3 = (f"http://a.org/{i}" for i in (1, 2, 3))
+    x1, x5, x9 = (f"http://x.org/{i}" for i in (1, 5, 9))
+    proc, store, strategy = _crawler(tmp_path, a1, target=["ja"], policy="server")
+    # a.org/1 is Japanese: a.org N_r/N_a = 1/1 -> 1; x.org not visited -> 0.5
+    _next(proc, store, a1, _page(JA, (a2, "次へ"), (x1, "日本語"), (x9, "日本語")))
+    assert _scores(store, a2, x1, x9) == [1.0, 0.5, 0.5]
+    _next(proc, store, a2, _page(JA))  # a.org 2/2: still 1, no host update
+    # x.org/1 is English: x.org 0/1 -> 0, so the queued x.org/9 drops from 0.5 to 0
+    _next(proc, store, x1, _page(EN, (a3, "日本語"), (x5, "日本語")))
+    assert _scores(store, x9, a3, x5) == [0.0, 1.0, 0.0]
+    assert proc.stats.counters["host_rescored"] >= 1
+    assert strategy.places == {"a.org": [2, 2], "x.org": [0, 1]}
+    assert proc.decisions is not None
+    proc.decisions.sync()
+    decisions = [json.loads(line) for line in (tmp_path / "decisions.jsonl").read_text().splitlines()]
+    assert decisions[-1]["hosts"] == [["x.org", 0.0, "set"]]
+    # the state survives a resume
+    again = LanguageStrategy(None, target=["ja"], policy="server")
+    again.load_state(json.loads(json.dumps(strategy.state_dict())))
+    assert again.places == strategy.places
+    assert again.counters() == strategy.counters()
+
+
+def test_directory_policy_rescores_a_directory_by_hand(tmp_path: Path) -> None:
+    root = "https://h.org/docs/"
+    seed, a, z, c, b = (root + p for p in ("ja/index.html", "ja/mod/a.html", "ja/mod/z.html", "ja/c.html", "en/b.html"))
+    y, x = root + "ja/mod/y.html", root + "ja/x.html"
+    proc, store, _ = _crawler(tmp_path, seed, target=["ja"], policy="directory")
+    # the seed (ja) makes docs/ja/ a target directory: ja/mod/ (not visited) takes the class
+    # of its nearest visited ancestor ja/ -> 1; en/ and docs/ are not visited -> 0.5
+    _next(proc, store, seed, _page(JA, (a, "モジュール"), (z, "モジュール"), (c, "設定"), (b, "英語")))
+    assert _scores(store, a, z, c, b) == [1.0, 1.0, 1.0, 0.5]
+    # ja/mod/a.html is English: ja/mod/ becomes 0/1 -> 0; the queued ja/mod/z.html drops to 0,
+    # ja/c.html (another directory) keeps 1; a's links: ja/mod/y.html 0, ja/x.html 1
+    _next(proc, store, a, _page(EN, (y, "日本語"), (x, "日本語")))
+    assert _scores(store, z, c, b, y, x) == [0.0, 1.0, 0.5, 0.0, 1.0]
+    assert [q.url for q in store.pop(3)] == [c, x, b]
+
+
+def test_directory_helpers() -> None:
+    assert directory_of("https://h.org/a/b.html") == "https://h.org/a/"
+    assert directory_of("https://h.org/a/") == "https://h.org/a/"
+    assert ancestors("https://h.org/a/b/") == ["https://h.org/a/b/", "https://h.org/a/", "https://h.org/"]
+    assert ancestors("https://h.org/") == ["https://h.org/"]
+
+
+def test_parameters_are_checked() -> None:
+    assert STRATEGIES.get("language") is LanguageStrategy
+    with pytest.raises(ConfigError, match="target must name at least one language"):
+        LanguageStrategy(None)
+    with pytest.raises(ConfigError, match="policy must be one of rule, hard, soft, server, directory"):
+        LanguageStrategy(None, target=["ja"], policy="medium")
+    with pytest.raises(ConfigError, match="rule must be one of"):
+        LanguageStrategy(None, target=["ja"], rule="url")
+    with pytest.raises(ConfigError, match=r"min_share = 0\.0 must be in"):
+        LanguageStrategy(None, target=["ja"], min_share=0)
+    assert LanguageStrategy(None, target="ja,ko").targets == {"ja", "ko"}
+
+
+# ------------------------------------------------------------ on the replay web
+@pytest.fixture(scope="module")
+def multilingual_replay(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ReplayProcess]:
+    archive = shared_file("multilingual-dev.warc.gz")
+    with ReplayProcess([archive], log_path=tmp_path_factory.mktemp("replay") / "requests.tsv") as replay:
+        yield replay
+
+
+def test_korean_crawl_against_bfs_on_the_replay_web_and_in_simulation(multilingual_replay: ReplayProcess, tmp_path: Path) -> None:
+    """P4's rule from the Korean manual (the hosts are .org: only Korean anchors pass) against
+    the control crawl from the same seed, 100 pages each, judged by the archive's labels."""
+    from focuscrawl.api import crawl
+
+    labels = load_labels(shared_file("multilingual-dev.labels.jsonl"))
+    seed = "https://httpd.apache.org/docs/2.4/ko/index.html"
+    korean: dict[str, int] = {}
+    for strategy, params in (("bfs", {}), ("language", {"target": ["ko"], "policy": "rule"})):
+        stats = crawl(
+            [seed], tmp_path / strategy, strategy=strategy, max_pages=100, delay=0.0,
+            proxy=multilingual_replay.proxy_url, proxy_ca=multilingual_replay.ca_cert_path,
+            strategy_params=params,
+        )  # fmt: skip
+        assert stats.fetched == 100
+        pages = [json.loads(line) for line in (tmp_path / strategy / "pages.jsonl").read_text().splitlines()]
+        korean[strategy] = sum(labels[p["url"]]["lang_detected"] == "ko" for p in pages if p["url"] in labels)
+    # measured: 62 Korean pages of 100 focused, 49 of 100 breadth-first
+    assert korean["language"] >= korean["bfs"] + 8
+    run = json.loads((tmp_path / "language" / "run.json").read_text())
+    assert run["strategy_params"]["target"] == ["ko"]
+    # the strategy's own page counts (cld2), kept in its committed state, cover every parsed page
+    store = open_frontier(Settings(), tmp_path / "language" / "crawl.db")
+    try:
+        state = json.loads(store.get_meta("engine") or "{}")["strategy"]
+    finally:
+        store.close()
+    assert sum(state["langs"].values()) == run["summary"]["pages"]
+    assert abs(state["langs"]["ko"] - korean["language"]) <= 5
+    # simulated over the archive (virtual time, no sockets): the same pages in the same order
+    crawl([seed], tmp_path / "sim", strategy="language", max_pages=100,
+          archives=[shared_file("multilingual-dev.warc.gz")], strategy_params={"target": ["ko"]})  # fmt: skip
+    live = (tmp_path / "language" / "pages.jsonl").read_text().splitlines()
+    simulated = (tmp_path / "sim" / "pages.jsonl").read_text().splitlines()
+    assert [json.loads(line)["url"] for line in simulated] == [json.loads(line)["url"] for line in live]
