@@ -13,8 +13,9 @@ from focuscrawl.engine import DB_NAME, RUN_NAME, Crawler, normalize_seeds, write
 from focuscrawl.exceptions import ConfigError, ModelError
 from focuscrawl.fetch.factory import build_fetcher
 from focuscrawl.frontier.factory import open_frontier
+from focuscrawl.model_params import apply_to_saved_model, build_checked_model
 from focuscrawl.output.writers import prepare_run_dir
-from focuscrawl.relevance.base import RelevanceModel, build_model, load_model
+from focuscrawl.relevance.base import RelevanceModel, load_model
 from focuscrawl.settings import SECTIONS, Settings, load_settings, read_run_json, read_toml
 from focuscrawl.stats import CrawlStats
 from focuscrawl.strategies.base import STRATEGIES, Strategy
@@ -34,13 +35,13 @@ def make_model(spec: str | Path | Mapping[str, Any] | None, settings: Settings) 
     """A model from a saved directory, a ``{"name": ...}`` table, or the settings' [model]."""
     try:
         if spec is None:
-            return build_model(settings.model, settings.base_dir) if settings.model else None
+            return build_checked_model(settings.model, settings.base_dir) if settings.model else None
         if isinstance(spec, Mapping):
-            return build_model(spec, settings.base_dir)
+            return build_checked_model(spec, settings.base_dir)
         path = Path(spec)
         if path.is_dir():
-            return load_model(path)
-        return build_model({"name": str(spec), **settings.model}, settings.base_dir)
+            return apply_to_saved_model(load_model(path), settings.model, str(path))
+        return build_checked_model({"name": str(spec), **settings.model}, settings.base_dir)
     except ModelError as exc:
         raise ConfigError(str(exc)) from None
 
@@ -81,8 +82,10 @@ def open_crawl(
             overrides["filters"] = saved["filters"]  # a list of tables
         raw_seeds = raw_seeds or list(saved_seeds)
         settings = load_settings(config, overrides)
-        if not settings.model and saved.get("model"):
-            settings = replace(settings, model=saved["model"], base_dir=Path(saved["base_dir"]))
+        if saved.get("model") and not {"name", "path"} & set(settings.model):
+            # the saved model, with new parameters (--model-param) on top
+            model_table = {**saved["model"], **settings.model}
+            settings = replace(settings, model=model_table, base_dir=Path(saved["base_dir"]))
     else:
         if (out_dir / DB_NAME).exists():
             raise ConfigError(f"{out_dir} holds a crawl already; use --resume or another --out")
@@ -94,7 +97,7 @@ def open_crawl(
     if isinstance(model, Mapping):
         settings = replace(settings, model=dict(model))
     elif model is not None and Path(model).is_dir():
-        settings = replace(settings, model={"path": str(Path(model).resolve())})
+        settings = replace(settings, model={**settings.model, "path": str(Path(model).resolve())})
     elif model is not None:
         settings = replace(settings, model={"name": str(model), **settings.model})
     strategy = make_strategy(settings, relevance)
