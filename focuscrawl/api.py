@@ -120,6 +120,7 @@ def open_crawl(
         frontier.close()
         raise
     crawler.stats.counters = counters
+    crawler.archives = tuple(str(Path(a).resolve()) for a in archives)
     return crawler
 
 
