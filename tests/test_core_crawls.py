@@ -141,3 +141,25 @@ def test_why_names_the_parent_and_the_term(sample_archive: Path, tmp_path: Path,
     assert "now: fetched" in out
     seed_score = next(p["relevance"] for p in pages if p["url"] == SEED)
     assert f"<- page #1 {SEED} [score 1, relevance {seed_score:.6g}] link {seed_score:.6g}: parent relevance" in out
+
+
+def test_nothing_fetched_exits_1_with_the_cause(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a proxy nobody listens on: every request fails before reaching the origin
+    code = main(["crawl", "--seeds", "http://www.example.org/", "--out", str(tmp_path / "run"),
+                 "--proxy", "http://127.0.0.1:9", "--quiet", "--max-pages", "5"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "no page could be fetched: proxy (1)" in err or "no page could be fetched: connect (1)" in err
+
+
+def test_api_keeps_the_config_files_strategy_and_budget(sample_archive: Path, tmp_path: Path) -> None:
+    config = tmp_path / "topic.toml"
+    config.write_text('[crawl]\nstrategy = "opic"\nmax_pages = 7\n', encoding="utf-8")
+    stats = crawl(list(SAMPLE_SEEDS), tmp_path / "run", config=config, archives=[sample_archive])
+    info = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert info["strategy"] == "opic"
+    assert stats.fetched == 7
+    # and a resumed crawl keeps its strategy when the caller names none
+    crawl([], tmp_path / "run", resume=True, max_pages=9, archives=[sample_archive])
+    info = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert (info["strategy"], info["summary"]["fetched"]) == ("opic", 9)
