@@ -73,8 +73,10 @@ def open_crawl(
     raw_seeds = list(seeds)
     if resume:
         run_path = out_dir / RUN_NAME
-        if not run_path.exists() or not (out_dir / DB_NAME).exists():
-            raise ConfigError(f"{out_dir}: nothing to resume (no {RUN_NAME} / {DB_NAME})")
+        # run.json is written before crawl.db: without it nothing was started; without
+        # crawl.db nothing was committed, and the crawl starts afresh from run.json
+        if not run_path.exists():
+            raise ConfigError(f"{out_dir}: nothing to resume (no {RUN_NAME})")
         run = read_run_json(run_path)
         saved, saved_seeds = run["settings"], run["seeds"]
         overrides = _merge_overrides({k: v for k, v in saved.items() if k in SECTIONS}, overrides)
@@ -121,6 +123,7 @@ def open_crawl(
         frontier.close()
         raise
     crawler.stats.counters = counters
+    crawler.archives = tuple(str(Path(a).resolve()) for a in archives)
     return crawler
 
 

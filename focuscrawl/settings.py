@@ -9,6 +9,7 @@ Environment variables are ``FOCUSCRAWL_<SECTION>__<FIELD>`` (e.g.
 from __future__ import annotations
 
 import dataclasses
+import math
 import json
 import os
 import re
@@ -189,6 +190,8 @@ def _build_section(section: str, cls: type[Any], values: Mapping[str, Any]) -> A
 def _validate(section: str, obj: Any) -> None:
     for f in fields(obj):
         value = getattr(obj, f.name)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"config: {section}.{f.name} = {value} must be a finite number")
         if isinstance(value, int | float) and not isinstance(value, bool):
             lowest = -1 if f.name == "max_depth" else 0
             if value < lowest:

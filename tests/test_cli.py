@@ -35,6 +35,10 @@ ROOT = Path(__file__).resolve().parents[1]
         pytest.param(["crawl", "--out", "{tmp}/r", "--seeds", "http://a.example/", "--strategy", "best-first"], "needs a relevance model", id="needs-model"),
         pytest.param(["crawl", "--out", "{tmp}/r", "--resume"], "nothing to resume", id="nothing-to-resume"),
         pytest.param(["crawl", "--out", "{tmp}/r", "--seeds", "http://a.example/", "--delay", "-1"], "must be >= 0", id="negative-delay"),
+        pytest.param(["crawl", "--out", "{tmp}/r", "--seeds", "http://a.example/", "--delay", "inf"], "fetch.delay = inf must be a finite number", id="infinite-delay"),
+        pytest.param(["crawl", "--out", "{tmp}/r", "--seeds", "http://a.example/", "--delay", "nan"], "fetch.delay = nan must be a finite number", id="nan-delay"),
+        pytest.param(["crawl", "--out", "{tmp}/r", "--seeds", "http://a.example/", "--strategy", "otie", "--model", "keyword", "--model-param", "keywords=[\"cat\"]", "--strategy-param", "d=2"], "x^d an odd function", id="otie-even-d"),
+        pytest.param(["crawl", "--out", "{tmp}/r", "--seeds", "http://a.example/", "--strategy", "opic", "--strategy-param", "virtul_page=false"], "unknown parameter 'virtul_page' (known: virtual_page)", id="unknown-strategy-param"),
     ],
 )
 def test_bad_usage_exits_2_with_one_line(

@@ -116,3 +116,23 @@ def test_sigkill_then_resume_on_the_generated_web(sample_replay: ReplayProcess, 
     # of them on one host, at 0.4 s per host make a crawl of 13 s, long enough to kill
     start = ["--seeds", *SAMPLE_SEEDS, "--delay", "0.4"]
     _kill_and_resume(sample_replay.proxy_url, tmp_path, start)
+
+
+def test_killed_in_its_first_moments_then_resumed(sample_replay: ReplayProcess, tmp_path: Path) -> None:
+    # issue 9 item 9: killed as soon as run.json is on disk (it comes first, written
+    # atomically), the run directory still resumes, and the resumed crawl is the whole crawl
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    start = ["--seeds", *SAMPLE_SEEDS, "--delay", "0"]
+    reference, out = tmp_path / "reference", tmp_path / "killed"
+    subprocess.run(_crawl_cmd(reference, sample_replay.proxy_url, False, start), check=True, env=env)
+    proc = subprocess.Popen(_crawl_cmd(out, sample_replay.proxy_url, False, start), env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    while not (out / "run.json").exists():
+        assert proc.poll() is None, "the crawl ended before it could be killed"
+        time.sleep(0.001)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done = subprocess.run(_crawl_cmd(out, sample_replay.proxy_url, True, start), env=env,
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert sorted(_pages(out)) == sorted(_pages(reference))

@@ -274,6 +274,7 @@ class HttpFetcher:
                 async with self.transport.request(
                     url, self._headers, proxy=self._proxy, time_limit=deadline.left
                 ) as answer:
+                    self._politeness.sent(host)
                     result.fetched_at = self.clock.time()
                     result.status = answer.status
                     result.reason = answer.reason
@@ -291,6 +292,7 @@ class HttpFetcher:
                     await self._read_body(answer, result, robots)
             except TransportError as exc:
                 result.error = exc.code
+                self._politeness.sent(host)  # it may have arrived before failing
             finally:
                 deadline.spend(self.clock.monotonic() - began)
         return result, location, retry_after

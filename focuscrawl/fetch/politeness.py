@@ -76,6 +76,15 @@ class HostPoliteness:
         """Make the host's interval ``max(delay, seconds)``."""
         self._state(host).interval = max(self.delay, seconds or 0.0)
 
+    def sent(self, host: str) -> None:
+        """A request to ``host`` is known to have reached it (its answer began, or it
+        failed): the next start counts from now. A start is stamped when the slot
+        is taken, but connecting (or a busy event loop) may send the request later;
+        counting again from here keeps the gaps the server sees >= the interval."""
+        state = self._hosts.get(host)
+        if state is not None:
+            state.last_start = max(state.last_start, self.clock.monotonic())
+
     def defer(self, host: str, seconds: float) -> None:
         """Start no request to ``host`` for ``seconds`` from now (Retry-After, back-off)."""
         state = self._state(host)

@@ -9,13 +9,14 @@ from focuscrawl.types import Merge, QueuedURL, URLState
 
 
 class FrontierStore(Protocol):
-    """Every known URL with its state, score, host, depth, parents, order and layer.
+    """Every known URL with its state, score, tier, host, depth, parents (with link
+    counts), order, layer and extra per-URL float columns.
 
-    Scores are mutable in place; higher = sooner (within a tier: a higher tier is
-    always sooner). Extra per-URL float columns (:meth:`ensure_columns`) are kept
-    and journaled like the score. All writes are durable after
-    :meth:`commit` (the engine commits after each batch of results together with
-    the output files, which is what makes resume exact).
+    Scores and tiers are mutable in place; a higher tier is always sooner, and
+    within a tier a higher score. Extra columns (:meth:`ensure_columns`) are kept
+    and journaled like the score. All writes are durable after :meth:`commit` (the
+    engine commits after each batch of results together with the output files,
+    which is what makes resume exact). Semantics: :mod:`focuscrawl.frontier.memory`.
     """
 
     def add(

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.base import FrontierStore
@@ -176,7 +177,8 @@ class IndexedFrontier(IndexedColumns):
         if not batch:
             return 0
         urls = list(firsts)
-        rows = self._table.find(fingerprints(urls))
+        keys = fingerprints(urls)
+        rows = self._table.find(keys)
         self._begin()
         new = np.flatnonzero(rows < 0)
         new_urls = [urls[i] for i in new.tolist()]
@@ -194,7 +196,7 @@ class IndexedFrontier(IndexedColumns):
                 merge,
             )
         if new.size:
-            rows[new] = self._append(new_urls, batch, firsts, layer, merge)
+            rows[new] = self._append(new_urls, keys[new], batch, firsts, layer, merge)
         if edges:
             row_of = dict(zip(urls, rows.tolist(), strict=True))
             self._conn.executemany(
@@ -207,12 +209,13 @@ class IndexedFrontier(IndexedColumns):
     def _append(
         self,
         urls: list[str],
+        keys: npt.NDArray[np.int64],
         batch: dict[str, tuple[int, float]],
         firsts: dict[str, tuple[str, int, int]],
         layer: int,
         merge: Merge,
     ) -> Rows:
-        """New rows for ``urls``: hot columns, cold text, counters; returns their rows."""
+        """New rows for ``urls`` (fingerprints ``keys``): hot columns, cold text, counters."""
         hosts = np.array([self._host_id(firsts[u][0]) for u in urls], np.int32)
         states = np.array([firsts[u][2] for u in urls], np.int8)
         # each new queued URL goes in with the batch's combined key; a parent with
@@ -227,7 +230,7 @@ class IndexedFrontier(IndexedColumns):
         ]
         tiers = np.array([tier for tier, _ in pairs], np.int32)
         scores = np.array([score for _, score in pairs], np.float64)
-        rows = self._table.append(fingerprints(urls), hosts, layer, states, scores, tiers)
+        rows = self._table.append(keys, hosts, layer, states, scores, tiers)
         np.add.at(self._counts, (hosts, states), 1)
         self._conn.executemany(
             "INSERT INTO url_text(seq, url, depth) VALUES (?, ?, ?)",

@@ -27,6 +27,7 @@ _GROWTH = 1.25  # headroom of the columns when they grow: memory over copies
 _MAX_ROWS = 2**31 - 1  # row numbers are int32 in the index
 _MMAP_BYTES = 1 << 16
 CHUNK_ROWS = 1 << 16  # whole-table passes go chunk by chunk: small temporaries
+SMALL = 48  # up to this many keys, probing in plain Python beats numpy's per-call cost
 
 
 def zeros(count: int, dtype: npt.DTypeLike) -> npt.NDArray[Any]:
@@ -133,6 +134,14 @@ class UrlTable:
     def _index(self, rows: Rows) -> None:
         """Put ``rows`` (new, distinct fingerprints) into free slots, in row order."""
         mask = len(self._slots) - 1
+        if len(rows) <= SMALL:  # one page's new links: one at a time (any free slot
+            table = self._slots  # along the probe chain keeps the lookups right)
+            for row, h in zip(rows.tolist(), self.h[rows].tolist(), strict=True):
+                slot = h & mask
+                while table[slot] != _EMPTY:
+                    slot = (slot + 1) & mask
+                table[slot] = row
+            return
         slots = self.h[rows] & mask
         pending = rows
         while pending.size:
@@ -148,6 +157,9 @@ class UrlTable:
 
     def find(self, keys: npt.NDArray[np.int64]) -> Rows:
         """Row of each fingerprint ``(h, h2)`` of ``keys`` (shape ``(m, 2)``), -1 if unknown."""
+        if len(keys) <= SMALL:
+            found = [self.find_one(h, h2) for h, h2 in keys.tolist()]
+            return np.array(found, np.int64)
         mask = len(self._slots) - 1
         hq, h2q = keys[:, 0], keys[:, 1]
         result = np.full(len(keys), _EMPTY, np.int64)
