@@ -176,6 +176,9 @@ def test_share_rule_by_hand() -> None:
     assert language_shares("1 2 3 !") == {}
     # 4 Han + 1 kana: kana is 20 % >= 5 %, so all 5 characters are Japanese
     assert LanguageModel(["zh"]).score(_page("環境設定の")) == 0.0
+    # a ja-only target reads kanji-only *anchors* as Japanese, but not a Chinese page
+    assert LanguageModel(["ja"]).han_context == "ja"
+    assert LanguageModel(["ja"]).score(_page("设置文件和服务器的配置")) == 0.0
     with pytest.raises(ModelError, match="decide"):
         LanguageModel(["ko"], decide="best")
 

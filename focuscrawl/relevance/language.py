@@ -350,9 +350,9 @@ class LanguageModel:
         if self.decide == "share":
             from focuscrawl.relevance.language_share import language_shares, target_share
 
-            return target_share(
-                language_shares(text, self.backend, self.han_context), self._targets
-            )
+            # no han_context: it is for short anchors; a page of Han without any kana
+            # is Chinese (a ja-only target sets it to ja, and Chinese pages passed)
+            return target_share(language_shares(text, self.backend), self._targets)
         found = language_distribution(text, self.backend)
         if self.probability:
             return min(1.0, sum(p for lang, p in found if lang in self._targets))

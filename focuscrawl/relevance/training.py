@@ -237,6 +237,30 @@ def add_data_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="random draw of the training pages")
 
 
+def add_classifier_arguments(parser: argparse.ArgumentParser) -> None:
+    """``focuscrawl model train classifier``: the data arguments and the model's own."""
+    add_data_arguments(parser)
+    parser.add_argument("--algorithm", choices=ALGORITHMS, default="svm-linear")
+    parser.add_argument("--k-best", type=int, default=2000, help="chi² vocabulary size (P1: 2000)")
+    parser.add_argument(
+        "--threshold", type=float, default=None,
+        help="fixed decision threshold (default: chosen by --calibration at --prior)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--prior", type=float, default=None,
+        help="expected share of relevant pages where the model judges (default: the share "
+        "among all pages the --labels filters select; with URL lists, the training share)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--calibration", default="f1", metavar="OBJECTIVE",
+        help="threshold chosen by cross-validation on the training pages for: f1 (default), "
+        "accuracy, precision:X (best recall at precision >= X) or none (0.5)",
+    )  # fmt: skip
+    parser.add_argument("--cv-folds", type=int, default=5, help="calibration folds")
+    parser.add_argument("--beta", type=float, default=0.25, help="eq. 9 page weight (P1: 0.25)")
+    parser.add_argument("--lang", default="en", help="stop words and stemmer language")
+
+
 def training_texts_from_args(args: argparse.Namespace) -> TrainingTexts:
     """Select and load the training pages named by the data arguments."""
     prior: float | None = None
