@@ -253,6 +253,18 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(args.out, max_pages=args.max_pages)
 
 
+def cmd_eval(args: argparse.Namespace) -> int:
+    from focuscrawl.evaluation import cli as eval_cli
+
+    return eval_cli.run_eval(args)
+
+
+def cmd_experiment(args: argparse.Namespace) -> int:
+    from focuscrawl.evaluation import cli as eval_cli
+
+    return eval_cli.run_experiment(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from focuscrawl import __version__
 
@@ -294,6 +306,16 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("model", help="train, score and evaluate relevance models", add_help=False)
     p.add_argument("model_args", nargs=argparse.REMAINDER)
     p.set_defaults(func=cmd_model)
+
+    from focuscrawl.evaluation import cli as eval_cli
+
+    p = sub.add_parser("eval", help="metrics of a run against an independent judge (labels)")
+    eval_cli.add_eval_arguments(p)
+    p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("experiment", help="strategies x topics x repetitions -> results + report")
+    eval_cli.add_experiment_arguments(p)
+    p.set_defaults(func=cmd_experiment)
 
     p = sub.add_parser("strategies", help="list strategies and models")
     p.set_defaults(func=cmd_strategies)

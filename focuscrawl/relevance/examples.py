@@ -8,7 +8,9 @@ Filters (``key<op>value``; several must all hold):
 * ``key=value``   the label equals ``value`` (a list label: contains it);
   ``value`` may list alternatives: ``type=course|project``;
 * ``key!=value``  the opposite;
-* ``key^=value``  the label starts with ``value`` (a list label: one element does).
+* ``key^=value``  the label starts with ``value`` (a list label: one element does);
+* ``key~=value``  the label contains ``value`` as a substring (a list label: one
+  element does): ``categories~=Mammals``.
 
 Labels are compared as text, with JSON spelling for booleans (``relevant=true``).
 
@@ -19,6 +21,9 @@ Labels are compared as text, with JSON spelling for booleans (``relevant=true``)
 True
 >>> parse_filter("type=course|project").matches({"type": "project"})
 True
+>>> f = parse_filter("categories~=Mammals")
+>>> f.matches({"categories": ["subject.Science.Biology.Mammals"]}), f.matches({"categories": []})
+(True, False)
 >>> parse_filter("has_comments=true").matches({"has_comments": True})
 True
 """
@@ -35,7 +40,7 @@ from focuscrawl.parse.html import page_from_bytes
 from focuscrawl.replay.archive import iter_responses
 from focuscrawl.types import Page
 
-_OPERATORS = ("!=", "^=", "=")  # longest first: "a!=b" is not "a!" = "b"
+_OPERATORS = ("!=", "^=", "~=", "=")  # two-character ones first: "a!=b" is not "a!" = "b"
 
 
 def _label_text(value: Any) -> str:
@@ -60,17 +65,26 @@ class LabelFilter:
             values = [_label_text(raw)]
         if self.op == "^=":
             return any(v.startswith(self.value) for v in values)
+        if self.op == "~=":
+            return any(self.value in v for v in values)
         hit = any(v in self.value.split("|") for v in values)
         return hit if self.op == "=" else not hit
 
 
 def parse_filter(expr: str) -> LabelFilter:
-    """``"type=course"`` -> LabelFilter; a malformed expression is a ModelError."""
-    for op in _OPERATORS:
-        key, sep, value = expr.partition(op)
-        if sep and key.strip() and value.strip():
+    """``"type=course"`` -> LabelFilter; a malformed expression is a ModelError.
+
+    The operator is the first one in the text (``url~=a=b`` looks for ``a=b``).
+    """
+    found = [(expr.find(op), -len(op), op) for op in _OPERATORS if op in expr]
+    if found:
+        _, _, op = min(found)
+        key, _, value = expr.partition(op)
+        if key.strip() and value.strip():
             return LabelFilter(key.strip(), op, value.strip())
-    raise ModelError(f"bad label filter {expr!r} (use key=value, key!=value or key^=prefix)")
+    raise ModelError(
+        f"bad label filter {expr!r} (use key=value, key!=value, key^=prefix or key~=substring)"
+    )
 
 
 def all_match(filters: Sequence[LabelFilter], label: Mapping[str, Any]) -> bool:

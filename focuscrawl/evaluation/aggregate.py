@@ -1,0 +1,249 @@
+"""An experiment's runs evaluated and summarised: mean ± standard error across topics
+(repetitions of a topic averaged first), curves at the checkpoints, and P1's one-tailed
+paired t-tests at the budget."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from itertools import combinations
+from typing import TYPE_CHECKING, Any
+
+from focuscrawl.evaluation.run import (
+    LabelJudge,
+    checkpoints_for,
+    compare_runs,
+    evaluate_run,
+    read_run,
+)
+from focuscrawl.evaluation.statistics import mean_se, paired_t_greater
+from focuscrawl.evaluation.topics import Topic
+from focuscrawl.exceptions import ConfigError
+from focuscrawl.replay.archive import load_labels
+
+if TYPE_CHECKING:
+    from focuscrawl.evaluation.experiment import Experiment, StrategySpec
+
+ALPHA = 0.05  # P1's significance level
+
+# scalar metrics of a run: name -> how to read it from evaluate_run's result
+SCALARS: dict[str, Callable[[Mapping[str, Any]], float | None]] = {
+    "harvest_rate": lambda r: r["harvest_rate"],
+    "target_recall": lambda r: r.get("target_recall"),
+    "pages": lambda r: r["pages"],
+    "relevant": lambda r: r["relevant"],
+    "external_share": lambda r: r["external"]["share"],
+    "external_harvest_rate": lambda r: r["external"]["harvest_rate"],
+    "domains": lambda r: r["domains"],
+    "visited_per_relevant": lambda r: r["visited_per_relevant"],
+    "precision": lambda r: r["answer"]["precision"] if "answer" in r else None,
+    "recall": lambda r: r["answer"]["recall"] if "answer" in r else None,
+    "f1": lambda r: r["answer"]["f1"] if "answer" in r else None,
+    "wall_seconds": lambda r: r.get("wall_seconds"),
+}
+
+
+def evaluate_all(exp: Experiment, jobs: Sequence[tuple[StrategySpec, Topic, int]]) -> list[dict[str, Any]]:
+    """Every run of ``jobs`` evaluated against the experiment's label file."""
+    from focuscrawl.evaluation.experiment import run_dir_for
+
+    if exp.labels is None:
+        raise ConfigError(f"{exp.path.name}: 'labels' is needed to judge the crawls")
+    labels = load_labels(exp.labels)
+    points = checkpoints_for(exp.budget, exp.checkpoints)
+    lang_of = None
+    if exp.lang_field:
+        field = exp.lang_field
+
+        def lang_of(row: Mapping[str, Any]) -> str | None:
+            value = labels.get(str(row.get("final_url") or row["url"]), {}).get(field)
+            return str(value) if value else None
+
+    out = []
+    judges: dict[str, LabelJudge] = {}
+    for spec, topic, rep in jobs:
+        run_dir = run_dir_for(exp, spec, topic, rep)
+        if not (run_dir / "pages.jsonl").is_file():
+            continue  # not crawled (report-only before the crawls)
+        key = "\n".join(topic.relevant)
+        judge = judges.setdefault(key, LabelJudge(labels, topic.relevant))
+        r = evaluate_run(
+            read_run(run_dir), judge, targets=topic.targets or None,
+            answer=judge.answer_set() if exp.answer else None, checkpoints=points,
+            skip_unlabelled=exp.skip_unlabelled, web_pages=len(labels), lang_of=lang_of,
+            thresholds=exp.thresholds,
+        )  # fmt: skip
+        r.update(label=spec.label, topic=topic.name, rep=rep)
+        if exp.perplexity:
+            r["perplexity"] = _perplexity(exp, run_dir)
+        out.append(r)
+    return out
+
+
+def _perplexity(exp: Experiment, run_dir: Any) -> list[dict[str, float | None]]:
+    """P2's held-out perplexity curve of one run (cached in the run directory)."""
+    from focuscrawl.evaluation.perplexity import perplexity_curve, run_texts, split_heldout
+    from focuscrawl.relevance.lm_text import read_texts
+
+    cache = run_dir / "perplexity.json"
+    cfg = exp.perplexity
+    if cache.is_file():
+        data = json.loads(cache.read_text(encoding="utf-8"))
+        if data.get("config") == cfg:
+            return list(data["points"])
+    texts = list(read_texts(exp.resolve(str(cfg["train"])), field=str(cfg.get("field", "text"))))
+    train, heldout = split_heldout(texts, float(cfg.get("heldout_share", 0.2)))
+    points = perplexity_curve(
+        train, run_texts(run_dir, boilerplate=bool(cfg.get("boilerplate", True))), heldout,
+        every_tokens=int(cfg.get("every_tokens", 20000)), order=int(cfg.get("order", 3)),
+        max_points=int(cfg.get("max_points", 12)),
+    )  # fmt: skip
+    clean = [{k: (None if isinstance(v, float) and math.isinf(v) else v) for k, v in p.items()} for p in points]
+    cache.write_text(json.dumps({"config": cfg, "points": clean}), encoding="utf-8")
+    return clean
+
+
+def _by_topic(runs: Sequence[Mapping[str, Any]], label: str, read: Callable[[Mapping[str, Any]], Any]) -> dict[str, float]:
+    """``{topic: value}`` of one strategy, repetitions averaged; runs without the value left out."""
+    acc: dict[str, list[float]] = {}
+    for r in runs:
+        if r["label"] != label:
+            continue
+        v = read(r)
+        if v is None:
+            continue
+        acc.setdefault(r["topic"], []).append(float(v))
+    return {t: sum(vs) / len(vs) for t, vs in acc.items()}
+
+
+def _mean_curve(per_topic: Mapping[str, Sequence[float]]) -> dict[str, list[float]]:
+    cols = list(zip(*per_topic.values(), strict=True)) if per_topic else []
+    stats = [mean_se(list(c)) for c in cols]
+    return {"mean": [m for m, _ in stats], "se": [s for _, s in stats]}
+
+
+def summarise(exp: Experiment, topics: Sequence[Topic], runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """results.json: the runs, per-strategy means ± SE, curves, t-tests, overlaps."""
+    labels = [s.label for s in exp.strategies]
+    points = checkpoints_for(exp.budget, exp.checkpoints)
+    summary: dict[str, dict[str, Any]] = {}
+    curves: dict[str, dict[str, Any]] = {}
+    for label in labels:
+        summary[label] = {}
+        for metric, read in SCALARS.items():
+            vals = _by_topic(runs, label, read)
+            if vals:
+                m, se = mean_se(list(vals.values()))
+                summary[label][metric] = {"mean": m, "se": se, "n": len(vals)}
+        curves[label] = {}
+        for metric in ("harvest_rate", "target_recall"):
+            per_topic = _by_topic_curves(runs, label, _curve_reader(metric))
+            if per_topic:
+                curves[label][metric] = {"x": points, **_mean_curve(per_topic)}
+        fvv = _by_topic_curves(runs, label, lambda r: _flat(r["curves"].get("found_vs_visited")))
+        if fvv:
+            mean = _mean_curve(fvv)["mean"]
+            curves[label]["found_vs_visited"] = {"x": mean[0::2], "mean": mean[1::2]}
+        f1t = _by_topic_curves(runs, label, lambda r: [x["f1"] for x in r["f1_by_threshold"]] if "f1_by_threshold" in r else None)
+        if f1t:
+            curves[label]["f1_by_threshold"] = {"x": exp.thresholds, **_mean_curve(f1t)}
+        summary[label]["harvest_by_layer"] = _mean_dict(runs, label, "harvest_by_layer")
+        summary[label]["pages_by_layer"] = _mean_dict(runs, label, "pages_by_layer")
+        summary[label]["languages"] = _mean_dict(runs, label, "languages")
+    tests = []
+    for metric in exp.compare:
+        reader = SCALARS.get(metric)
+        if reader is None:
+            continue
+        for a, b in combinations(labels, 2):
+            va, vb = _by_topic(runs, a, reader), _by_topic(runs, b, reader)
+            common = sorted(set(va) & set(vb))
+            if len(common) < 2:
+                continue
+            xa, xb = [va[t] for t in common], [vb[t] for t in common]
+            hi, lo, xh, xl = (a, b, xa, xb) if sum(xa) >= sum(xb) else (b, a, xb, xa)
+            t, p = paired_t_greater(xh, xl)
+            tests.append({
+                "metric": metric, "better": hi, "worse": lo, "n": len(common),
+                "t": t if math.isfinite(t) else None, "p": p, "significant": p < ALPHA,
+            })  # fmt: skip
+    return {
+        "experiment": exp.name, "title": exp.title, "file": str(exp.path), "mode": exp.mode,
+        "budget": exp.budget, "repetitions": exp.repetitions, "notes": exp.notes,
+        "strategies": [{"label": s.label, "strategy": s.strategy, "params": s.params,
+                        "model": s.model if not isinstance(s.model, dict) else s.model.get("name")}
+                       for s in exp.strategies],
+        "topics": [{"name": t.name, "category": t.category, "relevant": t.relevant,
+                    "seeds": len(t.seeds), "targets": len(t.targets)} for t in topics],
+        "summary": summary, "curves": curves, "tests": tests, "overlap": _overlaps(exp, runs),
+        "runs": [{k: v for k, v in r.items() if k != "curves"} | {"curves": r["curves"]} for r in runs],
+    }  # fmt: skip
+
+
+def _curve_reader(metric: str) -> Callable[[Mapping[str, Any]], Any]:
+    return lambda r: r["curves"].get(metric)
+
+
+def _flat(points: Any) -> list[float] | None:
+    return None if points is None else [v for p in points for v in p]
+
+
+def _by_topic_curves(runs: Sequence[Mapping[str, Any]], label: str, read: Callable[[Mapping[str, Any]], Any]) -> dict[str, list[float]]:
+    acc: dict[str, list[list[float]]] = {}
+    for r in runs:
+        if r["label"] == label and read(r) is not None:
+            acc.setdefault(r["topic"], []).append([float(v) for v in read(r)])
+    return {t: [sum(c) / len(c) for c in zip(*cs, strict=True)] for t, cs in acc.items()}
+
+
+def _mean_dict(runs: Sequence[Mapping[str, Any]], label: str, key: str) -> dict[str, float]:
+    """Mean over the runs of a strategy of a {name: value} result (absent names count 0)."""
+    mine = [r[key] for r in runs if r["label"] == label]
+    names = sorted({k for d in mine for k in d}, key=lambda k: (len(k), k))
+    return {k: sum(float(d.get(k, 0.0)) for d in mine) / len(mine) for k in names} if mine else {}
+
+
+def _overlaps(exp: Experiment, runs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Page and domain overlap of every two strategies on the same topic and repetition (P0)."""
+    from pathlib import Path
+
+    by_key = {(r["label"], r["topic"], r["rep"]): r["run"] for r in runs}
+    out = []
+    for a, b in combinations([s.label for s in exp.strategies], 2):
+        pages, doms = [], []
+        for (label, topic, rep), path in by_key.items():
+            other = by_key.get((b, topic, rep))
+            if label != a or other is None:
+                continue
+            o = compare_runs(read_run(Path(path)), read_run(Path(other)))
+            pages.append(o["pages"]["jaccard"])
+            doms.append(o["domains"]["jaccard"])
+        if pages:
+            out.append({"a": a, "b": b, "page_jaccard": mean_se(pages)[0], "domain_jaccard": mean_se(doms)[0]})
+    return out
+
+
+def _pm(cell: Mapping[str, Any] | None, digits: int = 3) -> str:
+    if not cell:
+        return "—"
+    return f"{cell['mean']:.{digits}f} ± {cell['se']:.{digits}f}"
+
+
+def summary_table(results: Mapping[str, Any]) -> str:
+    """The README table: one row per strategy, mean ± SE across topics at the budget."""
+    present = [m for m in ("harvest_rate", "target_recall", "f1", "external_share", "external_harvest_rate", "domains", "wall_seconds")
+               if any(m in s for s in results["summary"].values())]  # fmt: skip
+    head = "| strategy | " + " | ".join(m.replace("_", " ") for m in present) + " |"
+    lines = [
+        f"{results['title']} — {len(results['topics'])} topics, budget {results['budget']}, {results['mode']}",
+        head, "|" + "---|" * (len(present) + 1),
+    ]  # fmt: skip
+    for label, s in results["summary"].items():
+        cells = [_pm(s.get(m), 1 if m in ("domains", "wall_seconds") else 3) for m in present]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    for t in results["tests"]:
+        star = "significant" if t["significant"] else "not significant"
+        tval = "inf" if t["t"] is None else f"{t['t']:.2f}"
+        lines.append(f"{t['metric']}: {t['better']} > {t['worse']}: t = {tval}, p = {t['p']:.4f} ({star}, n = {t['n']})")
+    return "\n".join(lines)

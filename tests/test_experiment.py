@@ -1,0 +1,222 @@
+"""The experiment runner end to end on a tiny experiment, topic sets, and the report in a real browser."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from focuscrawl.cli import main
+from focuscrawl.evaluation.topics import TopicSetSpec, build_topics, split_topic
+from focuscrawl.exceptions import ConfigError
+
+TESTWEB = Path(__file__).resolve().parents[2] / "shared" / "testweb"
+WIKI = TESTWEB / "wikispeedia.warc.gz"
+needs_web = pytest.mark.skipif(not WIKI.exists(), reason="shared test web absent")
+
+TINY = f"""
+name = "tiny"
+title = "tiny experiment"
+archives = ["{WIKI}"]
+labels = "{TESTWEB / 'wikispeedia.labels.jsonl'}"
+budget = 30
+checkpoints = 3
+compare = ["target_recall", "harvest_rate"]
+answer = true
+thresholds = [0.3, 0.6]
+[crawl]
+fetch_list_size = 10
+[topics]
+include = ["subject.Science.Biology.Mammals", "subject.Science.Biology.Birds"]
+n_topics = 2
+n_seeds = 3
+max_pos = 8
+max_neg = 16
+min_pages = 12
+[[strategy]]
+label = "BFS"
+strategy = "bfs"
+[[strategy]]
+label = "best-first"
+strategy = "best-first"
+model = "topic"
+"""
+
+
+def test_split_topic_is_disjoint_and_seeded() -> None:
+    spec = TopicSetSpec(labels="l", archive="a", n_seeds=2, max_pos=3, max_neg=2, min_pages=6)
+    members = [f"m{i}" for i in range(8)]
+    others = [f"o{i}" for i in range(5)]
+    t = split_topic("s.X.Y", members, others, spec, random.Random(1))
+    assert (len(t.seeds), len(t.train_pos), len(t.targets), len(t.train_neg)) == (2, 3, 3, 2)
+    assert sorted(t.seeds + t.train_pos + t.targets) == sorted(members)
+    assert set(t.train_neg) <= set(others)
+    assert t.relevant == ["categories^=s.X.Y"]
+    assert t.name == "X.Y"
+    again = split_topic("s.X.Y", list(reversed(members)), others, spec, random.Random(1))
+    assert again == t  # the draw depends on the seed, not on the order of the label file
+
+
+def test_build_topics_picks_specific_categories() -> None:
+    labels = {f"a{i}": {"categories": ["s.A.B"]} for i in range(10)}
+    labels |= {f"c{i}": {"categories": ["s.C"]} for i in range(9)}
+    labels |= {f"d{i}": {"categories": ["s.D"]} for i in range(3)}
+    spec = TopicSetSpec(labels="l", archive="a", n_topics=2, n_seeds=2, max_pos=4, max_neg=3,
+                        min_pages=7, max_pages=10)  # fmt: skip
+    # s.A (10) is an ancestor of s.A.B (10): the specific one is kept; s.D is too small
+    assert [t.category for t in build_topics(spec, labels)] == ["s.A.B", "s.C"]
+    with pytest.raises(ConfigError, match="only 2 categories"):
+        build_topics(TopicSetSpec(**{**spec.__dict__, "n_topics": 3}), labels)
+    with pytest.raises(ConfigError, match="min_pages"):
+        TopicSetSpec(labels="l", archive="a", n_seeds=10, max_pos=75, min_pages=50)
+
+
+def test_experiment_file_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "x"\nbudjet = 3\n')
+    assert main(["experiment", str(bad)]) == 2
+    assert "unknown keys budjet" in capsys.readouterr().err
+    bad.write_text(f'archives = ["{tmp_path / "none.warc.gz"}"]\n[[strategy]]\nstrategy = "bfs"\n')
+    assert main(["experiment", str(bad)]) == 2
+    assert "not found" in capsys.readouterr().err
+
+
+@needs_web
+def test_tiny_experiment_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    exp = tmp_path / "tiny.toml"
+    exp.write_text(TINY)
+    out = tmp_path / "out"
+    assert main(["experiment", str(exp), "--out", str(out), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "| BFS |" in printed
+    assert "| best-first |" in printed
+    results = json.loads((out / "results.json").read_text())
+    assert [t["name"] for t in results["topics"]] == ["Biology.Mammals", "Biology.Birds"]
+    assert len(results["runs"]) == 4
+    for run in results["runs"]:
+        rows = (Path(run["run"]) / "pages.jsonl").read_text().splitlines()
+        assert run["fetched"] == len(rows) == 30
+    # the summary is the mean of the per-topic values
+    bfs = [r["harvest_rate"] for r in results["runs"] if r["label"] == "BFS"]
+    assert results["summary"]["BFS"]["harvest_rate"]["mean"] == pytest.approx(sum(bfs) / 2)
+    assert results["curves"]["BFS"]["target_recall"]["x"] == [10, 20, 30]
+    assert {t["metric"] for t in results["tests"]} == {"target_recall", "harvest_rate"}
+    assert "f1_by_threshold" in results["curves"]["best-first"]
+    # the topic models are cached, and a second run crawls nothing again
+    assert (out / "topics" / "Biology.Mammals" / "model-svm-linear" / "model.json").is_file()
+    first = (out / "runs" / "BFS" / "Biology.Birds" / "r0" / "run.json").stat().st_mtime_ns
+    assert main(["experiment", str(exp), "--out", str(out), "--quiet"]) == 0
+    assert (out / "runs" / "BFS" / "Biology.Birds" / "r0" / "run.json").stat().st_mtime_ns == first
+    html = (out / "report.html").read_text()
+    assert html.count("<svg") >= 3
+    assert "<link" not in html
+    assert "src=" not in html
+    assert "f1" not in results["summary"]["BFS"]  # no model, no pages marked relevant: no P3 scores
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (.ci/run installs it)")
+def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
+    from focuscrawl.evaluation.report import render
+
+    runs = [
+        {"label": lab, "topic": t, "rep": 0, "run": "x", "harvest_rate": h, "target_recall": h / 2,
+         "curves": {}, "perplexity": [{"tokens": 0, "perplexity": 900.0, "perplexity_no_oov": 400.0},
+                                      {"tokens": 500, "perplexity": 700.0, "perplexity_no_oov": 380.0}]}
+        for lab, t, h in (("A", "t1", 0.5), ("B", "t1", 0.3))
+    ]  # fmt: skip
+    curve = {"x": [10, 20], "mean": [0.2, 0.4], "se": [0.05, 0.02]}
+    results = {
+        "title": "render check", "mode": "simulate", "budget": 20, "repetitions": 1, "notes": "n",
+        "strategies": [{"label": "A", "strategy": "a", "model": None, "params": {}},
+                       {"label": "B", "strategy": "b", "model": "topic", "params": {"x": 1}}],
+        "topics": [{"name": "t1", "seeds": 3, "targets": 9}],
+        "summary": {lab: {"harvest_rate": {"mean": 0.4, "se": 0.1, "n": 1},
+                          "harvest_by_layer": {"0": 0.5, "1": 0.25}, "languages": {"en": 0.7, "de": 0.3}}
+                    for lab in ("A", "B")},
+        "curves": {lab: {"harvest_rate": curve, "target_recall": curve} for lab in ("A", "B")},
+        "tests": [{"metric": "harvest_rate", "better": "A", "worse": "B", "n": 1, "t": None, "p": 1.0,
+                   "significant": False}],
+        "overlap": [{"a": "A", "b": "B", "page_jaccard": 0.1, "domain_jaccard": 0.5}], "runs": runs,
+    }  # fmt: skip
+    page = tmp_path / "report.html"
+    page.write_text(render(results))
+    proc = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0",
+         "--virtual-time-budget=3000", "--dump-dom", page.as_uri()],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    dom = proc.stdout
+    # 2 curve plots, 2 bar plots (layers, languages), 2 perplexity plots: all drawn by the browser
+    assert 'data-plots-drawn="6"' in dom, proc.stderr[-2000:]
+    console = [line for line in proc.stderr.splitlines() if "CONSOLE" in line]
+    assert console == []
+
+
+def test_hub_web_marks_what_it_generates(tmp_path: Path) -> None:
+    from warcio.archiveiterator import ArchiveIterator
+
+    from focuscrawl.evaluation.hubweb import HUB_HOST, MARK, build_hub_web
+    from focuscrawl.replay.archive import iter_responses, load_labels
+    from focuscrawl.replay.sample import build_sample_archive, labels_path_for
+
+    source = build_sample_archive(tmp_path / "sample.warc.gz")
+    web, labels_path = build_hub_web(
+        source, labels_path_for(source), tmp_path / "web" / "w.warc.gz", label_key="relevant",
+        out_links=2, hubs=3, hub_size=2, locality=1.0,
+    )  # fmt: skip
+    original = {r.url: r.body for r in iter_responses(source) if r.status == 200 and "html" in r.content_type}
+    marks: dict[str, str] = {}
+    with web.open("rb") as fh:
+        for rec in ArchiveIterator(fh):
+            if rec.rec_type == "response":
+                marks[rec.rec_headers.get_header("WARC-Target-URI")] = rec.rec_headers.get_header(MARK)
+    hubs = {u for u, m in marks.items() if m == "hub"}
+    assert hubs == {f"{HUB_HOST}/", *(f"{HUB_HOST}/hub/{i}.html" for i in range(3))}
+    assert {u for u, m in marks.items() if m == "appended-links"} == set(original)
+    labels = load_labels(labels_path)
+    assert all(labels[h]["generated"] is True for h in hubs)
+    for rec in iter_responses(web):
+        if rec.url in original:
+            head, _, tail = rec.body.partition(b'<div data-focuscrawl="generated">')
+            # the original bytes are all there, the block inserted before </body>
+            assert head + tail.split(b"</div>", 1)[1] == original[rec.url]
+            assert int(rec.header("Content-Length")) == len(rec.body)
+            links = tail.split(b"</div>", 1)[0].count(b"<a href=")
+            assert links == 3  # 2 pages + 1 hub
+
+
+def test_live_experiment_through_the_replay_server(tmp_path: Path) -> None:
+    from focuscrawl.replay.sample import SAMPLE_SEEDS, build_sample_archive, labels_path_for
+
+    source = build_sample_archive(tmp_path / "sample.warc.gz")
+    exp = tmp_path / "live.toml"
+    exp.write_text(f"""
+archives = ["{source}"]
+labels = "{labels_path_for(source)}"
+budget = 8
+checkpoints = 2
+mode = "live"
+[[topic]]
+name = "cats"
+relevant = ["relevant=true"]
+seeds = {json.dumps(list(SAMPLE_SEEDS))}
+[[strategy]]
+strategy = "bfs"
+""")
+    out = tmp_path / "out"
+    assert main(["experiment", str(exp), "--out", str(out), "--quiet"]) == 0
+    results = json.loads((out / "results.json").read_text())
+    assert results["runs"][0]["fetched"] == 8
+    # every fetch went through the replay server on 127.0.0.1, which logged it
+    assert len((out / "replay.log").read_text().splitlines()) >= 8
+    # another budget is another crawl: the finished one is not reused
+    exp.write_text(exp.read_text().replace("budget = 8", "budget = 5"))
+    assert main(["experiment", str(exp), "--out", str(out), "--quiet"]) == 0
+    assert json.loads((out / "results.json").read_text())["runs"][0]["fetched"] == 5
