@@ -9,8 +9,8 @@ Environment variables are ``FOCUSCRAWL_<SECTION>__<FIELD>`` (e.g.
 from __future__ import annotations
 
 import dataclasses
-import math
 import json
+import math
 import os
 import re
 import tomllib
