@@ -1,27 +1,40 @@
-"""P0's comment detector on comments-dev: default vs learned keyword lists, held-out half.
+"""P0's comment detector on comments-dev, judged on sites the keywords were not learned on.
 
-comments-dev is split by a fixed hash of the URL (``split_half``) into a learn
-half and a report half; keywords are learned on the learn half only, and every
-row is measured on the report half. Prints a Markdown table.
+Two site-disjoint measurements (sites: :func:`focuscrawl.relevance.comment_sites.site_of`):
 
-    python benchmarks/bench_comments.py [--top-k 25] [--min-gain 3]
+* **split**: the sites are cut in two halves by a fixed hash (``split_sites``);
+  keywords are learned on the learn half, every row is measured on the other;
+* **cv**: site-grouped 5-fold cross-validation over all of comments-dev
+  (pooled counts); a tuned learner tunes (min_gain, min_sites) by an inner
+  site-grouped CV inside each training part only.
+
+Rows: the always-no baseline, the 25 default keywords, the greedy learner as it
+was (min_gain 3, no site minimum) and the default learner (settings tuned by
+site-grouped CV). Prints Markdown tables.
+
+    python benchmarks/bench_comments.py [--top-k 25] [--use-ids]
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from focuscrawl.relevance.comments import (
-    DEFAULT_KEYWORDS,
-    CommentModel,
-    evaluate_keywords,
-    learn_keywords,
-    load_labelled_names,
-    split_half,
+from focuscrawl.evaluation.metrics import BinaryScores
+from focuscrawl.relevance.comment_sites import (
+    NameIndex,
+    cross_validate,
+    learn_transferable,
+    split_sites,
 )
+from focuscrawl.relevance.comments import DEFAULT_KEYWORDS, fold_name, load_labelled_names
 
 TESTWEB = Path(__file__).resolve().parents[2] / "shared" / "testweb"
+
+
+def _row(title: str, s: BinaryScores) -> str:
+    return f"| {title} | {s.accuracy:.3f} | {s.precision:.3f} | {s.recall:.3f} | {s.f1:.3f} |"
 
 
 def main() -> int:
@@ -29,39 +42,42 @@ def main() -> int:
     parser.add_argument("--archive", default=str(TESTWEB / "comments-dev.warc.gz"))
     parser.add_argument("--labels", default=str(TESTWEB / "comments-dev.labels.jsonl"))
     parser.add_argument("--top-k", type=int, default=25)
-    parser.add_argument("--min-support", type=int, default=3)
-    parser.add_argument("--min-gain", type=int, default=3)
+    parser.add_argument("--use-ids", action="store_true", help="class and id names")
     args = parser.parse_args()
     pages = load_labelled_names(args.archive, args.labels)
-    learn = [p for p in pages if split_half(p.url) == "learn"]
-    report = [p for p in pages if split_half(p.url) == "report"]
-    n_pos = sum(p.label for p in report)
-    print(
-        f"comments-dev: {len(pages)} labelled pages; learn {len(learn)} "
-        f"({sum(p.label for p in learn)} comment), report {len(report)} ({n_pos} comment)\n"
-    )
-    print("| keyword list | names | accuracy | precision | recall | F1 |")
-    print("|---|---|---|---|---|---|")
-    base = (len(report) - n_pos) / len(report)
-    print(f"| majority (non-comment) | - | {base:.3f} | - | 0.000 | 0.000 |")
-    learned_lists: dict[bool, list[str]] = {}
-    for use_ids in (False, True):
-        names = "class+id" if use_ids else "class"
-        rows = [("default", list(DEFAULT_KEYWORDS))]
-        learned = learn_keywords(
-            learn, top_k=args.top_k, use_ids=use_ids,
-            min_support=args.min_support, min_gain=args.min_gain,
-        )  # fmt: skip
-        learned_lists[use_ids] = [k.keyword for k in learned]
-        rows.append((f"learned ({len(learned)})", learned_lists[use_ids]))
-        for title, keywords in rows:
-            s = evaluate_keywords(CommentModel(keywords, use_ids=use_ids), report)
-            print(
-                f"| {title} | {names} | {s.accuracy:.3f} | {s.precision:.3f} "
-                f"| {s.recall:.3f} | {s.f1:.3f} |"
-            )
-    for use_ids, keywords in learned_lists.items():
-        print(f"\nlearned ({'class+id' if use_ids else 'class'}): {', '.join(keywords)}")
+    index = NameIndex(pages, use_ids=args.use_ids)
+    default = [fold_name(k) for k in DEFAULT_KEYWORDS]
+    chosen: list[str] = []
+
+    def tuned(mask: int) -> Sequence[str]:
+        words, params, _ = learn_transferable(index, mask, top_k=args.top_k)
+        chosen.append(f"{params}: {', '.join(k.keyword for k in words)}")
+        return [k.keyword for k in words]
+
+    learners: dict[str, Callable[[int], Sequence[str]]] = {
+        "default 25 keywords": lambda mask: default,
+        "greedy, min_gain 3, any sites (old)": lambda mask: [
+            k.keyword for k in index.learn(mask, top_k=args.top_k, min_sites=1, min_gain=3)
+        ],
+        "greedy, settings by site-grouped CV (default)": tuned,
+    }
+    learn = index.mask(lambda p: split_sites(p.url) == "learn")
+    report = index.all_mask & ~learn
+    n_sites = len(set(index.site))
+    for title, subset in (("split: learn half of the sites -> other half", report), ("cv", 0)):
+        print(f"\n{title}" + (f" ({n_sites} sites)" if not subset else ""))
+        print("| keyword list | accuracy | precision | recall | F1 |\n|---|---|---|---|---|")
+        base = subset if subset else index.all_mask
+        neg = (base & ~index.pos_mask).bit_count()
+        print(_row("always no", BinaryScores(0, 0, neg, base.bit_count() - neg)))
+        for name, learner in learners.items():
+            if subset:
+                s = index.evaluate(list(learner(learn)), report)
+            else:
+                s = cross_validate(index, learner)
+            print(_row(name, s))
+    print(f"\n{index.all_mask.bit_count()} pages; lists chosen by the default learner:")
+    print("\n".join(f"  {c}" for c in chosen))
     return 0
 
 

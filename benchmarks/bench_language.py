@@ -12,6 +12,15 @@ anchor of an English page (i.e. translated ones, not directive or module names);
 for English anchors of at least two alphabetic words. Counted per occurrence
 and per distinct (anchor, language) pair.
 
+Crawl judgements at the real ratio: for each target language, every page of
+multilingual-dev (English fallbacks included) judged by ``LanguageModel``, truth =
+a real translation into the target (no ``alias_of``, ``<html lang>`` = target);
+the old rule (best language only, ``decide="top"``) against the default share rule
+(target share of the text >= 0.25). And anchors as a crawl meets them: for each
+target, its anchors (recall) against English anchors (false positives), with the
+model's default anchor rule (py3langid among the target and English, Han read
+in the page's language).
+
     python benchmarks/bench_language.py [--archive A --labels L]
 """
 
@@ -22,10 +31,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from focuscrawl.evaluation.metrics import binary_scores
 from focuscrawl.parse.html import page_from_bytes
 from focuscrawl.relevance.language import (
     BACKENDS,
     TLD_LANGUAGES,
+    LanguageModel,
     anchor_language,
     cld2_languages,
     normalise_lang,
@@ -86,6 +97,36 @@ def accuracy(
     )
 
 
+def judge_pages(pages: list[Page], real: list[Page]) -> None:
+    real_lang = {p.url: normalise_lang(p.lang) for p in real}
+    print("\n| target | pages (positive) | rule | accuracy | precision | recall | F1 |")
+    print("|---|---|---|---|---|---|---|")
+    for target in ("ja", "zh", "ko", "de", "fr", "es", "ru", "tr", "pt"):
+        truth = [real_lang.get(p.url) == target for p in pages]
+        for rule in ("top", "share"):
+            model = LanguageModel([target], decide=rule)
+            q = binary_scores([model.score(p) >= (model.threshold or 0.5) for p in pages], truth)
+            print(
+                f"| {target} | {q.n} ({sum(truth)}) | {rule} | {q.accuracy:.4f} | "
+                f"{q.precision:.3f} | {q.recall:.3f} | {q.f1:.3f} |"
+            )
+
+
+def judge_anchors(items: list[tuple[str, str]]) -> None:
+    english = sorted({a for a, lang in items if lang == "en"})
+    print("\n| target | its anchors (distinct) | recall | English anchors | false positives |")
+    print("|---|---|---|---|---|")
+    for target in sorted({lang for _, lang in items} - {"en"}):
+        mine = sorted({a for a, lang in items if lang == target})
+        model = LanguageModel([target])
+        hits = sum(model.score_text(a, target) for a in mine)  # Han read in the page's language
+        fps = sum(model.score_text(a, "en") for a in english)
+        print(
+            f"| {target} | {len(mine)} | {hits / len(mine):.3f} | {len(english)} | "
+            f"{fps / len(english):.3f} |"
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--archive", default=str(TESTWEB / "multilingual-dev.warc.gz"))
@@ -132,6 +173,8 @@ def main() -> int:
         occ, dist, per = accuracy(items, guess)
         cols = " | ".join(f"{per.get(k, 0.0):.3f}" for k in ("ja", "zh", "ko", "en", "fr", "de"))
         print(f"| {name} | {occ:.4f} | {dist:.4f} | {cols} |")
+    judge_pages(pages, real)
+    judge_anchors(items)
     print(f"\nTLD table: {len(TLD_LANGUAGES)} ccTLDs")
     return 0
 

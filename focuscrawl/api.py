@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -14,8 +13,10 @@ from focuscrawl.engine import DB_NAME, RUN_NAME, Crawler, normalize_seeds, write
 from focuscrawl.exceptions import ConfigError, ModelError
 from focuscrawl.fetch.factory import build_fetcher
 from focuscrawl.frontier.factory import open_frontier
-from focuscrawl.relevance.base import RelevanceModel, build_model, load_model
-from focuscrawl.settings import SECTIONS, Settings, load_settings, read_toml
+from focuscrawl.model_params import apply_to_saved_model, build_checked_model
+from focuscrawl.output.writers import prepare_run_dir
+from focuscrawl.relevance.base import RelevanceModel, load_model
+from focuscrawl.settings import SECTIONS, Settings, load_settings, read_run_json, read_toml
 from focuscrawl.stats import CrawlStats
 from focuscrawl.strategies.base import STRATEGIES, Strategy
 from focuscrawl.strategies.filters import build_filters
@@ -34,13 +35,13 @@ def make_model(spec: str | Path | Mapping[str, Any] | None, settings: Settings) 
     """A model from a saved directory, a ``{"name": ...}`` table, or the settings' [model]."""
     try:
         if spec is None:
-            return build_model(settings.model, settings.base_dir) if settings.model else None
+            return build_checked_model(settings.model, settings.base_dir) if settings.model else None
         if isinstance(spec, Mapping):
-            return build_model(spec, settings.base_dir)
+            return build_checked_model(spec, settings.base_dir)
         path = Path(spec)
         if path.is_dir():
-            return load_model(path)
-        return build_model({"name": str(spec), **settings.model}, settings.base_dir)
+            return apply_to_saved_model(load_model(path), settings.model, str(path))
+        return build_checked_model({"name": str(spec), **settings.model}, settings.base_dir)
     except ModelError as exc:
         raise ConfigError(str(exc)) from None
 
@@ -76,15 +77,17 @@ def open_crawl(
         # crawl.db nothing was committed, and the crawl starts afresh from run.json
         if not run_path.exists():
             raise ConfigError(f"{out_dir}: nothing to resume (no {RUN_NAME})")
-        run = json.loads(run_path.read_text(encoding="utf-8"))
+        run = read_run_json(run_path)
         saved, saved_seeds = run["settings"], run["seeds"]
         overrides = _merge_overrides({k: v for k, v in saved.items() if k in SECTIONS}, overrides)
         if saved.get("filters") and "filters" not in overrides:
             overrides["filters"] = saved["filters"]  # a list of tables
         raw_seeds = raw_seeds or list(saved_seeds)
         settings = load_settings(config, overrides)
-        if not settings.model and saved.get("model"):
-            settings = replace(settings, model=saved["model"], base_dir=Path(saved["base_dir"]))
+        if saved.get("model") and not {"name", "path"} & set(settings.model):
+            # the saved model, with new parameters (--model-param) on top
+            model_table = {**saved["model"], **settings.model}
+            settings = replace(settings, model=model_table, base_dir=Path(saved["base_dir"]))
     else:
         if (out_dir / DB_NAME).exists():
             raise ConfigError(f"{out_dir} holds a crawl already; use --resume or another --out")
@@ -96,14 +99,14 @@ def open_crawl(
     if isinstance(model, Mapping):
         settings = replace(settings, model=dict(model))
     elif model is not None and Path(model).is_dir():
-        settings = replace(settings, model={"path": str(Path(model).resolve())})
+        settings = replace(settings, model={**settings.model, "path": str(Path(model).resolve())})
     elif model is not None:
         settings = replace(settings, model={"name": str(model), **settings.model})
     strategy = make_strategy(settings, relevance)
     filters = build_filters(settings.filters, settings.base_dir)
     counters: Counter[str] = Counter()  # shared by fetcher and engine, saved in run.json
     fetcher = build_fetcher(settings, counters, archives=archives)  # bad archives: before any file
-    out_dir.mkdir(parents=True, exist_ok=True)
+    prepare_run_dir(out_dir)  # a file, or no permission: one line before anything is written
     if not resume:
         # run.json before crawl.db: a run directory killed at any moment can be resumed
         write_run_json(out_dir, {
@@ -120,6 +123,7 @@ def open_crawl(
         frontier.close()
         raise
     crawler.stats.counters = counters
+    crawler.archives = tuple(str(Path(a).resolve()) for a in archives)
     return crawler
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import os
 import signal
 import sys
@@ -34,33 +35,48 @@ def _seed_list(values: Sequence[str]) -> list[str]:
     return seeds
 
 
+def _default(section: str, name: str) -> str:
+    """" (default: X)" with the settings' own default, for --help (the options default to
+    None so that a config file's value is kept when the option is not given)."""
+    from focuscrawl.settings import SECTIONS
+
+    value = next(f.default for f in dataclasses.fields(SECTIONS[section]) if f.name == name)
+    return f" (default: {value})"
+
+
 def _add_crawl_arguments(p: argparse.ArgumentParser) -> None:
+    d = _default
     p.add_argument("--seeds", nargs="+", default=[], metavar="URL|FILE", help="seed URLs or files of URLs")
     p.add_argument("--out", type=Path, required=True, help="run directory")
     p.add_argument("--config", type=Path, help="TOML file: [crawl] [fetch] [scope] [parse] [model] seeds=[...]")
-    p.add_argument("--strategy", help="crawl strategy (see 'focuscrawl strategies')")
-    p.add_argument("--model", help="saved model directory, or a model name with defaults")
+    p.add_argument("--strategy", help="crawl strategy (see 'focuscrawl strategies')" + d("crawl", "strategy"))
+    p.add_argument("--model", help="saved model directory, or a model name with defaults (default: none)")
     p.add_argument("--model-param", action="append", default=[], metavar="KEY=VALUE",
                    help="a [model] parameter, e.g. target=ja or threshold=0.3 (repeatable)")
     p.add_argument("--strategy-param", action="append", default=[], metavar="KEY=VALUE",
                    help="a strategy parameter, e.g. beta=0.25 (repeatable)")
-    p.add_argument("--seed", type=int, help="random seed (ties, sampling); same seed, same crawl")
-    p.add_argument("--max-pages", type=int)
+    p.add_argument("--seed", type=int, help="random seed (ties, sampling); same seed, same crawl" + d("crawl", "seed"))
+    p.add_argument("--max-pages", type=int, help="pages to fetch, 0 = no limit" + d("crawl", "max_pages"))
     p.add_argument("--proxy", help="HTTP proxy, e.g. the replay server http://127.0.0.1:8080")
     p.add_argument("--proxy-ca", help="CA certificate to trust for HTTPS through the proxy")
-    p.add_argument("--delay", type=float, help="seconds between two requests to one host")
-    p.add_argument("--concurrency", type=int, help="requests in flight")
-    p.add_argument("--per-host", type=int, help="connections per host")
-    p.add_argument("--user-agent")
-    p.add_argument("--fetch-list-size", type=int, help="best-N-first batch size (0 = continuous)")
-    p.add_argument("--top-n", type=int, help="layered strategies: URLs per layer")
-    p.add_argument("--depth", type=int, help="layered strategies: number of layers")
-    p.add_argument("--max-depth", type=int, help="maximum link depth from a seed")
+    p.add_argument("--delay", type=float, help="seconds between two requests to one host" + d("fetch", "delay"))
+    p.add_argument("--concurrency", type=int, help="requests in flight" + d("fetch", "concurrency"))
+    p.add_argument("--per-host", type=int, help="connections per host" + d("fetch", "per_host"))
+    p.add_argument("--user-agent", help="User-Agent header" + d("fetch", "user_agent"))
+    p.add_argument("--fetch-list-size", type=int,
+                   help="best-N-first batch size (0 = continuous)" + d("crawl", "fetch_list_size"))
+    p.add_argument("--top-n", type=int, help="layered strategies: URLs per layer" + d("crawl", "top_n"))
+    p.add_argument("--depth", type=int, help="layered strategies: number of layers" + d("crawl", "depth"))
+    p.add_argument("--max-depth", type=int,
+                   help="maximum link depth from a seed, -1 = no limit" + d("scope", "max_depth"))
     p.add_argument("--allow-private", action="append", default=None, metavar="HOST|CIDR",
                    help="allow a private/loopback address (the replay proxy is allowed automatically)")
     p.add_argument("--no-robots", action="store_true", help="ignore robots.txt (only for your own sites)")
     p.add_argument("--resume", action="store_true", help="continue the crawl in --out")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", action="store_true", help="no progress bar or progress lines")
+    p.add_argument("--log-every", type=float, default=60.0, metavar="SECONDS",
+                   help="when stderr is not a terminal: a progress line every SECONDS, 0 = none "
+                        "(default: %(default)s)")  # fmt: skip
 
 
 def _crawl_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
@@ -122,7 +138,12 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         resume=args.resume,
         archives=getattr(args, "archive", None) or (),
     )
-    view = ProgressView(enabled=not args.quiet and sys.stderr.isatty(), max_pages=crawler.settings.crawl.max_pages)
+    tty = sys.stderr.isatty()
+    view = ProgressView(
+        enabled=not args.quiet and tty,
+        max_pages=crawler.settings.crawl.max_pages,
+        log_every=0.0 if args.quiet or tty else args.log_every,  # a log file or a pipe: lines
+    )
     crawler.on_progress = view.update
 
     signals = 0
@@ -245,7 +266,10 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from focuscrawl import __version__
+
     parser = argparse.ArgumentParser(prog="focuscrawl", description="A focused web crawler.")
+    parser.add_argument("--version", action="version", version=f"focuscrawl {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("crawl", help="run (or --resume) a crawl")
@@ -260,7 +284,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("control", help="change a running crawl's strategy parameters")
     p.add_argument("run_dir", type=Path)
     p.add_argument("assignments", nargs="+", metavar="KEY=VALUE")
-    p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the crawl's answer")
+    p.add_argument("--timeout", type=float, default=10.0,
+                   help="seconds to wait for the crawl's answer (default: %(default)s)")
     p.set_defaults(func=cmd_control)
 
     p = sub.add_parser(
@@ -296,8 +321,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_strategies)
 
     p = sub.add_parser("demo", help="replay a test web, crawl it focused and breadth-first, compare")
-    p.add_argument("--out", type=Path, default=Path("demo-run"))
-    p.add_argument("--max-pages", type=int, default=300)
+    p.add_argument("--out", type=Path, default=Path("demo-run"),
+                   help="directory of the demo's runs, replaced by each demo (default: %(default)s)")
+    p.add_argument("--max-pages", type=int, default=300,
+                   help="budget of each of the two crawls (default: %(default)s)")
     p.set_defaults(func=cmd_demo)
     return parser
 
@@ -324,6 +351,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         with contextlib.suppress(OSError):
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - so that exit does not flush again
         return 0
+    # after BrokenPipeError, which is one: a full disk, an output removed or made read-only
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"focuscrawl: {where}{exc.strerror or exc} (the crawl DB keeps the last commit:"
+              " --resume once the cause is fixed)" if args.func is cmd_crawl else
+              f"focuscrawl: {where}{exc.strerror or exc}", file=sys.stderr)  # fmt: skip
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from focuscrawl.api import crawl
+from focuscrawl.exceptions import ConfigError
 from focuscrawl.replay.archive import load_labels
 from focuscrawl.replay.process import ReplayProcess
 from focuscrawl.replay.sample import SAMPLE_SEEDS, build_sample_archive, labels_path_for
@@ -84,11 +85,34 @@ def _label_harvest(run_dir: Path, web: DemoWeb) -> tuple[int, int]:
     return hits, n
 
 
+# What a demo leaves in its --out directory: only such a directory is replaced.
+DEMO_MARK = ".focuscrawl-demo"
+_DEMO_ENTRIES = frozenset(
+    {DEMO_MARK, "best-first", "bfs", "replay.log", "sample.warc.gz", "sample.labels.jsonl"}
+)
+
+
+def _clear_demo_dir(out: Path) -> None:
+    """Empty ``out`` for a new demo, or refuse (one line) if it holds anything else."""
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"demo --out {out}: is a file, not a directory")
+    if not out.exists() or not any(out.iterdir()):
+        return
+    entries = {entry.name for entry in out.iterdir()}
+    # the mark (or, from before it existed, nothing but the demo's own entries)
+    if DEMO_MARK not in entries and not entries <= _DEMO_ENTRIES:
+        raise ConfigError(
+            f"demo --out {out}: not empty and not a demo run directory; "
+            f"refusing to delete it (choose another --out)"
+        )
+    shutil.rmtree(out)
+
+
 def run_demo(out: Path, *, max_pages: int = 300) -> int:
     out = Path(out)
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
+    _clear_demo_dir(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / DEMO_MARK).write_text("a focuscrawl demo run: `focuscrawl demo` replaces it\n", encoding="utf-8")
     web = _demo_web(out)
     print(f"demo web: {web.name}; seeds: {' '.join(web.seeds)}; budget {max_pages} pages")
     results: dict[str, tuple[float | None, int, int, float]] = {}

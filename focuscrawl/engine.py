@@ -60,6 +60,7 @@ PAGES_NAME = "pages.jsonl"
 RUN_NAME = "run.json"
 
 _STOP_GRACE = 5.0  # seconds in-flight fetches may take to finish after a stop request
+_RUN_JSON_EVERY = 5.0  # seconds between two rewrites of run.json while the crawl runs
 
 
 def normalize_seeds(seeds: Sequence[str]) -> list[str]:
@@ -116,6 +117,8 @@ class Crawler:
         self._host_inflight: Counter[str] = Counter()
         self._uncommitted = 0
         self._last_commit = time.monotonic()
+        self._last_run_json = time.monotonic()
+        self.archives: tuple[str, ...] = ()  # set by the API for a simulated crawl
         self._layer_listed = False  # layered mode: this round's fetch list was generated
         self._control_log: list[dict[str, Any]] = []
         self._control: ControlChannel | None = None
@@ -203,6 +206,8 @@ class Crawler:
     def _commit(self) -> None:
         """Make everything since the last commit durable, outputs first."""
         proc = self.proc
+        for key, value in self.strategy.counters().items():
+            self.stats.counters[key] = value
         state = {
             "warc_offset": proc.warc.sync(),
             "pages_offset": proc.pages.sync(),
@@ -220,7 +225,11 @@ class Crawler:
         self.frontier.set_meta("engine", json.dumps(state))
         self.frontier.commit()
         self._uncommitted = 0
-        self._last_commit = time.monotonic()
+        now = time.monotonic()
+        if now - self._last_run_json >= _RUN_JSON_EVERY:  # the live numbers, for readers
+            self._last_run_json = now
+            self._write_run_json(final=False)
+        self._last_commit = now
 
     # ------------------------------------------------------------------- the loop
     async def run(self) -> CrawlStats:
@@ -460,6 +469,7 @@ class Crawler:
             "strategy_params": self.strategy.params,
             "model": getattr(self.model, "name", None),
             "filters": [f.name for f in self.filters],
+            "simulated_from": list(self.archives) or None,
             "settings": self.settings.to_dict(),
             "finished": final and not self._stop.is_set(),
             "stopped_early": self._stop.is_set(),

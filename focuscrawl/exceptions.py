@@ -21,3 +21,7 @@ class ModelError(FocuscrawlError):
 
 class FrontierError(FocuscrawlError):
     """The crawl DB is unusable (wrong schema, locked, corrupt)."""
+
+
+class ResumeError(ConfigError):
+    """A run directory's outputs do not match what its crawl DB committed: nothing is touched."""

@@ -1,7 +1,9 @@
-"""The live progress bar of a crawl (rich) and the one-line summary."""
+"""The live progress bar of a crawl (rich), periodic progress lines, and the one-line summary."""
 
 from __future__ import annotations
 
+import sys
+import time
 from pathlib import Path
 from types import TracebackType
 
@@ -21,11 +23,15 @@ from focuscrawl.stats import CrawlStats
 class ProgressView:
     """A rich progress bar: pages fetched of the budget, pages/s, queue, harvest rate."""
 
-    def __init__(self, *, enabled: bool, max_pages: int) -> None:
+    def __init__(self, *, enabled: bool, max_pages: int, log_every: float = 0.0) -> None:
+        """``enabled``: the bar (a terminal); else ``log_every`` > 0: a line on stderr at
+        most every that many seconds (a log file or a pipe, where a bar would be noise)."""
         self.enabled = enabled
         self.max_pages = max_pages
+        self.log_every = log_every
         self._progress: Progress | None = None
         self._task: TaskID | None = None
+        self._last_line = time.monotonic()
 
     def __enter__(self) -> ProgressView:
         if self.enabled:
@@ -53,6 +59,9 @@ class ProgressView:
 
     def update(self, stats: CrawlStats) -> None:
         if self._progress is None or self._task is None:
+            if self.log_every > 0 and time.monotonic() - self._last_line >= self.log_every:
+                self._last_line = time.monotonic()
+                print(self.progress_line(stats), file=sys.stderr, flush=True)
             return
         rate = stats.fetched / stats.elapsed if stats.elapsed > 0 else 0.0
         hr = stats.harvest_rate
@@ -62,6 +71,18 @@ class ProgressView:
             rate=rate,
             queue=stats.queued,
             harvest="" if hr is None else f"harvest {hr:.3f}",
+        )
+
+    def progress_line(self, stats: CrawlStats) -> str:
+        """One progress line, as Scrapy's periodic stats: pages, rate, queue, harvest."""
+        rate = stats.fetched / stats.elapsed if stats.elapsed > 0 else 0.0
+        budget = f"/{self.max_pages}" if self.max_pages > 0 else ""
+        hr = stats.harvest_rate
+        harvest = "" if hr is None else f", harvest rate {hr:.3f} ({stats.relevant}/{stats.judged})"
+        return (
+            f"focuscrawl: {stats.fetched}{budget} URLs fetched ({stats.pages} HTML pages, "
+            f"{stats.errors} errors), {rate:.1f} pages/s, {stats.queued} queued{harvest}, "
+            f"{stats.elapsed:.0f} s"
         )
 
     @staticmethod

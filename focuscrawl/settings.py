@@ -9,7 +9,10 @@ Environment variables are ``FOCUSCRAWL_<SECTION>__<FIELD>`` (e.g.
 from __future__ import annotations
 
 import dataclasses
+import json
+import math
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -50,8 +53,14 @@ class ScopeSettings:
     deny_hosts: tuple[str, ...] = ()
     allow_regex: tuple[str, ...] = ()  # a URL must match one of these (if any)
     deny_regex: tuple[str, ...] = ()
-    max_depth: int = -1  # -1 = unlimited
-    max_pages_per_host: int = 0  # 0 = unlimited
+    max_depth: int = -1  # links from a seed; -1 = unlimited
+    # Spider-trap defences on by default (as Heritrix's TooManyPathSegments and
+    # PathologicalPath rules, Nutch's repeated-segment URL filter): no URL deeper
+    # than this many path segments in its site, and no block of 1-3 segments
+    # repeated more than this many times in a row (/a/a/a, /x/y/x/y/x/y); 0 = off
+    max_path_segments: int = 20
+    max_segment_repeats: int = 2
+    max_pages_per_host: int = 10_000  # URLs known per host (queued or fetched); 0 = unlimited
     max_url_length: int = 2048
     max_links_per_page: int = 0  # 0 = all
     same_site_only: bool = False  # stay on the registered domains of the seeds
@@ -181,12 +190,26 @@ def _build_section(section: str, cls: type[Any], values: Mapping[str, Any]) -> A
 def _validate(section: str, obj: Any) -> None:
     for f in fields(obj):
         value = getattr(obj, f.name)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"config: {section}.{f.name} = {value} must be a finite number")
         if isinstance(value, int | float) and not isinstance(value, bool):
             lowest = -1 if f.name == "max_depth" else 0
             if value < lowest:
                 raise ConfigError(f"config: {section}.{f.name} = {value} must be >= {lowest}")
     if section == "fetch" and (obj.concurrency < 1 or obj.per_host < 1):
         raise ConfigError("config: fetch.concurrency and fetch.per_host must be >= 1")
+    if section == "scope":
+        for name in ("allow_regex", "deny_regex"):
+            for pattern in getattr(obj, name):
+                check_regex(f"scope.{name}", pattern)
+
+
+def check_regex(where: str, pattern: str) -> re.Pattern[str]:
+    """``pattern`` compiled, or a one-line ConfigError naming the setting."""
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise ConfigError(f"config: {where} {pattern!r} is not a valid regular expression ({exc})") from None
 
 
 def read_toml(path: Path) -> dict[str, Any]:
@@ -195,8 +218,30 @@ def read_toml(path: Path) -> dict[str, Any]:
             return tomllib.load(fh)
     except FileNotFoundError:
         raise ConfigError(f"config: {path}: no such file") from None
+    except OSError as exc:  # a directory, no permission...
+        raise ConfigError(f"config: {path}: cannot read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:  # tomllib decodes UTF-8 itself: a binary file ends here
+        raise ConfigError(f"config: {path}: not a TOML file (not UTF-8 text)") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config: {path}: bad TOML ({exc})") from None
+
+
+def read_run_json(path: Path) -> dict[str, Any]:
+    """A run directory's ``run.json`` (what ``--resume`` starts from), checked for its shape."""
+    try:
+        run = json.loads(path.read_bytes())
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+        raise ConfigError(f"{path}: corrupt ({exc}); cannot resume from it") from None
+    if (
+        not isinstance(run, dict)
+        or not isinstance(run.get("settings"), dict)
+        or not isinstance(run.get("seeds"), list)
+        or not all(isinstance(seed, str) for seed in run["seeds"])
+    ):
+        raise ConfigError(f"{path}: corrupt (no settings or seeds); cannot resume from it")
+    return run
 
 
 def _env_overrides(environ: Mapping[str, str]) -> dict[str, dict[str, Any]]:

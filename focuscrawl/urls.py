@@ -20,7 +20,7 @@ import tldextract
 from w3lib.url import safe_url_string
 
 from focuscrawl.exceptions import ConfigError
-from focuscrawl.settings import ScopeSettings
+from focuscrawl.settings import ScopeSettings, check_regex
 
 _SCHEMES = ("http", "https")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -56,6 +56,8 @@ def normalize_url(url: str, base: str | None = None) -> str | None:
     url = url.strip()
     if not url:
         return None
+    if "\\" in url:
+        url = _backslashes_to_slashes(url)
     scheme_match = _SCHEME.match(url)
     if scheme_match is not None and scheme_match.group(1).lower() not in _SCHEMES:
         return None  # mailto:, javascript:, ftp:... (urljoin keeps them as they are)
@@ -69,7 +71,7 @@ def normalize_url(url: str, base: str | None = None) -> str | None:
         # the common case, no escaping or port to deal with: ~10x faster than below
         scheme, host, path, query = match.groups()
         host = host.rstrip(".").lower()
-        if host:
+        if host and _VALID_NAME.match(host):
             out = f"{scheme.lower()}://{host}{_clean_path(path or '/')}"
             return f"{out}?{query}" if query else out
     try:
@@ -82,28 +84,51 @@ def normalize_url(url: str, base: str | None = None) -> str | None:
         port = parts.port
     except ValueError:  # bad port, bad IPv6 literal...
         return None
-    if not host or not _BAD_HOST_CHARS.isdisjoint(host):
-        return None
-    if ":" in host:  # IPv6 literal
+    if ":" in host:  # IPv6 literal (urlsplit checked it)
         host = f"[{host}]"
+    elif not host or (host.isascii() and not _VALID_NAME.match(host)):
+        return None  # non-ASCII names are checked after IDNA, below
     netloc = host if port in (None, _DEFAULT_PORTS[scheme]) else f"{host}:{port}"
     if parts.username or parts.password:
         netloc = parts.netloc.rsplit("@", 1)[0] + "@" + netloc
-    path = _clean_path(parts.path or "/")
-    out = urlunsplit((scheme, netloc, path, parts.query, ""))
+    # w3lib strips spaces and C0 controls at the end of the URL, which is the
+    # query's end, or the path's if there is no query: done here first, so that
+    # dot segments are resolved on what is really kept ("/a/.. " is "/a/..")
+    query = parts.query.rstrip(_C0_SPACE)
+    path = _clean_path((parts.path if query else parts.path.rstrip(_C0_SPACE)) or "/")
+    out = urlunsplit((scheme, netloc, path, query, ""))
     if _PLAIN.match(out) and host.isascii():
         return out  # nothing to escape: skip w3lib
     try:
-        return safe_url_string(out)
+        out = safe_url_string(out)
     except ValueError:
         return None
+    # w3lib IDNA-encodes a non-ASCII name, or leaves it as it is if it cannot
+    if not host.isascii() and not _VALID_NAME.match(urlsplit(out).hostname or ""):
+        return None
+    return out
 
 
+def _backslashes_to_slashes(url: str) -> str:
+    r"""``\`` read as ``/`` before the query, as browsers do in http(s) URLs (WHATWG URL).
+
+    >>> _backslashes_to_slashes("..\\..\\x?a\\b")
+    '../../x?a\\b'
+    """
+    cut = min((i for i in (url.find("?"), url.find("#")) if i >= 0), default=len(url))
+    return url[:cut].replace("\\", "/") + url[cut:]
+
+
+_C0_SPACE = "".join(map(chr, range(0x21)))
 # printable ASCII that needs no escaping, and no '%' (whose escapes w3lib checks)
 _PLAIN = re.compile(r"[A-Za-z0-9\-._~:/?\[\]@!$&'()*+,;=]*\Z")
 # the scheme as urlsplit finds it (of a stripped URL without tabs or newlines before it)
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
-_BAD_HOST_CHARS = frozenset(" <>\"'{}|\\^`")
+# A host name as it is fetched: dot-separated labels of letters, digits, '-' and '_'
+# (common in real names though not in RFC 952), IPv4 addresses included. Anything
+# else (spaces, '%', empty labels) is refused rather than queued in a form that a
+# second normalisation would change.
+_VALID_NAME = re.compile(r"[a-z0-9_\-]{1,63}(?:\.[a-z0-9_\-]{1,63})*\Z")
 # An absolute http(s) URL made only of characters that _PLAIN passes, with a plain
 # host name and no port or user: what urlsplit + the general path would give is
 # then known without them. Anything else (escapes, non-ASCII, ports, IPv6,
@@ -289,6 +314,54 @@ def tld_of(url_or_host: str) -> str:
     return hostname_of(url_or_host).rsplit(".", 1)[-1].lower()
 
 
+def path_of(url: str) -> str:
+    """The path of a URL ('' if it has none).
+
+    >>> path_of("http://h.org/a/b?x=1"), path_of("http://h.org?x"), path_of("http://u@h/c#d")
+    ('/a/b', '', '/c')
+    """
+    match = _SIMPLE_PATH.match(url)
+    return (match.group(1) or "") if match is not None else urlsplit(url).path
+
+
+def trap_reason(path: str, max_segments: int, max_repeats: int) -> str | None:
+    """"too-many-segments", "repeated-segments" or None: the spider-trap rules on a URL path.
+
+    A block of one to three segments repeated ``max_repeats`` + 1 times in a row
+    is what relative links on a page that answers any path produce (``a/`` on
+    ``/x/a/`` gives ``/x/a/a/``), and calendar or session traps in cycles.
+
+    >>> trap_reason("/trap/a/a/a/", 20, 2), trap_reason("/x/b/c/b/c/b/c", 20, 2)
+    ('repeated-segments', 'repeated-segments')
+    >>> trap_reason("/a/a/b/a/a", 20, 2), trap_reason("/any/any/menu/any/x.htm", 20, 2)
+    (None, None)
+    >>> trap_reason("/1/2/3/4", 3, 2), trap_reason("/1/2/3/", 3, 2), trap_reason("/a/a/a", 0, 0)
+    ('too-many-segments', None, None)
+    """
+    slashes = path.count("/")
+    if slashes <= max_repeats and slashes <= max_segments:
+        return None  # the common short path: nothing to check
+    segments = [s for s in path.split("/") if s]  # "/1/2/3/" has 3 segments
+    if max_segments and len(segments) > max_segments:
+        return "too-many-segments"
+    # a block repeated n + 1 times repeats each of its segments n times at least:
+    # a path with n or more repeated segments is checked, others (most) need not be
+    if (
+        max_repeats
+        and len(segments) - len(set(segments)) >= max_repeats
+        and _repeated_block(max_repeats).search(path[1:] + "/")
+    ):
+        return "repeated-segments"
+    return None
+
+
+@lru_cache(maxsize=8)
+def _repeated_block(repeats: int) -> re.Pattern[str]:
+    # whole segments only: the block starts at the path's start or after a '/'
+    # and ends with a '/'; it is matched on the path without its leading '/'
+    return re.compile(rf"(?:^|/)((?:[^/]+/){{1,3}})\1{{{repeats}}}")
+
+
 def extension_of(url: str) -> str:
     """File extension of the URL path, lower case, '' if none.
 
@@ -297,9 +370,7 @@ def extension_of(url: str) -> str:
     >>> extension_of("http://h/a.b/c")
     ''
     """
-    match = _SIMPLE_PATH.match(url)
-    path = (match.group(1) or "") if match is not None else urlsplit(url).path
-    last = path.rsplit("/", 1)[-1]
+    last = path_of(url).rsplit("/", 1)[-1]
     return last.rsplit(".", 1)[-1].lower() if "." in last else ""
 
 
@@ -328,8 +399,8 @@ class Scope:
     seed_domains: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
-        self._allow = [re.compile(p) for p in self.settings.allow_regex]
-        self._deny = [re.compile(p) for p in self.settings.deny_regex]
+        self._allow = [check_regex("scope.allow_regex", p) for p in self.settings.allow_regex]
+        self._deny = [check_regex("scope.deny_regex", p) for p in self.settings.deny_regex]
         self._deny_ext = frozenset(e.lower().lstrip(".") for e in self.settings.deny_extensions)
 
     @classmethod
@@ -343,6 +414,10 @@ class Scope:
             return "url-too-long"
         if s.max_depth >= 0 and depth > s.max_depth:
             return "too-deep"
+        if s.max_path_segments or s.max_segment_repeats:
+            trap = trap_reason(path_of(url), s.max_path_segments, s.max_segment_repeats)
+            if trap is not None:
+                return trap
         host = host_of(url)
         if s.deny_hosts and host_matches(host, s.deny_hosts):
             return "denied-host"

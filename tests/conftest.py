@@ -1,23 +1,51 @@
-"""Shared fixtures: the shared test web, replay servers in their own processes."""
+"""Shared fixtures: the shared test web, replay servers in their own processes.
+
+Tests that need ``../shared/testweb`` skip where it is absent, except in CI
+(``CI=true``), where such a skip is a failure: a CI run must not pass by skipping.
+``FOCUSCRAWL_TESTWEB`` points the tests at another copy of the test web.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+from collections.abc import Generator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from focuscrawl.replay.process import ReplayProcess
 from focuscrawl.replay.sample import build_sample_archive
 
-TESTWEB = Path(__file__).resolve().parents[2] / "shared" / "testweb"
+TESTWEB = Path(
+    os.environ.get("FOCUSCRAWL_TESTWEB") or Path(__file__).resolve().parents[2] / "shared" / "testweb"
+)
+# words of the skip reasons of tests that need the shared test web
+_TESTWEB_SKIP_WORDS = ("shared test web", "../shared", "testweb")
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
 
 
 def shared_file(name: str) -> Path:
     path = TESTWEB / name
     if not path.exists():
-        pytest.skip(f"{path} is absent (../shared/testweb)")
+        pytest.skip(f"{path} is absent (../shared/testweb)")  # a failure in CI: see below
     return path
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Generator[None, Any, None]:
+    """In CI, a test skipped for want of the shared test web fails instead."""
+    outcome = yield
+    report = outcome.get_result()
+    if not (report.skipped and in_ci()) or hasattr(report, "wasxfail"):
+        return
+    reason = str(report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr)
+    if any(word in reason for word in _TESTWEB_SKIP_WORDS):
+        report.outcome = "failed"
+        report.longrepr = f"CI=true, and this test needs the shared test web: {reason}"
 
 
 @pytest.fixture(scope="session")

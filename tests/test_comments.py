@@ -165,13 +165,14 @@ def test_cli_learns_reports_and_saves(tmp_path: Path, capsys: pytest.CaptureFixt
         [
             "--archive", str(TESTWEB / "comments-dev.warc.gz"),
             "--labels", str(TESTWEB / "comments-dev.labels.jsonl"),
-            "--top-k", "2", "--out", str(tmp_path / "model"),
+            "--top-k", "2", "--min-gain", "3", "--min-sites", "3", "--out", str(tmp_path / "model"),
         ]
     )  # fmt: skip
     assert run(args) == 0
     out = capsys.readouterr().out
-    assert "held-out learned list" in out
-    assert "held-out majority baseline: accuracy=0.850" in out
+    assert "held-out sites, learned list" in out
+    assert "{'min_gain': 3, 'min_sites': 3}" in out  # given: no tuning
+    assert "held-out sites: majority baseline accuracy=0.839" in out
     model = load_model(tmp_path / "model")
     assert isinstance(model, CommentModel)
     assert len(model.keywords) == 2

@@ -141,3 +141,100 @@ def test_why_names_the_parent_and_the_term(sample_archive: Path, tmp_path: Path,
     assert "now: fetched" in out
     seed_score = next(p["relevance"] for p in pages if p["url"] == SEED)
     assert f"<- page #1 {SEED} [score 1, relevance {seed_score:.6g}] link {seed_score:.6g}: parent relevance" in out
+
+
+def test_nothing_fetched_exits_1_with_the_cause(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a proxy nobody listens on: every request fails before reaching the origin
+    code = main(["crawl", "--seeds", "http://www.example.org/", "--out", str(tmp_path / "run"),
+                 "--proxy", "http://127.0.0.1:9", "--quiet", "--max-pages", "5"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "no page could be fetched: proxy (1)" in err or "no page could be fetched: connect (1)" in err
+
+
+def test_api_keeps_the_config_files_strategy_and_budget(sample_archive: Path, tmp_path: Path) -> None:
+    config = tmp_path / "topic.toml"
+    config.write_text('[crawl]\nstrategy = "opic"\nmax_pages = 7\n', encoding="utf-8")
+    stats = crawl(list(SAMPLE_SEEDS), tmp_path / "run", config=config, archives=[sample_archive])
+    info = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert info["strategy"] == "opic"
+    assert stats.fetched == 7
+    # and a resumed crawl keeps its strategy when the caller names none
+    crawl([], tmp_path / "run", resume=True, max_pages=9, archives=[sample_archive])
+    info = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert (info["strategy"], info["summary"]["fetched"]) == ("opic", 9)
+
+
+def _committed_results(db: Path) -> int:
+    """How many results the last commit of a running crawl accounts for (read-only)."""
+    import sqlite3
+
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'engine'").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 0
+    return int(json.loads(row[0])["results"]) if row else 0
+
+
+def test_commits_come_on_a_timer_too(sample_replay: ReplayProcess, tmp_path: Path) -> None:
+    # issue 9 item 4: with commit_every far above the crawl's size, only the timer commits
+    run = tmp_path / "run"
+    thread = threading.Thread(target=crawl, args=(list(SAMPLE_SEEDS), run), kwargs={
+        "max_pages": 40, "delay": 0.1, "proxy": sample_replay.proxy_url,
+        "commit_every": 100_000, "commit_seconds": 0.3,
+    })  # fmt: skip
+    thread.start()
+    seen = 0
+    try:
+        deadline = time.monotonic() + 120
+        while thread.is_alive() and time.monotonic() < deadline and seen < 5:
+            if (run / "crawl.db").exists():
+                seen = _committed_results(run / "crawl.db")
+            time.sleep(0.05)
+    finally:
+        thread.join(120)
+    assert seen >= 5, "no commit while the crawl ran"
+
+
+def test_a_stop_cancels_a_hung_fetch_after_the_grace_period(tmp_path: Path) -> None:
+    # issue 9 item 4: a body that never ends does not hold a stop for longer than the grace
+    import asyncio
+
+    from aiohttp import web
+
+    from focuscrawl.api import open_crawl
+    from tests.sites import html, serve
+
+    hung = asyncio.Event()
+
+    async def hang(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/html"})
+        await response.prepare(request)
+        await response.write(b"<html>")
+        hung.set()
+        await asyncio.sleep(3600)
+        return response
+
+    async def main_() -> dict[str, Any]:
+        async with serve({"/": html('<a href="/slow">s</a>'), "/slow": hang}) as site:
+            crawler = open_crawl(tmp_path / "run", [site.url("/")], overrides={
+                "fetch": {"delay": 0.0, "allow_private": ("127.0.0.1",), "respect_robots": False},
+            })  # fmt: skip
+            async with crawler.fetcher:
+                task = asyncio.create_task(crawler.run())
+                await hung.wait()  # /slow is in flight, its body never ends
+                crawler.request_stop()
+                await task
+            crawler.frontier.close()
+            return json.loads((tmp_path / "run" / "run.json").read_text())
+
+    info = asyncio.run(main_())
+    # cancelled after the grace period, not ended by the fetch's own 120 s deadline (which
+    # would have recorded it as a timeout): left in flight for the resume to fetch again
+    assert info["finished"] is False
+    assert info["summary"]["counters"]["cancelled_in_flight"] == 1
+    assert [p["url"] for p in _pages(tmp_path / "run")] == [info["seeds"][0]]

@@ -205,6 +205,15 @@ def test_generate_terms_by_hand() -> None:
     # count="pages": one page repeating a word counts once
     g2, _ = generate_terms([["exam"] * 5, ["quiz"], ["quiz"]], [], 1, 0, max_n=1, count="pages")
     assert g2 == ["quiz"]
+    # count="idf": pages x idf. Collection of 4 pages: "page" in all 4 (idf 0), "exam" in 1
+    # (idf ln 4); "page" is on both example pages (2 x 0 = 0), "exam" on one (1 x 1.386)
+    idf = compute_idf([["page", "exam"], ["page"], ["page"], ["page", "home"]], max_n=1)
+    docs = [["page", "exam"], ["page", "home"]]
+    assert generate_terms(docs, [], 1, 0, max_n=1, count="pages") == (["page"], [])
+    g3, _ = generate_terms(docs, [], 3, 0, max_n=1, count="idf", idf=idf)
+    assert g3 == ["exam", "home", "page"]  # exam and home tie at ln 4: alphabetical
+    with pytest.raises(ModelError, match="needs an idf table"):
+        generate_terms(docs, [], 1, 0, count="idf")
 
 
 # -- configuration, persistence, bad input ------------------------------------------------

@@ -8,7 +8,7 @@ import pytest
 
 from focuscrawl.exceptions import ModelError
 from focuscrawl.parse.html import page_from_bytes
-from focuscrawl.relevance.base import build_model, load_model, save_model
+from focuscrawl.relevance.base import build_model, judge, load_model, save_model
 from focuscrawl.relevance.language import (
     BACKENDS,
     TLD_LANGUAGES,
@@ -22,8 +22,9 @@ from focuscrawl.relevance.language import (
     tld_language,
     tld_languages,
 )
+from focuscrawl.relevance.language_share import language_shares
 from focuscrawl.replay.archive import iter_responses, load_labels
-from focuscrawl.types import Page
+from focuscrawl.types import Link, Page
 from tests.conftest import TESTWEB
 
 
@@ -150,13 +151,52 @@ def test_language_model_scores() -> None:
     assert model.score_link("http://www.example.co.jp/x", "English words") == 1.0  # P4: .jp queued
     assert model.score_link("http://example.com/x", "日本語のページ") == 1.0  # P4: anchor in ja
     assert model.score_link("http://example.com/x", "home") == 0.0
-    prob = LanguageModel(["ja"], backend="py3langid", probability=True)
+    prob = LanguageModel(["ja"], backend="py3langid", probability=True, decide="top")
     assert prob.score(ja) > 0.9
     assert prob.score(en) < 0.1
-    strict = LanguageModel(["en"], min_confidence=1.01)  # no confidence reaches it
+    strict = LanguageModel(["en"], min_confidence=1.01, decide="top")  # none reaches it
     assert strict.score(en) == 0.0
     zh = LanguageModel(["zh-tw"])
     assert (zh.target, zh.han_context, zh.score_text("設定")) == (["zh"], None, 1.0)
+
+
+def test_share_rule_by_hand() -> None:
+    # 10 Hangul syllables (30 bytes) + 32 Latin letters: Korean is 30/62 of the text
+    mixed = _page("설정 파일 httpd.conf 을 편집합니다 and then restart the server")
+    ko = LanguageModel(["ko"])
+    assert (ko.decide, ko.threshold) == ("share", 0.25)
+    assert ko.score(mixed) == pytest.approx(30 / 62)
+    assert judge(ko, mixed) == (pytest.approx(30 / 62), True)
+    top = LanguageModel(["ko"], decide="top")  # the best language is English
+    assert (top.threshold, top.score(mixed)) == (0.5, 0.0)
+    # kana marks Han as Japanese; without kana, Han goes to han_context or zh
+    assert language_shares("設定ファイル") == {"ja": 1.0}
+    assert language_shares("设置文件") == {"zh": 1.0}
+    assert language_shares("設定", han_context="ja") == {"ja": 1.0}
+    assert language_shares("1 2 3 !") == {}
+    # 4 Han + 1 kana: kana is 20 % >= 5 %, so all 5 characters are Japanese
+    assert LanguageModel(["zh"]).score(_page("環境設定の")) == 0.0
+    # a ja-only target reads kanji-only *anchors* as Japanese, but not a Chinese page
+    assert LanguageModel(["ja"]).han_context == "ja"
+    assert LanguageModel(["ja"]).score(_page("设置文件和服务器的配置")) == 0.0
+    with pytest.raises(ModelError, match="decide"):
+        LanguageModel(["ko"], decide="best")
+
+
+def test_anchor_candidates_and_page_context() -> None:
+    model = LanguageModel(["de"])
+    assert model.anchor_candidates == ["de", "en"]
+    assert model.score_text("Erste Schritte mit dem Server") == 1.0
+    assert model.score_text("Getting started with the server") == 0.0
+    ja = LanguageModel(["ja", "zh"])  # both targets: no default Han context
+    assert ja.han_context is None
+    page = Page(
+        url="http://example.org/", lang="ja", text="日本語のページ",
+        links=[Link("http://a.test/", "設定"), Link("http://b.test/", "Setup guide")],
+    )  # fmt: skip
+    only_ja = LanguageModel(["ja"], han_context="ko")  # wrong context by hand: page's wins
+    assert only_ja.link_scores(page) == [1.0, 0.0]
+    assert only_ja.score_text("設定") == 0.0  # read in the configured context (ko)
 
 
 def test_language_model_config_and_save(tmp_path: Path) -> None:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import tomllib
 from pathlib import Path
 
 import pytest
+from warcio.archiveiterator import ArchiveIterator
 
 from focuscrawl.api import crawl
-from focuscrawl.relevance.base import MODELS
+from focuscrawl.cli import main
+from focuscrawl.parse.html import page_from_bytes
+from focuscrawl.relevance.base import MODELS, build_model, judge, save_model
 from focuscrawl.replay.process import ReplayProcess
 from focuscrawl.replay.sample import SAMPLE_SEEDS, labels_path_for
 
@@ -46,7 +50,70 @@ def test_model_from_topic_file_judges_a_crawl(name: str, sample_replay: ReplayPr
     pages = [json.loads(line) for line in (tmp_path / "run" / "pages.jsonl").read_text().splitlines()]
     judged = [p for p in pages if p["relevance"] is not None]
     assert stats.judged == len(judged) > 0
-    assert all(0.0 <= p["relevance"] <= 1.0 for p in judged)
-    assert all(isinstance(p["relevant"], bool) for p in judged)
+    assert stats.relevant == sum(p["relevant"] for p in judged)
     run = json.loads((tmp_path / "run" / "run.json").read_text())
     assert run["settings"]["model"]["name"] == name
+    # the same model built here, outside the crawl, judges every archived page as the
+    # crawl recorded it: the crawl applied this model, with this configuration
+    model = build_model(tomllib.loads(table), tmp_path)
+    bodies = _warc_bodies(tmp_path / "run")
+    for record in judged:
+        body, content_type = bodies[record["final_url"] or record["url"]]
+        page = page_from_bytes(record["final_url"] or record["url"], body, content_type)
+        score, relevant = judge(model, page)
+        assert record["relevance"] == round(score, 6), record["url"]
+        assert record["relevant"] == relevant, record["url"]
+
+
+def _warc_bodies(run: Path) -> dict[str, tuple[bytes, str]]:
+    out = {}
+    with open(run / "corpus.warc.gz", "rb") as fh:
+        for rec in ArchiveIterator(fh):
+            if rec.rec_type == "response":
+                content_type = rec.http_headers.get_header("Content-Type") or "text/html"
+                out[rec.rec_headers.get_header("WARC-Target-URI")] = (rec.content_stream().read(), content_type)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        pytest.param('name = "keyword"\nkeywords = ["cat"]\ntreshold = 0.5\n', "keyword model: unknown parameter 'treshold' (known: keywords, threshold)", id="keyword-typo"),
+        pytest.param('name = "comments"\nuse_id = true\n', "comments model: unknown parameter 'use_id' (known: ", id="comments-typo"),
+        pytest.param('name = "language"\ntarget = ["ja"]\nbackend = "cld2"\nprobabilty = true\n', "language model: unknown parameter 'probabilty' (known: backend, ", id="language-typo"),
+    ],
+)
+def test_unknown_model_parameters_are_refused(
+    table: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    topic = tmp_path / "topic.toml"
+    topic.write_text("[model]\n" + table, encoding="utf-8")
+    code = main(["crawl", "--seeds", "http://a.example/", "--out", str(tmp_path / "run"),
+                 "--config", str(topic), "--strategy", "best-first", "--quiet"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2
+    assert message in err
+    assert err.count("\n") == 1
+    assert not (tmp_path / "run").exists()
+
+
+def test_model_param_on_a_saved_model(
+    sample_replay: ReplayProcess, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    saved = tmp_path / "model"
+    # "zebra" is on no page: cat pages score 3/4 at most
+    save_model(build_model({"name": "keyword", "keywords": ["cat", "kitten", "purr", "zebra"]}), saved)
+    argv = ["crawl", "--seeds", *SAMPLE_SEEDS, "--model", str(saved), "--strategy", "best-first",
+            "--proxy", sample_replay.proxy_url, "--delay", "0", "--max-pages", "12", "--quiet"]  # fmt: skip
+    # a parameter the saved model cannot take: refused, not ignored
+    assert main([*argv, "--out", str(tmp_path / "bad"), "--model-param", "keywords=dog"]) == 2
+    assert "cannot change the saved model" in capsys.readouterr().err
+    # the threshold is applied: no page reaches 0.9, though the saved threshold (1e-9)
+    # would call the cat pages relevant
+    assert main([*argv, "--out", str(tmp_path / "run"), "--model-param", "threshold=0.9"]) == 0
+    lines = (tmp_path / "run" / "pages.jsonl").read_text().splitlines()
+    judged = [p for p in map(json.loads, lines) if p["relevance"] is not None]
+    assert any(p["relevance"] == 0.75 for p in judged)
+    assert not any(p["relevant"] for p in judged)
+    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert run["settings"]["model"]["threshold"] == 0.9  # and kept for --resume

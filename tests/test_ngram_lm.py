@@ -34,8 +34,22 @@ def cat_sentences() -> list[list[str]]:
         ("In 1998 the B52 flew 3.5 km.", ["in", "the", "flew", "km"]),
         ("E-Mail-Adresse: don't use_this", ["e-mail-adresse", "don't", "use", "this"]),
         ("Größe „Über“ — ÄRGER", ["größe", "über", "ärger"]),
+        (
+            "Apacheの設定ファイル httpd.conf",
+            ["apache", "の", "設", "定", "フ", "ァ", "イ", "ル", "httpd", "conf"],
+        ),
+        ("한국어 문서", ["한", "국", "어", "문", "서"]),
+        ("中文zh", ["中", "文", "zh"]),
     ],
-    ids=["punctuation", "numbers", "inner-hyphen-apostrophe", "german"],
+    ids=[
+        "punctuation",
+        "numbers",
+        "inner-hyphen-apostrophe",
+        "german",
+        "japanese",
+        "korean",
+        "chinese",
+    ],
 )
 def test_sentence_words(sentence: str, words: list[str]) -> None:
     assert sentence_words(sentence) == words
@@ -259,6 +273,59 @@ def test_threshold_in_perplexity_terms() -> None:
     assert _toy_model(threshold=0.9).threshold == 0.9
 
 
+def test_bounds_from_held_out_texts_by_hand() -> None:
+    model = _toy_model()  # one text: nothing held out, P2's fixed values
+    assert model.info.get("held_out") is None
+    assert (model.max_perplexity, model.discard_perplexity) == (1e5, 1e5)
+    assert model.bucket_perplexities == (1e4, 1e5)
+    pp1, pp2 = model.perplexity("a b"), model.perplexity("a zzz")  # 48/23 = 2.09 and 4.86
+    model.calibrate(["a b", "a zzz", "1 2 3"])  # the last has no words: skipped
+    assert model.info["held_out"]["texts"] == 2
+    # numpy's linear quantiles of two values: q = pp1 + q·(pp2 − pp1)
+    assert model.max_perplexity == pytest.approx(pp1 + 0.95 * (pp2 - pp1), rel=1e-4)
+    assert model.discard_perplexity == pytest.approx(2 * pp2, rel=1e-4)
+    assert model.bucket_perplexities[0] == pytest.approx((pp1 + pp2) / 2, rel=1e-4)
+    assert model.bucket_perplexities[1] == model.max_perplexity
+    assert model.threshold == pytest.approx(model.pp_to_score(model.max_perplexity))
+    assert [model.bucket(x) for x in (2.0, 4.0, 6.0, 10.0)] == [
+        "high",
+        "medium",
+        "normal",
+        "discard",
+    ]
+    # values set by hand stay; the rest follows the held-out texts
+    fixed = _toy_model(max_perplexity=4.0, cutoff_quantile=0.5).calibrate(["a b", "a zzz"])
+    assert fixed.max_perplexity == 4.0
+    assert fixed.discard_perplexity == pytest.approx(2 * pp2, rel=1e-4)
+    with pytest.raises(ModelError, match="no held-out text"):
+        _toy_model().calibrate(["", "42"])
+    with pytest.raises(ModelError, match="cutoff_quantile"):
+        _toy_model(cutoff_quantile=0.0)
+
+
+def test_training_holds_out_every_tenth_text(tmp_path: Path) -> None:
+    texts = [f"a b a b. text {i} here now" for i in range(19)] + ["b a b a b a"]
+    model = PerplexityModel.train(texts, order=2, min_words=1, dedup=False)
+    assert model.info["held_out"]["texts"] == 2  # texts 10 and 20
+    plain = PerplexityModel.train(texts, order=2, min_words=1, dedup=False, held_out_every=0)
+    assert plain.info["sentences"] - model.info["sentences"] == 2 + 1  # text 10: 2, text 20: 1
+    assert "held_out" not in plain.info
+    save_model(model, tmp_path / "m")
+    loaded = load_model(tmp_path / "m")
+    assert isinstance(loaded, PerplexityModel)
+    assert (loaded.max_perplexity, loaded.discard_perplexity, loaded.bucket_perplexities) == (
+        model.max_perplexity,
+        model.discard_perplexity,
+        model.bucket_perplexities,
+    )
+    assert loaded.threshold == model.threshold
+    (tmp_path / "more.txt").write_text("a b a b\nb b b b\n", "utf-8")
+    cfg = {"arpa": "m/model.arpa.gz", "held_out": "more.txt"}
+    built = PerplexityModel.from_config(cfg, tmp_path)
+    assert built.info["held_out"]["texts"] == 2
+    assert built.discard_perplexity == pytest.approx(2 * built.perplexity("b b b b"), rel=1e-4)
+
+
 def test_page_boilerplate_removed_with_fallback() -> None:
     model = _toy_model()
     page = Page(url="http://x.test/", html="", text="a b")
@@ -371,3 +438,13 @@ def test_real_german_model_on_held_out_articles() -> None:
     st = model.stats(held_out)
     assert 0 < st.oovs < st.tokens
     assert st.perplexity(False) < st.perplexity(True)
+    # a Japanese paragraph with Latin names, as on the translated manuals, is far above
+    # the German cut-off: per character, the unknown script weighs its length
+    model.calibrate(texts[100:120])
+    japanese = (
+        "Apache HTTP サーバのドキュメントです。httpd.conf の設定ファイルを編集して、"
+        "DocumentRoot と ServerName を変更します。詳細はモジュールの説明を参照してください。"
+    )
+    assert model.perplexity(japanese) > model.discard_perplexity > model.max_perplexity
+    assert model.bucket(model.perplexity(japanese)) == "discard"
+    assert model.perplexity(held_out) < model.max_perplexity

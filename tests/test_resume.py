@@ -15,20 +15,35 @@ from pathlib import Path
 from warcio.archiveiterator import ArchiveIterator
 
 from focuscrawl.replay.process import ReplayProcess
+from focuscrawl.replay.sample import SAMPLE_SEEDS
 
 ROOT = Path(__file__).resolve().parents[1]
 HOST = "www.cs.utexas.edu"
 
 
-def _crawl_cmd(out: Path, proxy: str, config: Path, resume: bool) -> list[str]:
+def _crawl_cmd(out: Path, proxy: str, resume: bool, start: list[str]) -> list[str]:
     cmd = [sys.executable, "-m", "focuscrawl", "crawl", "--out", str(out), "--quiet"]
     if resume:
         return [*cmd, "--resume"]
-    return [
-        *cmd, "--seeds", f"http://{HOST}/", "--strategy", "bfs", "--max-pages", "0",
-        # 5 ms between requests to the one host: the crawl lasts >= 11 s, long enough to kill
-        "--proxy", proxy, "--delay", "0.005", "--concurrency", "8", "--config", str(config),
-    ]  # fmt: skip
+    return [*cmd, "--strategy", "bfs", "--max-pages", "0", "--proxy", proxy, "--concurrency", "8", *start]
+
+
+def _engine_wrote_run_json(path: Path, before: int | None) -> bool:
+    """run.json rewritten since ``before`` by the engine, once its start or resume was
+    committed (the one written before the crawl DB exists has an empty summary)."""
+    try:
+        if path.stat().st_mtime_ns == before:
+            return False
+        return bool(json.loads(path.read_text(encoding="utf-8"))["summary"])
+    except (FileNotFoundError, ValueError, KeyError):
+        return False
+
+
+def _mtime(path: Path) -> int | None:
+    try:
+        return path.stat().st_mtime_ns
+    except FileNotFoundError:
+        return None
 
 
 def _pages(out: Path) -> list[str]:
@@ -45,43 +60,34 @@ def _warc_urls(out: Path) -> list[str]:
         ]
 
 
-def _wait_for_progress(out: Path, proc: subprocess.Popen[bytes]) -> None:
-    """Until pages.jsonl grows past what it held when this attempt started (or the crawl ends)."""
-    pages = out / "pages.jsonl"
-    start = pages.stat().st_size if pages.exists() else 0
-    while proc.poll() is None and (not pages.exists() or pages.stat().st_size <= start):
-        time.sleep(0.01)
-
-
-def test_sigkill_at_random_moments_then_resume(webkb_replay: ReplayProcess, tmp_path: Path) -> None:
-    config = tmp_path / "scope.toml"
-    config.write_text(f'[scope]\nallow_hosts = ["{HOST}"]\n', encoding="utf-8")
+def _kill_and_resume(proxy: str, tmp_path: Path, start: list[str]) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-
     reference = tmp_path / "reference"
-    subprocess.run(_crawl_cmd(reference, webkb_replay.proxy_url, config, False), check=True, env=env)
+    subprocess.run(_crawl_cmd(reference, proxy, False, start), check=True, env=env)
 
     out = tmp_path / "killed"
     rng = random.Random(1234)
     kills = 0
     for attempt in range(5):
+        before = _mtime(out / "run.json")
         proc = subprocess.Popen(
-            _crawl_cmd(out, webkb_replay.proxy_url, config, attempt > 0), env=env,
+            _crawl_cmd(out, proxy, attempt > 0, start), env=env,
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         )  # fmt: skip
-        if attempt == 0:  # the run directory exists from its first byte on (run.json first)
-            while not (out / "run.json").exists() and proc.poll() is None:
-                time.sleep(0.01)
-            time.sleep(rng.uniform(0.0, 0.2))  # killed in its very first moments
-        else:  # killed at a random moment once this attempt has got somewhere (any load)
-            _wait_for_progress(out, proc)
-            time.sleep(rng.uniform(0.2, 1.5))
+        # the kill comes at a random moment after this run's start (or resume) was
+        # committed, not at a fixed time from the process start, which a loaded
+        # machine may not even have got through its imports by
+        deadline = time.monotonic() + 120
+        while not _engine_wrote_run_json(out / "run.json", before) and proc.poll() is None:
+            assert time.monotonic() < deadline, "the crawl did not start within 120 s"
+            time.sleep(0.01)
+        time.sleep(rng.uniform(0.2, 2.0))
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
             kills += 1
         proc.wait()
     assert kills >= 2, "the crawl finished too fast to be killed"
-    done = subprocess.run(_crawl_cmd(out, webkb_replay.proxy_url, config, True), env=env,
+    done = subprocess.run(_crawl_cmd(out, proxy, True, start), env=env,
                           capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 0, done.stderr
 
@@ -93,4 +99,40 @@ def test_sigkill_at_random_moments_then_resume(webkb_replay: ReplayProcess, tmp_
     assert set(warc) == set(_warc_urls(reference))
     summary = json.loads((out / "run.json").read_text())["summary"]
     assert summary["fetched"] == len(pages)
-    assert summary["counters"]["resumes"] >= kills - 1
+    # attempts 1-4 and the last run resumed, each recorded before it could be killed
+    assert summary["counters"]["resumes"] == 5
+
+
+def test_sigkill_at_random_moments_then_resume(webkb_replay: ReplayProcess, tmp_path: Path) -> None:
+    config = tmp_path / "scope.toml"
+    config.write_text(f'[scope]\nallow_hosts = ["{HOST}"]\n', encoding="utf-8")
+    # 5 ms between requests to the one host: the crawl lasts >= 11 s, long enough to kill
+    start = ["--seeds", f"http://{HOST}/", "--delay", "0.005", "--config", str(config)]
+    _kill_and_resume(webkb_replay.proxy_url, tmp_path, start)
+
+
+def test_sigkill_then_resume_on_the_generated_web(sample_replay: ReplayProcess, tmp_path: Path) -> None:
+    # the same on the web the project generates (runs without ../shared): 54 URLs, 32
+    # of them on one host, at 0.4 s per host make a crawl of 13 s, long enough to kill
+    start = ["--seeds", *SAMPLE_SEEDS, "--delay", "0.4"]
+    _kill_and_resume(sample_replay.proxy_url, tmp_path, start)
+
+
+def test_killed_in_its_first_moments_then_resumed(sample_replay: ReplayProcess, tmp_path: Path) -> None:
+    # issue 9 item 9: killed as soon as run.json is on disk (it comes first, written
+    # atomically), the run directory still resumes, and the resumed crawl is the whole crawl
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    start = ["--seeds", *SAMPLE_SEEDS, "--delay", "0"]
+    reference, out = tmp_path / "reference", tmp_path / "killed"
+    subprocess.run(_crawl_cmd(reference, sample_replay.proxy_url, False, start), check=True, env=env)
+    proc = subprocess.Popen(_crawl_cmd(out, sample_replay.proxy_url, False, start), env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    while not (out / "run.json").exists():
+        assert proc.poll() is None, "the crawl ended before it could be killed"
+        time.sleep(0.001)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done = subprocess.run(_crawl_cmd(out, sample_replay.proxy_url, True, start), env=env,
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert sorted(_pages(out)) == sorted(_pages(reference))

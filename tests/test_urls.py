@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
+from urllib.parse import urlsplit
+
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from focuscrawl.settings import ScopeSettings
@@ -38,6 +41,48 @@ def test_normalize_never_raises_and_is_idempotent(text: str) -> None:
     out = normalize_url(text, "http://h.org/a/b.html")
     if out is not None:
         assert normalize_url(out) == out
+
+
+@pytest.mark.parametrize(
+    ("url", "base", "expected"),
+    [
+        pytest.param("..\\..\\x", "http://h.org/a/b/c", "http://h.org/x", id="backslash-dots"),
+        pytest.param("http://h.org\\a\\b?q=\\", None, "http://h.org/a/b?q=%5C", id="backslash-path-not-query"),
+        pytest.param("//\xa0l", "http://h.org/a", None, id="nbsp-host"),
+        pytest.param("http://\\@_", None, None, id="empty-host"),
+        pytest.param("http://a..b/", None, None, id="empty-label"),
+        pytest.param("//%", "http://h.org/", None, id="percent-host"),
+        pytest.param(".. #x", "http://h.org/a/b/c", "http://h.org/a/", id="dots-space-fragment"),
+    ],
+)
+def test_normalize_hostile_inputs(url: str, base: str | None, expected: str | None) -> None:
+    assert normalize_url(url, base) == expected
+
+
+# A host as it may be fetched: dot-separated non-empty labels of [a-z0-9_-] (IPv4
+# included), or a bracketed IPv6 literal; an optional port after it.
+_FETCHABLE_HOST = re.compile(r"(?:[a-z0-9_\-]{1,63}\.)*[a-z0-9_\-]{1,63}(?::\d+)?\Z|\[[0-9a-f:.]+\](?::\d+)?\Z")
+# URL pieces that broke normalisation once: backslashes, dot segments, spaces and
+# controls at the ends, non-ASCII and full-width dots in hosts, percent signs, '@'.
+_PIECES = st.sampled_from(
+    ["http:", "https:", "//", "/", "\\", "..", ".", "@", ":", "?", "#", "%", "%2e", "%20",
+     "h.org", "a", "B", "_", "-", " ", "\xa0", "\t", "ü", "日本", "[::1]", "80", "xn--",
+     "\u3002", "\uff0e", "\u200b", "&", "=", "\x00", ";", "[", "]"]
+)  # fmt: skip
+_BASES = st.sampled_from(
+    ["http://h.org/a/b/c", "https://H.org:443/x/", "http://h.org", "http://[::1]:8080/a?b"]
+)
+
+
+@settings(max_examples=1000)
+@given(st.lists(_PIECES, max_size=12).map("".join) | st.text(max_size=40), _BASES | st.none())
+def test_normalized_url_is_a_fixed_point_with_a_fetchable_host(text: str, base: str | None) -> None:
+    out = normalize_url(text, base)
+    if out is None:
+        return
+    assert normalize_url(out) == out
+    netloc = urlsplit(out).netloc.rsplit("@", 1)[-1]
+    assert _FETCHABLE_HOST.match(netloc), out
 
 
 def test_registered_domain_uses_the_public_suffix_list_offline() -> None:

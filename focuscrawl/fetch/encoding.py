@@ -85,6 +85,8 @@ def charset_label(label: str) -> str | None:
     ('cp1252', 'gb18030', 'euc-kr')
     >>> charset_label("koi8-r"), charset_label("x-bogus"), charset_label("base64")
     ('koi8-r', None, None)
+    >>> charset_label("idna"), charset_label("punycode"), charset_label("unicode-escape")
+    (None, None, None)
     """
     key = label.strip().strip("\"'").lower()
     if not key or key in _REFUSED:
@@ -93,10 +95,21 @@ def charset_label(label: str) -> str | None:
         return _ALIASES[key]
     try:
         name = codecs.lookup(key).name
-        b"a".decode(name)  # rejects bytes-to-bytes codecs such as base64 or zlib
-    except (LookupError, ValueError):
+        # HTML is read as ASCII until its charset is known, so a usable charset
+        # reads ASCII as ASCII, and decodes anything with U+FFFD for bad bytes.
+        # This refuses bytes-to-bytes codecs (base64, zlib), idna (no "replace"
+        # handler), punycode, unicode-escape and hz (they rewrite ASCII).
+        if _ASCII_PROBE.decode(name) != _ASCII_TEXT:
+            return None
+        _BAD_BYTES.decode(name, errors="replace")
+    except (LookupError, ValueError):  # UnicodeError is a ValueError
         return None
     return _ALIASES.get(name, name)
+
+
+_ASCII_TEXT = '<a href="x?a=1&b=~{2}">\\u00e9\\n \\x41 xn--a-b</a>'
+_ASCII_PROBE = _ASCII_TEXT.encode("ascii")
+_BAD_BYTES = bytes(range(256))
 
 
 def _is_utf8(body: bytes) -> bool:
@@ -161,7 +174,7 @@ def decode_html(body: bytes, charset: str | None = None) -> str:
             break
     try:
         return body.decode(_DECODERS.get(name, name), errors="replace")
-    except LookupError:  # pragma: no cover - charset_label only returns known codecs
+    except (LookupError, ValueError):  # a codec that fails even with "replace": the fallback
         return body.decode("cp1252", errors="replace")
 
 

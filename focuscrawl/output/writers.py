@@ -7,23 +7,36 @@ back to the offset the DB remembers, so a record whose URL was not committed
 disappears and is written again when the URL is fetched again: nothing lost,
 nothing twice. (Each WARC record is its own gzip member, so a cut at a record
 boundary leaves a valid archive.)
+
+Before anything is cut, :func:`verify_committed` checks that the file still
+holds what was committed (at least that many bytes, ending with a complete
+JSON line or gzip member), and a file that no commit accounts for (offset 0,
+e.g. a lost or empty crawl DB) may hold nothing but a lone warcinfo record.
+Otherwise :class:`ResumeError` (one line) is raised and no file is changed; the
+cut itself is made at the first write or sync, so that a later check failing
+(the other file) leaves this one untouched too.
 """
 
 from __future__ import annotations
 
 import base64
+import errno
 import hashlib
 import io
 import json
 import os
+import tempfile
+import zlib
 from dataclasses import fields
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
 
+from warcio.recordloader import ArcWarcRecord
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from focuscrawl.exceptions import ConfigError, ResumeError
 from focuscrawl.types import FetchResult, PageRecord
 
 _HOP_BY_HOP = frozenset(
@@ -39,24 +52,56 @@ _RECORD_FIELDS = tuple(f.name for f in fields(PageRecord) if f.name != "extra")
 
 
 class _AppendFile:
-    """A binary file opened for appending, cut back to ``offset`` when resuming."""
+    """A binary file opened for appending, cut back to ``offset`` when resuming
+    (``None``: kept as it is), once :meth:`_verify` found it holds what was committed."""
 
     def __init__(self, path: Path, offset: int | None = None) -> None:
         self.path = path
-        mode = "r+b" if path.exists() else "w+b"
-        self._fh: IO[bytes] = open(path, mode)  # noqa: SIM115 - closed in close()
         if offset is not None:
-            self._fh.truncate(offset)
+            self._verify(offset)
+        try:
+            mode = "r+b" if path.exists() else "w+b"
+            self._fh: IO[bytes] = open(path, mode)  # noqa: SIM115 - closed in close()
+        except OSError as exc:
+            raise ResumeError(f"{path}: cannot open for writing ({exc.strerror or exc})") from None
+        self._cut_to = offset
+        self._ready = False
+
+    def _verify(self, offset: int) -> None:
+        verify_committed(self.path, offset)
+
+    def _prepare(self) -> None:
+        """Cut the file back to the committed offset: done at the first use, not on opening."""
+        self._ready = True
+        if self._cut_to is not None and os.fstat(self._fh.fileno()).st_size != self._cut_to:
+            self._fh.truncate(self._cut_to)
         self._fh.seek(0, io.SEEK_END)
+        self._start()
+
+    def _start(self) -> None:
+        """What a subclass writes first into an empty file."""
 
     @property
     def offset(self) -> int:
+        if not self._ready:
+            self._prepare()
         return self._fh.tell()
 
     def sync(self) -> int:
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        if not self._ready:
+            self._prepare()
+        try:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+        except OSError as exc:
+            # EINVAL: a file that cannot be synced (a pipe, a device): nothing to wait for
+            if exc.errno != errno.EINVAL:
+                raise self._named(exc) from None
         return self._fh.tell()
+
+    def _named(self, exc: OSError) -> OSError:
+        """The error with this file's name (a failed write does not name its file)."""
+        return exc if exc.filename else OSError(exc.errno, exc.strerror, str(self.path))
 
     def close(self) -> None:
         if not self._fh.closed:
@@ -69,10 +114,16 @@ class WarcOutput(_AppendFile):
 
     def __init__(self, path: Path, offset: int | None = None, *, software: str = "focuscrawl") -> None:
         super().__init__(path, offset)
+        self._software = software
         self._writer = WARCWriter(self._fh, gzip=True)
-        if self.offset == 0:
+
+    def _verify(self, offset: int) -> None:
+        verify_committed(self.path, offset, warc=True)
+
+    def _start(self) -> None:
+        if self._fh.tell() == 0:
             info = self._writer.create_warcinfo_record(
-                path.name, {"software": software, "format": "WARC File Format 1.1"}
+                self.path.name, {"software": self._software, "format": "WARC File Format 1.1"}
             )
             self._writer.write_record(info)
 
@@ -101,7 +152,15 @@ class WarcOutput(_AppendFile):
         req_record = self._writer.create_warc_record(
             url, "request", payload=io.BytesIO(b""), length=0, http_headers=request
         )
-        self._writer.write_request_response_pair(req_record, revisit)
+        self._write_pair(req_record, revisit)
+
+    def _write_pair(self, request: ArcWarcRecord, response: ArcWarcRecord) -> None:
+        if not self._ready:
+            self._prepare()  # the cut to the committed offset, at the first use
+        try:
+            self._writer.write_request_response_pair(request, response)
+        except OSError as exc:  # a full disk
+            raise self._named(exc) from None
 
     def write(self, result: FetchResult) -> None:
         """Archive one HTTP exchange (its final URL after redirects)."""
@@ -120,13 +179,15 @@ class WarcOutput(_AppendFile):
         req_record = self._writer.create_warc_record(
             url, "request", payload=io.BytesIO(b""), length=0, http_headers=request
         )
-        self._writer.write_request_response_pair(req_record, response)
+        self._write_pair(req_record, response)
 
 
 class JsonlOutput(_AppendFile):
     """``pages.jsonl``: one JSON object per fetched URL, in fetch order."""
 
     def write(self, record: PageRecord | dict[str, Any]) -> None:
+        if not self._ready:
+            self._prepare()
         if isinstance(record, PageRecord):
             # a flat dict by hand: dataclasses.asdict deep-copies and is 4x slower
             data = {name: getattr(record, name) for name in _RECORD_FIELDS}
@@ -134,4 +195,128 @@ class JsonlOutput(_AppendFile):
         else:
             data = record
         line = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
-        self._fh.write(line.encode("utf-8"))
+        try:
+            self._fh.write(line.encode("utf-8"))
+        except OSError as exc:  # a full disk
+            raise self._named(exc) from None
+
+
+def prepare_run_dir(path: Path) -> None:
+    """Create the run directory ``path`` if needed and check that files can be made
+    in it, or raise a one-line ConfigError (a file, no permission, read-only disk)."""
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"--out {path}: is a file, not a run directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        # an existing directory may still refuse files (permissions, read-only mount)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"--out {path}: cannot write a run directory there ({exc.strerror or exc})") from None
+
+
+# How far back from the committed offset the last complete record is looked for:
+# a JSONL line is a few KB; a WARC pair holds a body of at most fetch.max_body_size
+# (5 MB by default), which compresses to about that at worst.
+_JSONL_WINDOW = 1 << 20
+_WARC_WINDOW = 16 << 20
+
+
+def verify_committed(path: Path, length: int, *, warc: bool = False) -> None:
+    """Raise :class:`ResumeError` unless ``path`` holds the ``length`` committed bytes.
+
+    ``length`` > 0: the file is at least that long and its committed part ends with
+    a complete record (a JSON object and a newline; a gzip member holding a WARC
+    record). ``length`` = 0 (no commit accounts for the file): the file is absent,
+    empty, or (WARC) holds only the warcinfo record a run writes before its first
+    commit. Reads at most a few MB, whatever the file's size.
+    """
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        size = -1
+    except OSError as exc:
+        raise ResumeError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    name = path.name
+    if length == 0:
+        if size <= 0 or (warc and _lone_warcinfo(path, size)):
+            return
+        raise ResumeError(
+            f"{path}: {size:,} bytes that no crawl DB commit accounts for (crawl.db lost or "
+            f"empty?); not touching it: move {name} away or use another --out"
+        )
+    if size < length:
+        what = "is missing" if size < 0 else f"has {size:,} bytes"
+        raise ResumeError(
+            f"{path} {what} but the crawl DB committed {length:,}; "
+            f"restore the file or start the crawl afresh in another --out"
+        )
+    with open(path, "rb") as fh:
+        start = max(0, length - (_WARC_WINDOW if warc else _JSONL_WINDOW))
+        fh.seek(start)
+        tail = fh.read(length - start)
+    intact = _ends_with_gzip_member(tail) if warc else _ends_with_json_line(tail, start == 0)
+    if not intact:
+        raise ResumeError(
+            f"{path}: the committed part (first {length:,} bytes) does not end with a complete "
+            f"{'WARC record' if warc else 'JSON line'}: the file was changed since the crawl "
+            f"stopped; restore it or start the crawl afresh in another --out"
+        )
+
+
+def _ends_with_json_line(tail: bytes, whole: bool) -> bool:
+    """Whether ``tail`` ends with a line holding a JSON object (``whole``: it is the whole file)."""
+    if not tail.endswith(b"\n"):
+        return False
+    cut = tail.rfind(b"\n", 0, len(tail) - 1)
+    if cut < 0 and not whole:
+        return tail.endswith(b"}\n")  # a line longer than the window: its end must do
+    line = tail[cut + 1 :]
+    try:
+        return isinstance(json.loads(line), dict)
+    except ValueError:  # JSONDecodeError and UnicodeDecodeError
+        return False
+
+
+def _ends_with_gzip_member(tail: bytes) -> bool:
+    """Whether ``tail`` ends with a complete gzip member holding a WARC record.
+
+    The last member starts at one of the gzip magic numbers before the end: they
+    are tried from the end backwards. One inside compressed data fails to
+    decompress and is skipped; the first that decompresses decides: the file is
+    intact if its member ends exactly at the end (if it ends earlier, what
+    follows it was tried before and is no gzip member).
+    """
+    view = memoryview(tail)
+    pos = len(tail)
+    while True:
+        pos = tail.rfind(b"\x1f\x8b\x08", 0, pos)
+        if pos < 0:
+            return False
+        inflater = zlib.decompressobj(wbits=31)
+        try:
+            head = inflater.decompress(view[pos:], 5)
+            while inflater.unconsumed_tail and not inflater.eof:
+                inflater.decompress(inflater.unconsumed_tail, 1 << 16)
+        except zlib.error:
+            continue
+        if inflater.eof:
+            return not inflater.unused_data and head.startswith(b"WARC/")
+
+
+def _lone_warcinfo(path: Path, size: int) -> bool:
+    """A file holding one gzip member with a warcinfo record and nothing else."""
+    if size > 1 << 16:
+        return False  # a warcinfo record is a few hundred bytes
+    data = path.read_bytes()
+    inflater = zlib.decompressobj(wbits=31)
+    try:
+        record = inflater.decompress(data)
+    except zlib.error:
+        return False
+    return (
+        inflater.eof
+        and not inflater.unused_data
+        and record.startswith(b"WARC/")
+        and b"\r\nWARC-Type: warcinfo\r\n" in record.split(b"\r\n\r\n", 1)[0]
+    )

@@ -7,6 +7,7 @@ of T words around a link (anchor included, P1) is a slice of that word list.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable
 
@@ -14,6 +15,7 @@ from selectolax.lexbor import LexborHTMLParser as HTMLParser
 from selectolax.lexbor import LexborNode as Node
 
 from focuscrawl.fetch.encoding import decode_html, detect_charset
+from focuscrawl.parse.guard import guard_html
 from focuscrawl.types import FetchResult, Link, Page
 from focuscrawl.urls import normalize_url
 
@@ -76,6 +78,9 @@ def class_names_and_ids(tree: HTMLParser) -> tuple[frozenset[str], frozenset[str
 # text holds exactly the marks placed; this is still checked.
 _MARK = "\x00"
 _LINK_SELECTOR = "a[href], area[href], iframe[src]"
+# Link elements read per page, in document order: the work per page stays bounded
+# (a 5 MB body holds ~400,000 '<a href=x>'); far more than any real page has.
+MAX_LINK_ELEMENTS = 20_000
 _CAN_MARK = hasattr(Node, "insert_before")  # selectolax builds without it walk the tree
 _Found = list[tuple[str, int, int, str, bool]]  # url, start, end, anchor, nofollow
 
@@ -91,14 +96,20 @@ def _visible_tree(html: str) -> HTMLParser:
     return tree
 
 
-def _link(node: Node, base: str) -> tuple[str, str, int, bool] | None:
-    """(target, anchor, anchor words, nofollow) of a link element, None if it has no http(s) target."""
+def _link(node: Node, base: str, targets: dict[str, str | None]) -> tuple[str, str, int, bool] | None:
+    """(target, anchor, anchor words, nofollow) of a link element, None if it has no http(s) target.
+
+    ``targets`` caches the normalised targets of the page's hrefs (menus repeat them).
+    """
     tag = node.tag or ""
     attrs = node.attributes
     href = attrs.get(_LINK_TAGS[tag])
     if not href:
         return None
-    target = normalize_url(href, base)
+    if href in targets:
+        target = targets[href]
+    else:
+        target = targets[href] = normalize_url(href, base)
     if target is None:
         return None
     anchor = " ".join(node.text(deep=True).split()) or (attrs.get("alt") or "").strip()
@@ -115,8 +126,10 @@ def _marked_words_and_links(body: Node, base: str) -> tuple[list[str], _Found] |
     walking every node from Python. None if the marks cannot be trusted.
     """
     links: list[tuple[Node, tuple[str, str, int, bool]]] = []
-    for node in body.css(_LINK_SELECTOR):  # frames are collected before, with the head
-        link = _link(node, base)
+    targets: dict[str, str | None] = {}
+    # frames are collected before, with the head
+    for node in itertools.islice(body.css(_LINK_SELECTOR), MAX_LINK_ELEMENTS):
+        link = _link(node, base, targets)
         if link is not None:
             links.append((node, link))
     for node, _ in links:  # after all anchors are read: a mark may fall inside an outer link
@@ -138,12 +151,15 @@ def _walk_words_and_links(body: Node | None, base: str) -> tuple[list[str], _Fou
     found: _Found = []
     if body is None:
         return words, found
+    targets: dict[str, str | None] = {}
+    elements = 0
     for node in body.traverse(include_text=True):
         tag = node.tag
         if tag == "-text":
             words.extend((node.text_content or "").split())
-        elif tag in _LINK_TAGS and tag != "frame":
-            link = _link(node, base)
+        elif tag in _LINK_TAGS and tag != "frame" and elements < MAX_LINK_ELEMENTS:
+            elements += 1
+            link = _link(node, base, targets)
             if link is not None:
                 target, anchor, n_words, nofollow = link
                 found.append((target, len(words), len(words) + n_words, anchor, nofollow))
@@ -164,6 +180,7 @@ def parse_html(
     are those of the first occurrence. ``max_links`` (0 = all) keeps the first
     distinct targets in document order.
     """
+    html = guard_html(html).html  # hostile markup would stall the parser (see parse.guard)
     tree = HTMLParser(html)
     page = Page(url=url, html=html)
     root = tree.css_first("html")
@@ -217,8 +234,6 @@ def parse_html(
         links[target] = Link(target, anchor, context, 1, nofollow)
     page.links = list(links.values())
     return page
-
-
 
 
 def page_from_fetch(

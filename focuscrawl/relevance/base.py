@@ -54,6 +54,7 @@ MODELS: Registry[Any] = Registry(
 register_model = MODELS.register
 
 MODEL_INFO = "model.json"
+TRAIN_URLS = "train-urls.txt"  # pages a model learned from: `model eval` leaves them out
 
 
 def judge(model: RelevanceModel, page: Page) -> tuple[float, bool]:
@@ -97,6 +98,9 @@ def save_model(model: RelevanceModel, directory: Path) -> None:
     """Save ``model`` in ``directory`` with a ``model.json`` naming its class."""
     directory.mkdir(parents=True, exist_ok=True)
     model.save(directory)
+    train_urls = getattr(model, "train_urls", None)
+    if train_urls:
+        (directory / TRAIN_URLS).write_text("".join(f"{u}\n" for u in train_urls), encoding="utf-8")
     info_path = directory / MODEL_INFO
     info: dict[str, Any] = {}
     if info_path.exists():

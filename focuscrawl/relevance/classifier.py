@@ -33,7 +33,7 @@ import json
 import pickle
 import warnings
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -46,14 +46,22 @@ from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.feature_selection import SelectKBest, chi2
 from sklearn.pipeline import Pipeline
 
+from focuscrawl.evaluation.metrics import auc
 from focuscrawl.exceptions import ModelError
 from focuscrawl.relevance.base import register_model
+from focuscrawl.relevance.calibration import (
+    check_objective,
+    check_prior,
+    choose_threshold,
+    out_of_fold,
+    shift_prior,
+)
 from focuscrawl.relevance.training import (
     ALGORITHMS,
     MAJORITY_JUDGES,
     Analyzer,
     Eq4Tfidf,
-    add_data_arguments,
+    add_classifier_arguments,
     make_classifier,
     page_text,
     training_texts_from_args,
@@ -100,6 +108,12 @@ class ClassifierModel:
     lang: str = "en"
     norm: str | None = "l2"
     seed: int = 0
+    prior: float | None = (
+        None  # expected share of relevant pages where it judges (None: training share)
+    )
+    calibration: str = "f1"  # threshold objective at the prior, by cross-validation (or "none")
+    cv_folds: int = 5
+    member_thresholds: dict[str, float] = field(default_factory=dict)  # majority: vote thresholds
     features: Pipeline | None = field(default=None, repr=False)
     classifiers: dict[str, Any] = field(default_factory=dict, repr=False)
     info: dict[str, Any] = field(default_factory=dict)
@@ -113,14 +127,18 @@ class ClassifierModel:
             raise ModelError(f"classifier beta must be in [0, 1], not {self.beta}")
         if self.k_best < 1:
             raise ModelError(f"classifier k_best must be >= 1, not {self.k_best}")
+        check_prior(self.prior)
+        check_objective(self.calibration)
+        if self.cv_folds < 2:
+            raise ModelError(f"classifier cv_folds must be >= 2, not {self.cv_folds}")
         self._columns: dict[str, int] | None = None  # selected term -> column, built on demand
+        self.train_urls: list[str] = []  # pages it was trained on (``model eval`` leaves them out)
 
     # -- training -------------------------------------------------------------
-    def train(self, pos_texts: Sequence[str], neg_texts: Sequence[str]) -> ClassifierModel:
-        """Fit vocabulary, chi² selection, eq. 4 weights and the classifier(s); returns self."""
-        if len(pos_texts) < 2 or len(neg_texts) < 2:
-            # the calibration folds and the net's validation split need two of each
-            raise ModelError("classifier training needs at least 2 positive and 2 negative texts")
+    def _fit(
+        self, pos_texts: Sequence[str], neg_texts: Sequence[str]
+    ) -> tuple[Pipeline, dict[str, Any], int]:
+        """Vocabulary, chi² selection, eq. 4 weights and the member classifier(s)."""
         texts = [*pos_texts, *neg_texts]
         y = np.array([1] * len(pos_texts) + [0] * len(neg_texts))
         counts = CountVectorizer(analyzer=Analyzer(self.lang))
@@ -133,23 +151,93 @@ class ClassifierModel:
         x_sel = select.fit_transform(x_counts, y)
         tfidf = Eq4Tfidf(norm=self.norm)
         x = tfidf.fit_transform(x_sel)
-        self.features = Pipeline([("counts", counts), ("chi2", select), ("tfidf", tfidf)])
-        self._columns = None
-        self.classifiers = {}
+        classifiers: dict[str, Any] = {}
         for algorithm in _members(self.algorithm):
             clf = make_classifier(algorithm, self.seed, min(len(pos_texts), len(neg_texts)))
             with warnings.catch_warnings():
                 # 500 epochs is P1's cap; stopping there is the setting, not a failure
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 clf.fit(x, y)
-            self.classifiers[algorithm] = clf
+            classifiers[algorithm] = clf
+        features = Pipeline([("counts", counts), ("chi2", select), ("tfidf", tfidf)])
+        return features, classifiers, int(x_counts.shape[1])
+
+    def train(self, pos_texts: Sequence[str], neg_texts: Sequence[str]) -> ClassifierModel:
+        """Fit vocabulary, chi² selection, eq. 4 weights and the classifier(s), then
+        calibrate the decision for ``prior`` by cross-validation (:meth:`calibrate`); returns self."""
+        if len(pos_texts) < 2 or len(neg_texts) < 2:
+            # the calibration folds and the net's validation split need two of each
+            raise ModelError("classifier training needs at least 2 positive and 2 negative texts")
+        self.features, self.classifiers, vocabulary = self._fit(pos_texts, neg_texts)
+        self._columns = None
+        self.member_thresholds = {}
         self.info = {
             "n_pos": len(pos_texts),
             "n_neg": len(neg_texts),
-            "vocabulary": int(x_counts.shape[1]),
-            "terms": int(x.shape[1]),
+            "vocabulary": vocabulary,
+            "terms": len(self.terms),
+            "train_prior": len(pos_texts) / (len(pos_texts) + len(neg_texts)),
         }
+        if self.calibration != "none":
+            self.calibrate(pos_texts, neg_texts)
         return self
+
+    def calibrate(self, pos_texts: Sequence[str], neg_texts: Sequence[str]) -> None:
+        """Thresholds for ``prior`` from out-of-fold scores of the training texts (eq. C1–C3).
+
+        Each of ``cv_folds`` stratified folds is scored by a model fitted on the
+        other folds from scratch (vocabulary and chi² too), so that no score
+        comes from a model that saw its page. ``threshold`` is chosen on the
+        (prior-shifted) mean score, and for ``majority`` each member's vote
+        threshold on its own score. Too few texts (a class smaller than
+        2·folds): thresholds stay as they are, and ``info["calibration"]`` says so.
+        """
+        folds = min(self.cv_folds, len(pos_texts) // 2, len(neg_texts) // 2)
+        if folds < 2:
+            self.info["calibration"] = "skipped: too few training texts"
+            return
+        oof = out_of_fold(self._fit_scorer, pos_texts, neg_texts, folds, self.seed)
+        n_pos = len(pos_texts)
+        prior = self.effective_prior
+        report: dict[str, Any] = {"folds": folds, "objective": self.calibration, "prior": prior}
+        shifted = {a: self._shift(p) for a, p in oof.items()}
+        if self.algorithm == "majority":
+            for a, p in shifted.items():
+                op = choose_threshold(p[:n_pos], p[n_pos:], prior, self.calibration)
+                self.member_thresholds[a] = op.threshold
+        mean = np.mean(list(shifted.values()), axis=0)
+        op = choose_threshold(mean[:n_pos], mean[n_pos:], prior, self.calibration)
+        self.threshold = op.threshold
+        report["cv"] = {k: round(v, 4) for k, v in op.as_dict().items()}
+        report["cv"]["auc"] = round(
+            auc(list(mean), [True] * n_pos + [False] * (len(mean) - n_pos)), 4
+        )
+        self.info["calibration"] = report
+
+    def _fit_scorer(
+        self, pos_texts: Sequence[str], neg_texts: Sequence[str]
+    ) -> Callable[[Sequence[str]], dict[str, np.ndarray]]:
+        """Fit a fresh copy on one fold's training part; returns its probability function."""
+        fold = ClassifierModel(
+            algorithm=self.algorithm, k_best=self.k_best, lang=self.lang, norm=self.norm,
+            seed=self.seed, calibration="none",
+        )  # fmt: skip
+        fold.features, fold.classifiers, _ = fold._fit(pos_texts, neg_texts)
+        return fold.probabilities
+
+    @property
+    def effective_prior(self) -> float:
+        """The base rate the decisions are made for: ``prior``, else the training share."""
+        if self.prior is not None:
+            return self.prior
+        return float(self.info.get("train_prior", 0.5))
+
+    def _shift(self, p: np.ndarray) -> np.ndarray:
+        """Eq. C1 from the training share to ``prior`` (no-op without a prior)."""
+        train_prior = self.info.get("train_prior")
+        if self.prior is None or train_prior is None:
+            return p
+        return shift_prior(p, float(train_prior), self.prior)
 
     @property
     def terms(self) -> list[str]:
@@ -165,11 +253,16 @@ class ClassifierModel:
 
     # -- scoring --------------------------------------------------------------
     def probabilities(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
-        """Pr(relevant | text) of each member classifier, for a batch of texts."""
+        """Pr(relevant | text) of each member classifier at the base rate ``prior`` (eq. C1)."""
         self._check_trained()
         assert self.features is not None
         x = self.vectorize(texts)
-        return {a: clf.predict_proba(x)[:, 1] for a, clf in self.classifiers.items()}
+        return {a: self._shift(clf.predict_proba(x)[:, 1]) for a, clf in self.classifiers.items()}
+
+    def _votes(self, probs: Mapping[str, np.ndarray]) -> np.ndarray:
+        """Members saying "relevant": probability >= the member's calibrated threshold (0.5 if none)."""
+        votes = [p >= self.member_thresholds.get(a, 0.5) for a, p in probs.items()]
+        return np.asarray(np.sum(votes, axis=0))
 
     def vectorize(self, texts: Sequence[str]) -> sparse.csr_matrix:
         """Eq. 4 vectors of ``texts``: the same as ``features.transform``, ~10x faster.
@@ -206,11 +299,10 @@ class ClassifierModel:
         return [float(p) for p in np.clip(probs, 0.0, 1.0)]
 
     def votes_texts(self, texts: Sequence[str]) -> list[int]:
-        """How many member classifiers find each text relevant (probability >= 0.5)."""
+        """How many member classifiers find each text relevant (each at its own threshold)."""
         if not texts:
             return []
-        probs = self.probabilities(texts)
-        return [int(v) for v in np.sum([p >= 0.5 for p in probs.values()], axis=0)]
+        return [int(v) for v in self._votes(self.probabilities(texts))]
 
     def predict_texts(self, texts: Sequence[str]) -> list[bool]:
         """The binary judgement: the 2-of-3 vote for ``majority``, else score >= threshold."""
@@ -237,8 +329,7 @@ class ClassifierModel:
         probs = self.probabilities([page_text(page)])
         score = float(np.clip(np.mean([p[0] for p in probs.values()]), 0.0, 1.0))
         if self.algorithm == "majority":
-            votes = sum(int(p[0] >= 0.5) for p in probs.values())
-            return score, votes >= len(MAJORITY_JUDGES) // 2 + 1
+            return score, int(self._votes(probs)[0]) >= len(MAJORITY_JUDGES) // 2 + 1
         return score, score >= self.threshold
 
     def link_score(self, page_score: float, context: str, beta: float | None = None) -> float:
@@ -261,6 +352,8 @@ class ClassifierModel:
         return {
             "algorithm": self.algorithm, "threshold": self.threshold, "beta": self.beta,
             "k_best": self.k_best, "lang": self.lang, "norm": self.norm, "seed": self.seed,
+            "prior": self.prior, "calibration": self.calibration, "cv_folds": self.cv_folds,
+            "member_thresholds": self.member_thresholds,
         }  # fmt: skip
 
     def save(self, directory: Path) -> None:
@@ -291,22 +384,20 @@ class ClassifierModel:
         """``[model]`` table: ``model_dir`` of a saved model, or training data to fit now:
         ``archive`` + (``labels`` + ``positive``/``negative`` filters, or
         ``pos_urls``/``neg_urls``), ``max_pos``/``max_neg``; the parameters as in the CLI."""
-        params = {
-            k: cfg[k]
-            for k in ("algorithm", "threshold", "beta", "k_best", "lang", "norm", "seed")
-            if k in cfg
-        }
+        params = {k: cfg[k] for k in _PARAM_KEYS if k in cfg}
         unknown = set(cfg) - set(params) - {"model_dir", *_DATA_KEYS}
         if unknown:
             raise ModelError(f"classifier model: unknown settings {', '.join(sorted(unknown))}")
         if "model_dir" in cfg:
             fixed = sorted(set(params) - {"threshold", "beta"})
-            if fixed:  # the fitted objects depend on these: they cannot change now
+            if fixed:  # the fitted objects (and thresholds calibrated for a prior) depend on these
                 raise ModelError(f"classifier model_dir: cannot override {', '.join(fixed)}")
             model = cls.load(base_dir / str(cfg["model_dir"]))
             model.threshold = float(params.get("threshold", model.threshold))
             model.beta = float(params.get("beta", model.beta))
             return model
+        if "threshold" in params and "calibration" not in params:
+            params["calibration"] = "none"  # a threshold given by hand is kept as given
         if "archive" not in cfg:
             raise ModelError("classifier model needs 'model_dir' or training data ('archive', ...)")
 
@@ -324,29 +415,35 @@ class ClassifierModel:
             seed=int(cfg.get("seed", 0)),
         )  # fmt: skip
         data = training_texts_from_args(args)
-        return cls(**params).train(data.pos, data.neg)
+        if "prior" not in params and data.prior is not None:
+            params["prior"] = data.prior
+        model = cls(**params).train(data.pos, data.neg)
+        model.train_urls = data.urls
+        return model
 
     @classmethod
     def add_train_arguments(cls, parser: argparse.ArgumentParser) -> None:
-        add_data_arguments(parser)
-        parser.add_argument("--algorithm", choices=ALGORITHMS, default="svm-linear")
-        parser.add_argument(
-            "--k-best", type=int, default=2000, help="chi² vocabulary size (P1: 2000)"
-        )
-        parser.add_argument("--threshold", type=float, default=0.5)
-        parser.add_argument("--beta", type=float, default=0.25, help="eq. 9 page weight (P1: 0.25)")
-        parser.add_argument("--lang", default="en", help="stop words and stemmer language")
+        add_classifier_arguments(parser)
 
     @classmethod
     def train_from_args(cls, args: argparse.Namespace) -> ClassifierModel:
         data = training_texts_from_args(args)
+        prior = args.prior if args.prior is not None else data.prior
         model = cls(
-            algorithm=args.algorithm, threshold=args.threshold, beta=args.beta,
-            k_best=args.k_best, lang=args.lang, seed=args.seed,
+            algorithm=args.algorithm, beta=args.beta, k_best=args.k_best, lang=args.lang,
+            seed=args.seed, prior=prior, cv_folds=args.cv_folds,
+            calibration="none" if args.threshold is not None else args.calibration,
+            threshold=0.5 if args.threshold is None else args.threshold,
         )  # fmt: skip
-        return model.train(data.pos, data.neg)
+        model.train(data.pos, data.neg)
+        model.train_urls = data.urls
+        return model
 
 
+_PARAM_KEYS = (
+    "algorithm", "threshold", "beta", "k_best", "lang", "norm", "seed", "prior", "calibration",
+    "cv_folds",
+)  # fmt: skip
 _DATA_KEYS = frozenset(
     {"archive", "labels", "positive", "negative", "pos_urls", "neg_urls", "max_pos", "max_neg"}
 )

@@ -4,7 +4,9 @@
   ``add_train_arguments`` / ``train_from_args``;
 * ``score MODEL_DIR --archive A.warc.gz [--url U ...]`` — a score per page;
 * ``eval MODEL_DIR --archive A.warc.gz --labels L.jsonl --field F [--value V]``
-  — accuracy, precision, recall, F1 against a label (``--where k=v`` restricts);
+  — accuracy, precision, recall, F1 and AUC against a label (``--where k=v``
+  restricts), on every labelled page except those the model was trained on
+  (``train-urls.txt`` of the model), i.e. at the collection's real class ratio;
 * every ``CLI_COMMANDS`` entry of a model module, e.g. ``generate-terms``.
 """
 
@@ -15,9 +17,16 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from focuscrawl.evaluation.metrics import binary_scores
+from focuscrawl.evaluation.metrics import auc, binary_scores
 from focuscrawl.exceptions import ConfigError, ModelError
-from focuscrawl.relevance.base import MODELS, RelevanceModel, judge, load_model, save_model
+from focuscrawl.relevance.base import (
+    MODELS,
+    TRAIN_URLS,
+    RelevanceModel,
+    judge,
+    load_model,
+    save_model,
+)
 from focuscrawl.relevance.examples import iter_archive_pages, select_urls
 
 Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
@@ -53,6 +62,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     model = load_model(args.model_dir)
     labels = load_labels(args.labels)
     wanted = set(select_urls(labels, args.where))
+    trained_on = _train_urls(args.model_dir) if not args.include_training else set()
+    skipped = len(wanted & trained_on)
+    wanted -= trained_on
+    scores: list[float] = []
     predicted: list[bool] = []
     actual: list[bool] = []
     for page in iter_archive_pages(args.archive, wanted, limit=args.limit):
@@ -60,16 +73,35 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if value is None:
             continue
         truth = str(value).lower() == args.value.lower() if args.value is not None else bool(value)
-        predicted.append(judge(model, page)[1])
+        score, relevant = judge(model, page)
+        scores.append(score)
+        predicted.append(relevant)
         actual.append(truth)
     if not actual:
         raise ConfigError("no labelled page of the archive matched")
     s = binary_scores(predicted, actual)
+    base = sum(actual) / len(actual)
     print(
-        f"n={s.n} accuracy={s.accuracy:.4f} precision={s.precision:.4f} "
-        f"recall={s.recall:.4f} f1={s.f1:.4f} (tp={s.tp} fp={s.fp} tn={s.tn} fn={s.fn})"
+        f"n={s.n} relevant={sum(actual)} ({base:.4f}) accuracy={s.accuracy:.4f} "
+        f"precision={s.precision:.4f} recall={s.recall:.4f} f1={s.f1:.4f} "
+        f"auc={auc(scores, actual):.4f} (tp={s.tp} fp={s.fp} tn={s.tn} fn={s.fn}; "
+        f"threshold {model.threshold:.4g}; always-no accuracy {1 - base:.4f}; "
+        f"{skipped} training pages left out)"
     )
+    for t in args.thresholds:
+        q = binary_scores([x >= t for x in scores], actual)
+        print(
+            f"  score >= {t:g}: accuracy={q.accuracy:.4f} precision={q.precision:.4f} "
+            f"recall={q.recall:.4f} f1={q.f1:.4f}"
+        )
     return 0
+
+
+def _train_urls(model_dir: Path) -> set[str]:
+    path = Path(model_dir) / TRAIN_URLS
+    if not path.exists():
+        return set()
+    return {line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -102,6 +134,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--value", help="the field value meaning 'relevant' (default: truthy)")
     p.add_argument("--where", nargs="*", default=[], help="field=value filters on the labels")
     p.add_argument("--limit", type=int, default=0)
+    p.add_argument(
+        "--include-training", action="store_true",
+        help=f"also judge the pages the model was trained on (listed in {TRAIN_URLS})",
+    )  # fmt: skip
+    p.add_argument(
+        "--thresholds", type=float, nargs="*", default=[], metavar="T",
+        help="also print accuracy/precision/recall/F1 of score >= T for each T",
+    )  # fmt: skip
     p.set_defaults(func=cmd_eval)
 
     for name, (add_arguments, run) in sorted(_module_commands().items()):

@@ -199,12 +199,19 @@ class CommentModel:
         parser.add_argument("--labels", help="labels JSONL with a boolean field")
         parser.add_argument("--field", default="has_comments", help="boolean label field")
         parser.add_argument("--top-k", type=int, default=25, help="keywords to learn (P0: 25)")
-        parser.add_argument("--min-support", type=int, default=3)
-        parser.add_argument("--min-gain", type=int, default=3)
+        parser.add_argument("--min-support", type=int, default=3, help="comment pages per keyword")
+        parser.add_argument(
+            "--min-gain", type=int, default=None,
+            help="net pages a keyword must add (default: chosen by site-grouped CV)",
+        )  # fmt: skip
+        parser.add_argument(
+            "--min-sites", type=int, default=None,
+            help="sites whose comment pages carry a keyword (default: chosen by site-grouped CV)",
+        )  # fmt: skip
         parser.add_argument("--use-ids", action="store_true", help="match element ids too")
         parser.add_argument("--no-fold", action="store_true", help="keep - and _ when matching")
         parser.add_argument(
-            "--all", action="store_true", help="learn on every page (no held-out half)"
+            "--all", action="store_true", help="learn on every page (no held-out half of the sites)"
         )
 
     @classmethod
@@ -251,24 +258,40 @@ def learn_keywords(
     fold_separators: bool = True,
     min_support: int = 3,
     min_gain: int = 3,
+    min_sites: int = 1,
+    candidates: set[str] | None = None,
 ) -> list[LearnedKeyword]:
-    """Greedy forward selection of at most ``top_k`` keywords (see module docstring)."""
+    """Greedy forward selection of at most ``top_k`` keywords (see module docstring).
+
+    A candidate needs ``min_support`` comment pages on ``min_sites`` different
+    sites (:func:`focuscrawl.relevance.comment_sites.site_of`); ``candidates``
+    restricts the choice to those keywords.
+    """
+    from focuscrawl.relevance.comment_sites import site_of  # that module builds on this one
+
     if top_k < 1:
         raise ModelError("comments model: --top-k must be at least 1")
     labels = [p.label for p in pages]
     blobs = ["\n".join(fold_name(n, fold_separators) for n in p.names(use_ids)) for p in pages]
     support: Counter[str] = Counter()
+    sites: dict[str, set[str]] = {}
     for page in pages:
         if page.label:
             cands: set[str] = set()
             for name in page.names(use_ids):
                 cands |= candidate_keywords(name, fold_separators)
+            if candidates is not None:
+                cands &= candidates
             support.update(cands)
+            if min_sites > 1:
+                site = site_of(page.url)
+                for cand in cands:
+                    sites.setdefault(cand, set()).add(site)
     # page sets as bit masks: bit i = page i (fast unions and counts)
     pos_mask = sum(1 << i for i, label in enumerate(labels) if label)
     cover: dict[str, int] = {}
     for cand, n_pos in support.items():
-        if n_pos >= min_support:
+        if n_pos >= min_support and (min_sites <= 1 or len(sites[cand]) >= min_sites):
             cover[cand] = sum(1 << i for i, blob in enumerate(blobs) if cand in blob)
     chosen: list[LearnedKeyword] = []
     covered = 0
@@ -346,24 +369,34 @@ def _learn_from_args(args: argparse.Namespace, report: list[str] | None) -> Comm
         pages = load_labelled_names(args.archive, args.labels, args.field)
     except ArchiveError as exc:
         raise ModelError(str(exc)) from None
-    learn = pages if args.all else [p for p in pages if split_half(p.url) == "learn"]
-    held = [] if args.all else [p for p in pages if split_half(p.url) == "report"]
-    learned = learn_keywords(
-        learn, top_k=int(args.top_k), use_ids=use_ids, fold_separators=fold,
-        min_support=int(args.min_support), min_gain=int(args.min_gain),
-    )  # fmt: skip
+    from focuscrawl.relevance.comment_sites import NameIndex, split_sites, tune_learner
+
+    index = NameIndex(pages, use_ids=use_ids, fold_separators=fold)
+    learn = index.all_mask if args.all else index.mask(lambda p: split_sites(p.url) == "learn")
+    held = 0 if args.all else index.all_mask & ~learn
+    params = {"min_gain": args.min_gain, "min_sites": args.min_sites}
+    cv = None
+    if args.min_gain is None or args.min_sites is None:
+        tuned, cv = tune_learner(index, learn, top_k=int(args.top_k))
+        params = {k: tuned[k] if v is None else int(v) for k, v in params.items()}
+    learned = index.learn(learn, top_k=int(args.top_k), min_support=int(args.min_support), **params)
     if not learned:
         raise ModelError("comments model: no keyword separates the labelled pages")
     model = CommentModel([k.keyword for k in learned], use_ids=use_ids, fold_separators=fold)
     if report is not None:
-        report.append(f"learned on {len(learn)} pages ({sum(p.label for p in learn)} comment):")
+        n_learn = learn.bit_count()
+        n_pos = (learn & index.pos_mask).bit_count()
+        report.append(f"learned on {n_learn} pages ({n_pos} comment), {params}:")
+        if cv is not None:
+            report.append(format_scores("site-grouped 5-fold CV on those pages", cv))
         report.extend(f"  {k.keyword}\tgain={k.gain} tp={k.tp} fp={k.fp}" for k in learned)
         if held:
-            base = sum(not p.label for p in held) / len(held)
-            report.append(f"held-out majority baseline: accuracy={base:.3f}")
-            default = CommentModel(DEFAULT_KEYWORDS, use_ids=use_ids, fold_separators=fold)
-            report.append(format_scores("held-out default list", evaluate_keywords(default, held)))
-            report.append(format_scores("held-out learned list", evaluate_keywords(model, held)))
+            base = 1.0 - (held & index.pos_mask).bit_count() / held.bit_count()
+            report.append(f"held-out sites: majority baseline accuracy={base:.3f}")
+            default = index.evaluate([fold_name(k, fold) for k in DEFAULT_KEYWORDS], held)
+            report.append(format_scores("held-out sites, default list", default))
+            mine = index.evaluate(model._folded, held)
+            report.append(format_scores("held-out sites, learned list", mine))
     return model
 
 

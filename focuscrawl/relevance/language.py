@@ -58,10 +58,16 @@ __all__ = [
 
 BACKENDS = ("cld2", "py3langid")
 DEFAULT_BACKEND = "cld2"
+DECISIONS = ("share", "top")
+MIN_SHARE = 0.25  # default threshold of the share rule: a quarter of the page's text
 UNKNOWN = "und"
 
+# Chinese varieties and scripts fold into zh: a crawl for Chinese wants them all,
+# and detectors split them unreliably (py3langid calls some Traditional pages yue)
+_CHINESE = "yue wuu gan hak nan cmn hsn cjy cdo cpx czh mnp lzh zh-yue zh-min-nan"
 _ALIASES = {
-    "yue": "zh", "zh-hant": "zh", "zh-hans": "zh", "zh-cn": "zh", "zh-tw": "zh",
+    **dict.fromkeys(_CHINESE.split(), "zh"),
+    "zh-hant": "zh", "zh-hans": "zh", "zh-cn": "zh", "zh-tw": "zh", "zh-hk": "zh", "zh-sg": "zh",
     "iw": "he", "in": "id", "jw": "jv", "nb": "no", "nn": "no", "un": UNKNOWN, "": UNKNOWN,
 }  # fmt: skip
 
@@ -96,8 +102,8 @@ TLD_LANGUAGES: dict[str, tuple[str, ...]] = _parse_tld_table(_TLD_TABLE)
 def normalise_lang(code: str) -> str:
     """Primary language subtag, lower-cased, Chinese variants folded into ``zh``.
 
-    >>> [normalise_lang(c) for c in ("zh-TW", "yue", "pt_BR", "EN-us", "zh-Hant", "un")]
-    ['zh', 'zh', 'pt', 'en', 'zh', 'und']
+    >>> [normalise_lang(c) for c in ("zh-TW", "yue", "wuu", "pt_BR", "EN-us", "zh-Hant", "un")]
+    ['zh', 'zh', 'zh', 'pt', 'en', 'zh', 'und']
     """
     low = code.strip().lower().replace("_", "-")
     if low in _ALIASES:
@@ -293,13 +299,20 @@ def anchor_language(
 class LanguageModel:
     """Is the page (or anchor, or link) in one of the ``target`` languages?
 
-    ``score(page)``: with ``probability=False`` (default) 1.0 if the backend's
-    best language is a target with confidence >= ``min_confidence``, else 0.0;
-    with ``probability=True`` the backend's probability (py3langid) or share of
-    text (cld2) of the target languages. ``score_text``: 1.0 if
-    :func:`anchor_language` of the text is a target (Han-only text read in the
-    ``han_context`` language). ``score_link``: P4's queueing rule, 1.0 if the
-    URL's ccTLD or else the anchor is in a target language.
+    ``score(page)`` with ``decide="share"`` (default): the share of the page's
+    text in the target languages (:func:`~focuscrawl.relevance.language_share.language_shares`:
+    CJK by script, the rest by the backend), relevant from ``threshold``
+    (default 0.25: a quarter of the text) on. With ``decide="top"`` (the
+    earlier rule): ``probability=False`` 1.0 if the backend's best language is
+    a target with confidence >= ``min_confidence``, else 0.0; ``probability=True``
+    the backend's probability (py3langid) or share of text (cld2) of the targets.
+
+    ``score_text``: 1.0 if :func:`anchor_language` of the text is a target,
+    Latin-script text decided by py3langid among ``anchor_candidates`` (default:
+    the targets and English, the usual other language of a link) and Han-only
+    text read in the ``han_context`` language. ``link_scores(page)`` does the
+    same with the page's own language as the Han context. ``score_link``: P4's
+    queueing rule, 1.0 if the URL's ccTLD or else the anchor is in a target language.
     """
 
     name: ClassVar[str] = "language"
@@ -308,9 +321,16 @@ class LanguageModel:
     min_confidence: float = 0.0
     probability: bool = False
     han_context: str | None = None
-    threshold: float = 0.5
+    threshold: float | None = None  # None: 0.25 of the text (share), 0.5 (top)
+    decide: str = "share"
+    anchor_candidates: Sequence[str] | None = None  # None: targets + en
 
     def __post_init__(self) -> None:
+        if self.decide not in DECISIONS:
+            raise ModelError(f"language model: decide must be one of {', '.join(DECISIONS)}")
+        if self.threshold is None:
+            self.threshold = MIN_SHARE if self.decide == "share" else 0.5
+        self.threshold = float(self.threshold)
         self.target = sorted({normalise_lang(t) for t in self.target if t.strip()})
         if not self.target:
             raise ModelError("language model: give at least one target language")
@@ -321,9 +341,19 @@ class LanguageModel:
         self._targets = frozenset(self.target)
         if self.han_context is None and "ja" in self._targets and "zh" not in self._targets:
             self.han_context = "ja"  # a Japanese crawl reads kanji-only anchors as Japanese
+        if self.anchor_candidates is None:
+            self.anchor_candidates = sorted({*self.target, "en"})
+        self.anchor_candidates = sorted({normalise_lang(c) for c in self.anchor_candidates})
 
     def score(self, page: Page) -> float:
-        found = language_distribution(f"{page.title}\n{page.text}", self.backend)
+        text = f"{page.title}\n{page.text}"
+        if self.decide == "share":
+            from focuscrawl.relevance.language_share import language_shares, target_share
+
+            # no han_context: it is for short anchors; a page of Han without any kana
+            # is Chinese (a ja-only target sets it to ja, and Chinese pages passed)
+            return target_share(language_shares(text, self.backend), self._targets)
+        found = language_distribution(text, self.backend)
         if self.probability:
             return min(1.0, sum(p for lang, p in found if lang in self._targets))
         if not found:
@@ -331,19 +361,33 @@ class LanguageModel:
         lang, conf = found[0]
         return 1.0 if lang in self._targets and conf >= self.min_confidence else 0.0
 
-    def score_text(self, text: str) -> float:
-        return 1.0 if anchor_language(text, context=self.han_context) in self._targets else 0.0
+    def score_text(self, text: str, context: str | None = None) -> float:
+        """1.0 if the anchor (or short text) is in a target language; ``context`` is
+        the language Han-only text is read in (default ``han_context``)."""
+        lang = anchor_language(
+            text, context=context or self.han_context, candidates=self.anchor_candidates
+        )
+        return 1.0 if lang in self._targets else 0.0
 
-    def score_link(self, url: str, anchor: str) -> float:
+    def score_link(self, url: str, anchor: str, context: str | None = None) -> float:
         if tld_language(url) in self._targets:
             return 1.0
-        return self.score_text(anchor)
+        return self.score_text(anchor, context)
+
+    def link_scores(self, page: Page, page_score: float | None = None) -> list[float]:
+        """P4's rule for every link of ``page`` (``page.links`` order), Han-only anchors
+        read in the page's language (its ``<html lang>``, else its identified language)."""
+        context = normalise_lang(page.lang) if page.lang else None
+        if not context or context == UNKNOWN:
+            context = page_language(page, self.backend)[0]
+        return [self.score_link(link.url, link.anchor, context) for link in page.links]
 
     def _params(self) -> dict[str, Any]:
         return {
             "target": list(self.target), "backend": self.backend,
             "min_confidence": self.min_confidence, "probability": self.probability,
             "han_context": self.han_context, "threshold": self.threshold,
+            "decide": self.decide, "anchor_candidates": list(self.anchor_candidates or ()),
         }  # fmt: skip
 
     @classmethod
@@ -354,12 +398,18 @@ class LanguageModel:
         if not isinstance(target, list | tuple):
             raise ModelError("language model: 'target' must be a list of language codes")
         han = cfg.get("han_context")
+        threshold = cfg.get("threshold")
+        candidates = cfg.get("anchor_candidates")
+        if isinstance(candidates, str):
+            candidates = candidates.split(",")
         return cls(
             [str(t) for t in target], backend=str(cfg.get("backend", DEFAULT_BACKEND)),
             min_confidence=float(cfg.get("min_confidence", 0.0)),
             probability=bool(cfg.get("probability", False)),
             han_context=None if han is None else str(han),
-            threshold=float(cfg.get("threshold", 0.5)),
+            threshold=None if threshold is None else float(threshold),
+            decide=str(cfg.get("decide", "share")),
+            anchor_candidates=None if not candidates else [str(c) for c in candidates],
         )  # fmt: skip
 
     def save(self, directory: Path) -> None:
@@ -374,6 +424,7 @@ class LanguageModel:
             raise ModelError(f"{directory}: not a saved language model ({exc})") from None
         if not isinstance(data, dict):
             raise ModelError(f"{directory}: not a saved language model")
+        data.setdefault("decide", "top")  # saved before the share rule existed
         return cls.from_config(data, directory)
 
     @classmethod
@@ -387,12 +438,24 @@ class LanguageModel:
         parser.add_argument(
             "--han-context", help="language of Han-only anchors (default: ja for a ja target)"
         )
-        parser.add_argument("--threshold", type=float, default=0.5)
+        parser.add_argument(
+            "--threshold", type=float, default=None,
+            help="share of the text in the targets (default 0.25); with --decide top: 0.5",
+        )  # fmt: skip
+        parser.add_argument(
+            "--decide", choices=DECISIONS, default="share",
+            help="share: target share of the text (default); top: the best language only",
+        )  # fmt: skip
+        parser.add_argument(
+            "--anchor-candidates",
+            help="languages anchors are told apart among (default: targets,en)",
+        )
 
     @classmethod
     def train_from_args(cls, args: argparse.Namespace) -> LanguageModel:
         return cls(
             str(args.target).split(","), backend=str(args.backend),
             min_confidence=float(args.min_confidence), probability=bool(args.probability),
-            han_context=args.han_context, threshold=float(args.threshold),
+            han_context=args.han_context, threshold=args.threshold, decide=str(args.decide),
+            anchor_candidates=args.anchor_candidates.split(",") if args.anchor_candidates else None,
         )  # fmt: skip

@@ -12,8 +12,27 @@ perplexity PP = 2^H, H = −(1/|X|) Σ log2 p(x)  (P2, eq. 1), X = its words plu
 model itself: score = 1 − ln PP / ln PP_max, clipped to [0, 1], where PP_max =
 1/p(<unk>) is the perplexity of a page made only of unknown words — P2 (section 4)
 notes this ceiling (about 10^7 for their model). PP = 1 gives 1, PP ≥ PP_max gives 0.
-``threshold`` is derived from ``max_perplexity``, P2's discard bound 10^5, unless
-given directly. Queries run in Python (dict look-ups, ARPA back-off) or, with
+``threshold`` is derived from ``max_perplexity`` (the relevance cut-off) unless
+given directly.
+
+The bounds come from the domain (:meth:`PerplexityModel.calibrate`): P2's fixed
+10^5 accepted every page, since the largest PP the model can give is about
+1.5·10^5 (English, Japanese and German pages alike). Training sets aside every
+10th text (``held_out_share``), and the perplexities of those held-out domain
+texts give, unless set by hand:
+
+* ``max_perplexity``, the relevance cut-off: their ``cutoff_quantile`` (0.95),
+  so that about 95 % of domain documents are judged relevant;
+* ``discard_perplexity``, P2's bound above which a page's links are dropped:
+  twice the largest held-out PP, far from the domain but still below the
+  ceiling of unknown words;
+* ``bucket_perplexities`` = (HIGH, MEDIUM) upper bounds of P2's three buckets
+  (section 3.2, "assigned by the user ... by short test crawls"): the held-out
+  median and the cut-off; NORMAL runs up to the discard bound.
+
+Without held-out texts (an ARPA file, or fewer than 10 training texts) they
+fall back to P2's 10^5 and (10^4, 10^5), unless ``calibrate`` is called with
+domain texts (``held_out`` in the config, ``--held-out`` on the command line). Queries run in Python (dict look-ups, ARPA back-off) or, with
 ``backend = "kenlm"``, through the ``kenlm`` module on the saved ARPA file.
 """
 
@@ -27,6 +46,8 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
+
+import numpy as np
 
 from focuscrawl.exceptions import ModelError
 from focuscrawl.relevance.base import load_model, register_model
@@ -44,9 +65,15 @@ from focuscrawl.types import Page
 ARPA_FILE = "model.arpa.gz"
 PARAMS_FILE = "perplexity.json"
 DEFAULT_MAX_PERPLEXITY = 1e5  # P2, section 4: links of pages above it are discarded
+CUTOFF_QUANTILE = 0.95  # share of held-out domain texts judged relevant
+DISCARD_FACTOR = 2.0  # discard bound = this x the largest held-out PP
+HELD_OUT_EVERY = 10  # every 10th training text is held out for the bounds
+BUCKETS = ("high", "medium", "normal", "discard")
 UNKNOWN_CEILING = 1e7  # P2, section 4: PP of an all-unknown page, used when p(<unk>) = 0
 _OPTIONS = {"arpa", "texts", "field", "order", "min_words", "lowercase", "dedup", "backend"}
 _OPTIONS |= {"boilerplate", "threshold", "max_perplexity", "reference_perplexity", "include_oov"}
+_OPTIONS |= {"held_out", "cutoff_quantile", "discard_perplexity", "bucket_perplexities"}
+_OPTIONS |= {"held_out_share"}
 
 
 @register_model("perplexity")
@@ -64,9 +91,12 @@ class PerplexityModel:
         lowercase: bool = True,
         boilerplate: bool = True,
         include_oov: bool = True,
-        max_perplexity: float = DEFAULT_MAX_PERPLEXITY,
+        max_perplexity: float | None = None,
         reference_perplexity: float | None = None,
         threshold: float | None = None,
+        cutoff_quantile: float = CUTOFF_QUANTILE,
+        discard_perplexity: float | None = None,
+        bucket_perplexities: Sequence[float] | None = None,
         info: Mapping[str, Any] | None = None,
     ) -> None:
         if backend not in ("python", "kenlm"):
@@ -89,13 +119,80 @@ class PerplexityModel:
             self._kenlm = kenlm.Model(str(arpa_path))
         elif lm is None:
             raise ModelError("perplexity model: no language model")
-        self.max_perplexity = float(max_perplexity)
         self.reference_perplexity = float(reference_perplexity or self._unknown_perplexity())
         if not self.reference_perplexity > 1.0:
             raise ModelError("perplexity model: reference_perplexity must be > 1")
-        self.threshold = (
-            self.pp_to_score(self.max_perplexity) if threshold is None else float(threshold)
+        if not 0.0 < cutoff_quantile <= 1.0:
+            raise ModelError(
+                f"perplexity model: cutoff_quantile must be in (0, 1], not {cutoff_quantile}"
+            )
+        self.cutoff_quantile = float(cutoff_quantile)
+        # what was set by hand stays; the rest follows the held-out texts (_derive_bounds)
+        self._given: dict[str, Any] = {
+            k: v
+            for k, v in (
+                ("max_perplexity", max_perplexity), ("threshold", threshold),
+                ("discard_perplexity", discard_perplexity),
+                ("bucket_perplexities", bucket_perplexities),
+            )
+            if v is not None
+        }  # fmt: skip
+        self._derive_bounds()
+
+    def _derive_bounds(self) -> None:
+        """Cut-off, discard bound, buckets and threshold: given values, else from the
+        held-out quantiles (``info["held_out"]``), else P2's fixed values."""
+        held = self.info.get("held_out", {}).get("quantiles")
+        given = self._given
+        if held:
+            q = np.asarray(held, dtype=np.float64)  # PP at quantiles 0, 0.01, ..., 1
+            cut = float(np.interp(self.cutoff_quantile, np.linspace(0.0, 1.0, len(q)), q))
+            median = float(np.interp(0.5, np.linspace(0.0, 1.0, len(q)), q))
+            discard = DISCARD_FACTOR * float(q[-1])
+        else:
+            cut, discard = DEFAULT_MAX_PERPLEXITY, DEFAULT_MAX_PERPLEXITY
+            median = DEFAULT_MAX_PERPLEXITY / 10.0
+        self.max_perplexity = float(given.get("max_perplexity", cut))
+        self.discard_perplexity = float(
+            given.get("discard_perplexity", max(discard, self.max_perplexity))
         )
+        buckets = given.get(
+            "bucket_perplexities", (min(median, self.max_perplexity), self.max_perplexity)
+        )
+        if len(buckets) != 2 or not 0.0 < float(buckets[0]) <= float(buckets[1]):
+            raise ModelError(
+                "perplexity model: bucket_perplexities must be two bounds, low <= high"
+            )
+        self.bucket_perplexities = (float(buckets[0]), float(buckets[1]))
+        if "threshold" in given:
+            self.threshold = float(given["threshold"])
+        else:
+            self.threshold = self.pp_to_score(self.max_perplexity)
+
+    def calibrate(self, texts: Iterable[str]) -> PerplexityModel:
+        """Set the bounds from held-out domain texts (see the module docstring); returns self.
+
+        Texts without any word are skipped. Values given by hand are kept.
+        """
+        pps = [pp for t in texts if (pp := self.perplexity(t)) < math.inf]
+        if not pps:
+            raise ModelError("perplexity model: no held-out text with words to calibrate on")
+        quantiles = np.quantile(np.asarray(pps), np.linspace(0.0, 1.0, 101))
+        self.info["held_out"] = {
+            "texts": len(pps),
+            "quantiles": [round(float(v), 3) for v in quantiles],
+        }
+        self._derive_bounds()
+        return self
+
+    def bucket(self, perplexity: float) -> str:
+        """P2's bucket of a page by its PP: high, medium, normal, or discard (links dropped)."""
+        low, high = self.bucket_perplexities
+        if perplexity <= low:
+            return "high"
+        if perplexity <= high:
+            return "medium"
+        return "normal" if perplexity <= self.discard_perplexity else "discard"
 
     def _unknown_perplexity(self) -> float:
         """1/p(<unk>), the PP of a long page of unknown words (P2's ceiling)."""
@@ -171,12 +268,22 @@ class PerplexityModel:
         min_words: int = 5,
         lowercase: bool = True,
         dedup: bool = True,
+        held_out_every: int = HELD_OUT_EVERY,
         **options: Any,
     ) -> PerplexityModel:
-        """Train on plain texts: sentences of >= ``min_words`` words, de-duplicated (P2, 3.1 and 4)."""
+        """Train on plain texts: sentences of >= ``min_words`` words, de-duplicated (P2, 3.1 and 4).
+
+        Every ``held_out_every``-th text (0: none) is not trained on but held out
+        to set the bounds (:meth:`calibrate`), when there are at least that many texts.
+        """
         start = time.perf_counter()
+        all_texts = list(texts)
+        held: list[str] = []
+        if held_out_every > 0 and len(all_texts) >= held_out_every:
+            held = all_texts[held_out_every - 1 :: held_out_every]
+            all_texts = [t for i, t in enumerate(all_texts, 1) if i % held_out_every]
         sentences = list(
-            training_sentences(texts, lowercase=lowercase, min_words=min_words, dedup=dedup)
+            training_sentences(all_texts, lowercase=lowercase, min_words=min_words, dedup=dedup)
         )
         lm = train_kneser_ney(sentences, order)
         info = {
@@ -188,7 +295,10 @@ class PerplexityModel:
             "ngrams": lm.size,
             "train_seconds": round(time.perf_counter() - start, 3),
         }
-        return cls(lm, lowercase=lowercase, info=info, **options)
+        model = cls(lm, lowercase=lowercase, info=info, **options)
+        if held:
+            model.calibrate(held)
+        return model
 
     @classmethod
     def from_arpa(cls, path: Path, **options: Any) -> PerplexityModel:
@@ -204,21 +314,34 @@ class PerplexityModel:
         unknown = sorted(set(cfg) - _OPTIONS)
         if unknown:
             raise ModelError(f"perplexity model: unknown option(s) {', '.join(unknown)}")
-        options = {k: cfg[k] for k in _OPTIONS & set(cfg) - {"arpa", "texts", "field"}}
+        options = {k: cfg[k] for k in _OPTIONS & set(cfg) - {"arpa", "texts", "field", "held_out"}}
         options.update(
             {k: bool(options[k]) for k in ("lowercase", "dedup", "boilerplate") if k in options}
         )
-        if "arpa" in cfg:
-            options.pop("order", None), options.pop("min_words", None), options.pop("dedup", None)
-            return cls.from_arpa(_resolve(base_dir, cfg["arpa"]), **options)
-        texts = cfg.get("texts")
-        if isinstance(texts, str):
-            texts = [texts]
-        if not isinstance(texts, list) or not texts:
-            raise ModelError("perplexity model: give 'arpa' (a model file) or 'texts' (text files)")
         field = str(cfg.get("field", "text"))
-        paths = [_resolve(base_dir, t) for t in texts]
-        return cls.train((t for p in paths for t in read_texts(p, field=field)), **options)
+
+        def files(key: str) -> list[Path]:
+            value = cfg.get(key)
+            value = [value] if isinstance(value, str) else value
+            if not isinstance(value, list) or not value:
+                raise ModelError(f"perplexity model: '{key}' must name one or more text files")
+            return [_resolve(base_dir, v) for v in value]
+
+        if "held_out_share" in options:  # a share in the config, every n-th text in train()
+            share = float(options.pop("held_out_share"))
+            options["held_out_every"] = round(1.0 / share) if share > 0.0 else 0
+        if "arpa" in cfg:
+            for key in ("order", "min_words", "dedup", "held_out_every"):
+                options.pop(key, None)
+            model = cls.from_arpa(_resolve(base_dir, cfg["arpa"]), **options)
+        elif "texts" in cfg:
+            paths = files("texts")
+            model = cls.train((t for p in paths for t in read_texts(p, field=field)), **options)
+        else:
+            raise ModelError("perplexity model: give 'arpa' (a model file) or 'texts' (text files)")
+        if "held_out" in cfg:
+            model.calibrate(t for p in files("held_out") for t in read_texts(p, field=field))
+        return model
 
     def save(self, directory: Path) -> None:
         arpa = directory / ARPA_FILE
@@ -234,9 +357,9 @@ class PerplexityModel:
             "lowercase": self.lowercase,
             "boilerplate": self.boilerplate,
             "include_oov": self.include_oov,
-            "max_perplexity": self.max_perplexity,
             "reference_perplexity": self.reference_perplexity,
-            "threshold": self.threshold,
+            "cutoff_quantile": self.cutoff_quantile,
+            **self._given,  # the rest is derived again from info["held_out"] on loading
             "info": self.info,
         }
         (directory / PARAMS_FILE).write_text(json.dumps(params, indent=2), encoding="utf-8")
@@ -248,9 +371,7 @@ class PerplexityModel:
         except (OSError, ValueError) as exc:
             raise ModelError(f"{directory}: not a saved perplexity model ({exc})") from None
         arpa = Path(directory) / str(params.pop("arpa"))
-        info = params.pop("info", {})
         model = cls.from_arpa(arpa, **params)
-        model.info = info
         return model
 
     @classmethod
@@ -265,19 +386,44 @@ class PerplexityModel:
         )
         parser.add_argument("--no-lowercase", dest="lowercase", action="store_false")
         parser.add_argument("--no-dedup", dest="dedup", action="store_false")
-        parser.add_argument("--max-perplexity", type=float, default=DEFAULT_MAX_PERPLEXITY)
+        parser.add_argument(
+            "--held-out-every", type=int, default=HELD_OUT_EVERY,
+            help="every n-th text is held out to set the bounds (0: none; then P2's 1e5)",
+        )  # fmt: skip
+        parser.add_argument(
+            "--held-out", nargs="+", type=Path, default=[],
+            help="more domain texts, never trained on, for the bounds",
+        )  # fmt: skip
+        parser.add_argument(
+            "--cutoff-quantile", type=float, default=CUTOFF_QUANTILE,
+            help="share of held-out domain texts the relevance cut-off accepts",
+        )  # fmt: skip
+        parser.add_argument(
+            "--max-perplexity", type=float, default=None,
+            help="relevance cut-off by hand (default: from the held-out texts)",
+        )  # fmt: skip
+        parser.add_argument(
+            "--discard-perplexity", type=float, default=None,
+            help="P2's bound for dropping a page's links (default: 2 x the largest held-out PP)",
+        )  # fmt: skip
 
     @classmethod
     def train_from_args(cls, args: argparse.Namespace) -> PerplexityModel:
         texts = (t for p in args.texts for t in read_texts(p, field=args.field))
-        return cls.train(
+        model = cls.train(
             texts,
             order=args.order,
             min_words=args.min_words,
             lowercase=args.lowercase,
             dedup=args.dedup,
+            held_out_every=args.held_out_every,
+            cutoff_quantile=args.cutoff_quantile,
             max_perplexity=args.max_perplexity,
+            discard_perplexity=args.discard_perplexity,
         )
+        if args.held_out:
+            model.calibrate(t for p in args.held_out for t in read_texts(p, field=args.field))
+        return model
 
 
 def _resolve(base_dir: Path, value: Any) -> Path:

@@ -27,6 +27,7 @@ from focuscrawl.relevance.text import tokenize
 from focuscrawl.types import Page
 
 IDF_FORMAT = "focuscrawl-idf-1"
+COUNTS = ("freq", "pages", "idf")  # GenerateTerms' ranking: Algorithm 3's, per page, pages x idf
 
 
 def page_tokens(page: Page, lang: str = "en", *, stem: bool = False) -> list[str]:
@@ -187,7 +188,7 @@ def _is_word(token: str) -> bool:
     return len(token) > 1 and any(ch.isalpha() for ch in token)
 
 
-def top_terms(table: Mapping[str, int], n: int) -> list[str]:
+def top_terms(table: Mapping[str, float], n: int) -> list[str]:
     """FilterTerms(N) of Algorithm 3: the ``n`` most frequent terms.
 
     Ties go to the longer term (a phrase as frequent as its words says more),
@@ -209,13 +210,18 @@ def generate_terms(
     max_n: int = 3,
     count: str = "freq",
     words_only: bool = True,
+    idf: IdfTable | None = None,
 ) -> tuple[list[str], list[str]]:
     """Procedure GenerateTerms (Algorithm 3, P3 5.2) over normalised token sequences.
 
     A term is a sequence of at most ``max_n`` (paper: 3) consecutive words.
     ``count="freq"`` is the paper's TermTable (total occurrences over the
     example pages); ``count="pages"`` counts each term once per page, which
-    keeps one long page from filling the list (an option, not the paper's).
+    keeps one long page from filling the list (an option, not the paper's);
+    ``count="idf"`` ranks by pages · idf (eq. 3.4 over ``idf``'s reference
+    collection), so that terms of every page of the Web ("page", "edu", "cs",
+    "home") give way to those that set the examples apart from the collection
+    (a contrastive ranking, not the paper's).
     ``words_only`` leaves out terms holding a token without a letter or of one
     character ("1996", "3", "c"): the thesis's terms are words, and on real
     pages numbers (dates, times, course numbers) otherwise fill the top ranks.
@@ -224,8 +230,10 @@ def generate_terms(
     ...                [["syllabus", "sql", "sql"]], 1, 2, max_n=2)
     (['syllabus'], ['sql', 'sql sql'])
     """
-    if count not in ("freq", "pages"):
-        raise ModelError("generate-terms: count must be 'freq' or 'pages'")
+    if count not in COUNTS:
+        raise ModelError(f"generate-terms: count must be one of {', '.join(COUNTS)}")
+    if count == "idf" and idf is None:
+        raise ModelError("generate-terms: count 'idf' needs an idf table")
     if max_n < 1:
         raise ModelError("generate-terms: max_n must be at least 1")
 
@@ -233,15 +241,20 @@ def generate_terms(
         grams = ngrams(tokens, max_n)  # Fetch&ParsePage: the list of all terms of a page
         if words_only:
             grams = (g for g in grams if all(_is_word(w) for w in g.split(" ")))
-        return set(grams) if count == "pages" else grams
+        return grams if count == "freq" else set(grams)
+
+    def ranked(table: Counter[str]) -> Mapping[str, float]:
+        if idf is None or count != "idf":
+            return table
+        return {t: c * idf.idf(t) for t, c in table.items()}
 
     table: Counter[str] = Counter()
     for tokens in genre_docs:  # steps 1-3
         table.update(page_terms(tokens))
-    genre_terms = top_terms(table, n_genre)  # step 4
+    genre_terms = top_terms(ranked(table), n_genre)  # step 4
     exclude = set(genre_terms)
     table = Counter()
     for tokens in relevant_docs:  # steps 5-8
         table.update(t for t in page_terms(tokens) if t not in exclude)  # step 7
-    content_terms = top_terms(table, n_content)  # step 9
+    content_terms = top_terms(ranked(table), n_content)  # step 9
     return genre_terms, content_terms

@@ -204,6 +204,8 @@ class TrainingTexts:
     pos: list[str]
     neg: list[str]
     missing: int  # URLs asked for but absent from the archive or empty
+    urls: list[str] = field(default_factory=list)  # the pages of pos and neg
+    prior: float | None = None  # share of positives among all selected labelled pages
 
 
 def texts_for(
@@ -212,7 +214,8 @@ def texts_for(
     found = load_texts(archive, [*pos_urls, *neg_urls])
     pos = [found[u] for u in pos_urls if u in found]
     neg = [found[u] for u in neg_urls if u in found]
-    return TrainingTexts(pos, neg, len(pos_urls) + len(neg_urls) - len(pos) - len(neg))
+    urls = [u for u in [*pos_urls, *neg_urls] if u in found]
+    return TrainingTexts(pos, neg, len(pos_urls) + len(neg_urls) - len(pos) - len(neg), urls)
 
 
 def add_data_arguments(parser: argparse.ArgumentParser) -> None:
@@ -234,8 +237,33 @@ def add_data_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="random draw of the training pages")
 
 
+def add_classifier_arguments(parser: argparse.ArgumentParser) -> None:
+    """``focuscrawl model train classifier``: the data arguments and the model's own."""
+    add_data_arguments(parser)
+    parser.add_argument("--algorithm", choices=ALGORITHMS, default="svm-linear")
+    parser.add_argument("--k-best", type=int, default=2000, help="chi² vocabulary size (P1: 2000)")
+    parser.add_argument(
+        "--threshold", type=float, default=None,
+        help="fixed decision threshold (default: chosen by --calibration at --prior)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--prior", type=float, default=None,
+        help="expected share of relevant pages where the model judges (default: the share "
+        "among all pages the --labels filters select; with URL lists, the training share)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--calibration", default="f1", metavar="OBJECTIVE",
+        help="threshold chosen by cross-validation on the training pages for: f1 (default), "
+        "accuracy, precision:X (best recall at precision >= X) or none (0.5)",
+    )  # fmt: skip
+    parser.add_argument("--cv-folds", type=int, default=5, help="calibration folds")
+    parser.add_argument("--beta", type=float, default=0.25, help="eq. 9 page weight (P1: 0.25)")
+    parser.add_argument("--lang", default="en", help="stop words and stemmer language")
+
+
 def training_texts_from_args(args: argparse.Namespace) -> TrainingTexts:
     """Select and load the training pages named by the data arguments."""
+    prior: float | None = None
     if args.pos_urls or args.neg_urls:
         if not (args.pos_urls and args.neg_urls):
             raise ModelError("give both --pos-urls and --neg-urls")
@@ -252,6 +280,10 @@ def training_texts_from_args(args: argparse.Namespace) -> TrainingTexts:
             max_pos=args.max_pos, max_neg=args.max_neg, seed=args.seed,
         )  # fmt: skip
         pos_urls, neg_urls = split.train_pos, split.train_neg
+        n_pos = len(split.train_pos) + len(split.test_pos)
+        n_all = n_pos + len(split.train_neg) + len(split.test_neg)
+        # the labelled collection's own class ratio: what a judge of its pages meets
+        prior = n_pos / n_all if 0 < n_pos < n_all else None
     else:
         raise ModelError("give --labels with --positive, or --pos-urls and --neg-urls")
     try:
@@ -262,6 +294,7 @@ def training_texts_from_args(args: argparse.Namespace) -> TrainingTexts:
         raise ModelError(
             f"no training pages found: {len(data.pos)} positive, {len(data.neg)} negative"
         )
+    data.prior = prior
     return data
 
 

@@ -191,6 +191,11 @@ class Strategy(ABC):
         """Hook after ``set_params``: e.g. move queued URLs to their new tiers."""
         return Decision()
 
+    def counters(self) -> Mapping[str, int]:
+        """Running totals the strategy keeps (e.g. P4's pages per language), copied into
+        ``run.json`` and the progress line at every commit (set, not added)."""
+        return {}
+
     def state_dict(self) -> dict[str, Any]:
         """JSON-serialisable state to persist with each commit (for resume)."""
         return {}

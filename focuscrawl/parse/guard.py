@@ -1,0 +1,133 @@
+"""A bound on the nesting depth of HTML, applied before the HTML parser sees it.
+
+HTML tree construction is quadratic in the nesting depth: many start tags (div,
+ul, dl, section, form...) search the stack of open elements for a ``p`` in scope,
+stray end tags search it for their element, and misnested formatting tags run
+the adoption agency over it. Lexbor needs 3 s for 20,000 nested ``<div>`` and
+25 s for 10,000 rounds of ``<em>``x10 ``<div>`` ``</em>``x10 (see
+``benchmarks/bench_parse_guard.py``). Browsers cap the depth of the tree they
+build (Blink at 512); here tags that would open an element deeper than
+:data:`MAX_DEPTH` are cut out of the text, with their end tags and stray end
+tags, before parsing. Text and links are kept: ``<a>``, raw-text elements and
+elements that do not nest (void elements, ``p``, ``li``, ``td``...) are never
+cut, and neither are comments or script, style and similar contents, which are
+skipped whole.
+
+The depth is counted from the tags alone (start +1, end -1, never below 0), a
+bound from above on what the parser builds for pages whose block elements are
+closed; on the pages of the test webs it never reaches the cap, and such pages
+are returned unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = ["MAX_DEPTH", "MAX_TAGS", "Guarded", "bound_nesting", "guard_html"]
+
+MAX_DEPTH = 256
+# Markup read per page: the text is cut before its 100,001st '<'. Large real pages
+# (long Wikipedia articles, big listings) have 20,000-50,000 tags; a 5 MB body of
+# tags has over a million, which even a linear pass takes seconds over.
+MAX_TAGS = 100_000
+
+
+class Guarded(NamedTuple):
+    html: str
+    cut_tags: int  # start and end tags cut for nesting too deep
+    truncated_at: int | None  # the offset the text was cut at for having too many tags
+
+
+def guard_html(html: str, max_depth: int = MAX_DEPTH, max_tags: int = MAX_TAGS) -> Guarded:
+    """``html`` bounded for the parser: at most ``max_tags`` tags, nested at most ``max_depth`` deep.
+
+    >>> guard_html("<b>1</b><b>2</b><b>3</b>", max_tags=3)
+    Guarded(html='<b>1</b><b>2', cut_tags=0, truncated_at=12)
+    """
+    truncated_at = None
+    if html.count("<") > max_tags:
+        # the end of the max_tags-th '<' and what follows up to the next '<', found in C
+        match = re.match(rf"(?:[^<]*<){{{max_tags}}}[^<]*", html)
+        if match is not None:  # always, given the count
+            truncated_at = match.end()
+            html = html[:truncated_at]
+    html, cut = bound_nesting(html, max_depth)
+    return Guarded(html, cut, truncated_at)
+
+# One token of the text: a comment or a raw-text element (script, style...) skipped
+# whole, or a start or end tag. Groups: the whole token, "/" of an end tag, the name.
+_TOKEN = re.compile(
+    r"(<!--.*?(?:-->|\Z)"
+    r"|<(?:script|style|textarea|title|xmp|noembed|noframes|iframe|plaintext)\b.*?"
+    r"(?:</(?:script|style|textarea|title|xmp|noembed|noframes|iframe|plaintext)\s*>|\Z)"
+    r"|<(/?)([A-Za-z][A-Za-z0-9\-]*)[^>]*>?)",
+    re.DOTALL | re.IGNORECASE,
+)
+
+# Elements that never nest in themselves (void, or closed by the next sibling of
+# their kind) or that must stay (links, document structure, hidden contents):
+# they neither count for the depth nor are ever cut.
+_FLAT = frozenset({
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "keygen", "link", "meta",
+    "param", "source", "track", "wbr", "frame",
+    "p", "li", "dt", "dd", "tr", "td", "th", "option", "optgroup", "rb", "rt", "rp", "rtc",
+    "tbody", "thead", "tfoot", "colgroup", "caption",
+    "a", "html", "head", "body", "frameset", "template", "noscript", "svg", "math", "select",
+})  # fmt: skip
+# Exact openings of the most common flat tags: subtracted from the number of '<'
+# they give a cheap bound from above on the depth (a page below it needs no scan).
+_COMMON_FLAT = (
+    *(f"<{name}{end}" for name in ("p", "br", "li", "td", "tr", "a", "img", "option", "dd", "dt")
+      for end in (">", " ")),
+    "<br/", "<!",
+)  # fmt: skip
+
+
+def bound_nesting(html: str, max_depth: int = MAX_DEPTH) -> tuple[str, int]:
+    """``html`` with the tags that nest deeper than ``max_depth`` cut out, and how many were cut.
+
+    >>> bound_nesting("<div><div><div><a href=x>t</a></div></div></div>", 2)
+    ('<div><div><a href=x>t</a></div></div>', 2)
+    >>> bound_nesting("</b></b><b><b><b>x", 2)
+    ('<b><b>x', 3)
+    >>> bound_nesting("<p><p><p><li><li><script>'<div><div><div>'</script>", 2)[1]
+    0
+    """
+    # the depth cannot exceed the number of start tags that nest: most pages stop here
+    starts = html.count("<") - html.count("</")
+    if starts > max_depth:
+        low = html.lower()
+        starts -= sum(low.count(opening) for opening in _COMMON_FLAT)
+    if starts <= max_depth:
+        return html, 0
+    # re.split gives [text, token, slash, name, text, token, slash, name, ..., text]:
+    # the per-tag work is one list comprehension, the rest is numpy
+    parts = _TOKEN.split(html)
+    slashes, names = parts[2::4], parts[3::4]
+    steps = np.array(
+        [0 if name is None or name.lower() in _FLAT else (-1 if slash else 1)
+         for slash, name in zip(slashes, names, strict=True)],
+        dtype=np.int64,
+    )  # fmt: skip
+    # the depth after each tag, never below 0 (stray end tags close nothing):
+    # a walk reflected at 0 is the plain sum minus its running minimum (Lindley)
+    total = np.cumsum(steps)
+    depth = total - np.minimum.accumulate(np.minimum(total, 0))
+    if depth.size == 0 or int(depth.max()) <= max_depth:
+        return html, 0
+    before = np.concatenate(([0], depth[:-1]))
+    # a start tag at the cap opens nothing (it is cut); an end tag above the cap
+    # closes a cut element, one at depth 0 closes nothing: both are cut too
+    cut = ((steps == 1) & (before >= max_depth)) | (
+        (steps == -1) & ((before > max_depth) | (before == 0))
+    )
+    tokens = parts[1::4]
+    for index in np.flatnonzero(cut).tolist():
+        tokens[index] = ""
+    texts = parts[0::4]
+    out = [piece for pair in zip(texts, tokens, strict=False) for piece in pair]
+    out.append(texts[-1])
+    return "".join(out), int(cut.sum())

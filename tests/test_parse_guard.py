@@ -1,0 +1,70 @@
+"""Hostile markup cannot stall the parser (issue 9, item 5): nesting is capped at
+MAX_DEPTH before lexbor sees it, the tags read per page at MAX_TAGS and the link
+elements at MAX_LINK_ELEMENTS; real pages are left exactly as they are."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from selectolax.lexbor import LexborHTMLParser
+
+from focuscrawl.parse.guard import MAX_DEPTH, guard_html
+from focuscrawl.parse.html import MAX_LINK_ELEMENTS, parse_html
+from focuscrawl.replay.archive import iter_responses
+
+
+def _depth(html: str, selector: str) -> int:
+    node = LexborHTMLParser(html).css_first(selector)
+    assert node is not None
+    depth = 0
+    while node.parent is not None:
+        node = node.parent
+        depth += 1
+    return depth
+
+
+def test_deep_nesting_is_capped_and_the_deepest_link_kept() -> None:
+    levels = 5000  # 10,000 open elements: lexbor alone needs about a second for them
+    html = "<div><span>" * levels + '<a href="/deep">deep link</a> last words'
+    page = parse_html("http://h.org/", html)
+    assert [link.url for link in page.links] == ["http://h.org/deep"]
+    assert page.text == "deep link last words"
+    # the link's ancestors in the tree the parser built: MAX_DEPTH elements, body,
+    # html and the document node (10,001 without the cap)
+    assert _depth(page.html, "a") == MAX_DEPTH + 3
+
+
+def test_cut_counts_by_hand() -> None:
+    inner = '<p>x <a href="/a">a</a>'
+    html = "<div>" * 300 + inner + "</div>" * 300
+    guarded = guard_html(html)
+    # 44 start tags over the cap, and their 44 end tags
+    assert guarded.cut_tags == 2 * (300 - MAX_DEPTH)
+    assert guarded.html == "<div>" * MAX_DEPTH + inner + "</div>" * MAX_DEPTH
+    assert guarded.truncated_at is None
+    # stray end tags before the nesting are cut too; a lone page of them is let be
+    assert guard_html("</em>" * 500 + "<em>" * 300 + "x").cut_tags == 500 + 300 - MAX_DEPTH
+    assert guard_html("</em>" * 500 + "x").cut_tags == 0
+
+
+def test_raw_text_and_comments_are_not_markup() -> None:
+    script = "<script>" + "document.write('<div>');" * 400 + "</script>"
+    comment = "<!--" + "<div>" * 400 + "-->"
+    html = "<div>" * 10 + script + comment + "<p>text"
+    assert guard_html(html).html == html
+
+
+def test_links_read_per_page_are_bounded() -> None:
+    html = "".join(f'<a href="/p{i}">p{i}</a> ' for i in range(MAX_LINK_ELEMENTS + 500))
+    page = parse_html("http://h.org/", html)
+    assert len(page.links) == MAX_LINK_ELEMENTS
+    assert page.links[-1].url == f"http://h.org/p{MAX_LINK_ELEMENTS - 1}"
+
+
+def test_real_pages_are_left_unchanged(sample_archive: Path) -> None:
+    pages = 0
+    for record in iter_responses(sample_archive):
+        text = record.body.decode("utf-8", "replace")
+        assert guard_html(text).html == text, record.url
+        pages += 1
+    assert pages > 50
