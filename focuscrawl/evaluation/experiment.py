@@ -305,7 +305,8 @@ def run_experiment_file(exp: Experiment, *, progress: bool = True, report_only: 
     for r in runs:
         r["wall_seconds"] = timings.get(r["run"], r.get("elapsed", 0.0))
     results = summarise(exp, topics, runs)
-    results["seconds_total"] = time.perf_counter() - t0
+    results["seconds_total"] = time.perf_counter() - t0  # of this call
+    results["crawl_seconds"] = sum(float(r.get("wall_seconds") or 0.0) for r in runs)
     (exp.out / "results.json").write_text(
         json.dumps(results, indent=1, ensure_ascii=False, allow_nan=False), encoding="utf-8"
     )

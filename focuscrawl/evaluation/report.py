@@ -104,7 +104,7 @@ def _bar_plots(results: Mapping[str, Any]) -> list[str]:
     summary = results["summary"]
     plots = []
     layers = sorted({k for s in summary.values() for k in s.get("harvest_by_layer", {})}, key=int)
-    if len(layers) > 1:
+    if 1 < len(layers) <= 12:  # best-N-first rounds (dozens) are no layers to compare
         series = [(label, [s["harvest_by_layer"].get(k, 0.0) for k in layers]) for label, s in summary.items()]
         plots.append(bar_plot("Harvest rate per layer", "harvest rate", layers, series))
     langs: dict[str, float] = {}
@@ -168,7 +168,7 @@ def render(results: Mapping[str, Any]) -> str:
         f"<h1>{escape(results['title'])}</h1>", notes,
         f"<p>{len(results['topics'])} topics × {len(results['strategies'])} strategies × "
         f"{results['repetitions']} repetition(s); budget {results['budget']} URLs; mode {escape(results['mode'])}; "
-        f"{results.get('seconds_total', 0.0):.0f} s in all. Mean ± standard error across topics.</p>",
+        f"{results.get('crawl_seconds', 0.0):.0f} s of crawling (wall clock). Mean ± standard error across topics.</p>",
         "<h2>At the budget</h2>", _summary(results),
         "<h2>One-tailed paired t-tests at the budget (α = 0.05)</h2>", _tests(results),
         "<h2>Plots</h2><div class=\"plots\">", *plots, "</div>",
