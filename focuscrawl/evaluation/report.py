@@ -129,9 +129,9 @@ def _perplexity_plots(results: Mapping[str, Any]) -> list[str]:
         for r in runs:
             pts = [p for p in r["perplexity"] if p.get(key)]
             if pts:
-                series.append((f"{r['label']} {r['topic']}", [p["tokens"] for p in pts], [p[key] for p in pts], None))
+                series.append((f"{r['topic']} {r['label']}", [p["tokens"] for p in pts], [p[key] for p in pts], None))
         if series:
-            plots.append(line_plot(title + " vs. tokens crawled", "tokens crawled", "perplexity", series, log_y=True))
+            plots.append(line_plot(title + " vs. tokens crawled", "tokens crawled", "perplexity", series, y0=None))
     return plots
 
 

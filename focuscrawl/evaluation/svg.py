@@ -8,7 +8,7 @@ from html import escape
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 W, H = 560, 320
-LEFT, RIGHT, TOP, BOTTOM = 60, 150, 30, 45  # margins; the legend sits on the right
+LEFT, RIGHT, TOP, BOTTOM = 60, 170, 30, 45  # margins; the legend sits on the right
 
 
 def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
@@ -75,7 +75,7 @@ def _legend(names: Sequence[str]) -> list[str]:
         y = TOP + 10 + 18 * i
         color = PALETTE[i % len(PALETTE)]
         out.append(f'<rect x="{W - RIGHT + 12}" y="{y - 8}" width="12" height="12" fill="{color}"/>')
-        out.append(f'<text x="{W - RIGHT + 30}" y="{y + 2}">{escape(name[:18])}</text>')
+        out.append(f'<text x="{W - RIGHT + 30}" y="{y + 2}">{escape(name[:22])}</text>')
     return out
 
 
@@ -87,7 +87,7 @@ def _svg(body: list[str], kind: str) -> str:
 def line_plot(
     title: str, xlabel: str, ylabel: str,
     series: Sequence[tuple[str, Sequence[float], Sequence[float], Sequence[float] | None]],
-    *, log_y: bool = False,
+    *, log_y: bool = False, y0: float | None = 0.0,
 ) -> str:  # fmt: skip
     """Lines with optional ±error bars; series = (name, xs, ys, errors or None).
 
@@ -97,7 +97,7 @@ def line_plot(
     """
     xs = [x for _, sx, _, _ in series for x in sx]
     ys = [y + (e[i] if e else 0) for _, _, sy, e in series for i, y in enumerate(sy)]
-    frame = _Frame(xs, ys, log_y=log_y)
+    frame = _Frame(xs, ys, log_y=log_y, y0=y0)
     body = frame.axes(title, xlabel, ylabel)
     for i, (_, sx, sy, err) in enumerate(series):
         color = PALETTE[i % len(PALETTE)]
