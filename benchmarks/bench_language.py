@@ -14,7 +14,8 @@ and per distinct (anchor, language) pair.
 
 Crawl judgements at the real ratio: for each target language, every page of
 multilingual-dev (English fallbacks included) judged by ``LanguageModel``, truth =
-a real translation into the target (no ``alias_of``, ``<html lang>`` = target);
+a real translation into the target (no ``alias_of``, ``<html lang>``, else the
+file's language suffix, = target);
 the old rule (best language only, ``decide="top"``) against the default share rule
 (target share of the text >= 0.25). And anchors as a crawl meets them: for each
 target, its anchors (recall) against English anchors (false positives), with the
@@ -97,8 +98,14 @@ def accuracy(
     )
 
 
-def judge_pages(pages: list[Page], real: list[Page]) -> None:
-    real_lang = {p.url: normalise_lang(p.lang) for p in real}
+def judge_pages(pages: list[Page], labels: dict[str, dict[str, object]]) -> None:
+    # truth: a page that is not a fallback copy, in its <html lang> (the Debian pages have
+    # none: their file suffix, lang_dir)
+    real_lang = {
+        p.url: normalise_lang(p.lang or str(labels[p.url]["lang_dir"]))
+        for p in pages
+        if "alias_of" not in labels[p.url]
+    }
     print("\n| target | pages (positive) | rule | accuracy | precision | recall | F1 |")
     print("|---|---|---|---|---|---|---|")
     for target in ("ja", "zh", "ko", "de", "fr", "es", "ru", "tr", "pt"):
@@ -173,7 +180,7 @@ def main() -> int:
         occ, dist, per = accuracy(items, guess)
         cols = " | ".join(f"{per.get(k, 0.0):.3f}" for k in ("ja", "zh", "ko", "en", "fr", "de"))
         print(f"| {name} | {occ:.4f} | {dist:.4f} | {cols} |")
-    judge_pages(pages, real)
+    judge_pages(pages, labels)
     judge_anchors(items)
     print(f"\nTLD table: {len(TLD_LANGUAGES)} ccTLDs")
     return 0

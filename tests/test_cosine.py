@@ -399,3 +399,14 @@ def test_generate_terms_command_writes_a_usable_topic(
     assert _auc(pos, neg) >= 0.65  # measured 0.73 (30 genre and 40 relevant examples, idf = 1)
     with pytest.raises(ConfigError, match="need --labels"):
         run_cli("generate-terms", ["--archive", "x", "--genre-where", "type=course", "--out", "t"])
+    # with an idf table, terms are ranked by pages x idf unless --count says otherwise
+    assert run_cli("idf", [str(tmp_path / "ex.warc.gz"), "--out", str(tmp_path / "idf.json")]) == 0
+    ranked = tmp_path / "ranked.toml"
+    argv = [
+        "--archive", str(tmp_path / "ex.warc.gz"), "--labels", str(labels),
+        "--genre-where", "type=course", "--top-n", "15", "--idf", "idf.json", "--out", str(ranked),
+    ]  # fmt: skip
+    assert run_cli("generate-terms", argv) == 0
+    assert "ranked by idf" in ranked.read_text("utf-8")
+    with pytest.raises(ConfigError, match="needs --idf"):
+        run_cli("generate-terms", [*argv[:6], "--count", "idf", "--out", str(ranked)])

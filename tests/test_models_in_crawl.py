@@ -80,7 +80,7 @@ def _warc_bodies(run: Path) -> dict[str, tuple[bytes, str]]:
     [
         pytest.param('name = "keyword"\nkeywords = ["cat"]\ntreshold = 0.5\n', "keyword model: unknown parameter 'treshold' (known: keywords, threshold)", id="keyword-typo"),
         pytest.param('name = "comments"\nuse_id = true\n', "comments model: unknown parameter 'use_id' (known: ", id="comments-typo"),
-        pytest.param('name = "language"\ntarget = ["ja"]\nbackend = "cld2"\nprobabilty = true\n', "language model: unknown parameter 'probabilty' (known: backend, ", id="language-typo"),
+        pytest.param('name = "language"\ntarget = ["ja"]\nbackend = "cld2"\nprobabilty = true\n', "language model: unknown parameter 'probabilty' (known: anchor_candidates, backend, ", id="language-typo"),
     ],
 )
 def test_unknown_model_parameters_are_refused(

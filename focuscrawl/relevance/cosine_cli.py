@@ -124,7 +124,10 @@ def run_idf(args: argparse.Namespace) -> int:
         terms = [n for n in (normalise_term(str(t), args.lang, stem=args.stem) for t in raw) if n]
         if not terms:
             raise ConfigError(f"{args.terms}: no terms")
-    docs = (page_tokens(p, args.lang, stem=args.stem) for p in iter_archive_pages(args.archives, only_ok=True))
+    docs = (
+        page_tokens(p, args.lang, stem=args.stem)
+        for p in iter_archive_pages(args.archives, only_ok=True)
+    )
     idf = compute_idf(docs, max_n=args.max_n, min_df=args.min_df, terms=terms, lang=args.lang)
     if idf.n_docs == 0:
         raise ModelError("idf: the archives hold no HTML pages")

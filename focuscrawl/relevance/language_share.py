@@ -30,10 +30,10 @@ from collections.abc import Mapping
 
 from focuscrawl.relevance.language import (
     DEFAULT_BACKEND,
-    _char_script,
     language_distribution,
     normalise_lang,
 )
+from focuscrawl.relevance.scripts import char_script
 
 KANA_SHARE = 0.05  # kana among Han + kana letters above which Han text is read as Japanese
 _CJK = {"hangul", "kana", "han"}
@@ -47,7 +47,7 @@ def language_shares(
     rest: list[str] = []
     other = 0
     for ch in text:
-        script = _char_script(ch)
+        script = char_script(ch)
         if script in _CJK:
             counts[script] += 1
             rest.append(" ")

@@ -43,14 +43,14 @@ import json
 import math
 import shutil
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from focuscrawl.exceptions import ModelError
-from focuscrawl.relevance.base import load_model, register_model
+from focuscrawl.relevance.base import register_model
 from focuscrawl.relevance.kneser_ney import (
     NO_PROB,
     UNK,
@@ -60,6 +60,7 @@ from focuscrawl.relevance.kneser_ney import (
     train_kneser_ney,
 )
 from focuscrawl.relevance.lm_text import lm_sentences, read_texts, training_sentences
+from focuscrawl.relevance.ngram_cli import CLI_COMMANDS  # `focuscrawl model perplexity`
 from focuscrawl.types import Page
 
 ARPA_FILE = "model.arpa.gz"
@@ -297,7 +298,10 @@ class PerplexityModel:
         }
         model = cls(lm, lowercase=lowercase, info=info, **options)
         if held:
-            model.calibrate(held)
+            try:
+                model.calibrate(held)
+            except ModelError:  # every held-back text too short to score: P2's fixed bounds
+                model.info["held_out"] = {"texts": 0}
         return model
 
     @classmethod
@@ -431,38 +435,4 @@ def _resolve(base_dir: Path, value: Any) -> Path:
     return path if path.is_absolute() else base_dir / path
 
 
-# -- `focuscrawl model perplexity MODEL FILE...` ---------------------------------
-def _add_perplexity_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("model", type=Path, help="saved model directory or an ARPA file")
-    parser.add_argument("files", nargs="+", type=Path, help=".txt, .jsonl or .html files")
-    parser.add_argument("--field", default="text", help="text field of .jsonl records")
-
-
-def _run_perplexity(args: argparse.Namespace) -> int:
-    path: Path = args.model
-    if path.is_file():
-        model = PerplexityModel.from_arpa(path)
-    else:
-        loaded = load_model(path)
-        if not isinstance(loaded, PerplexityModel):
-            raise ModelError(f"{path}: a {loaded.name!r} model, not a perplexity model")
-        model = loaded
-    print("file\tpp\tpp_without_oov\ttokens\toov")
-    for file in args.files:
-        if file.suffix.lower() in {".html", ".htm"}:
-            try:
-                html = file.read_text(encoding="utf-8", errors="replace")
-            except OSError as exc:
-                raise ModelError(f"{file}: cannot read ({exc.strerror})") from None
-            st = model.stats(Page(url=file.resolve().as_uri(), html=html))
-        else:
-            st = model.stats("\n".join(read_texts(file, field=args.field)))
-        print(
-            f"{file}\t{st.perplexity(True):.2f}\t{st.perplexity(False):.2f}\t{st.tokens}\t{st.oovs}"
-        )
-    return 0
-
-
-CLI_COMMANDS: dict[
-    str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
-] = {"perplexity": (_add_perplexity_arguments, _run_perplexity)}
+__all__ = ["CLI_COMMANDS", "PerplexityModel"]
