@@ -1,0 +1,65 @@
+"""Our crawler from two source trees, side by side: what a change costs per page.
+
+    python benchmarks/bench_engine_ab.py /path/to/old/checkout /path/to/new/checkout [--rounds 4]
+
+One replay server serves WebKB; each tree crawls it breadth-first from the four
+department seeds (2,000 pages, no delay, 16 connections, 1 per host) in a child
+process with its own ``PYTHONPATH``, the trees alternating (and which goes first
+alternating between rounds). Printed per tree: median crawl-loop pages/s
+(``run.json`` elapsed) and median CPU ms per page of the child process.
+Extra arguments after ``--`` go to ``focuscrawl crawl`` (e.g. ``--config x.toml``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from focuscrawl.replay.process import ReplayProcess
+
+ROOT = Path(__file__).resolve().parents[1]
+ARCHIVE = ROOT.parent / "shared" / "testweb" / "webkb.warc.gz"
+SEEDS = [f"http://www.cs.{u}.edu/" for u in ("cornell", "utexas", "washington", "wisc")]
+
+
+def one(tree: Path, proxy: str, pages: int, extra: list[str]) -> tuple[float, float]:
+    """(crawl-loop pages/s, CPU ms per page) of one crawl by the code in ``tree``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "run"
+        cmd = [sys.executable, "-m", "focuscrawl", "crawl", "--seeds", *SEEDS, "--out", str(out),
+               "--quiet", "--proxy", proxy, "--delay", "0", "--concurrency", "16",
+               "--max-pages", str(pages), "--allow-private", "127.0.0.1", *extra]  # fmt: skip
+        before = os.times()
+        subprocess.run(cmd, env={**os.environ, "PYTHONPATH": str(tree)}, check=False, capture_output=True)
+        after = os.times()
+        summary = json.loads((out / "run.json").read_text(encoding="utf-8"))["summary"]
+        cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+        return summary["fetched"] / summary["elapsed"], cpu / summary["fetched"] * 1000
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    ap.add_argument("trees", nargs=2, type=Path)
+    ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--pages", type=int, default=2000)
+    ap.add_argument("extra", nargs="*")
+    args = ap.parse_args()
+    results: dict[Path, list[tuple[float, float]]] = {t: [] for t in args.trees}
+    with ReplayProcess([ARCHIVE]) as replay:
+        for r in range(args.rounds):
+            for tree in args.trees if r % 2 == 0 else reversed(args.trees):
+                results[tree].append(one(tree, replay.proxy_url, args.pages, args.extra))
+    for tree, runs in results.items():
+        rate = statistics.median(x for x, _ in runs)
+        cpu = statistics.median(c for _, c in runs)
+        print(f"{tree}: {rate:.1f} pages/s crawl loop, {cpu:.2f} ms CPU per page (median of {len(runs)})")
+
+
+if __name__ == "__main__":
+    main()
