@@ -43,6 +43,7 @@ from focuscrawl.relevance.comments import (
     LearnedKeyword,
     candidate_keywords,
     fold_name,
+    greedy_cover,
 )
 
 _ARCHIVED = re.compile(r"^/web/[^/]+/(https?://.+)$")
@@ -132,23 +133,7 @@ class NameIndex:
             pos = [i for i in self.pos_pages[cand] if subset >> i & 1]
             if len(pos) >= min_support and len({self.site[i] for i in pos}) >= min_sites:
                 cover[cand] = mask & subset
-        chosen: list[LearnedKeyword] = []
-        covered = 0
-        while len(chosen) < top_k and cover:
-            best: tuple[int, int, int, str] | None = None  # (gain, -fp, -len, keyword), maximised
-            for cand, matched in cover.items():
-                new = matched & ~covered
-                gain = (new & pos_mask).bit_count() - (new & ~pos_mask).bit_count()
-                key = (gain, -(matched & ~pos_mask).bit_count(), -len(cand), cand)
-                if best is None or key > best:
-                    best = key
-            if best is None or best[0] < min_gain:
-                break
-            matched = cover.pop(best[3])
-            tp = (matched & pos_mask).bit_count()
-            chosen.append(LearnedKeyword(best[3], best[0], tp, matched.bit_count() - tp))
-            covered |= matched
-        return chosen
+        return greedy_cover(cover, pos_mask, top_k=top_k, min_gain=min_gain)
 
     def evaluate(self, keywords: Sequence[str], subset: int) -> BinaryScores:
         """Counts of the OR-of-keywords rule on the pages of ``subset``."""

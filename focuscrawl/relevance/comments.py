@@ -293,6 +293,15 @@ def learn_keywords(
     for cand, n_pos in support.items():
         if n_pos >= min_support and (min_sites <= 1 or len(sites[cand]) >= min_sites):
             cover[cand] = sum(1 << i for i, blob in enumerate(blobs) if cand in blob)
+    return greedy_cover(cover, pos_mask, top_k=top_k, min_gain=min_gain)
+
+
+def greedy_cover(
+    cover: dict[str, int], pos_mask: int, *, top_k: int, min_gain: int
+) -> list[LearnedKeyword]:
+    """Greedy forward selection: add the keyword whose pages (bit masks) gain the most
+    (new positives minus new negatives) until ``top_k`` or the gain falls below ``min_gain``.
+    ``cover`` is consumed."""
     chosen: list[LearnedKeyword] = []
     covered = 0
     while len(chosen) < top_k and cover:
