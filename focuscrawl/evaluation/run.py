@@ -247,8 +247,11 @@ def _finite(x: float) -> float | None:
 
 
 def _crawler_lang(row: Mapping[str, Any]) -> str | None:
+    """The page's ``<html lang>`` as recorded, folded to its primary subtag (de-DE -> de)."""
+    from focuscrawl.relevance.language import normalise_lang
+
     lang = row.get("lang")
-    return str(lang) if lang else None
+    return normalise_lang(str(lang)) or None if lang else None
 
 
 def compare_runs(a: RunPages, b: RunPages) -> dict[str, Any]:
