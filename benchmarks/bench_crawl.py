@@ -34,16 +34,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from focuscrawl.demo import WEBKB_SEEDS as SEEDS
 from focuscrawl.replay.process import ReplayProcess
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTWEB = ROOT.parent / "shared" / "testweb"
-SEEDS = (
-    "http://www.cs.cornell.edu/",
-    "http://www.cs.utexas.edu/",
-    "http://www.cs.washington.edu/",
-    "http://www.cs.wisc.edu/",
-)
 _PROXY_VARS = ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "no_proxy", "NO_PROXY")
 
 

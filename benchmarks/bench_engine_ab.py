@@ -21,11 +21,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from focuscrawl.demo import WEBKB_SEEDS as SEEDS
 from focuscrawl.replay.process import ReplayProcess
 
 ROOT = Path(__file__).resolve().parents[1]
 ARCHIVE = ROOT.parent / "shared" / "testweb" / "webkb.warc.gz"
-SEEDS = [f"http://www.cs.{u}.edu/" for u in ("cornell", "utexas", "washington", "wisc")]
 
 
 def one(tree: Path, proxy: str, pages: int, extra: list[str]) -> tuple[float, float]:

@@ -34,12 +34,12 @@ from pathlib import Path
 from typing import Any
 
 from focuscrawl.api import crawl
+from focuscrawl.demo import WEBKB_SEEDS as SEEDS
 from focuscrawl.replay.process import ReplayProcess
 from focuscrawl.urls import registered_domain
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTWEB = ROOT.parent / "shared" / "testweb"
-SEEDS = [f"http://www.cs.{u}.edu/" for u in ("cornell", "utexas", "washington", "wisc")]
 
 # Table 4.2: the genre terms of every "course syllabi" topic, as the thesis gives them, and
 # what an expert adds for WebKB's genre, course *home pages* (homework, lectures, ...).

@@ -118,12 +118,12 @@ def open_crawl(
         crawler = Crawler(
             settings, raw_seeds, out_dir, strategy=strategy, fetcher=fetcher,
             frontier=frontier, model=relevance, filters=filters, resume=resume,
+            archives=[str(Path(a).resolve()) for a in archives],
         )  # fmt: skip
     except Exception:
         frontier.close()
         raise
     crawler.stats.counters = counters
-    crawler.archives = tuple(str(Path(a).resolve()) for a in archives)
     return crawler
 
 

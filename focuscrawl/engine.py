@@ -35,6 +35,7 @@ import random
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +96,7 @@ class Crawler:
         filters: Sequence[LinkFilter] = (),
         resume: bool = False,
         on_progress: Callable[[CrawlStats], None] | None = None,
+        archives: Sequence[str] = (),
     ) -> None:
         if strategy.needs_model and model is None:
             raise ConfigError(f"strategy {strategy.name!r} needs a relevance model ([model] in the config)")
@@ -118,7 +120,7 @@ class Crawler:
         self._uncommitted = 0
         self._last_commit = time.monotonic()
         self._last_run_json = time.monotonic()
-        self.archives: tuple[str, ...] = ()  # set by the API for a simulated crawl
+        self.archives = tuple(archives)  # a simulated crawl's WARC files, named in run.json
         self._layer_listed = False  # layered mode: this round's fetch list was generated
         self._control_log: list[dict[str, Any]] = []
         self._control: ControlChannel | None = None
@@ -194,12 +196,7 @@ class Crawler:
         anything else left in flight (a crash before the window was recorded) is queued again."""
         requeued = self.frontier.requeue_in_flight()
         for url, recrawl in window:
-            if self.frontier.state(url) != URLState.QUEUED:
-                continue
-            self.frontier.mark(url, URLState.IN_FLIGHT)
-            row = self.frontier.get(url)
-            if row is not None:
-                self._launch(InFlight(row, recrawl))
+            self._take_url(url, URLState.QUEUED, recrawl=recrawl)
         self.stats.counters["resume_reissued"] += len(self._window)
         self.stats.counters["resume_requeued"] += requeued - len(self._window)
 
@@ -288,17 +285,23 @@ class Crawler:
         decision = self.strategy.on_fetch_list(taken)
         if decision.is_empty():
             return
-        recrawl, decision.recrawl = decision.recrawl, []
-        self.proc.log_event("fetch-list", Decision(recrawl=list(recrawl), reason=decision.reason))
-        self.proc.apply(decision, None)
-        for url in recrawl:
-            if self.frontier.state(url) != URLState.FETCHED:
-                continue
-            self.frontier.mark(url, URLState.IN_FLIGHT)
-            row = self.frontier.get(url)
-            if row is not None:
+        # re-crawls join this list at once, not the queue (what apply would do with them)
+        self.proc.apply(replace(decision, recrawl=[]), None)
+        self.proc.log("fetch-list", Decision(recrawl=list(decision.recrawl), reason=decision.reason))
+        for url in decision.recrawl:
+            if self._take_url(url, URLState.FETCHED, recrawl=True):
                 self.stats.counters["recrawls"] += 1
-                self._launch(InFlight(row, recrawl=True))
+
+    def _take_url(self, url: str, state: URLState, *, recrawl: bool) -> bool:
+        """Put one URL in ``state`` into the window, not popped (a resumed window, a re-crawl)."""
+        if self.frontier.state(url) != state:
+            return False
+        self.frontier.mark(url, URLState.IN_FLIGHT)
+        row = self.frontier.get(url)
+        if row is None:
+            return False
+        self._launch(InFlight(row, recrawl))
+        return True
 
     def _refill(self) -> None:
         """Top the window up (continuous mode), at a logical point: after a result."""

@@ -97,12 +97,9 @@ class ResultProcessor:
         """Judge, score and record one result (durable at the next commit)."""
         self.results += 1
         counters = self.stats.counters
-        current = self.frontier.get(item.queued.url)
+        current = self.frontier.get(item.queued.url) or item.queued
         # the hooks see the URL as it is now: cash that arrived while it was in flight
-        queued = item.queued if current is None else replace(
-            item.queued, score=current.score, tier=current.tier
-        )
-        queued = replace(queued, layer=self.round)
+        queued = replace(item.queued, score=current.score, tier=current.tier, layer=self.round)
         if result.error in NOT_FETCHED:
             counters[f"skipped_{result.error}"] += 1
             if self.strategy.layered:
@@ -257,6 +254,18 @@ class ResultProcessor:
     ) -> None:
         """Apply a decision and log it (one decisions.jsonl line)."""
         self.apply(decision, queued)
+        self.log(event, decision, queued, relevance=relevance, dropped=dropped)
+
+    def log(
+        self,
+        event: str,
+        decision: Decision,
+        queued: QueuedURL | None = None,
+        *,
+        relevance: float | None = None,
+        dropped: Counter[str] | None = None,
+    ) -> None:
+        """One decisions.jsonl line for a decision (applied by the caller)."""
         if self.decisions is None or (decision.is_empty() and event != "page"):
             return
         self.decisions.write(
@@ -281,10 +290,7 @@ class ResultProcessor:
         for update in decision.updates:
             updates.setdefault((update.column, update.merge), []).append((update.url, update.score))
         for (column, merge), items in updates.items():
-            if column == "score":
-                self.frontier.update_scores(items, merge)
-            else:
-                self.frontier.update_values(column, items, merge)
+            self.frontier.update_values(column, items, merge)  # "score" is the score itself
         for host, score, merge in decision.host_updates:
             counters["host_rescored"] += self.frontier.update_host(host, score, merge)
         if decision.tiers:

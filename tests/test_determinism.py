@@ -11,11 +11,11 @@ from typing import Any, ClassVar
 import pytest
 
 from focuscrawl.api import crawl, open_crawl
+from focuscrawl.demo import WEBKB_SEEDS
 from focuscrawl.replay.process import ReplayProcess
 from focuscrawl.strategies.base import Strategy, register_strategy
 from focuscrawl.types import Decision, LinkScore, Merge, Page, QueuedURL
 
-WEBKB_SEEDS = [f"http://www.cs.{u}.edu/" for u in ("cornell", "utexas", "washington", "wisc")]
 COURSE = {"name": "keyword", "keywords": ["course", "syllabus", "homework", "lecture"]}
 
 

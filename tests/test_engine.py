@@ -14,6 +14,7 @@ from selectolax.lexbor import LexborHTMLParser
 from warcio.archiveiterator import ArchiveIterator
 
 from focuscrawl.api import crawl
+from focuscrawl.demo import WEBKB_SEEDS
 from focuscrawl.replay.archive import iter_responses, load_labels
 from focuscrawl.replay.process import ReplayProcess
 from focuscrawl.replay.requestlog import min_host_interval, read_log
@@ -58,12 +59,6 @@ def _simple_links(url: str, body: bytes) -> set[str]:
     return out
 
 
-WEBKB_SEEDS = (
-    "http://www.cs.cornell.edu/",
-    "http://www.cs.utexas.edu/",
-    "http://www.cs.washington.edu/",
-    "http://www.cs.wisc.edu/",
-)
 
 
 def test_bfs_reaches_every_page_reachable_from_the_webkb_seeds(

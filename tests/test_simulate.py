@@ -24,6 +24,7 @@ from warcio.warcwriter import WARCWriter
 from focuscrawl.api import crawl
 from focuscrawl.cli import main as cli_main
 from focuscrawl.clock import VirtualClock
+from focuscrawl.demo import WEBKB_SEEDS
 from focuscrawl.fetch.aiohttp_fetcher import AiohttpFetcher
 from focuscrawl.fetch.factory import build_fetcher
 from focuscrawl.replay.archive import ArchiveIndex, iter_responses
@@ -34,12 +35,6 @@ from focuscrawl.settings import FetchSettings, Settings
 from focuscrawl.types import FetchResult
 from tests.conftest import shared_file
 
-WEBKB_SEEDS = (
-    "http://www.cs.cornell.edu/",
-    "http://www.cs.utexas.edu/",
-    "http://www.cs.washington.edu/",
-    "http://www.cs.wisc.edu/",
-)
 KEYWORDS = {"name": "keyword", "keywords": ["course", "syllabus", "homework", "lecture"]}
 CAT_KEYWORDS = {"name": "keyword", "keywords": ["cat", "cats", "kitten"]}
 RUN_FILES = {"crawl.db", "corpus.warc.gz", "pages.jsonl", "decisions.jsonl", "run.json"}

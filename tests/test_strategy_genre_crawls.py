@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from focuscrawl.demo import WEBKB_SEEDS
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.relevance.base import RelevanceModel
@@ -119,7 +120,6 @@ def test_genre_svm_sibling_queue_changes_siblings_of_a_relevant_page(
 
 # -- end to end on the WebKB replay web -----------------------------------------------------
 
-WEBKB_SEEDS = [f"http://www.cs.{u}.edu/" for u in ("cornell", "utexas", "washington", "wisc")]
 # Table 4.2's course-syllabus genre terms (part) and a few computer-science subjects
 COURSE_TOPIC: dict[str, Any] = {
     "name": "cosine",
