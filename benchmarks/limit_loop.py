@@ -1,0 +1,210 @@
+"""The single-core limit of ``bench_crawl.py``: the least work a crawler of our kind must do.
+
+    python benchmarks/limit_loop.py --proxy http://127.0.0.1:PORT \
+        --seeds http://schools-wikipedia.org/index.htm --max-pages 3000 --out /tmp/limit
+
+A bare breadth-first loop, run in its own process like the two crawlers:
+
+* one aiohttp client session through the replay proxy, ``--concurrency``
+  connections, ``--per-host`` per host, no delay;
+* robots.txt fetched once per host and obeyed (protego; a 5xx answer disallows
+  all, a 4xx allows all, as RFC 9309 says and as both crawlers do);
+* every response counted as a page whatever its status; links extracted with
+  selectolax (``a/area[href]``, ``frame/iframe[src]``) from 2xx HTML pages only,
+  resolved against the page URL, fragment cut, http(s) only, denied extensions
+  (images, archives, ...) skipped as both crawlers skip them, followed once (a set);
+* every response written to a WARC file as one gzip member at level 1 with the
+  WARC-Block-Digest (sha1, base32) a real WARC record carries; robots.txt too.
+
+No scoring, no durable frontier, no URL normalisation beyond ``urljoin`` and the
+fragment, no scope rules, no crash safety: what is left is the cost of HTTP,
+link extraction, a set and a queue, and compressed WARC output, i.e. the floor
+under any crawler that keeps what it fetches. Prints one JSON line like the
+Scrapy side: ``{"pages": N, "html": H, "crawl_elapsed": S}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import hashlib
+import json
+import sys
+import time
+import uuid
+import zlib
+from collections import deque
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO
+from urllib.parse import urljoin, urlsplit
+
+import aiohttp
+from protego import Protego
+from selectolax.lexbor import LexborHTMLParser
+from yarl import URL
+
+from focuscrawl.settings import ScopeSettings
+
+_LINK_SELECTOR = "a[href], area[href], frame[src], iframe[src]"
+_DISALLOW_ALL = "User-agent: *\nDisallow: /\n"
+# the same denied extensions as both crawlers (images, archives, ...): not pages
+_DENY = tuple(f".{ext.lower().lstrip('.')}" for ext in ScopeSettings().deny_extensions)
+
+
+def warc_record(
+    fh: IO[bytes], uri: str, status: int, reason: str, headers: list[tuple[str, str]], body: bytes
+) -> None:
+    """One WARC/1.1 response record, gzip level 1, its own member (readable by warcio)."""
+    head = f"HTTP/1.1 {status} {reason}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers) + "\r\n"
+    block = head.encode("latin-1", "replace") + body
+    digest = base64.b32encode(hashlib.sha1(block).digest()).decode()
+    warc = (
+        "WARC/1.1\r\nWARC-Type: response\r\n"
+        f"WARC-Record-ID: <urn:uuid:{uuid.uuid4()}>\r\n"
+        f"WARC-Date: {datetime.now(UTC).strftime('%Y-%m-%dT%H:%M:%SZ')}\r\n"
+        f"WARC-Target-URI: {uri}\r\n"
+        f"WARC-Block-Digest: sha1:{digest}\r\n"
+        "Content-Type: application/http; msgtype=response\r\n"
+        f"Content-Length: {len(block)}\r\n\r\n"
+    ).encode()
+    packer = zlib.compressobj(1, zlib.DEFLATED, 31)
+    fh.write(
+        packer.compress(warc)
+        + packer.compress(block)
+        + packer.compress(b"\r\n\r\n")
+        + packer.flush()
+    )
+
+
+class Loop:
+    def __init__(self, args: argparse.Namespace, warc: IO[bytes]) -> None:
+        self.args = args
+        self.warc = warc
+        self.queue: deque[str] = deque(args.seeds)
+        self.seen: set[str] = set(args.seeds)
+        self.robots: dict[str, Protego | asyncio.Future[Protego]] = {}
+        self.pages = self.html = self.in_flight = 0
+        self.last_at = 0.0
+        self.wakeup = asyncio.Event()
+
+    async def get(
+        self, session: aiohttp.ClientSession, url: str
+    ) -> tuple[int, str, list[tuple[str, str]], bytes]:
+        # encoded=True: sent as written (yarl would otherwise decode %28 to "(", which the archive does not hold)
+        async with session.get(
+            URL(url, encoded=True), proxy=self.args.proxy, allow_redirects=False
+        ) as resp:
+            body = await resp.read()
+            return resp.status, resp.reason or "", list(resp.headers.items()), body
+
+    async def robots_for(self, session: aiohttp.ClientSession, url: str) -> Protego:
+        parts = urlsplit(url)
+        key = f"{parts.scheme}://{parts.netloc}"
+        known = self.robots.get(key)
+        if isinstance(known, Protego):
+            return known
+        if known is not None:
+            return await known
+        future: asyncio.Future[Protego] = asyncio.get_running_loop().create_future()
+        self.robots[key] = future
+        robots_url = key + "/robots.txt"
+        status, reason, headers, body = await self.get(session, robots_url)
+        warc_record(self.warc, robots_url, status, reason, headers, body)
+        text = (
+            _DISALLOW_ALL
+            if status >= 500
+            else ""
+            if status >= 400
+            else body.decode("utf-8", "replace")
+        )
+        parsed = Protego.parse(text)
+        self.robots[key] = parsed
+        future.set_result(parsed)
+        return parsed
+
+    def links(self, url: str, body: bytes) -> list[str]:
+        found = []
+        for node in LexborHTMLParser(body).css(_LINK_SELECTOR):
+            value = node.attributes.get("href") or node.attributes.get("src")
+            if not value:
+                continue
+            link = urljoin(url, value.strip()).split("#", 1)[0]
+            if link.startswith(("http://", "https://")) and not urlsplit(
+                link
+            ).path.lower().endswith(_DENY):
+                found.append(link)
+        return found
+
+    async def worker(self, session: aiohttp.ClientSession) -> None:
+        while self.pages < self.args.max_pages:
+            if not self.queue:
+                if self.in_flight == 0:
+                    return
+                self.wakeup.clear()
+                await self.wakeup.wait()
+                continue
+            url = self.queue.popleft()
+            self.in_flight += 1
+            try:
+                robots = await self.robots_for(session, url)
+                if not robots.can_fetch(url, "focuscrawl"):
+                    continue
+                try:
+                    status, reason, headers, body = await self.get(session, url)
+                except (TimeoutError, aiohttp.ClientError):
+                    continue
+                if self.pages >= self.args.max_pages:
+                    return
+                self.pages += 1
+                self.last_at = time.perf_counter()
+                warc_record(self.warc, url, status, reason, headers, body)
+                ctype = dict(headers).get("Content-Type", "")
+                if 200 <= status < 300 and "html" in ctype:
+                    self.html += 1
+                    for link in self.links(url, body):
+                        if link not in self.seen:
+                            self.seen.add(link)
+                            self.queue.append(link)
+            finally:
+                self.in_flight -= 1
+                self.wakeup.set()
+
+    async def run(self) -> float:
+        connector = aiohttp.TCPConnector(
+            limit=self.args.concurrency, limit_per_host=self.args.per_host
+        )
+        async with aiohttp.ClientSession(connector=connector) as session:
+            start = time.perf_counter()
+            await asyncio.gather(*(self.worker(session) for _ in range(self.args.concurrency)))
+        return start
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    ap.add_argument("--proxy", required=True)
+    ap.add_argument("--seeds", nargs="+", required=True)
+    ap.add_argument("--max-pages", type=int, default=3000)
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--concurrency", type=int, default=16)
+    ap.add_argument("--per-host", type=int, default=1)
+    args = ap.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    with (args.out / "limit.warc.gz").open("wb") as warc:
+        loop = Loop(args, warc)
+        start = asyncio.run(loop.run())
+    print(
+        json.dumps(
+            {
+                "pages": loop.pages,
+                "html": loop.html,
+                "crawl_elapsed": round(loop.last_at - start, 3),
+            }
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
