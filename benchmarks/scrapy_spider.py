@@ -18,6 +18,9 @@ Same work as ``focuscrawl crawl --strategy bfs --delay 0 --concurrency 16 --per-
   from 2xx HTML pages, from the same tags and attributes as ours (a/area href,
   frame/iframe src) minus our denied extensions;
 * breadth-first: ``DEPTH_PRIORITY=1`` with FIFO queues;
+* configured as Scrapy's "Broad Crawls" page advises where that is the same work:
+  log level WARNING, cookies off (ours keeps none), telnet console off; retries,
+  redirects and the concurrency are kept, as ours has them;
 * one JSON line per response (url, status, depth, link count) in a JSONL feed;
 * exactly ``--max-pages`` responses are counted: the spider closes when the
   last one arrives (requests still in flight are dropped, which only helps Scrapy).
@@ -143,6 +146,9 @@ def main(argv: list[str] | None = None) -> int:
             # only http(s), and only through the proxy: no other scheme's handler may look up a name
             "DOWNLOAD_HANDLERS": {"ftp": None, "s3": None, "file": None, "data": None},
             "TELNETCONSOLE_ENABLED": False,  # not work a crawl does; it only opens a port
+            # Scrapy's broad-crawl advice where it is the same work: ours keeps no cookies
+            # (DummyCookieJar), so Scrapy's cookie middleware is off too
+            "COOKIES_ENABLED": False,
         }
     )
     crawler = process.create_crawler(BfsSpider)
