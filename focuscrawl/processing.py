@@ -91,6 +91,10 @@ class ResultProcessor:
         self.round = 0  # layered mode: the round (layer) being fetched
         self.results = 0  # results recorded, skipped ones included (the decision log's n)
         self.recrawl_pending: set[str] = set()  # fetched URLs queued again by a strategy
+        # a page is parsed in full only for a reader of more than its links (a third of the cost)
+        self.links_only = not (
+            strategy.needs_text or model is not None or any(f.needs_text for f in self.filters)
+        )
 
     # ------------------------------------------------------------------ results
     def record(self, item: InFlight, result: FetchResult) -> None:
@@ -142,6 +146,7 @@ class ResultProcessor:
                 result,
                 context_words=self.settings.parse.context_words,
                 max_links=self.settings.scope.max_links_per_page,
+                links_only=self.links_only,
             )
         except Exception as exc:  # a parser failure on hostile HTML is counted, not fatal
             counters[f"parse_error_{type(exc).__name__}"] += 1
