@@ -16,8 +16,8 @@ aside); warcio's ``ArchiveIterator`` and ``warcio check`` read them back.
 
 from __future__ import annotations
 
+import base64
 import hashlib
-import re
 import time
 import uuid
 import zlib
@@ -58,29 +58,13 @@ _REQUEST_TYPE = "application/http; msgtype=request"
 _END = b"\r\n\r\n"
 
 
-_B32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
-# two base32 digits per 10 bits: base64.b32encode is pure Python, ~15 µs a digest
-_B32_PAIRS = [a + b for a in _B32 for b in _B32]
-
-
-def b32_160(digest: bytes) -> str:
-    """RFC 4648 base32 of a 20-byte digest (160 bits: 32 digits, no padding).
-
-    >>> b32_160(bytes(20)), b32_160(bytes(range(20)))
-    ('AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', 'AAAQEAYEAUDAOCAJBIFQYDIOB4IBCEQT')
-    """
-    n = int.from_bytes(digest, "big")
-    pairs = _B32_PAIRS
-    return "".join([pairs[(n >> shift) & 1023] for shift in range(150, -1, -10)])
-
-
 def sha1_b32(data: bytes) -> str:
     """``sha1:`` and the base32 SHA-1 of ``data`` (the WARC digest form).
 
     >>> sha1_b32(b"")
     'sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ'
     """
-    return "sha1:" + b32_160(hashlib.sha1(data).digest())
+    return "sha1:" + base64.b32encode(hashlib.sha1(data).digest()).decode("ascii")
 
 
 _EMPTY_DIGEST = sha1_b32(b"")
@@ -121,22 +105,10 @@ def _head(first_line: str, headers: Iterable[tuple[str, str]]) -> bytes:
 def request_head(result: FetchResult) -> bytes:
     """The request line and headers that were sent for ``result``'s final URL."""
     url = result.final_url or result.url
-    headers = list(result.request_headers.items())
-    match = _ORIGIN.match(url)
-    if match is not None:  # a normalised URL: no urlsplit needed
-        target = url[match.end() :]
-        if not target.startswith("/"):
-            target = "/" + target
-        netloc = match.group(1)
-    else:
-        parts = urlsplit(url)
-        target = (parts.path or "/") + ("?" + parts.query if parts.query else "")
-        netloc = parts.netloc
-    return _head(f"GET {target} HTTP/1.1", headers or [("Host", netloc)])
-
-
-# scheme://host[:port] of an http(s) URL with no user part or fragment (as the crawler keeps them)
-_ORIGIN = re.compile(r"https?://([^/?#@\s]+)(?=[/?]|\Z)(?!.*#)", re.IGNORECASE | re.DOTALL)
+    parts = urlsplit(url)
+    target = (parts.path or "/") + ("?" + parts.query if parts.query else "")
+    headers = list(result.request_headers.items()) or [("Host", parts.netloc)]
+    return _head(f"GET {target} HTTP/1.1", headers)
 
 
 def response_head(result: FetchResult) -> bytes:
@@ -166,7 +138,7 @@ def record(
         f"{WARC_VERSION}\r\nWARC-Type: {warc_type}\r\nWARC-Record-ID: {rec_id or record_id()}\r\n",
         *(f"{k}: {v}\r\n" for k, v in fields),
         "WARC-Block-Digest: sha1:",
-        b32_160(digest.digest()),
+        base64.b32encode(digest.digest()).decode("ascii"),
         f"\r\nContent-Type: {content_type}\r\nContent-Length: {length}\r\n\r\n",
     ]
     # WARC 1.1 section 4: header values are UTF-8 (an IRI as target, say)
