@@ -379,7 +379,8 @@ class Crawler:
         """Settle the head; on a stop request, give the window a grace period only,
         record what finished in order and cancel the rest (returns False: stop)."""
         head = self._window[0][1]
-        if not self._stop.is_set() and head is not None:
+        # a finished head (the window's usual state under load) needs no watch for a stop
+        if not self._stop.is_set() and head is not None and not head.done():
             stop = asyncio.ensure_future(self._stop.wait())
             try:
                 await asyncio.wait({head, stop}, return_when=asyncio.FIRST_COMPLETED)

@@ -42,6 +42,7 @@ NOT_FETCHED = frozenset({"robots", "blocked-address", "bad-url", "dns", "connect
 
 RELEVANCE = "relevance"  # the column that keeps the model's score of every judged page
 DIGEST = "_digest"  # 52 bits of the payload's SHA-1, kept only for strategies that re-crawl
+_KNOWN_MAX = 1 << 17  # URLs remembered as known to the frontier (~15 MB at most)
 
 
 def digest52(body: bytes) -> float:
@@ -91,6 +92,13 @@ class ResultProcessor:
         self.round = 0  # layered mode: the round (layer) being fetched
         self.results = 0  # results recorded, skipped ones included (the decision log's n)
         self.recrawl_pending: set[str] = set()  # fetched URLs queued again by a strategy
+        # a page is parsed in full only for a reader of more than its links (a third of the cost)
+        self.links_only = not (
+            strategy.needs_text or model is not None or any(f.needs_text for f in self.filters)
+        )
+        # URLs known to be in the frontier (which never forgets one): a page's links are
+        # mostly known already, and a set answers before the frontier is asked
+        self._known: set[str] = set()
 
     # ------------------------------------------------------------------ results
     def record(self, item: InFlight, result: FetchResult) -> None:
@@ -142,6 +150,7 @@ class ResultProcessor:
                 result,
                 context_words=self.settings.parse.context_words,
                 max_links=self.settings.scope.max_links_per_page,
+                links_only=self.links_only,
             )
         except Exception as exc:  # a parser failure on hostile HTML is counted, not fatal
             counters[f"parse_error_{type(exc).__name__}"] += 1
@@ -221,10 +230,14 @@ class ResultProcessor:
         depth = queued.depth + 1
         max_per_host = self.settings.scope.max_pages_per_host
         state = self.frontier.state
+        known = self._known
         kept: list[Link] = []
         for link in page.links:
             url = link.url
             if url == queued.url:
+                continue
+            if url in known:
+                kept.append(link)
                 continue
             if state(url) is None:  # a known URL passed the scope rules when it was added
                 reason = self.scope.reject(url, depth)
@@ -318,6 +331,10 @@ class ResultProcessor:
             groups.setdefault(ls.merge or self.strategy.merge, []).append(item)
         for merge, items in groups.items():
             self.stats.counters["links_new"] += self.frontier.add_many(items, merge=merge, layer=layer)
+        known = self._known
+        if len(known) > _KNOWN_MAX:
+            known.clear()  # bounded: the frontier still knows them
+        known.update(ls.link.url for ls in decision.links)
 
     def add_seeds(self, seeds: Iterable[str]) -> None:
         """The strategy's seed scores (and other seed values, e.g. P0's initial cash)."""

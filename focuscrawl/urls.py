@@ -109,6 +109,16 @@ def normalize_url(url: str, base: str | None = None) -> str | None:
     return out
 
 
+def is_plain_url(url: str) -> bool:
+    """Whether ``url`` holds only printable ASCII that no escaping would change
+    (what :func:`normalize_url` returns mostly): w3lib's ``safe_url_string`` can be skipped.
+
+    >>> is_plain_url("http://h.org/a?b=c&d"), is_plain_url("http://h.org/a b"), is_plain_url("http://h.org/%41")
+    (True, False, False)
+    """
+    return _PLAIN.match(url) is not None
+
+
 def _backslashes_to_slashes(url: str) -> str:
     r"""``\`` read as ``/`` before the query, as browsers do in http(s) URLs (WHATWG URL).
 

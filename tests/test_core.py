@@ -66,9 +66,12 @@ def _result(url: str, body: bytes, final_url: str | None = None) -> FetchResult:
     )  # fmt: skip
 
 
-def _processor(tmp_path: Path, store: MemoryFrontier, filters: list[dict[str, Any]] | None = None) -> ResultProcessor:
+def _processor(
+    tmp_path: Path, store: MemoryFrontier, filters: list[dict[str, Any]] | None = None,
+    strategy: Strategy | None = None,
+) -> ResultProcessor:  # fmt: skip
     settings = Settings(scope=ScopeSettings(deny_hosts=("d.org",)))
-    strategy = _Cash()
+    strategy = strategy or _Cash()
     import random
 
     from focuscrawl.urls import Scope
@@ -189,3 +192,51 @@ def test_strategy_parameters_are_typed_and_checked() -> None:
     s = S()
     s.set_params({"beta": 0.75})
     assert s.p.beta == 0.75
+
+
+class _Reader(_Cash):
+    """Records the pages it is shown."""
+
+    name: ClassVar[str] = "test-reader"
+    pages: ClassVar[list[Page]] = []
+
+    def on_page(self, page: Page, relevance: float | None, queued: QueuedURL) -> Decision:
+        _Reader.pages.append(page)
+        return super().on_page(page, relevance, queued)
+
+
+class _LinkReader(_Reader):
+    name: ClassVar[str] = "test-link-reader"
+    needs_text: ClassVar[bool] = False
+
+
+@pytest.mark.parametrize(
+    ("strategy", "filters", "links_only"),
+    [
+        (_LinkReader, [], True),
+        (_LinkReader, [{"name": "host-blacklist", "hosts": ["e.org"]}], True),
+        (_LinkReader, [{"name": "language", "target": ["en"]}], False),  # reads anchors
+        (_Reader, [], False),
+    ],
+    ids=["links-only", "with-url-filter", "with-anchor-filter", "text-reader"],
+)
+def test_pages_are_parsed_for_what_strategy_and_filters_read(
+    tmp_path: Path, strategy: type[Strategy], filters: list[dict[str, Any]], links_only: bool
+) -> None:
+    _Reader.pages.clear()
+    store = MemoryFrontier()
+    proc = _processor(tmp_path, store, filters=filters, strategy=strategy())
+    assert proc.links_only is links_only
+    proc.add_seeds([A])
+    (queued_a,) = store.pop(1)
+    body = (f'<html><head><title>T</title></head><body><p>some words</p><a href="{B}">to b</a>'
+            f'<a href="{C}" rel="nofollow">to c</a><a href="{B}">b again</a></body></html>').encode()  # fmt: skip
+    proc.record(InFlight(queued_a), _result(A, body))
+    (page,) = _Reader.pages
+    assert [(k.url, k.count, k.nofollow) for k in page.links] == [(B, 2, False), (C, 1, True)]
+    assert page.title == "T"
+    if links_only:
+        assert (page.text, page.links[0].anchor, page.links[0].context) == ("", "", "")
+    else:
+        assert page.text == "some words to b to c b again"
+        assert page.links[0].anchor == "to b"

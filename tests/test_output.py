@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import base64
+import gzip
+import hashlib
 import json
+import re
 from pathlib import Path
 
+import pytest
 from warcio.archiveiterator import ArchiveIterator
+from warcio.statusandheaders import StatusAndHeaders
 
+from focuscrawl.output.warc_records import request_head, response_head
 from focuscrawl.output.writers import JsonlOutput, WarcOutput
 from focuscrawl.types import FetchResult, PageRecord
 
@@ -27,7 +34,7 @@ def test_warc_pairs_are_readable_and_headers_match_the_stored_body(tmp_path: Pat
     out.close()
     with open(path, "rb") as fh:
         records = [(r.rec_type, r.rec_headers, r.http_headers, r.content_stream().read()) for r in ArchiveIterator(fh)]
-    # warcio writes each pair response first, as Heritrix and wget do
+    # each pair is written response first, as Heritrix and wget do
     assert [r[0] for r in records] == ["warcinfo", "response", "request", "response", "request"]
     _, req_headers, req_http, _ = records[2]
     assert req_http.protocol == "GET"
@@ -66,3 +73,71 @@ def test_resume_cuts_both_files_back_to_the_committed_offsets(tmp_path: Path) ->
     assert [line["url"] for line in lines] == ["http://h.example/1", "http://h.example/3"]
     assert lines[1]["lang_detected"] == "en"
     assert "extra" not in lines[1]
+
+
+def _b32_sha1(data: bytes) -> str:
+    return "sha1:" + base64.b32encode(hashlib.sha1(data).digest()).decode()
+
+
+@pytest.mark.parametrize("background", [False, True], ids=["inline", "worker-thread"])
+def test_warc_digests_check_out_with_warcio(tmp_path: Path, background: bool) -> None:
+    path = tmp_path / "c.warc.gz"
+    out = WarcOutput(path, background=background)
+    bodies = [f"<html>page {i} {'x' * (i * 997)}</html>".encode() for i in range(40)]
+    for i, body in enumerate(bodies):
+        out.write(_result(f"http://h.example/{i}", body))
+        if i == 20:
+            out.write_revisit(_result("http://h.example/3", bodies[3]))
+    committed = out.sync()
+    out.close()
+    assert committed == path.stat().st_size  # sync waited for every record given
+    with open(path, "rb") as fh:
+        records = []
+        for rec in ArchiveIterator(fh, check_digests="raise"):  # a wrong digest raises
+            records.append((rec.rec_type, rec.rec_headers, rec.content_stream().read()))
+    assert [r[0] for r in records[:3]] == ["warcinfo", "response", "request"]
+    assert len(records) == 1 + 2 * 41
+    responses = [r for r in records if r[0] == "response"]
+    # the order given, whichever thread built the records
+    assert [r[1].get_header("WARC-Target-URI") for r in responses] == [f"http://h.example/{i}" for i in range(40)]
+    for (_, headers, body), expected in zip(responses, bodies, strict=True):
+        assert body == expected
+        assert headers.get_header("WARC-Payload-Digest") == _b32_sha1(expected)
+        assert headers.get_header("WARC-Date").endswith("Z")
+    revisit = next(r for r in records if r[0] == "revisit")
+    assert revisit[1].get_header("WARC-Profile") == "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+    assert revisit[1].get_header("WARC-Payload-Digest") == _b32_sha1(bodies[3])
+    assert revisit[2] == b""  # the head only: the payload is the first fetch's
+    assert gzip.decompress(path.read_bytes()).count(b"WARC/1.1\r\n") == len(records)
+
+
+def test_warc_records_block_digest_covers_http_head_and_body(tmp_path: Path) -> None:
+    path = tmp_path / "c.warc.gz"
+    out = WarcOutput(path)
+    out.write(_result("http://h.example/a", b"<p>body</p>"))
+    out.close()
+    raw = gzip.decompress(path.read_bytes())
+    response = raw.split(b"WARC/1.1\r\n")[2]  # after the warcinfo record
+    head, block = response.split(b"\r\n\r\n", 1)
+    block = block[: -len(b"\r\n\r\n")]
+    length = int(re.search(rb"Content-Length: (\d+)", head).group(1))  # type: ignore[union-attr]
+    assert length == len(block)
+    assert block.startswith(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 11\r\n\r\n")
+    assert block.endswith(b"<p>body</p>")
+    assert b"WARC-Block-Digest: " + _b32_sha1(block).encode() in head
+
+
+def test_http_heads_are_what_warcio_would_store() -> None:
+    # a non-ASCII header value is %-encoded as warcio does (RFC 8187); the rest is plain
+    result = _result("http://h.example/a?x=1", b"abc")
+    result.headers["Content-Disposition"] = 'attachment; filename="résumé.html"'
+    result.headers["X-Plain"] = "v"
+    theirs = StatusAndHeaders(
+        "200 OK",
+        [("Content-Type", "text/html"), ("Content-Disposition", 'attachment; filename="résumé.html"'),
+         ("X-Plain", "v"), ("Content-Length", "3")],
+        protocol="HTTP/1.1",
+    )  # fmt: skip
+    assert response_head(result) == theirs.to_ascii_bytes()
+    request = StatusAndHeaders("GET /a?x=1 HTTP/1.1", list(result.request_headers.items()), is_http_request=True)
+    assert request_head(result) == request.to_ascii_bytes()

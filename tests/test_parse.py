@@ -98,3 +98,37 @@ def test_real_euc_kr_page_decodes() -> None:
     assert hangul > 100
     assert "\ufffd" not in page.text[:2000]
     assert page.lang == "ko"
+
+
+def test_links_only_of_the_handmade_page() -> None:
+    page = parse_html("http://page.example/a/b.html", PAGE, links_only=True)
+    assert (page.title, page.lang) == ("Ein Titel", "de-at")
+    # the links of the full parse, in its order (frames last), with counts and nofollow
+    assert [(link.url, link.count, link.nofollow) for link in page.links] == [
+        ("http://base.example/dir/one.html", 2, False),
+        ("http://base.example/two.html", 1, True),
+        ("http://other.example/map", 1, False),
+        ("http://frames.example/f.html", 1, False),
+    ]
+    assert all(link.anchor == link.context == "" for link in page.links)
+    assert (page.text, page.meta, page.class_names, page.ids) == ("", {}, frozenset(), frozenset())
+    two = parse_html("http://page.example/a/b.html", PAGE, links_only=True, max_links=2)
+    assert [link.url for link in two.links] == ["http://base.example/dir/one.html", "http://base.example/two.html"]
+
+
+@pytest.mark.parametrize("archive", ["wikispeedia.warc.gz", "webkb.warc.gz", "multilingual-dev.warc.gz"])
+def test_links_only_finds_what_the_full_parse_finds_on_real_pages(archive: str) -> None:
+    pages = 0
+    for rec in iter_responses(shared_file(archive)):
+        if "html" not in rec.content_type.lower():
+            continue
+        full = page_from_bytes(rec.url, rec.body, rec.content_type)
+        lean = parse_html(rec.url, full.html, links_only=True)
+        assert [(k.url, k.count, k.nofollow) for k in lean.links] == [
+            (k.url, k.count, k.nofollow) for k in full.links
+        ], rec.url
+        assert (lean.title, lean.lang) == (full.title, full.lang), rec.url
+        pages += 1
+        if pages == 400:
+            break
+    assert pages == 400

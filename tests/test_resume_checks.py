@@ -124,7 +124,7 @@ def test_verify_committed_by_hand(tmp_path: Path) -> None:
     # a lone warcinfo record (a run killed before its first commit) may be restarted
     warc.write_bytes(warc.read_bytes()[:info_end])
     verify_committed(warc, 0, warc=True)
-    assert gzip.decompress(warc.read_bytes()).startswith(b"WARC/1.0\r\nWARC-Type: warcinfo\r\n")
+    assert gzip.decompress(warc.read_bytes()).startswith(b"WARC/1.1\r\nWARC-Type: warcinfo\r\n")
 
 
 def test_outputs_are_cut_only_when_first_used(tmp_path: Path) -> None:

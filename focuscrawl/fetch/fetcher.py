@@ -27,7 +27,7 @@ from focuscrawl.fetch.robots import RobotsCache, user_agent_token
 from focuscrawl.fetch.transport import Answer, Transport, TransportError, flat_headers
 from focuscrawl.settings import FetchSettings
 from focuscrawl.types import FetchResult
-from focuscrawl.urls import host_of, normalize_url
+from focuscrawl.urls import host_of, hostname_of, normalize_url
 
 __all__ = ["HttpFetcher", "parse_retry_after"]
 
@@ -41,6 +41,7 @@ _SNIFF_BYTES = 1024
 _CHUNK = 64 * 1024
 # errors that mean the host could not be reached at all (not an answer from it)
 _UNREACHABLE = frozenset({"dns", "blocked-address", "ssl", "connect", "proxy"})
+_HOSTS_CACHED = 65536  # host names whose address check is remembered
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
@@ -123,6 +124,7 @@ class HttpFetcher:
             "Accept-Encoding": "gzip, deflate",
         }
         self._open = False
+        self._allowed_hosts: dict[str, bool] = {}
 
     @staticmethod
     def _check_proxy(proxy: str | None) -> str | None:
@@ -189,10 +191,16 @@ class HttpFetcher:
 
     def _address_allowed(self, url: str) -> bool:
         try:
-            hostname = urlsplit(url).hostname or ""
+            hostname = hostname_of(url).lower()
         except ValueError:
             return False
-        return self._policy.check_target(hostname)
+        # the policy's answer depends on the name alone: asked once per host
+        allowed = self._allowed_hosts.get(hostname)
+        if allowed is None:
+            if len(self._allowed_hosts) >= _HOSTS_CACHED:
+                self._allowed_hosts.clear()
+            allowed = self._allowed_hosts[hostname] = self._policy.check_target(hostname)
+        return allowed
 
     async def _admit(self, url: str) -> str | None:
         """Why ``url`` may not be requested (address, robots.txt), or None."""

@@ -19,34 +19,22 @@ cut itself is made at the first write or sync, so that a later check failing
 
 from __future__ import annotations
 
-import base64
 import errno
-import hashlib
 import io
 import json
 import os
 import tempfile
 import zlib
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import fields
 from pathlib import Path
 from typing import IO, Any
-from urllib.parse import urlsplit
-
-from warcio.recordloader import ArcWarcRecord
-from warcio.statusandheaders import StatusAndHeaders
-from warcio.warcwriter import WARCWriter
 
 from focuscrawl.exceptions import ConfigError, ResumeError
+from focuscrawl.output import warc_records
 from focuscrawl.types import FetchResult, PageRecord
-
-_HOP_BY_HOP = frozenset(
-    h.lower()
-    for h in (
-        "Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "TE", "Trailer",
-        "Transfer-Encoding", "Upgrade", "Content-Encoding", "Content-Length",
-    )
-)  # fmt: skip
-
 
 _RECORD_FIELDS = tuple(f.name for f in fields(PageRecord) if f.name != "extra")
 
@@ -110,76 +98,89 @@ class _AppendFile:
 
 
 class WarcOutput(_AppendFile):
-    """``corpus.warc.gz``: a request and a response record per fetched URL."""
+    """``corpus.warc.gz``: a response and a request record per fetched URL.
 
-    def __init__(self, path: Path, offset: int | None = None, *, software: str = "focuscrawl") -> None:
+    Records are built and compressed on one worker thread (``background``), where
+    hashlib and zlib run without the GIL, so the event loop goes on with the next
+    page meanwhile; the main thread writes the finished records in the order they
+    were given. :meth:`sync` and :attr:`offset` first wait for every record given
+    so far: what a commit records as written is on disk.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        offset: int | None = None,
+        *,
+        software: str = "focuscrawl",
+        level: int = warc_records.GZIP_LEVEL,
+        background: bool = False,
+    ) -> None:
         super().__init__(path, offset)
         self._software = software
-        self._writer = WARCWriter(self._fh, gzip=True)
+        self._level = level
+        self._pending: deque[Future[bytes]] = deque()
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="warc") if background else None
 
     def _verify(self, offset: int) -> None:
         verify_committed(self.path, offset, warc=True)
 
     def _start(self) -> None:
         if self._fh.tell() == 0:
-            info = self._writer.create_warcinfo_record(
-                self.path.name, {"software": self._software, "format": "WARC File Format 1.1"}
-            )
-            self._writer.write_record(info)
+            info = {"software": self._software, "format": "WARC File Format 1.1"}
+            self._put(warc_records.warcinfo(self.path.name, info, level=self._level))
 
-    @staticmethod
-    def _http(result: FetchResult) -> tuple[str, StatusAndHeaders, StatusAndHeaders]:
-        """The URL, the request head and the response head of an exchange."""
-        url = result.final_url or result.url
-        parts = urlsplit(url)
-        target = parts.path + ("?" + parts.query if parts.query else "")
-        req_headers = list(result.request_headers.items()) or [("Host", parts.netloc)]
-        request = StatusAndHeaders(f"GET {target} HTTP/1.1", req_headers, is_http_request=True)
-        headers = [(k, v) for k, v in result.headers.items() if k.lower() not in _HOP_BY_HOP]
-        headers.append(("Content-Length", str(len(result.body))))
-        status_line = f"{result.status} {result.reason}".strip()
-        http = StatusAndHeaders(status_line, headers, protocol=f"HTTP/{result.http_version}")
-        return url, request, http
+    def _put(self, data: bytes) -> None:
+        try:
+            self._fh.write(data)
+        except OSError as exc:  # a full disk
+            raise self._named(exc) from None
+
+    def _submit(self, build: Callable[..., bytes], result: FetchResult) -> None:
+        if not self._ready:
+            self._prepare()  # the cut to the committed offset, at the first use
+        if self._pool is None:
+            self._put(build(result, level=self._level))
+            return
+        self._pending.append(self._pool.submit(build, result, level=self._level))
+        # finished records go out as they come; a full queue (the worker is behind) waits
+        self._drain(wait=len(self._pending) > _MAX_PENDING)
+
+    def _drain(self, *, wait: bool) -> None:
+        """Write the finished records at the head of the queue (all of them, ``wait``)."""
+        pending = self._pending
+        while pending and (wait or pending[0].done()):
+            self._put(pending.popleft().result())
+
+    @property
+    def offset(self) -> int:
+        self._drain(wait=True)
+        return super().offset
+
+    def sync(self) -> int:
+        self._drain(wait=True)
+        return super().sync()
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown(wait=True)
+
+    def write(self, result: FetchResult) -> None:
+        """Archive one HTTP exchange (its final URL after redirects)."""
+        self._submit(warc_records.exchange, result)
 
     def write_revisit(self, result: FetchResult) -> None:
         """A re-crawl that found the payload unchanged: a ``revisit`` record
         (identical-payload-digest profile) instead of a second copy of the body."""
-        url, request, http = self._http(result)
-        digest = "sha1:" + base64.b32encode(hashlib.sha1(result.body).digest()).decode("ascii")
-        revisit = self._writer.create_revisit_record(url, digest, url, "", http_headers=http)
-        # WARC-Refers-To-Date is optional (WARC 1.1, 5.14): the first fetch's date is not kept
-        revisit.rec_headers.remove_header("WARC-Refers-To-Date")
-        req_record = self._writer.create_warc_record(
-            url, "request", payload=io.BytesIO(b""), length=0, http_headers=request
-        )
-        self._write_pair(req_record, revisit)
+        self._submit(warc_records.revisit, result)
 
-    def _write_pair(self, request: ArcWarcRecord, response: ArcWarcRecord) -> None:
-        if not self._ready:
-            self._prepare()  # the cut to the committed offset, at the first use
-        try:
-            self._writer.write_request_response_pair(request, response)
-        except OSError as exc:  # a full disk
-            raise self._named(exc) from None
 
-    def write(self, result: FetchResult) -> None:
-        """Archive one HTTP exchange (its final URL after redirects)."""
-        url, request, http = self._http(result)
-        warc_headers: dict[str, str] = {}
-        if result.truncated:
-            warc_headers["WARC-Truncated"] = "length"
-        response = self._writer.create_warc_record(
-            url,
-            "response",
-            payload=io.BytesIO(result.body),
-            length=len(result.body),
-            http_headers=http,
-            warc_headers_dict=warc_headers,
-        )
-        req_record = self._writer.create_warc_record(
-            url, "request", payload=io.BytesIO(b""), length=0, http_headers=request
-        )
-        self._write_pair(req_record, response)
+# Records given to the worker and not yet written: bounds the memory a slow disk
+# or a busy worker can hold (each is at most a body of fetch.max_body_size).
+_MAX_PENDING = 64
 
 
 class JsonlOutput(_AppendFile):

@@ -99,6 +99,9 @@ def bound_nesting(html: str, max_depth: int = MAX_DEPTH) -> tuple[str, int]:
     # the depth cannot exceed the number of start tags that nest: most pages stop here
     starts = html.count("<") - html.count("</")
     if starts > max_depth:
+        # the openings as written first (mostly lower case), without a lower-cased copy
+        if starts - sum(html.count(opening) for opening in _COMMON_FLAT) <= max_depth:
+            return html, 0
         low = html.lower()
         starts -= sum(low.count(opening) for opening in _COMMON_FLAT)
     if starts <= max_depth:

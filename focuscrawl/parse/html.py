@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from selectolax.lexbor import LexborHTMLParser as HTMLParser
 from selectolax.lexbor import LexborNode as Node
@@ -96,6 +97,18 @@ def _visible_tree(html: str) -> HTMLParser:
     return tree
 
 
+# An absolute href normalises the same on every page: pages of a site repeat their
+# menus and cross-links, so the normalised form is kept across pages (bounded).
+_absolute_target = lru_cache(maxsize=1 << 15)(normalize_url)
+
+
+def _target(href: str, base: str) -> str | None:
+    """``normalize_url(href, base)``, from the cross-page cache for absolute hrefs."""
+    if href.startswith(("http://", "https://")):
+        return _absolute_target(href)
+    return normalize_url(href, base)
+
+
 def _link(node: Node, base: str, targets: dict[str, str | None]) -> tuple[str, str, int, bool] | None:
     """(target, anchor, anchor words, nofollow) of a link element, None if it has no http(s) target.
 
@@ -109,7 +122,7 @@ def _link(node: Node, base: str, targets: dict[str, str | None]) -> tuple[str, s
     if href in targets:
         target = targets[href]
     else:
-        target = targets[href] = normalize_url(href, base)
+        target = targets[href] = _target(href, base)
     if target is None:
         return None
     anchor = " ".join(node.text(deep=True).split()) or (attrs.get("alt") or "").strip()
@@ -172,6 +185,7 @@ def parse_html(
     *,
     context_words: int = 20,
     max_links: int = 0,
+    links_only: bool = False,
 ) -> Page:
     """Parse decoded HTML of the page at ``url`` (a normalised URL).
 
@@ -179,6 +193,11 @@ def parse_html(
     per target: ``Link.count`` is the number of occurrences, anchor and context
     are those of the first occurrence. ``max_links`` (0 = all) keeps the first
     distinct targets in document order.
+
+    ``links_only``: the page's title, language and links (URL, count, nofollow),
+    the same as a full parse gives, but no text, anchors, contexts, meta, class
+    names or ids (left empty): for strategies that read nothing else (bfs,
+    OPIC), at a third of the cost.
     """
     html = guard_html(html).html  # hostile markup would stall the parser (see parse.guard)
     tree = HTMLParser(html)
@@ -189,6 +208,9 @@ def parse_html(
     title = tree.css_first("title")
     if title is not None:
         page.title = _clean(title.text())
+    if links_only:
+        page.links = _links_only(tree, url, max_links)
+        return page
     meta: dict[str, str] = {}
     for node in tree.css("meta"):
         key = node.attributes.get("name") or node.attributes.get("property") or node.attributes.get("http-equiv")
@@ -198,10 +220,7 @@ def parse_html(
     page.meta = meta
     page.class_names, page.ids = class_names_and_ids(tree)
 
-    base = url
-    base_node = tree.css_first("base[href]")
-    if base_node is not None:
-        base = normalize_url(base_node.attributes.get("href") or "", url) or url
+    base = _base_url(tree, url)
 
     # frames live outside <body>: collect their targets before the invisible parts go
     frame_targets = [n.attributes.get("src") or "" for n in tree.css("frame[src]")]
@@ -236,16 +255,61 @@ def parse_html(
     return page
 
 
+def _base_url(tree: HTMLParser, url: str) -> str:
+    base_node = tree.css_first("base[href]")
+    if base_node is None:
+        return url
+    return normalize_url(base_node.attributes.get("href") or "", url) or url
+
+
+def _links_only(tree: HTMLParser, url: str, max_links: int) -> list[Link]:
+    """The links a full parse finds, in its order, with URL, count and nofollow only."""
+    base = _base_url(tree, url)
+    frame_targets = [n.attributes.get("src") or "" for n in tree.css("frame[src]")]
+    _drop_invisible(tree)  # links in scripts, templates, svg... are not links (as in a full parse)
+    body = tree.body or tree.root
+    found: list[tuple[str, bool]] = []
+    if body is not None:
+        targets: dict[str, str | None] = {}
+        for node in itertools.islice(body.css(_LINK_SELECTOR), MAX_LINK_ELEMENTS):
+            attrs = node.attributes
+            href = attrs.get(_LINK_TAGS[node.tag or ""])
+            if not href:
+                continue
+            if href in targets:
+                target = targets[href]
+            else:
+                target = targets[href] = _target(href, base)
+            if target is not None:
+                found.append((target, "nofollow" in (attrs.get("rel") or "").lower()))
+    for src in frame_targets:
+        target = normalize_url(src, base)
+        if target is not None:
+            found.append((target, False))
+    counts: dict[str, int] = {}
+    nofollow: dict[str, bool] = {}
+    for target, nf in found:
+        if target in counts:
+            counts[target] += 1
+        elif not max_links or len(counts) < max_links:
+            counts[target] = 1
+            nofollow[target] = nf
+    return [Link(target, count=n, nofollow=nofollow[target]) for target, n in counts.items()]
+
+
 def page_from_fetch(
     result: FetchResult,
     *,
     context_words: int = 20,
     max_links: int = 0,
+    links_only: bool = False,
 ) -> Page:
     """Decode and parse a fetched HTML response into a Page (status, headers kept)."""
     charset = result.charset or detect_charset(result.content_type, result.body)
     html = decode_html(result.body, charset)
-    page = parse_html(result.final_url, html, context_words=context_words, max_links=max_links)
+    page = parse_html(
+        result.final_url, html, context_words=context_words, max_links=max_links, links_only=links_only
+    )
     page.status = result.status
     page.content_type = result.content_type
     page.charset = charset

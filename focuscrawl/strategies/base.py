@@ -124,6 +124,10 @@ class Strategy(ABC):
     layered: ClassVar[bool] = False
     #: the strategy cannot work without a relevance model
     needs_model: ClassVar[bool] = False
+    #: ``on_page`` reads more than the page's links (URL, count, nofollow), its title
+    #: and language: its text, meta, class names, or the links' anchors and contexts.
+    #: False (and no model or filter that reads them): the page is parsed for its links only.
+    needs_text: ClassVar[bool] = True
     #: per-URL columns the strategy reads and writes besides the score
     columns: ClassVar[tuple[str, ...]] = ()
     #: the strategy asks for re-crawls (the engine then keeps payload digests)

@@ -16,6 +16,7 @@ from focuscrawl.types import Decision, LinkScore, Merge, Page, QueuedURL
 class BreadthFirstStrategy(Strategy):
     name: ClassVar[str] = "bfs"
     merge: ClassVar[Merge] = Merge.KEEP
+    needs_text: ClassVar[bool] = False  # links only
 
     def on_page(self, page: Page, relevance: float | None, queued: QueuedURL) -> Decision:
         return Decision(links=[LinkScore(link, 0.0) for link in page.links])

@@ -46,6 +46,8 @@ class LinkFilter(ABC):
 
     name: ClassVar[str] = ""
     Params: ClassVar[type[Any]] = NoParams
+    #: ``keep`` reads the page's text or the links' anchors or contexts (as Strategy.needs_text)
+    needs_text: ClassVar[bool] = True
 
     def __init__(self, base_dir: Path | None = None, **params: Any) -> None:
         self.base_dir = base_dir or Path(".")
@@ -74,6 +76,7 @@ class HostBlacklistFilter(LinkFilter):
 
     name: ClassVar[str] = "host-blacklist"
     Params: ClassVar[type[Any]] = HostBlacklistParams
+    needs_text: ClassVar[bool] = False  # link URLs only
 
     def __init__(self, base_dir: Path | None = None, **params: Any) -> None:
         super().__init__(base_dir, **params)
@@ -108,6 +111,7 @@ class RelevanceGateFilter(LinkFilter):
 
     name: ClassVar[str] = "relevance-gate"
     Params: ClassVar[type[Any]] = RelevanceGateParams
+    needs_text: ClassVar[bool] = False  # the verdict only
 
     def keep(self, page: Page, links: Sequence[Link], verdict: Verdict) -> list[Link]:
         if self.p.min_relevance is not None:

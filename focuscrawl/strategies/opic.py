@@ -36,6 +36,7 @@ class OpicStrategy(Strategy):
 
     name: ClassVar[str] = "opic"
     merge: ClassVar[Merge] = Merge.ADD
+    needs_text: ClassVar[bool] = False  # cash follows the links, whatever they say
     columns: ClassVar[tuple[str, ...]] = (HISTORY,)
     Params: ClassVar[type[Any]] = OpicParams
 
