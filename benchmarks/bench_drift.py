@@ -177,6 +177,12 @@ class Profiler:
         self.running = None
 
 
+def _function(frame: str) -> str:
+    """``name (file:line)`` without its line, so that a function counts once."""
+    head, colon, line = frame.rpartition(":")
+    return f"{head})" if colon and line.rstrip(")").isdigit() else frame
+
+
 def read_collapsed(path: Path) -> tuple[collections.Counter[str], collections.Counter[str]]:
     """(self samples, inclusive samples) per function of a py-spy raw file."""
     own: collections.Counter[str] = collections.Counter()
@@ -189,39 +195,43 @@ def read_collapsed(path: Path) -> tuple[collections.Counter[str], collections.Co
             continue
         n = int(number)
         # a frame is "function (file:line)"; lines are dropped so a function counts once
-        frames = [frame.rpartition(":")[0] or frame for frame in stack.split(";")]
+        frames = [_function(frame) for frame in stack.split(";")]
         own[frames[-1]] += n
         for frame in set(frames):
             incl[frame] += n
     return own, incl
 
 
-def report_profiles(profiler: Profiler, top: int) -> None:
-    if set(profiler.files) != {"first", "last"}:
+def report_profiles(
+    files: dict[str, tuple[Path, int, int]], cpu_ms: dict[str, float], top: int
+) -> None:
+    """Functions by estimated CPU ms per page in each window, largest growth first.
+
+    py-spy counts a sample whenever the thread is not idle, waiting for a CPU
+    included, so on a loaded machine samples overstate CPU time; a function's
+    share of the window's samples times the window's measured CPU ms per page
+    is the estimate printed.
+    """
+    if set(files) != {"first", "last"}:
         print("profile: both windows were not recorded")
         return
-    counts: dict[str, tuple[collections.Counter[str], collections.Counter[str]]] = {}
-    pages: dict[str, int] = {}
-    for name, (path, lo, hi) in profiler.files.items():
-        counts[name] = read_collapsed(path)
-        pages[name] = max(1, hi - lo)
+    counts = {name: read_collapsed(path) for name, (path, _, _) in files.items()}
+    for name, (path, lo, hi) in files.items():
         print(
             f"profile {name}: pages {lo}..{hi}, {sum(counts[name][0].values())} samples -> {path}"
         )
     for kind, index in (("self", 0), ("inclusive", 1)):
-        first, last = counts["first"][index], counts["last"][index]
-        n_first, n_last = pages["first"], pages["last"]
-        growth = {
-            f: 10 * (last[f] / n_last - first[f] / n_first)  # samples at 100 Hz: 10 ms each
-            for f in set(first) | set(last)
-        }
-        print(f"\n{kind} CPU ms per page (py-spy samples x 10 ms / pages), largest growth first")
+        est: dict[str, dict[str, float]] = {}
+        for name in ("first", "last"):
+            own = counts[name][0]
+            total = max(1, sum(own.values()))
+            est[name] = {f: n / total * cpu_ms[name] for f, n in counts[name][index].items()}
+        first, last = est["first"], est["last"]
+        growth = {f: last.get(f, 0.0) - first.get(f, 0.0) for f in set(first) | set(last)}
+        print(f"\n{kind} CPU ms per page (share of py-spy samples x measured CPU ms per page)")
         print(f"{'first':>8} {'last':>8} {'growth':>8}  function")
         for f in sorted(growth, key=lambda f: -growth[f])[:top]:
-            print(
-                f"{10 * first[f] / n_first:8.3f} {10 * last[f] / n_last:8.3f} "
-                f"{growth[f]:+8.3f}  {f[:110]}"
-            )
+            print(f"{first.get(f, 0.0):8.3f} {last.get(f, 0.0):8.3f} {growth[f]:+8.3f}  {f[:110]}")
 
 
 def run(args: argparse.Namespace, work: Path) -> int:
@@ -337,7 +347,9 @@ def run(args: argparse.Namespace, work: Path) -> int:
           f"shutdown included), CPU {cpu:.1f} s = {1000 * cpu / max(1, pages):.3f} ms per page, "
           f"max RSS {usage.ru_maxrss / 1e3:.0f} MB; load average now {os.getloadavg()[0]:.2f}")  # fmt: skip
     if profiler is not None:
-        report_profiles(profiler, args.top)
+        report_profiles(
+            profiler.files, {"first": first["cpu_ms"], "last": last["cpu_ms"]}, args.top
+        )
     return 0
 
 

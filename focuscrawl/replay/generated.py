@@ -48,6 +48,8 @@ MISSING_PER_MILLE = 10  # pages that answer 404
 REDIRECT_PER_MILLE = 10  # pages that answer 301 to their /dir/ form
 ROBOTS_DISALLOW_PERCENT = 8
 ROBOTS_MISSING_PERCENT = 1
+ROBOTS_ALLOW = "User-agent: *\nDisallow:\n"
+ROBOTS_DISALLOW = "User-agent: *\nDisallow: /archive/\n"
 _MASK = (1 << 64) - 1
 
 SECTIONS = (
@@ -125,22 +127,17 @@ class GeneratedWeb(ArchiveWeb):
         width = max(4, len(str(hosts - 1)))
         self.host_names: list[str] = []
         self._sections: list[tuple[str, ...]] = []
-        self._robots: list[int] = []  # 200 allow-all, 403 (stands for: disallow /archive/), 404
+        self._robots: list[str | None] = []  # None: the host has no robots.txt (404)
         for k in range(hosts):
             prefix = rng.choices(("www.", "", "blog.", "shop.", "news."), (70, 15, 5, 5, 5))[0]
             tld = rng.choices(("org", "com", "net", "de", "fr"), (40, 40, 10, 5, 5))[0]
             self.host_names.append(f"{prefix}site{k:0{width}d}.example.{tld}")
             draw = rng.randrange(100)
-            kind = (
-                404
-                if draw < ROBOTS_MISSING_PERCENT
-                else 403
-                if draw < ROBOTS_MISSING_PERCENT + ROBOTS_DISALLOW_PERCENT
-                else 200
-            )
-            self._robots.append(kind)
+            missing = draw < ROBOTS_MISSING_PERCENT
+            disallow = not missing and draw < ROBOTS_MISSING_PERCENT + ROBOTS_DISALLOW_PERCENT
+            self._robots.append(None if missing else ROBOTS_DISALLOW if disallow else ROBOTS_ALLOW)
             sections = rng.sample(SECTIONS, rng.randint(3, 8))
-            if kind == 403 and "archive" not in sections:
+            if disallow and "archive" not in sections:
                 sections[0] = "archive"  # so that the rule disallows pages that exist
             self._sections.append(tuple(sections))
         self._host_index = {name: k for k, name in enumerate(self.host_names)}
@@ -151,7 +148,7 @@ class GeneratedWeb(ArchiveWeb):
     @staticmethod
     def _sentence(rng: random.Random) -> str:
         words = [
-            rng.choice(("The", "A", "Our", "This", "Every")),
+            rng.choice(("The", "One", "Our", "This", "Every")),
             rng.choice(_ADJ),
             rng.choice(_NOUN),
         ]
@@ -222,12 +219,7 @@ class GeneratedWeb(ArchiveWeb):
 
     def robots_of(self, host: int) -> str | None:
         """The robots.txt of a host, None when it has none."""
-        kind = self._robots[host]
-        if kind == 404:
-            return None
-        return (
-            "User-agent: *\nDisallow: /archive/\n" if kind == 403 else "User-agent: *\nDisallow:\n"
-        )
+        return self._robots[host]
 
     def links_of(self, page: int) -> list[int]:
         """The pages a page links to, in document order, without duplicates."""
