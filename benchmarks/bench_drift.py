@@ -17,7 +17,10 @@ at a page count are interpolated between two samples. Printed:
 * per slice of ``--slice`` pages: pages/s and crawler CPU ms per page;
 * the first and the last ``--window`` pages (the first starts at the first
   line written, so start-up is not counted): pages/s, crawler CPU ms per page,
-  server CPU ms per page, and last / first (the drift: 1.00 = none);
+  server CPU ms per page, and last / first (the drift: 1.00 = none); the
+  server's own last / first is printed as a control (its work per page is about
+  the same in both windows, so it moves with the machine's load), and the
+  crawler's drift divided by it;
 * the whole run from process start to exit (CPU from the child's rusage).
 
 ``--profile DIR`` also runs ``py-spy record`` (non-blocking, raw collapsed
@@ -340,6 +343,12 @@ def run(args: argparse.Namespace, work: Path) -> int:
               f"{s['cpu_share']:9.2f}  {s['server_ms']:14.3f}")  # fmt: skip
     print(f"  drift (last / first): pages/s {last['rate'] / first['rate']:.3f}, "
           f"CPU per page {last['cpu_ms'] / first['cpu_ms']:.3f}")  # fmt: skip
+    # the server does the same work per page in both windows, so its CPU per page moves
+    # only with the machine (other processes sharing the cores inflate CPU time)
+    if first["server_ms"] > 0 and last["server_ms"] > 0:
+        machine = last["server_ms"] / first["server_ms"]
+        print(f"  server CPU per page last / first {machine:.3f}; crawler drift over it "
+              f"{last['cpu_ms'] / first['cpu_ms'] / machine:.3f}")  # fmt: skip
     assert usage is not None
     cpu = usage.ru_utime + usage.ru_stime
     pages = counter.count()
