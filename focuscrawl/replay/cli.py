@@ -1,5 +1,8 @@
 """``focuscrawl replay ARCHIVE.warc.gz [...] --port P``: serve archives as a web on loopback.
 
+``focuscrawl replay --generated N_PAGES --hosts N_HOSTS --seed S`` serves a
+generated web instead (:mod:`focuscrawl.replay.generated`), the same way.
+
 Also runnable as ``python -m focuscrawl.replay.cli`` (``ReplayProcess`` does
 that, so that a crawler and the server do not share one interpreter's GIL).
 The first line on stdout is always
@@ -17,13 +20,24 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from focuscrawl.exceptions import FocuscrawlError
+from focuscrawl.replay.archive import ArchiveIndex
 from focuscrawl.replay.faults import FaultPlan
+from focuscrawl.replay.generated import GeneratedWeb
 from focuscrawl.replay.server import ReplayServer
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "archives", nargs="+", type=Path, metavar="ARCHIVE", help="WARC files to serve"
+        "archives", nargs="*", type=Path, metavar="ARCHIVE", help="WARC files to serve"
+    )
+    parser.add_argument(
+        "--generated",
+        type=int,
+        metavar="N_PAGES",
+        help="serve a generated web of N_PAGES pages instead of archives (deterministic from --seed)",
+    )
+    parser.add_argument(
+        "--hosts", type=int, default=2000, help="hosts of the generated web (default: %(default)s)"
     )
     parser.add_argument("--host", default="127.0.0.1", help="loopback address to listen on")
     parser.add_argument(
@@ -45,7 +59,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="inject a fault: KIND timeout|500|503|429|reset|slow|truncate; options "
         "p=PROB, first=N (first N requests of each URL), retry-after=S, chunk=B, pause=S",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of probabilistic faults")
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of probabilistic faults and of the generated web"
+    )
     parser.add_argument(
         "--ca-dir", type=Path, help="directory for the https CA (default: temporary)"
     )
@@ -66,6 +82,8 @@ def _fail(message: str) -> int:
 
 
 async def _serve(args: argparse.Namespace, plan: FaultPlan) -> int:
+    # a generated web takes the place of the archives' index: same server, same wire
+    index = ArchiveIndex() if args.generated is not None else None
     server = ReplayServer(
         args.archives,
         host=args.host,
@@ -73,7 +91,13 @@ async def _serve(args: argparse.Namespace, plan: FaultPlan) -> int:
         log_path=args.log,
         faults=plan,
         ca_dir=args.ca_dir,
+        index=index,
     )
+    if args.generated is not None:
+        try:
+            server.web = GeneratedWeb(args.generated, args.hosts, args.seed)
+        except FocuscrawlError as exc:
+            return _fail(str(exc))
     try:
         await server.start()
     except FocuscrawlError as exc:
@@ -84,11 +108,16 @@ async def _serve(args: argparse.Namespace, plan: FaultPlan) -> int:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
+    web = server.web
+    urls = len(web) if isinstance(web, GeneratedWeb) else len(server.index)
     print(
-        f"replay: serving {len(server.index)} URLs from {len(server.archives)} archives "
-        f"on {server.proxy_url}",
+        f"replay: serving {urls} URLs from {len(server.archives)} archives on {server.proxy_url}",
         flush=True,
     )
+    if isinstance(web, GeneratedWeb):
+        print(
+            f"replay: generated web of {web.pages} pages on {web.host_count} hosts, seed {web.seed}"
+        )
     print(f"replay: CA certificate for https tunnels: {server.ca_cert_path}", flush=True)
     try:
         await stop.wait()
@@ -103,6 +132,10 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"--host must be a loopback address, not {args.host!r}")
     if not 0 <= args.port <= 65535:
         return _fail(f"--port must be in 0..65535, not {args.port}")
+    if args.generated is not None and args.archives:
+        return _fail("give ARCHIVE files or --generated, not both")
+    if args.generated is None and not args.archives:
+        return _fail("give ARCHIVE files to serve, or --generated N_PAGES")
     for path in args.archives:
         if not Path(path).is_file():
             return _fail(f"{path}: no such archive")
