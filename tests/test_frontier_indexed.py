@@ -41,10 +41,10 @@ def test_colliding_fingerprints_are_told_apart(
     """Equal ``h``: linear probing puts the later URLs in the next slots, ``h2`` tells them apart."""
     fake = {f"http://a/{i}": (0, i) for i in range(8)} | {"http://b/x": (1, 99)}
     monkeypatch.setattr("focuscrawl.frontier.indexed_reads.url_key", fake.__getitem__)
-    for module in ("indexed", "indexed_columns"):
+    for module in ("indexed_adds", "indexed_columns"):
         monkeypatch.setattr(
             f"focuscrawl.frontier.{module}.fingerprints",
-            lambda urls: np.array([fake[u] for u in urls], np.int64).reshape(-1, 2),
+            lambda urls, strict=False: np.array([fake[u] for u in urls], np.int64).reshape(-1, 2),
         )
     path = tmp_path / "f.db"
     db = IndexedFrontier(path)
@@ -207,7 +207,7 @@ def test_damaged_journal_is_a_clear_error(tmp_path: Path) -> None:
 def test_sqlite_store_file_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "f.db"
     SqliteFrontier(path).close()
-    with pytest.raises(FrontierError, match="has schema 3, not indexed-2"):
+    with pytest.raises(FrontierError, match="has schema 3, not indexed-3"):
         IndexedFrontier(path)
 
 

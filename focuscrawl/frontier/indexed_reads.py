@@ -1,31 +1,87 @@
 """Reads of the indexed crawl DB: rows, states, parents, counts, listing, meta.
 
 Hot values (score, state, host, layer, tier, extra columns) come from the arrays;
-URL text, depth and parents from SQLite's cold tables, one indexed lookup per URL.
+URL text, depth and parents from SQLite's cold tables, one indexed lookup per URL,
+after the pending cold rows are flushed (:mod:`~focuscrawl.frontier.indexed_cold`).
+``top`` of a small state (FETCHED, usually) reads only the rows of that state,
+which :class:`StateRows` keeps, instead of every row.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Collection, Iterator
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
 from focuscrawl.exceptions import FrontierError
+from focuscrawl.frontier.indexed_cold import ColdWrites
 from focuscrawl.frontier.indexed_schema import TEXT_OF, TEXT_RANGE, url_key
-from focuscrawl.frontier.indexed_table import CHUNK_ROWS, UrlTable
+from focuscrawl.frontier.indexed_table import CHUNK_ROWS, Rows, UrlTable, drop_repeats
 from focuscrawl.frontier.rules import SCORE
 from focuscrawl.types import QueuedURL, URLState
 
 _LIST_CHUNK = 1000
+_SMALL_STATE = 8  # a state is tracked while it holds at most 1/8 of the rows
+
+
+class StateRows:
+    """The rows of the small states asked for by ``top``, so that it need not scan.
+
+    A state is tracked from its first ``top`` (one scan) while it holds at most an
+    eighth of the rows. Every row that enters a tracked state is noted; on a read
+    the notes are merged into the ascending list (ascending: the gathers of a read
+    walk memory in order) and the rows that left the state dropped.
+    """
+
+    def __init__(self, table: UrlTable) -> None:
+        self.table = table
+        self._rows: dict[int, list[Rows]] = {}  # state -> [ascending rows, noted arrays...]
+        self._ones: dict[int, list[int]] = {}  # state -> single rows noted since
+
+    def entered(self, state: int, rows: Rows) -> None:
+        if state in self._rows:
+            self._rows[state].append(rows)
+
+    def entered_one(self, state: int, row: int) -> None:
+        ones = self._ones.get(state)
+        if ones is not None:
+            ones.append(row)
+
+    def rows(self, state: int, count: int) -> Rows | None:
+        """The rows now in ``state`` (``count`` of them), ascending; None: scan instead."""
+        table = self.table
+        if count * _SMALL_STATE > table.n:
+            self._rows.pop(state, None)
+            self._ones.pop(state, None)
+            return None
+        parts = self._rows.get(state)
+        if parts is None:
+            found = [
+                np.flatnonzero(table.state[lo : min(lo + CHUNK_ROWS, table.n)] == state) + lo
+                for lo in range(0, table.n, CHUNK_ROWS)
+            ]
+            parts = self._rows[state] = [np.concatenate([np.empty(0, np.int64), *found])]
+            self._ones[state] = []
+        rows, ones = parts[0], self._ones[state]
+        if len(parts) > 1 or ones:
+            noted = np.unique(np.concatenate([*parts[1:], np.array(ones, np.int64)]))
+            rows = drop_repeats(np.insert(rows, np.searchsorted(rows, noted), noted))
+        kept: Rows = rows[table.state[rows] == state]
+        parts[:], ones[:] = [kept], []
+        return kept
 
 
 class IndexedReads:
     """The read half of :class:`~focuscrawl.frontier.indexed.IndexedFrontier`."""
 
+    path: Path
     _conn: sqlite3.Connection
     _table: UrlTable
+    _cold: ColdWrites
+    _states: StateRows
     _host_names: list[str]
     _host_ids: dict[str, int]
     _counts: npt.NDArray[np.int64]
@@ -33,7 +89,17 @@ class IndexedReads:
     def _row(self, url: str) -> int:
         return self._table.find_one(*url_key(url))
 
+    def _edges_kept(self) -> None:
+        """FrontierError unless this DB keeps parent edges; else flush the pending ones."""
+        if not self._cold.keep_edges:
+            raise FrontierError(
+                f"crawl DB {self.path} keeps no parent edges: a strategy that reads parents"
+                " or children, or raises siblings, sets needs_parents = True"
+            )
+        self._cold.flush()
+
     def _queued(self, row: int) -> QueuedURL:
+        self._cold.flush()
         url, depth, parent = self._conn.execute(TEXT_OF, (row + 1,)).fetchone()
         return self._row_of(row, url, depth, parent)
 
@@ -54,6 +120,7 @@ class IndexedReads:
 
     def parents(self, url: str) -> list[str]:
         """Every recorded parent: the first one first, then in discovery order."""
+        self._edges_kept()
         row = self._row(url)
         if row < 0:
             return []
@@ -67,6 +134,7 @@ class IndexedReads:
 
     def children(self, parent: str) -> list[str]:
         """Every URL that ``parent`` links to, in discovery order."""
+        self._edges_kept()
         row = self._row(parent)
         if row < 0:
             return []
@@ -79,6 +147,7 @@ class IndexedReads:
 
     def children_counts(self, parent: str) -> list[tuple[str, int]]:
         """Every URL that ``parent`` links to with t(parent, url), in discovery order."""
+        self._edges_kept()
         row = self._row(parent)
         if row < 0:
             return []
@@ -107,13 +176,22 @@ class IndexedReads:
     def top(self, column: str, state: URLState = URLState.FETCHED) -> tuple[str, float] | None:
         """The URL in ``state`` with the highest ``column`` (ties: discovery order).
 
-        One vectorised pass, chunk by chunk (~2 ms at a million URLs).
+        A small state reads its own rows (:class:`StateRows`), another one is one
+        vectorised pass, chunk by chunk (~2 ms at a million URLs).
         """
         array, table = self._extra_column(column), self._table
+        wanted = int(state)
         best_row, best = -1, 0.0
-        for lo in range(0, table.n, CHUNK_ROWS):
+        tracked = self._states.rows(wanted, int(self._counts[:, wanted].sum()))
+        if tracked is not None and tracked.size:  # in any order: ties go to the lowest row
+            values = array[tracked]
+            i = int(np.argmax(values))
+            best = float(values[i])
+            ties = tracked[values == best]
+            best_row = int(ties.min()) if ties.size else int(tracked[i])
+        for lo in range(0, table.n if tracked is None else 0, CHUNK_ROWS):
             hi = min(lo + CHUNK_ROWS, table.n)
-            rows = np.flatnonzero(table.state[lo:hi] == int(state))
+            rows = np.flatnonzero(table.state[lo:hi] == wanted)
             if rows.size:
                 values = array[lo:hi][rows]
                 i = int(np.argmax(values))  # the first of equal maxima: discovery order
@@ -121,6 +199,7 @@ class IndexedReads:
                     best_row, best = lo + int(rows[i]), float(values[i])
         if best_row < 0:
             return None
+        self._cold.flush()
         (url,) = self._conn.execute(
             "SELECT url FROM url_text WHERE seq = ?", (best_row + 1,)
         ).fetchone()
@@ -147,6 +226,7 @@ class IndexedReads:
             states = self._table.state[lo:hi]
             wanted = np.ones(hi - lo, bool) if state is None else states == int(state)
             if wanted.any():
+                self._cold.flush()
                 texts = self._conn.execute(TEXT_RANGE, (lo + 1, hi)).fetchall()
                 for seq, url, depth, parent in texts:
                     if wanted[seq - 1 - lo]:

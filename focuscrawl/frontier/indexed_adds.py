@@ -1,0 +1,275 @@
+"""Adding URLs to the indexed crawl DB: one page's out-links in a few array operations.
+
+The common batch is one page's links: distinct URLs, every one with the same
+known parent. :meth:`IndexedAdds._add_page` handles it without a Python step per
+link beyond building its text row: the fingerprints of the links and of their
+parents are looked up together, the known links merge their ``(tier, score)`` in
+one vectorised step, the new ones are appended in one, and their text rows and
+the parent edges wait for the next flush (:mod:`~focuscrawl.frontier.indexed_cold`).
+Any other batch (repeated URLs, an unknown parent, a link to itself or to another
+link of the batch, a value to refuse) goes through :meth:`IndexedAdds._add_items`,
+the general rules written item by item; both give the results of
+:mod:`focuscrawl.frontier.memory`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+import numpy.typing as npt
+
+from focuscrawl.frontier.indexed_columns import IndexedColumns
+from focuscrawl.frontier.indexed_schema import checked_text, fingerprints
+from focuscrawl.frontier.indexed_table import Rows
+from focuscrawl.frontier.rules import (
+    INT32,
+    INT64,
+    checked_int,
+    checked_score,
+    host_of,
+    merged_pair,
+)
+from focuscrawl.types import Merge, URLState
+
+_QUEUED, _DROPPED = int(URLState.QUEUED), int(URLState.DROPPED)
+Item = tuple[str, float, int, str | None, str, int, int]
+
+
+class IndexedAdds(IndexedColumns):
+    """``add`` and ``add_many`` of the indexed store (see the module docstring)."""
+
+    def _host_id(self, host: str) -> int:
+        """Id of ``host``, created (inside the transaction) if new."""
+        known = self._host_ids.get(host)
+        if known is not None:
+            return known
+        new = len(self._host_names)
+        self._conn.execute("INSERT INTO hosts VALUES (?, ?)", (new, host))
+        self._host_names.append(host)
+        self._host_ids[host] = new
+        if new >= len(self._counts):
+            grown = np.zeros((max(2 * len(self._counts), 64), 5), np.int64)
+            grown[: len(self._counts)] = self._counts
+            self._counts = grown
+        return new
+
+    def add(
+        self,
+        url: str,
+        score: float,
+        *,
+        depth: int,
+        parent: str | None,
+        host: str,
+        merge: Merge = Merge.MAX,
+        layer: int = 0,
+        count: int = 1,
+        tier: int = 0,
+    ) -> bool:
+        """Add a URL, or merge ``(tier, score)`` into it (any state); record the parent edge."""
+        item = (url, score, depth, parent, host, count, tier)
+        return self.add_many([item], merge=merge, layer=layer) == 1
+
+    def add_many(self, items: Iterable[Item], *, merge: Merge = Merge.MAX, layer: int = 0) -> int:
+        """Batch :meth:`add` of ``(url, score, depth, parent, host, count, tier)``.
+
+        Equivalent to adding the items one by one, in order (an unknown parent
+        becomes a DROPPED URL just before the item that names it), except that
+        repeated URLs are combined first. Returns how many URLs were new.
+        """
+        checked_int("layer", layer)
+        batch = items if isinstance(items, list) else list(items)
+        if not batch:
+            return 0
+        new = self._add_page(batch, merge, layer)
+        return self._add_items(batch, merge, layer) if new is None else new
+
+    # -- one page's links -----------------------------------------------------------
+
+    def _add_page(self, items: list[Item], merge: Merge, layer: int) -> int | None:
+        """The common batch, vectorised; None (nothing done) if it is not one."""
+        urls, scores, depths, parents, hosts, counts, tiers = zip(*items, strict=True)
+        named = set(parents)
+        named.discard(None)
+        if len(set(urls)) != len(urls) or not named.isdisjoint(urls):
+            return None
+        others = list(named)
+        try:
+            keys = fingerprints([*urls, *others], strict=True)
+            values = np.array(scores, np.float64)
+            linked = (
+                counts
+                if None not in parents
+                else [c for c, p in zip(counts, parents, strict=True) if p is not None]
+            )
+            if (
+                np.isnan(values).any()
+                or min(tiers) < INT32[0]
+                or max(tiers) > INT32[1]
+                or (linked and (min(linked) < INT64[0] or max(linked) > INT64[1]))
+            ):
+                return None
+            tier_values = np.array(tiers, np.int32)
+        except (TypeError, ValueError, OverflowError):  # UnicodeEncodeError included
+            return None
+        n = len(urls)
+        rows = self._table.find(keys)
+        parent_rows = rows[n:].tolist()
+        if min(parent_rows, default=0) < 0:  # an unknown parent: a DROPPED row first
+            return None
+        rows = rows[:n]
+        fresh = np.flatnonzero(rows < 0)
+        new = fresh.tolist()
+        for i in new:  # a new host is written: refuse the batch before any change
+            if hosts[i] not in self._host_ids:
+                checked_text(hosts[i])
+        self._begin()
+        if len(new) < n and merge is not Merge.KEEP:
+            old = np.flatnonzero(rows >= 0)
+            self._merge_pairs(rows[old], tier_values[old], values[old], merge)
+        seq_of: dict[str | None, int | None] = {
+            p: r + 1 for p, r in zip(others, parent_rows, strict=True)
+        }
+        seq_of[None] = None
+        if new:
+            host_ids = np.array([self._host_id(hosts[i]) for i in new], np.int32)
+            added = self._table.append(
+                keys[fresh],
+                host_ids,
+                layer,
+                np.full(len(new), _QUEUED, np.int8),
+                values[fresh],
+                tier_values[fresh],
+            )
+            self._new_rows(added, host_ids, _QUEUED)
+            self._cold.add_text(
+                int(added[0]),
+                [urls[i] for i in new],
+                [depths[i] for i in new],
+                [seq_of[parents[i]] for i in new],
+            )
+            rows[fresh] = added
+        if named:
+            self._link(rows, parents, counts, seq_of)
+        return len(new)
+
+    def _new_rows(self, rows: Rows, host_ids: npt.NDArray[np.int32], state: int) -> None:
+        """Count, track and offer new rows of one ``state``."""
+        counts = self._counts
+        if len(rows) <= 32:  # np.add.at costs more than a short loop
+            for host in host_ids.tolist():
+                counts[host, state] += 1
+        else:
+            np.add.at(counts[:, state], host_ids, 1)
+        self._states.entered(state, rows)
+        self._queue.offer(rows)
+
+    def _link(
+        self,
+        rows: Rows,
+        parents: tuple[str | None, ...],
+        counts: tuple[int, ...],
+        seq_of: dict[str | None, int | None],
+    ) -> None:
+        """The parent edges of a page's links (and the first parent of orphans)."""
+        table, cold = self._table, self._cold
+        children = rows.tolist()
+        orphan = table.orphan[rows]
+        if orphan.any():
+            for i in np.flatnonzero(orphan).tolist():
+                seq = seq_of[parents[i]]
+                if seq is not None:
+                    cold.set_parent(children[i], seq - 1)
+        if cold.keep_edges:
+            edges: list[object] = []
+            for child, count, parent in zip(children, counts, parents, strict=True):
+                if parent is not None:
+                    edges += (seq_of[parent], child + 1, int(count))
+            cold.add_edges(edges)
+
+    # -- any batch --------------------------------------------------------------------
+
+    def _add_items(self, items: list[Item], merge: Merge, layer: int) -> int:
+        """Any batch, item by item (see :meth:`add_many`)."""
+        batch: dict[str, tuple[int, float]] = {}  # url -> merged (tier, score) of the batch
+        firsts: dict[str, tuple[str, int, int]] = {}  # url -> host, depth, state (first seen)
+        edges: list[tuple[str, str, int]] = []
+        for url, score, depth, parent, host, count, tier in items:
+            value = checked_score(url, score)
+            if not INT32[0] <= tier <= INT32[1]:
+                checked_int(f"tier of {url!r}", tier)
+            if parent == url:
+                parent = None
+            if parent is not None:
+                if parent not in firsts:
+                    firsts[parent] = (host_of(parent), max(depth - 1, 0), _DROPPED)
+                if not INT64[0] <= count <= INT64[1]:
+                    checked_int(f"link count of {url!r}", count, INT64)
+                edges.append((url, parent, int(count)))
+            old = batch.get(url)
+            pair = (int(tier), value)
+            batch[url] = pair if old is None else merged_pair(*old, *pair, merge)
+            if url not in firsts:
+                firsts[url] = (host, depth, _QUEUED)
+        urls = list(firsts)
+        keys = fingerprints(urls)
+        rows = self._table.find(keys)
+        self._begin()
+        new = np.flatnonzero(rows < 0)
+        new_urls = [urls[i] for i in new.tolist()]
+        for url in new_urls:  # before any change: a batch is stored whole or not at all
+            checked_text(url)
+            checked_text(firsts[url][0])
+        # merge into URLs known before this batch, whatever their state
+        known = [i for i in np.flatnonzero(rows >= 0).tolist() if urls[i] in batch]
+        if known and merge is not Merge.KEEP:
+            pairs = [batch[urls[i]] for i in known]
+            self._merge_pairs(
+                rows[known],
+                np.array([tier for tier, _ in pairs], np.int32),
+                np.array([score for _, score in pairs], np.float64),
+                merge,
+            )
+        if new.size:
+            rows[new] = self._append(new_urls, keys[new], batch, firsts, layer, merge)
+        if edges:
+            row_of = dict(zip(urls, rows.tolist(), strict=True))
+            table, cold = self._table, self._cold
+            for child, parent, _ in edges:  # the first edge naming an orphan: its parent
+                if table.orphan[row_of[child]]:
+                    cold.set_parent(row_of[child], row_of[parent])
+            cold.add_edges([x for c, p, n in edges for x in (row_of[p] + 1, row_of[c] + 1, n)])
+        return sum(1 for i in new.tolist() if firsts[urls[i]][2] == _QUEUED)
+
+    def _append(
+        self,
+        urls: list[str],
+        keys: npt.NDArray[np.int64],
+        batch: dict[str, tuple[int, float]],
+        firsts: dict[str, tuple[str, int, int]],
+        layer: int,
+        merge: Merge,
+    ) -> Rows:
+        """New rows (orphans for now) for ``urls`` of :meth:`_add_items`."""
+        hosts = np.array([self._host_id(firsts[u][0]) for u in urls], np.int32)
+        states = np.array([firsts[u][2] for u in urls], np.int8)
+        # each new queued URL goes in with the batch's combined key; a parent with
+        # (0, 0.0), into which its own later items of the batch are merged
+        pairs = [
+            batch[u]
+            if firsts[u][2] == _QUEUED
+            else merged_pair(0, 0.0, *batch[u], merge)
+            if u in batch
+            else (0, 0.0)
+            for u in urls
+        ]
+        tiers = np.array([tier for tier, _ in pairs], np.int32)
+        scores = np.array([score for _, score in pairs], np.float64)
+        rows = self._table.append(keys, hosts, layer, states, scores, tiers)
+        for state in (_QUEUED, _DROPPED):
+            mine = states == state
+            if mine.any():
+                self._new_rows(rows[mine], hosts[mine], state)
+        self._cold.add_text(int(rows[0]), urls, [firsts[u][1] for u in urls], [None] * len(urls))
+        return rows

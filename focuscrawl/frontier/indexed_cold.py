@@ -1,0 +1,123 @@
+"""The cold writes of the indexed crawl DB: URL text, first parents and parent edges.
+
+They are written in bulk: each new URL's ``url_text`` row (text, depth, first
+parent) and each parent edge ``(parent, child, t)`` wait in a Python list until
+the next read of those tables or the next commit (:meth:`ColdWrites.flush`), and
+then go in with one ``executemany`` each, inside the open transaction. So a crash,
+or a close without commit, still loses exactly the uncommitted work, and every
+read sees every write made before it. One ``executemany`` of a hundred rows costs
+a fraction of a hundred statements, and the rows of one URL page land together.
+
+The first parent of a URL is known when it is added, except for a URL added
+without one (a seed, a DROPPED referrer): such a row is an *orphan* (the table's
+``orphan`` flag, rebuilt at open from the small table ``orphans``), and the first
+edge that names it as a child sets its parent. No SQL is needed to tell the two
+cases apart.
+
+Parent edges are kept only in a DB opened for a strategy that reads them
+(``keep_edges``, see :attr:`~focuscrawl.strategies.base.Strategy.needs_parents`):
+for the others, the ~30 B-tree inserts per page (and their growth, which made the
+CPU per page drift up over a crawl) are not made at all.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from functools import cache
+
+from focuscrawl.frontier.indexed_table import UrlTable
+
+_CHUNK = 256  # rows per INSERT statement (1,024 parameters at most)
+_TEXT = "INSERT INTO url_text(seq, url, depth, parent_seq) VALUES "
+_EDGE = "INSERT INTO parents(parent_seq, child_seq, count) VALUES "
+_EDGE_END = " ON CONFLICT(parent_seq, child_seq) DO UPDATE SET count = excluded.count"
+
+
+@cache
+def _statement(head: str, width: int, rows: int, tail: str = "") -> str:
+    """One INSERT of ``rows`` rows of ``width`` values (a few sizes: the statement cache)."""
+    row = "(" + ", ".join("?" * width) + ")"
+    return head + ", ".join([row] * rows) + tail
+
+
+def insert_rows(
+    conn: sqlite3.Connection, head: str, width: int, values: list[object], tail: str = ""
+) -> None:
+    """Insert the rows of ``values`` (flat, ``width`` per row) in order.
+
+    Many rows per statement (chunks of 256, 128, ... 1): half the CPU of one
+    ``executemany`` step per row, which binds and steps each row on its own.
+    """
+    rows, at, size = len(values) // width, 0, _CHUNK
+    while rows:
+        while size > rows:
+            size //= 2
+        conn.execute(_statement(head, width, size, tail), values[at : at + size * width])
+        at += size * width
+        rows -= size
+
+
+class ColdWrites:
+    """The pending cold rows of one open crawl DB (see the module docstring)."""
+
+    def __init__(self, conn: sqlite3.Connection, table: UrlTable, keep_edges: bool) -> None:
+        self.conn = conn
+        self.table = table
+        self.keep_edges = keep_edges
+        self._text: list[object] = []  # seq, url, depth, parent seq; seq, url ...
+        self._text_first = 0  # the row of the first pending text row
+        self._orphans: list[int] = []  # rows added without a parent
+        self._parents: list[tuple[int, int]] = []  # (parent seq, seq) of rows already written
+        self._edges: list[object] = []  # parent seq, child seq, t; parent seq ... in order
+
+    def add_text(
+        self, first: int, urls: list[str], depths: list[int], parents: list[int | None]
+    ) -> None:
+        """``url_text`` rows of the rows ``first, first + 1 ...`` just appended:
+        URL, depth and the first parent's seq (None: an orphan)."""
+        if not self._text:
+            self._text_first = first
+        text = self._text
+        for seq, url, depth, parent in zip(
+            range(first + 1, first + 1 + len(urls)), urls, depths, parents, strict=True
+        ):
+            text += (seq, url, depth, parent)
+            if parent is None:
+                self.table.orphan[seq - 1] = True
+                self._orphans.append(seq)
+
+    def set_parent(self, row: int, parent_row: int) -> None:
+        """Record the first parent of the orphan ``row``."""
+        self.table.orphan[row] = False
+        at = 4 * (row - self._text_first) + 3
+        if self._text and at >= 0:  # still pending: amend its row
+            self._text[at] = parent_row + 1
+            self._orphans.remove(row + 1)
+        else:
+            self._parents.append((parent_row + 1, row + 1))
+
+    def add_edges(self, edges: list[object]) -> None:
+        """Edges ``parent seq, child seq, t`` (flat), in batch order (a repeat's t replaces)."""
+        if self.keep_edges:
+            self._edges += edges
+
+    def flush(self) -> None:
+        """Write the pending rows (inside the caller's transaction)."""
+        conn = self.conn
+        if self._text:
+            insert_rows(conn, _TEXT, 4, self._text)
+            self._text = []
+        if self._orphans:
+            conn.executemany("INSERT INTO orphans VALUES (?)", ((seq,) for seq in self._orphans))
+            self._orphans = []
+        if self._parents:
+            conn.executemany("UPDATE url_text SET parent_seq = ? WHERE seq = ?", self._parents)
+            conn.executemany("DELETE FROM orphans WHERE seq = ?", ((s,) for _, s in self._parents))
+            self._parents = []
+        if self._edges:
+            insert_rows(conn, _EDGE, 3, self._edges, _EDGE_END)
+            self._edges = []
+
+    @property
+    def pending(self) -> bool:
+        return bool(self._text or self._orphans or self._parents or self._edges)
