@@ -124,6 +124,9 @@ class Strategy(ABC):
     layered: ClassVar[bool] = False
     #: the strategy cannot work without a relevance model
     needs_model: ClassVar[bool] = False
+    #: the strategy reads parent edges (``view.parents``, ``view.children``) or
+    #: returns ``raise_siblings``; without it the crawl DB keeps only first parents
+    needs_parents: ClassVar[bool] = False
     #: per-URL columns the strategy reads and writes besides the score
     columns: ClassVar[tuple[str, ...]] = ()
     #: the strategy asks for re-crawls (the engine then keeps payload digests)
