@@ -46,6 +46,9 @@ def test_colliding_fingerprints_are_told_apart(
             f"focuscrawl.frontier.{module}.fingerprints",
             lambda urls, strict=False: np.array([fake[u] for u in urls], np.int64).reshape(-1, 2),
         )
+    monkeypatch.setattr(
+        "focuscrawl.frontier.indexed_adds.keys_of", lambda urls: [fake[u] for u in urls]
+    )
     path = tmp_path / "f.db"
     db = IndexedFrontier(path)
     for i in range(4):

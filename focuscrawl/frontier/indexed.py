@@ -189,13 +189,14 @@ class IndexedFrontier(IndexedAdds):
         row = self._row(url)
         if row < 0:
             raise FrontierError(f"cannot mark unknown URL {url!r}")
-        table = self._table
-        host, old = int(table.host[row]), int(table.state[row])
-        self._counts[host, old] -= 1
-        self._counts[host, new] += 1
-        table.state[row] = new
+        view = self._table.view
+        host, old = view["host"][row], view["state"][row]
+        per_host = self._counts.reshape(-1).data  # a view: (host, state) at 5 * host + state
+        per_host[5 * host + old] -= 1
+        per_host[5 * host + new] += 1
+        view["state"][row] = new
         if value is not None:
-            table.score[row] = value
+            view["score"][row] = value
         self._begin()
         self._states.entered_one(new, row)
         self._touched_one(row)

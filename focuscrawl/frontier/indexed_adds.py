@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from focuscrawl.frontier.indexed_columns import IndexedColumns
-from focuscrawl.frontier.indexed_schema import checked_text, fingerprints
+from focuscrawl.frontier.indexed_schema import checked_text, fingerprints, keys_of
 from focuscrawl.frontier.indexed_table import Rows
 from focuscrawl.frontier.rules import (
     INT32,
@@ -88,71 +88,128 @@ class IndexedAdds(IndexedColumns):
     # -- one page's links -----------------------------------------------------------
 
     def _add_page(self, items: list[Item], merge: Merge, layer: int) -> int | None:
-        """The common batch, vectorised; None (nothing done) if it is not one."""
+        """The common batch, in plain Python over memoryviews; None (nothing done) if it
+        is not one (see the module docstring)."""
         urls, scores, depths, parents, hosts, counts, tiers = zip(*items, strict=True)
         named = set(parents)
         named.discard(None)
         if len(set(urls)) != len(urls) or not named.isdisjoint(urls):
             return None
         others = list(named)
-        try:
-            keys = fingerprints([*urls, *others], strict=True)
-            values = np.array(scores, np.float64)
+        try:  # the same refusals as _add_items, which then words them
+            keys = keys_of(urls)
+            found = dict(zip(others, keys_of(others), strict=True))
+            values = [float(score) for score in scores]
+            total = sum(values)  # NaN, or inf - inf: let _add_items decide
             linked = (
                 counts
                 if None not in parents
                 else [c for c, p in zip(counts, parents, strict=True) if p is not None]
             )
             if (
-                np.isnan(values).any()
+                total != total
                 or min(tiers) < INT32[0]
                 or max(tiers) > INT32[1]
                 or (linked and (min(linked) < INT64[0] or max(linked) > INT64[1]))
             ):
                 return None
-            tier_values = np.array(tiers, np.int32)
+            levels = [int(tier) for tier in tiers]
         except (TypeError, ValueError, OverflowError):  # UnicodeEncodeError included
             return None
-        n = len(urls)
-        rows = self._table.find(keys)
-        parent_rows = rows[n:].tolist()
-        if min(parent_rows, default=0) < 0:  # an unknown parent: a DROPPED row first
-            return None
-        rows = rows[:n]
-        fresh = np.flatnonzero(rows < 0)
-        new = fresh.tolist()
+        find = self._table.find_one
+        seq_of: dict[str | None, int | None] = {None: None}
+        for parent, (h, h2) in found.items():
+            row = find(h, h2)
+            if row < 0:  # an unknown parent: a DROPPED row first
+                return None
+            seq_of[parent] = row + 1
+        rows = [find(h, h2) for h, h2 in keys]
+        new = [i for i, row in enumerate(rows) if row < 0]
         for i in new:  # a new host is written: refuse the batch before any change
             if hosts[i] not in self._host_ids:
                 checked_text(hosts[i])
         self._begin()
-        if len(new) < n and merge is not Merge.KEEP:
-            old = np.flatnonzero(rows >= 0)
-            self._merge_pairs(rows[old], tier_values[old], values[old], merge)
-        seq_of: dict[str | None, int | None] = {
-            p: r + 1 for p, r in zip(others, parent_rows, strict=True)
-        }
-        seq_of[None] = None
+        if len(new) < len(rows) and merge is not Merge.KEEP:
+            self._merge_few(rows, values, levels, merge)
         if new:
-            host_ids = np.array([self._host_id(hosts[i]) for i in new], np.int32)
-            added = self._table.append(
-                keys[fresh],
+            host_ids = [self._host_id(hosts[i]) for i in new]
+            first = self._table.append_few(
+                [keys[i] for i in new],
                 host_ids,
                 layer,
-                np.full(len(new), _QUEUED, np.int8),
-                values[fresh],
-                tier_values[fresh],
+                _QUEUED,
+                [values[i] for i in new],
+                [levels[i] for i in new],
             )
-            self._new_rows(added, host_ids, _QUEUED)
+            added = list(range(first, first + len(new)))
+            per_host = self._counts.reshape(-1).data  # a view: (host, state) at 5 * host + state
+            for host in host_ids:
+                per_host[5 * host + _QUEUED] += 1
+            self._states.entered_list(_QUEUED, added)
+            self._queue.offer_list(added)
             self._cold.add_text(
-                int(added[0]),
+                first,
                 [urls[i] for i in new],
                 [depths[i] for i in new],
                 [seq_of[parents[i]] for i in new],
             )
-            rows[fresh] = added
+            for i, row in zip(new, added, strict=True):
+                rows[i] = row
         if named:
-            self._link(rows, parents, counts, seq_of)
+            self._link_few(rows, parents, counts, seq_of)
         return len(new)
+
+    def _merge_few(
+        self, rows: list[int], values: list[float], tiers: list[int], merge: Merge
+    ) -> None:
+        """:meth:`_merge_pairs` into the known ``rows`` (-1: skipped), item by item."""
+        table = self._table
+        score_of, tier_of = table.view["score"], table.view["tier"]
+        touched = [row for row in rows if row >= 0]
+        flat = not table.tiered and not any(tiers)  # every tier 0 stays 0: only scores
+        if merge is Merge.ADD and flat:
+            for row, value in zip(rows, values, strict=True):
+                if row >= 0:
+                    score_of[row] += value
+        elif merge is Merge.ADD:
+            for row, value, tier in zip(rows, values, tiers, strict=True):
+                if row >= 0:
+                    score_of[row] += value
+                    if tier > tier_of[row]:
+                        tier_of[row] = tier
+        elif merge is Merge.MAX:
+            touched = []
+            for row, value, tier in zip(rows, values, tiers, strict=True):
+                if row >= 0 and (tier, value) > (tier_of[row], score_of[row]):
+                    score_of[row], tier_of[row] = value, tier
+                    touched.append(row)
+        else:
+            for row, value, tier in zip(rows, values, tiers, strict=True):
+                if row >= 0:
+                    score_of[row], tier_of[row] = value, tier
+        if not flat and not table.tiered and any(tier_of[row] for row in touched):
+            table.tiered = True
+        self._changed_one += touched
+        self._queue.offer_list(touched)
+
+    def _link_few(
+        self,
+        rows: list[int],
+        parents: tuple[str | None, ...],
+        counts: tuple[int, ...],
+        seq_of: dict[str | None, int | None],
+    ) -> None:
+        """The parent edges of a page's links (and the first parent of orphans)."""
+        cold, orphan = self._cold, self._table.view["orphan"]
+        for row, parent in zip(rows, parents, strict=True):
+            if orphan[row] and parent is not None:
+                cold.set_parent(row, (seq_of[parent] or 0) - 1)
+        if cold.keep_edges:
+            edges: list[object] = []
+            for row, count, parent in zip(rows, counts, parents, strict=True):
+                if parent is not None:
+                    edges += (seq_of[parent], row + 1, int(count))
+            cold.add_edges(edges)
 
     def _new_rows(self, rows: Rows, host_ids: npt.NDArray[np.int32], state: int) -> None:
         """Count, track and offer new rows of one ``state``."""
@@ -164,29 +221,6 @@ class IndexedAdds(IndexedColumns):
             np.add.at(counts[:, state], host_ids, 1)
         self._states.entered(state, rows)
         self._queue.offer(rows)
-
-    def _link(
-        self,
-        rows: Rows,
-        parents: tuple[str | None, ...],
-        counts: tuple[int, ...],
-        seq_of: dict[str | None, int | None],
-    ) -> None:
-        """The parent edges of a page's links (and the first parent of orphans)."""
-        table, cold = self._table, self._cold
-        children = rows.tolist()
-        orphan = table.orphan[rows]
-        if orphan.any():
-            for i in np.flatnonzero(orphan).tolist():
-                seq = seq_of[parents[i]]
-                if seq is not None:
-                    cold.set_parent(children[i], seq - 1)
-        if cold.keep_edges:
-            edges: list[object] = []
-            for child, count, parent in zip(children, counts, parents, strict=True):
-                if parent is not None:
-                    edges += (seq_of[parent], child + 1, int(count))
-            cold.add_edges(edges)
 
     # -- any batch --------------------------------------------------------------------
 

@@ -151,8 +151,8 @@ class IndexedColumns(IndexedReads):
         row = self._row(url) if merge is not Merge.KEEP else -1
         if row < 0:
             return 0
-        array = self._table.score
-        old = float(array[row])
+        array = self._table.view["score"]
+        old = array[row]
         if not written(old, value, merge):
             return 0
         array[row] = merged(old, value, merge)

@@ -179,6 +179,14 @@ class BestQueue:
             if self._offered_n > _PILE:
                 self._sort_out()
 
+    def offer_list(self, rows: list[int]) -> None:
+        """:meth:`offer` of a few rows, as a list."""
+        if self._built:
+            self._offered_one += rows
+            self._offered_n += len(rows)
+            if self._offered_n > _PILE:
+                self._sort_out()
+
     def _sort_out(self) -> None:
         """The offered rows that are queued and ``>= T`` join ``extra``."""
         if not self._offered_n:

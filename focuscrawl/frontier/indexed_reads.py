@@ -50,6 +50,11 @@ class StateRows:
         if ones is not None:
             ones.append(row)
 
+    def entered_list(self, state: int, rows: list[int]) -> None:
+        ones = self._ones.get(state)
+        if ones is not None:
+            ones += rows
+
     def rows(self, state: int, count: int) -> Rows | None:
         """The rows now in ``state`` (``count`` of them), ascending; None: scan instead."""
         table = self.table

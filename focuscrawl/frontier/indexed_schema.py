@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import struct
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -34,7 +35,7 @@ import numpy.typing as npt
 from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.sqlite_schema import connect_crawl_db, url_key
 
-__all__ = ["checked_text", "fingerprints", "open_indexed_db", "url_key"]
+__all__ = ["checked_text", "fingerprints", "keys_of", "open_indexed_db", "url_key"]
 
 SCHEMA_VERSION = "indexed-3"  # 3: no trigger, orphans, optional parent edges
 PART_ROWS = 1 << 20  # rows per snapshot BLOB: 8 MiB for a float64 column
@@ -117,6 +118,22 @@ def fingerprints(urls: Sequence[str], *, strict: bool = False) -> npt.NDArray[np
     keys = np.frombuffer(digests, dtype="<i8").reshape(-1, 2).astype(np.int64)
     keys[:, 0] >>= 1
     return keys
+
+
+_TWO_INT64 = struct.Struct("<qq").unpack
+
+
+def keys_of(urls: Sequence[str]) -> list[tuple[int, int]]:
+    """:func:`fingerprints` as Python ints, for a few URLs (no array to build).
+
+    A URL that cannot be stored (a lone surrogate) raises UnicodeEncodeError.
+
+    >>> keys_of(["http://a.org/"]) == [tuple(fingerprints(["http://a.org/"])[0].tolist())]
+    True
+    """
+    blake, two = hashlib.blake2b, _TWO_INT64
+    halves = [two(blake(u.encode(), digest_size=16).digest()) for u in urls]
+    return [(h >> 1, h2) for h, h2 in halves]
 
 
 def checked_text(text: str) -> str:

@@ -137,11 +137,13 @@ class UrlTable:
             self._index(np.arange(lo, min(lo + CHUNK_ROWS, self.n), dtype=np.int64))
 
     def _views(self) -> None:
-        """Memoryviews of the index and the fingerprints: an item of one is a plain int,
-        read several times faster than a numpy scalar (renewed with the arrays)."""
+        """Memoryviews of the index and the columns: an item of one is a plain int or
+        float, read or written several times faster than a numpy scalar (renewed
+        with the arrays). ``view`` holds the columns' by name."""
         self._slots_view = self._slots.data
         self._h_view = self.h.data
         self._h2_view = self.h2.data
+        self.view = {name: getattr(self, name).data for name in (*COLUMNS, "orphan")}
 
     def _index(self, rows: Rows) -> None:
         """Put ``rows`` (new, distinct fingerprints) into free slots, in row order."""
@@ -269,6 +271,42 @@ class UrlTable:
         else:
             self._index(rows)
         return rows
+
+    def append_few(
+        self,
+        keys: list[tuple[int, int]],
+        hosts: list[int],
+        layer: int,
+        state: int,
+        scores: list[float],
+        tiers: list[int],
+    ) -> int:
+        """:meth:`append` of a few rows, given as Python values; returns the first row."""
+        count = len(keys)
+        first = self.n
+        self._reserve(first + count)
+        end = first + count
+        view = self.view
+        h_of, h2_of, host_of, layer_of = view["h"], view["h2"], view["host"], view["layer"]
+        state_of, score_of, tier_of = view["state"], view["score"], view["tier"]
+        for row, (h, h2), host, score, tier in zip(
+            range(first, end), keys, hosts, scores, tiers, strict=True
+        ):
+            h_of[row], h2_of[row], host_of[row], layer_of[row] = h, h2, host, layer
+            state_of[row], score_of[row], tier_of[row] = state, score, tier
+        if not self.tiered and any(tiers):
+            self.tiered = True
+        self.n = end
+        if 2 * end > len(self._slots):
+            self.reindex()
+            return first
+        table, mask = self._slots_view, len(self._slots) - 1
+        for row, (h, _) in zip(range(first, end), keys, strict=True):
+            slot = h & mask
+            while table[slot] != _EMPTY:
+                slot = (slot + 1) & mask
+            table[slot] = row
+        return first
 
     def host_rows(self, host: int) -> Rows:
         """Rows of one host id, ascending.
