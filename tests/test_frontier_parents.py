@@ -98,7 +98,8 @@ def test_the_mode_of_a_db_is_fixed_when_it_is_created(tmp_path: Path, kind: str)
     assert db.children_counts("http://a/s") == [("http://a/c", 3), ("http://a/d", 1)]
     db.close()
     with sqlite3.connect(bare) as raw:
-        assert raw.execute("SELECT count(*) FROM parents").fetchone() == (0,)
+        edges = "parents" if kind == "sqlite" else "links"
+        assert raw.execute(f"SELECT count(*) FROM {edges}").fetchone() == (0,)
         assert raw.execute("SELECT value FROM meta WHERE key = '_parents'").fetchone() == ("0",)
     raw.close()
 
@@ -208,7 +209,7 @@ def test_a_crawl_keeps_edges_only_for_a_strategy_that_reads_them(
         pages = [json.loads(x) for x in (run / "pages.jsonl").read_text().splitlines()]
         assert len(pages) == 6
         with sqlite3.connect(run / "crawl.db") as raw:
-            edges = raw.execute("SELECT count(*) FROM parents").fetchone()[0]
+            edges = raw.execute("SELECT count(*) FROM links").fetchone()[0]
             mode = raw.execute("SELECT value FROM meta WHERE key = '_parents'").fetchone()[0]
         raw.close()
         assert (mode, edges > 0) == (("1", True) if strategy == "test-parents" else ("0", False))
@@ -216,3 +217,31 @@ def test_a_crawl_keeps_edges_only_for_a_strategy_that_reads_them(
         assert all(p["parent"] for p in pages if p["url"] not in SAMPLE_SEEDS)
     assert _Parents.seen[0] == []  # the seed
     assert all(len(parents) >= 1 for parents in _Parents.seen[1:])
+
+
+def test_backlinks_fold_the_edges_added_since(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``parents`` after the reverse index was built, across its rebuilds (every 2 edges)."""
+    monkeypatch.setattr("focuscrawl.frontier.indexed_links.CHUNK_ROWS", 2)
+    db = IndexedFrontier(tmp_path / "f.db")
+    memory = MemoryFrontier()
+    for store in (db, memory):
+        store.add_many([_item("http://a/c", "http://a/p1"), _item("http://a/d", "http://a/p1")])
+    assert db.parents("http://a/c") == memory.parents("http://a/c") == ["http://a/p1"]
+    for i in range(2, 7):  # p2 .. p6 link to c and d; c also gets an edge from each again
+        for store in (db, memory):
+            store.add_many(
+                [_item("http://a/d", f"http://a/p{i}"), _item("http://a/c", f"http://a/p{i}")]
+            )
+            store.add_many([_item("http://a/c", f"http://a/p{i}", 5)])
+        assert db.parents("http://a/c") == memory.parents("http://a/c")
+    assert db.parents("http://a/d") == [f"http://a/p{i}" for i in range(1, 7)]
+    # c (seq 2) was found before d (seq 3); c's count from p4: the later 5
+    assert db.children_counts("http://a/p4") == [("http://a/c", 5), ("http://a/d", 1)]
+    assert memory.children_counts("http://a/p4") == db.children_counts("http://a/p4")
+    db.commit()
+    db.close()
+    db = IndexedFrontier(tmp_path / "f.db")  # built again from the links rows
+    assert db.parents("http://a/c") == memory.parents("http://a/c")
+    db.close()

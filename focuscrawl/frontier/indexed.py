@@ -39,6 +39,7 @@ from focuscrawl.frontier.base import FrontierStore
 from focuscrawl.frontier.indexed_adds import IndexedAdds
 from focuscrawl.frontier.indexed_cold import ColdWrites
 from focuscrawl.frontier.indexed_disk import compact, load_table, write_commit
+from focuscrawl.frontier.indexed_links import children_of
 from focuscrawl.frontier.indexed_queue import BestQueue
 from focuscrawl.frontier.indexed_reads import StateRows
 from focuscrawl.frontier.indexed_schema import TEXT_MANY, open_indexed_db
@@ -132,15 +133,7 @@ class IndexedFrontier(IndexedAdds):
         parent_row = self._row(parent)
         if parent_row < 0:
             return 0
-        children = np.array(
-            [
-                r[0] - 1
-                for r in self._conn.execute(
-                    "SELECT child_seq FROM parents WHERE parent_seq = ?", (parent_row + 1,)
-                )
-            ],
-            np.int64,
-        )
+        children = np.array(sorted(children_of(self._conn, parent_row)), np.int64)
         if exclude is not None:
             children = children[children != self._row(exclude)]
         table = self._table

@@ -204,12 +204,16 @@ class IndexedAdds(IndexedColumns):
         for row, parent in zip(rows, parents, strict=True):
             if orphan[row] and parent is not None:
                 cold.set_parent(row, (seq_of[parent] or 0) - 1)
-        if cold.keep_edges:
-            edges: list[object] = []
-            for row, count, parent in zip(rows, counts, parents, strict=True):
-                if parent is not None:
-                    edges += (seq_of[parent], row + 1, int(count))
-            cold.add_edges(edges)
+        if not cold.keep_edges:
+            return
+        links: dict[str, tuple[list[int], list[int]]] = {}
+        for row, count, parent in zip(rows, counts, parents, strict=True):
+            if parent is not None:
+                children, values = links.setdefault(parent, ([], []))
+                children.append(row)
+                values.append(int(count))
+        for parent, (children, values) in links.items():
+            cold.add_links((seq_of[parent] or 0) - 1, children, values)
 
     def _new_rows(self, rows: Rows, host_ids: npt.NDArray[np.int32], state: int) -> None:
         """Count, track and offer new rows of one ``state``."""
@@ -273,7 +277,8 @@ class IndexedAdds(IndexedColumns):
             for child, parent, _ in edges:  # the first edge naming an orphan: its parent
                 if table.orphan[row_of[child]]:
                     cold.set_parent(row_of[child], row_of[parent])
-            cold.add_edges([x for c, p, n in edges for x in (row_of[p] + 1, row_of[c] + 1, n)])
+            for child, parent, count in edges:  # in batch order: a later t replaces
+                cold.add_links(row_of[parent], [row_of[child]], [count])
         return sum(1 for i in new.tolist() if firsts[urls[i]][2] == _QUEUED)
 
     def _append(

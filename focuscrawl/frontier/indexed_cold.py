@@ -8,7 +8,8 @@ or a close without commit, still loses exactly the uncommitted work, and every
 read sees every write made before it. One ``executemany`` of a hundred rows costs
 a fraction of a hundred statements, and the rows of one URL page land together.
 
-The first parent of a URL is known when it is added, except for a URL added
+Parent edges go in as one ``links`` row per parent and flush
+(:mod:`~focuscrawl.frontier.indexed_links`). The first parent of a URL is known when it is added, except for a URL added
 without one (a seed, a DROPPED referrer): such a row is an *orphan* (the table's
 ``orphan`` flag, rebuilt at open from the small table ``orphans``), and the first
 edge that names it as a child sets its parent. No SQL is needed to tell the two
@@ -25,24 +26,21 @@ from __future__ import annotations
 import sqlite3
 from functools import cache
 
+from focuscrawl.frontier.indexed_links import Backlinks, write_links
 from focuscrawl.frontier.indexed_table import UrlTable
 
 _CHUNK = 256  # rows per INSERT statement (1,024 parameters at most)
 _TEXT = "INSERT INTO url_text(seq, url, depth, parent_seq) VALUES "
-_EDGE = "INSERT INTO parents(parent_seq, child_seq, count) VALUES "
-_EDGE_END = " ON CONFLICT(parent_seq, child_seq) DO UPDATE SET count = excluded.count"
 
 
 @cache
-def _statement(head: str, width: int, rows: int, tail: str = "") -> str:
+def _statement(head: str, width: int, rows: int) -> str:
     """One INSERT of ``rows`` rows of ``width`` values (a few sizes: the statement cache)."""
     row = "(" + ", ".join("?" * width) + ")"
-    return head + ", ".join([row] * rows) + tail
+    return head + ", ".join([row] * rows)
 
 
-def insert_rows(
-    conn: sqlite3.Connection, head: str, width: int, values: list[object], tail: str = ""
-) -> None:
+def insert_rows(conn: sqlite3.Connection, head: str, width: int, values: list[object]) -> None:
     """Insert the rows of ``values`` (flat, ``width`` per row) in order.
 
     Many rows per statement (chunks of 256, 128, ... 1): half the CPU of one
@@ -52,7 +50,7 @@ def insert_rows(
     while rows:
         while size > rows:
             size //= 2
-        conn.execute(_statement(head, width, size, tail), values[at : at + size * width])
+        conn.execute(_statement(head, width, size), values[at : at + size * width])
         at += size * width
         rows -= size
 
@@ -68,7 +66,8 @@ class ColdWrites:
         self._text_first = 0  # the row of the first pending text row
         self._orphans: list[int] = []  # rows added without a parent
         self._parents: list[tuple[int, int]] = []  # (parent seq, seq) of rows already written
-        self._edges: list[object] = []  # parent seq, child seq, t; parent seq ... in order
+        self._links: list[tuple[int, list[int], list[int]]] = []  # parent, children, t
+        self.backlinks: Backlinks | None = None  # built by the first ``parents`` read
 
     def add_text(
         self, first: int, urls: list[str], depths: list[int], parents: list[int | None]
@@ -96,10 +95,11 @@ class ColdWrites:
         else:
             self._parents.append((parent_row + 1, row + 1))
 
-    def add_edges(self, edges: list[object]) -> None:
-        """Edges ``parent seq, child seq, t`` (flat), in batch order (a repeat's t replaces)."""
-        if self.keep_edges:
-            self._edges += edges
+    def add_links(self, parent: int, children: list[int], counts: list[int]) -> None:
+        """Edges from the row ``parent`` to ``children`` (rows) with their counts t, in
+        batch order (a repeated edge: the later t replaces the earlier)."""
+        if self.keep_edges and children:
+            self._links.append((parent, children, counts))
 
     def flush(self) -> None:
         """Write the pending rows (inside the caller's transaction)."""
@@ -114,10 +114,13 @@ class ColdWrites:
             conn.executemany("UPDATE url_text SET parent_seq = ? WHERE seq = ?", self._parents)
             conn.executemany("DELETE FROM orphans WHERE seq = ?", ((s,) for _, s in self._parents))
             self._parents = []
-        if self._edges:
-            insert_rows(conn, _EDGE, 3, self._edges, _EDGE_END)
-            self._edges = []
+        if self._links:
+            write_links(conn, self._links)
+            if self.backlinks is not None:
+                for parent, children, _ in self._links:
+                    self.backlinks.add(parent, children)
+            self._links = []
 
     @property
     def pending(self) -> bool:
-        return bool(self._text or self._orphans or self._parents or self._edges)
+        return bool(self._text or self._orphans or self._parents or self._links)

@@ -9,6 +9,7 @@ which :class:`StateRows` keeps, instead of every row.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Collection, Iterator
 from pathlib import Path
@@ -18,6 +19,7 @@ import numpy.typing as npt
 
 from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.indexed_cold import ColdWrites
+from focuscrawl.frontier.indexed_links import Backlinks, children_of
 from focuscrawl.frontier.indexed_schema import TEXT_OF, TEXT_RANGE, url_key
 from focuscrawl.frontier.indexed_table import CHUNK_ROWS, Rows, UrlTable, drop_repeats
 from focuscrawl.frontier.rules import SCORE
@@ -123,32 +125,36 @@ class IndexedReads:
         row = self._row(url)
         return None if row < 0 else URLState(int(self._table.state[row]))
 
+    def _texts(self, rows: list[int]) -> dict[int, str]:
+        """Row -> URL text of ``rows`` (flushed)."""
+        found = self._conn.execute(
+            "SELECT seq, url FROM url_text WHERE seq IN (SELECT value FROM json_each(?))",
+            (json.dumps([row + 1 for row in rows]),),
+        )
+        return {seq - 1: url for seq, url in found}
+
     def parents(self, url: str) -> list[str]:
         """Every recorded parent: the first one first, then in discovery order."""
         self._edges_kept()
         row = self._row(url)
         if row < 0:
             return []
-        rows = self._conn.execute(
-            "SELECT p.url FROM url_text AS t JOIN parents AS x ON x.child_seq = t.seq"
-            " JOIN url_text AS p ON p.seq = x.parent_seq WHERE t.seq = ?"
-            " ORDER BY p.seq != t.parent_seq, p.seq",
-            (row + 1,),
-        )
-        return [r[0] for r in rows]
+        cold = self._cold
+        if cold.backlinks is None:
+            cold.backlinks = Backlinks(self._conn)
+        rows = cold.backlinks.parents_of(row)
+        (first,) = self._conn.execute(
+            "SELECT parent_seq FROM url_text WHERE seq = ?", (row + 1,)
+        ).fetchone()
+        if first is not None and first - 1 in rows:
+            rows.remove(first - 1)
+            rows.insert(0, first - 1)
+        texts = self._texts(rows)
+        return [texts[r] for r in rows]
 
     def children(self, parent: str) -> list[str]:
         """Every URL that ``parent`` links to, in discovery order."""
-        self._edges_kept()
-        row = self._row(parent)
-        if row < 0:
-            return []
-        rows = self._conn.execute(
-            "SELECT c.url FROM parents AS x JOIN url_text AS c ON c.seq = x.child_seq"
-            " WHERE x.parent_seq = ? ORDER BY c.seq",
-            (row + 1,),
-        )
-        return [r[0] for r in rows]
+        return [url for url, _ in self.children_counts(parent)]
 
     def children_counts(self, parent: str) -> list[tuple[str, int]]:
         """Every URL that ``parent`` links to with t(parent, url), in discovery order."""
@@ -156,12 +162,10 @@ class IndexedReads:
         row = self._row(parent)
         if row < 0:
             return []
-        rows = self._conn.execute(
-            "SELECT c.url, x.count FROM parents AS x JOIN url_text AS c ON c.seq = x.child_seq"
-            " WHERE x.parent_seq = ? ORDER BY c.seq",
-            (row + 1,),
-        )
-        return [(url, int(count)) for url, count in rows]
+        counts = children_of(self._conn, row)
+        rows = sorted(counts)
+        texts = self._texts(rows)
+        return [(texts[r], counts[r]) for r in rows]
 
     def _extra_column(self, name: str) -> npt.NDArray[np.float64]:
         """The array of an extra column (``"score"``: the scores); FrontierError if unknown."""

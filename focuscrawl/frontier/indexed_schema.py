@@ -16,9 +16,9 @@ on disk they are kept as
 Opening the DB replays them in this order. The cold per-URL data is plain SQL,
 appended in bulk (see :mod:`~focuscrawl.frontier.indexed_cold`): ``url_text``
 (``seq`` = row + 1 -> URL text, depth, first parent; ``orphans`` lists the
-URLs without a parent yet), ``parents`` (the parent
-relation with the link count t(i, j), only in a DB that keeps parent edges:
-meta ``_parents`` = ``1``) and ``columns`` (the names of the extra columns).
+URLs without a parent yet), ``links`` (the parent relation with the link
+counts t(i, j), one row per parent and flush, only in a DB that keeps parent
+edges: meta ``_parents`` = ``1``) and ``columns`` (the names of the extra columns).
 """
 
 from __future__ import annotations
@@ -62,10 +62,11 @@ CREATE TABLE IF NOT EXISTS url_text(
     seq INTEGER PRIMARY KEY, url TEXT NOT NULL, depth INTEGER NOT NULL, parent_seq INTEGER);
 -- read once at open: the URLs that may still get their first parent (few)
 CREATE TABLE IF NOT EXISTS orphans(seq INTEGER PRIMARY KEY);
-CREATE TABLE IF NOT EXISTS parents(
-    parent_seq INTEGER NOT NULL, child_seq INTEGER NOT NULL,
-    count INTEGER NOT NULL, PRIMARY KEY(parent_seq, child_seq)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS parents_child ON parents(child_seq);
+-- a parent's edges of one flush: child rows (int32) and link counts (int64)
+CREATE TABLE IF NOT EXISTS links(
+    id INTEGER PRIMARY KEY, parent_seq INTEGER NOT NULL, children BLOB NOT NULL,
+    counts BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS links_parent ON links(parent_seq);
 CREATE TABLE IF NOT EXISTS snapshot(
     name TEXT NOT NULL, part INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY(name, part));
 CREATE TABLE IF NOT EXISTS fresh(
