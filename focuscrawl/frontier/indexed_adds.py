@@ -33,6 +33,7 @@ from focuscrawl.frontier.rules import (
 from focuscrawl.types import Merge, URLState
 
 _QUEUED, _DROPPED = int(URLState.QUEUED), int(URLState.DROPPED)
+_PAGE = 1024  # links of one page at most; a bigger batch is worth its numpy calls
 Item = tuple[str, float, int, str | None, str, int, int]
 
 
@@ -82,7 +83,7 @@ class IndexedAdds(IndexedColumns):
         batch = items if isinstance(items, list) else list(items)
         if not batch:
             return 0
-        new = self._add_page(batch, merge, layer)
+        new = self._add_page(batch, merge, layer) if len(batch) <= _PAGE else None
         return self._add_items(batch, merge, layer) if new is None else new
 
     # -- one page's links -----------------------------------------------------------

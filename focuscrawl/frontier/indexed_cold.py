@@ -30,6 +30,7 @@ from focuscrawl.frontier.indexed_links import Backlinks, write_links
 from focuscrawl.frontier.indexed_table import UrlTable
 
 _CHUNK = 256  # rows per INSERT statement (1,024 parameters at most)
+_PENDING = 4096  # URL text rows held at most before they are written
 _TEXT = "INSERT INTO url_text(seq, url, depth, parent_seq) VALUES "
 
 
@@ -84,6 +85,8 @@ class ColdWrites:
             if parent is None:
                 self.table.orphan[seq - 1] = True
                 self._orphans.append(seq)
+        if len(text) > 4 * _PENDING:  # a big batch: its URLs need not wait in memory
+            self.flush()
 
     def set_parent(self, row: int, parent_row: int) -> None:
         """Record the first parent of the orphan ``row``."""

@@ -346,15 +346,24 @@ class BestQueue:
         if per_host:
             head: list[int] = []
             counts: dict[int, int] = {}
-            for row, host in zip(prefix.tolist(), table.host[prefix].tolist(), strict=True):
-                if counts.get(host, 0) < per_host:
-                    counts[host] = counts.get(host, 0) + 1
-                    head.append(row)
-                    if len(head) >= n:
-                        return head
-            if complete:
-                return head
-        rows = drop_repeats(rows[key_order(table, rows)])  # the rest needs every row, in order
+            done = 0  # a longer prefix starts with the shorter one: go on from there
+            while True:
+                more = prefix[done:]
+                for row, host in zip(more.tolist(), table.host[more].tolist(), strict=True):
+                    if counts.get(host, 0) < per_host:
+                        counts[host] = counts.get(host, 0) + 1
+                        head.append(row)
+                        if len(head) >= n:
+                            return head
+                if complete:
+                    return head
+                if 16 * len(prefix) > len(rows):  # most of the rows: sort them all instead
+                    break
+                done = len(prefix)
+                prefix = head_rows(table, rows, 4 * len(prefix))
+                complete = len(prefix) >= len(rows)
+            # the rest needs every row, in order
+        rows = drop_repeats(rows[key_order(table, rows)])
         if per_host:
             hosts = table.host[rows]
             distinct = np.unique(hosts).tolist()

@@ -231,6 +231,8 @@ class UrlTable:
             raise FrontierError(f"more than {_MAX_ROWS} URLs in one crawl DB")
         if rows > len(self.h):
             capacity = max(rows, int(len(self.h) * _GROWTH))
+            # the views would keep every old column alive until all are copied
+            self.view, self._h_view, self._h2_view = {}, memoryview(b""), memoryview(b"")
             for name in (*COLUMNS, "orphan"):
                 setattr(self, name, self._sized(self.column(name), capacity))
             for name, array in self.extra.items():
