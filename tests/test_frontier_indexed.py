@@ -9,17 +9,21 @@ from __future__ import annotations
 
 import random
 import sqlite3
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.indexed import IndexedFrontier
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.frontier.sqlite import SqliteFrontier
 from focuscrawl.types import Merge, QueuedURL, URLState
+from tests.test_frontier import _apply, _ops
 
 Q, F = URLState.QUEUED, URLState.FETCHED
 
@@ -287,3 +291,26 @@ def test_update_host_through_the_host_grouping(
     assert db._table._by_host_n > 0  # the grouping was used
     assert _snapshot(db) == _snapshot(memory)
     db.close()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=st.lists(_ops, max_size=40))
+def test_top_caches_of_two_rows_match_reference(ops: list[tuple[Any, ...]]) -> None:
+    """``top`` through caches that keep 2 rows: rebuilt, fed and refused as they must be."""
+    memory = MemoryFrontier()
+    memory.ensure_columns(["c1"])
+    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as patch:
+        patch.setattr("focuscrawl.frontier.indexed_top.KEEP", 2)
+        db = IndexedFrontier(Path(tmp) / "f.db", buffer_size=2, compact_rows=6)
+        db.ensure_columns(["c1"])
+        try:
+            for op in [*ops, ("commit",)]:
+                if op[0] in ("reopen", "commit"):
+                    db.commit()
+                    continue
+                assert _apply(db, op) == _apply(memory, op), op
+                for state in (URLState.FETCHED, URLState.QUEUED, URLState.DROPPED):
+                    for column in ("score", "c1"):
+                        assert db.top(column, state) == memory.top(column, state)
+        finally:
+            db.close()

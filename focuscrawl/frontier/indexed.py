@@ -44,6 +44,7 @@ from focuscrawl.frontier.indexed_queue import BestQueue
 from focuscrawl.frontier.indexed_reads import StateRows
 from focuscrawl.frontier.indexed_schema import TEXT_MANY, open_indexed_db
 from focuscrawl.frontier.indexed_table import CHUNK_ROWS, Rows
+from focuscrawl.frontier.indexed_top import TopCache
 from focuscrawl.frontier.rules import INT32, checked_score
 from focuscrawl.types import QueuedURL, URLState
 
@@ -110,6 +111,7 @@ class IndexedFrontier(IndexedAdds):
         self._queue = BestQueue(table, buffer_size)
         self._cold = ColdWrites(self._conn, table, keep_edges)
         self._states = StateRows(table)
+        self._tops = TopCache(table)
 
     def _edges_mode(self, wanted: bool) -> bool:
         """Whether this DB keeps parent edges (fixed when it is created)."""
@@ -236,6 +238,7 @@ class IndexedFrontier(IndexedAdds):
             return
         self._begin()
         self._cold.flush()
+        self._feed_tops()  # before the lists it reads are emptied
         self._journal_rows += write_commit(self._conn, self._table, self._committed, changed, extra)
         limit = self._compact_rows
         if limit is None:
@@ -246,6 +249,7 @@ class IndexedFrontier(IndexedAdds):
         self._conn.execute("COMMIT")
         self._committed = self._table.n
         self._changed, self._changed_one, self._extra_changed = [], [], {}
+        self._tops.emptied()
 
     def close(self) -> None:
         """Close the DB. Uncommitted writes are discarded, as a crash would: commit first."""

@@ -100,7 +100,7 @@ class IndexedAdds(IndexedColumns):
         try:  # the same refusals as _add_items, which then words them
             keys = keys_of(urls)
             found = dict(zip(others, keys_of(others), strict=True))
-            values = [float(score) for score in scores]
+            values = list(map(float, scores))
             total = sum(values)  # NaN, or inf - inf: let _add_items decide
             linked = (
                 counts
@@ -114,17 +114,16 @@ class IndexedAdds(IndexedColumns):
                 or (linked and (min(linked) < INT64[0] or max(linked) > INT64[1]))
             ):
                 return None
-            levels = [int(tier) for tier in tiers]
+            levels = list(map(int, tiers))
         except (TypeError, ValueError, OverflowError):  # UnicodeEncodeError included
             return None
-        find = self._table.find_one
+        find = self._table.find_few
         seq_of: dict[str | None, int | None] = {None: None}
-        for parent, (h, h2) in found.items():
-            row = find(h, h2)
+        for parent, row in zip(found, find(list(found.values())), strict=True):
             if row < 0:  # an unknown parent: a DROPPED row first
                 return None
             seq_of[parent] = row + 1
-        rows = [find(h, h2) for h, h2 in keys]
+        rows = find(keys)
         new = [i for i, row in enumerate(rows) if row < 0]
         for i in new:  # a new host is written: refuse the batch before any change
             if hosts[i] not in self._host_ids:
@@ -202,9 +201,10 @@ class IndexedAdds(IndexedColumns):
     ) -> None:
         """The parent edges of a page's links (and the first parent of orphans)."""
         cold, orphan = self._cold, self._table.view["orphan"]
-        for row, parent in zip(rows, parents, strict=True):
-            if orphan[row] and parent is not None:
-                cold.set_parent(row, (seq_of[parent] or 0) - 1)
+        if any(map(orphan.__getitem__, rows)):  # rare: a seed or a referrer met again
+            for row, parent in zip(rows, parents, strict=True):
+                if orphan[row] and parent is not None:
+                    cold.set_parent(row, (seq_of[parent] or 0) - 1)
         if not cold.keep_edges:
             return
         links: dict[str, tuple[list[int], list[int]]] = {}

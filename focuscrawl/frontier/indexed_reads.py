@@ -22,6 +22,7 @@ from focuscrawl.frontier.indexed_cold import ColdWrites
 from focuscrawl.frontier.indexed_links import Backlinks, children_of
 from focuscrawl.frontier.indexed_schema import TEXT_OF, TEXT_RANGE, url_key
 from focuscrawl.frontier.indexed_table import CHUNK_ROWS, Rows, UrlTable, drop_repeats
+from focuscrawl.frontier.indexed_top import TopCache
 from focuscrawl.frontier.rules import SCORE
 from focuscrawl.types import QueuedURL, URLState
 
@@ -89,6 +90,10 @@ class IndexedReads:
     _table: UrlTable
     _cold: ColdWrites
     _states: StateRows
+    _tops: TopCache
+    _changed: list[Rows]
+    _changed_one: list[int]
+    _extra_changed: dict[str, list[Rows]]
     _host_names: list[str]
     _host_ids: dict[str, int]
     _counts: npt.NDArray[np.int64]
@@ -104,6 +109,16 @@ class IndexedReads:
                 " or children, or raises siblings, sets needs_parents = True"
             )
         self._cold.flush()
+
+    def _feed_tops(self) -> None:
+        """Give the ``top`` caches the rows changed since they last looked."""
+        table = self._table
+        self._tops.feed(
+            self._changed,
+            self._changed_one,
+            self._extra_changed,
+            {SCORE: table.score, **table.extra},
+        )
 
     def _queued(self, row: int) -> QueuedURL:
         self._cold.flush()
@@ -185,27 +200,29 @@ class IndexedReads:
     def top(self, column: str, state: URLState = URLState.FETCHED) -> tuple[str, float] | None:
         """The URL in ``state`` with the highest ``column`` (ties: discovery order).
 
-        A small state reads its own rows (:class:`StateRows`), another one is one
-        vectorised pass, chunk by chunk (~2 ms at a million URLs).
+        Read from a cache of the state's best rows (:mod:`~focuscrawl.frontier.indexed_top`),
+        built from the rows of the state (:class:`StateRows`, or one pass).
         """
         array, table = self._extra_column(column), self._table
         wanted = int(state)
-        best_row, best = -1, 0.0
-        tracked = self._states.rows(wanted, int(self._counts[:, wanted].sum()))
-        if tracked is not None and tracked.size:  # in any order: ties go to the lowest row
-            values = array[tracked]
-            i = int(np.argmax(values))
-            best = float(values[i])
-            ties = tracked[values == best]
-            best_row = int(ties.min()) if ties.size else int(tracked[i])
-        for lo in range(0, table.n if tracked is None else 0, CHUNK_ROWS):
-            hi = min(lo + CHUNK_ROWS, table.n)
-            rows = np.flatnonzero(table.state[lo:hi] == wanted)
-            if rows.size:
-                values = array[lo:hi][rows]
-                i = int(np.argmax(values))  # the first of equal maxima: discovery order
-                if best_row < 0 or values[i] > best:
-                    best_row, best = lo + int(rows[i]), float(values[i])
+        count = int(self._counts[:, wanted].sum())
+        if not count:
+            return None
+        self._feed_tops()
+        found = self._tops.best(column, wanted, array)
+        if found is None:  # (re)build the cache from every row of the state
+            rows = self._states.rows(wanted, count)
+            if rows is None:
+                parts = [
+                    np.flatnonzero(table.state[lo : min(lo + CHUNK_ROWS, table.n)] == wanted) + lo
+                    for lo in range(0, table.n, CHUNK_ROWS)
+                ]
+                rows = np.concatenate([np.empty(0, np.int64), *parts])
+            self._tops.build(column, wanted, rows, array[rows])
+            found = self._tops.best(column, wanted, array)
+        if found is None:  # NaN values: no order to keep
+            raise FrontierError(f"no largest value of column {column!r}")
+        best_row, best = found
         if best_row < 0:
             return None
         self._cold.flush()

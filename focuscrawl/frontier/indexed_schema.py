@@ -132,9 +132,9 @@ def keys_of(urls: Sequence[str]) -> list[tuple[int, int]]:
     >>> keys_of(["http://a.org/"]) == [tuple(fingerprints(["http://a.org/"])[0].tolist())]
     True
     """
-    blake, two = hashlib.blake2b, _TWO_INT64
-    halves = [two(blake(u.encode(), digest_size=16).digest()) for u in urls]
-    return [(h >> 1, h2) for h, h2 in halves]
+    blake = hashlib.blake2b
+    digests = [blake(u.encode(), digest_size=16).digest() for u in urls]
+    return [(h >> 1, h2) for h, h2 in map(_TWO_INT64, digests)]
 
 
 def checked_text(text: str) -> str:

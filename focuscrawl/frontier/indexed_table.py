@@ -211,6 +211,21 @@ class UrlTable:
             slots = (slots[go] + 1) & mask
         return result
 
+    def find_few(self, keys: list[tuple[int, int]]) -> list[int]:
+        """:meth:`find_one` of each key of a short list (one call, local lookups)."""
+        slots, h_of, h2_of = self._slots_view, self._h_view, self._h2_view
+        mask = len(slots) - 1
+        found: list[int] = []
+        for h, h2 in keys:
+            slot = h & mask
+            while True:
+                row = slots[slot]
+                if row == _EMPTY or (h_of[row] == h and h2_of[row] == h2):
+                    break
+                slot = (slot + 1) & mask
+            found.append(row)
+        return found
+
     def find_one(self, h: int, h2: int) -> int:
         """Row of one fingerprint, -1 if unknown (scalar probing: no array overhead)."""
         slots, h_of, h2_of = self._slots_view, self._h_view, self._h2_view
