@@ -2,6 +2,7 @@
 
     PYTHONPATH=. python benchmarks/bench_frontier.py            # 1,000,000 URLs
     PYTHONPATH=. python benchmarks/bench_frontier.py --n 100000 --store sqlite
+    PYTHONPATH=. python benchmarks/bench_frontier.py --parents  # a DB that keeps edges
 
 Measures (a) insert rate, (b) an OTIE-like mixed workload: rounds of 1000 cash
 updates (``Merge.ADD`` of small positive amounts on random known URLs) and a pop of
@@ -18,6 +19,12 @@ already known, 10 new, each with a parent edge and a link count) added with
 ``Merge.ADD``, its own cash set to 0, the fetched page of highest cash looked up once
 per fetch list (``top``), a commit every 50 pages. An op is one out-link or one
 popped URL. Targets: >= 50k ops/s (b), >= 150k ops/s (f), <= 150 B/URL resident.
+
+The store is opened as a crawl opens it for OTIE and OPIC, whose strategies read no
+parent edges (``Strategy.needs_parents`` False): every out-link is still handed
+over with its parent and link count, the store keeps the first parent of each URL
+and drops the rest. ``--parents`` opens it as for a strategy that reads them
+(genre): every edge is stored.
 
 URLs are derived from their index, so the script itself keeps nothing per URL.
 """
@@ -66,10 +73,10 @@ def status(field: str) -> int:
     raise RuntimeError(f"no {field} in /proc/self/status")
 
 
-def open_store(kind: str, path: Path, cache_mb: int | None) -> Any:
+def open_store(kind: str, path: Path, cache_mb: int | None, parents: bool) -> Any:
     if kind == "sqlite":
-        return SqliteFrontier(path, cache_mb=cache_mb)
-    return IndexedFrontier(path)
+        return SqliteFrontier(path, cache_mb=cache_mb, parents=parents)
+    return IndexedFrontier(path, parents=parents)
 
 
 def build(frontier: Any, n: int, rng: random.Random) -> float:
@@ -171,11 +178,14 @@ def main() -> None:
     parser.add_argument("--cache-mb", type=int, default=None, help="sqlite: page cache")
     parser.add_argument("--store", choices=["sqlite", "indexed"], default="indexed")
     parser.add_argument("--pages", type=int, default=3000, help="(f) pages; 0: skip it")
+    parser.add_argument(
+        "--parents", action="store_true", help="keep every parent edge (as for genre)"
+    )
     args = parser.parse_args()
     rng = random.Random(1)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "frontier.db"
-        frontier = open_store(args.store, path, args.cache_mb)
+        frontier = open_store(args.store, path, args.cache_mb, args.parents)
         rss0 = status("VmRSS")
         insert_rate = build(frontier, args.n, rng)
         rss1 = status("VmRSS")
@@ -187,11 +197,12 @@ def main() -> None:
         frontier.close()
         del frontier
         start = time.perf_counter()
-        frontier = open_store(args.store, path, args.cache_mb)
+        frontier = open_store(args.store, path, args.cache_mb, args.parents)
         load = time.perf_counter() - start
         frontier.close()
     ops = s["updates"] + s["popped"]
-    print(f"store                  : {args.store}")
+    edges = "every parent edge" if args.parents else "first parents (no strategy reads edges)"
+    print(f"store                  : {args.store}, keeping {edges}")
     print(f"queued URLs            : {queued:,} on {N_HOSTS:,} hosts (cache_mb={args.cache_mb})")
     print(f"(a) insert rate        : {insert_rate:,.0f} URLs/s")
     print(

@@ -6,15 +6,20 @@ a dense row number (:mod:`~focuscrawl.frontier.indexed_table`: 37 B per URL, 8 B
 per extra float column, <= 8 B of hash index), so a batch of score updates is a few
 vectorised operations (:mod:`~focuscrawl.frontier.indexed_columns`); the
 best queued URLs are kept in a buffer (:mod:`~focuscrawl.frontier.indexed_queue`)
-so a pop sorts thousands of rows, not millions. SQLite holds the cold data (URL
-text, depth, parents, hosts, meta: written at add time inside the open
-transaction) and, at :meth:`IndexedFrontier.commit`, the changed rows of the hot
-columns as one journal BLOB (:mod:`~focuscrawl.frontier.indexed_disk`). Opening
-the DB loads the arrays from the snapshot and replays the journal.
+so a pop selects from thousands of rows, not millions. A page's links are added
+in plain Python (:mod:`~focuscrawl.frontier.indexed_adds`). SQLite holds the cold
+data (URL text, depth, first parent, parent edges if the strategy reads them,
+hosts, meta), written in bulk inside the open transaction
+(:mod:`~focuscrawl.frontier.indexed_cold`, :mod:`~focuscrawl.frontier.indexed_links`),
+and, at :meth:`IndexedFrontier.commit`, the changed rows of the hot columns as
+one journal BLOB (:mod:`~focuscrawl.frontier.indexed_disk`). Opening the DB
+loads the arrays from the snapshot and replays the journal.
 
-Measured at a million queued URLs (``benchmarks/bench_frontier.py``): ~170-190k
-score updates + pops per CPU-second with a commit every 1,050, 67 B per URL of
-resident memory growth (the whole process: ~129 B per URL), 0.5 s to open.
+Measured at a million queued URLs (``benchmarks/bench_frontier.py``, a shared
+2-core machine at load ~3): a page-shaped OTIE workload (30 out-links, pops of
+16, a commit every 50 pages) ~95-100k ops per CPU-second without parent edges,
+~50k with them (before: ~20k); score updates + pops ~170-240k per CPU-second;
+~70 B per URL of resident memory growth (the whole process: ~135 B per URL).
 
 Writes form one transaction until :meth:`IndexedFrontier.commit`; a crash (or
 :meth:`IndexedFrontier.close` without commit) loses exactly the uncommitted work.
@@ -46,6 +51,7 @@ from focuscrawl.frontier.indexed_schema import TEXT_MANY, open_indexed_db
 from focuscrawl.frontier.indexed_table import CHUNK_ROWS, Rows
 from focuscrawl.frontier.indexed_top import TopCache
 from focuscrawl.frontier.rules import INT32, checked_score
+from focuscrawl.frontier.sqlite_schema import edges_mode
 from focuscrawl.types import QueuedURL, URLState
 
 _COMPACT_MIN = 1 << 20  # journal rows below which a compaction is not worth its writes
@@ -77,7 +83,7 @@ class IndexedFrontier(IndexedAdds):
         self._compact_rows = compact_rows
         self._conn = open_indexed_db(self.path)
         try:
-            keep_edges = self._edges_mode(parents)
+            keep_edges = edges_mode(self._conn, self.path, parents)
             self._table, self._journal_rows = load_table(self._conn)
             orphans = self._conn.execute("SELECT seq FROM orphans")
             seqs = np.fromiter((seq for (seq,) in orphans), np.int64)
@@ -112,19 +118,6 @@ class IndexedFrontier(IndexedAdds):
         self._cold = ColdWrites(self._conn, table, keep_edges)
         self._states = StateRows(table)
         self._tops = TopCache(table)
-
-    def _edges_mode(self, wanted: bool) -> bool:
-        """Whether this DB keeps parent edges (fixed when it is created)."""
-        row = self._conn.execute("SELECT value FROM meta WHERE key = '_parents'").fetchone()
-        if row is None:  # a new DB
-            self._conn.execute("INSERT INTO meta VALUES ('_parents', ?)", ("1" if wanted else "0",))
-            return wanted
-        if wanted and row[0] != "1":
-            raise FrontierError(
-                f"crawl DB {self.path} keeps no parent edges, and this crawl's strategy"
-                " needs them: start it in a new directory"
-            )
-        return bool(row[0] == "1")
 
     # -- writes ---------------------------------------------------------------------
 

@@ -1,15 +1,18 @@
-"""Adding URLs to the indexed crawl DB: one page's out-links in a few array operations.
+"""Adding URLs to the indexed crawl DB: one page's out-links without a numpy call each.
 
-The common batch is one page's links: distinct URLs, every one with the same
-known parent. :meth:`IndexedAdds._add_page` handles it without a Python step per
-link beyond building its text row: the fingerprints of the links and of their
-parents are looked up together, the known links merge their ``(tier, score)`` in
-one vectorised step, the new ones are appended in one, and their text rows and
-the parent edges wait for the next flush (:mod:`~focuscrawl.frontier.indexed_cold`).
-Any other batch (repeated URLs, an unknown parent, a link to itself or to another
-link of the batch, a value to refuse) goes through :meth:`IndexedAdds._add_items`,
-the general rules written item by item; both give the results of
-:mod:`focuscrawl.frontier.memory`.
+The common batch is one page's links: a few dozen distinct URLs with known
+parents. For it, numpy's cost per call (a few µs, some forty calls) outweighed
+the work, so :meth:`IndexedAdds._add_page` runs in plain Python over memoryviews
+of the columns (an item of one is a plain int or float): the fingerprints as
+Python ints, one probe loop for all the lookups, the known links' ``(tier,
+score)`` merged item by item with the arithmetic of
+:func:`~focuscrawl.frontier.rules.merged_pair`, the new ones appended, their text
+rows and parent edges left for the next flush
+(:mod:`~focuscrawl.frontier.indexed_cold`). Any other batch (repeated URLs, an
+unknown parent, a link to itself or to another link of the batch, a value to
+refuse, or more than ``_PAGE`` items, where arrays pay) goes through
+:meth:`IndexedAdds._add_items`, the general rules written item by item over
+arrays; both give the results of :mod:`focuscrawl.frontier.memory`.
 """
 
 from __future__ import annotations

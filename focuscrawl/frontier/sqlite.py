@@ -51,6 +51,7 @@ from focuscrawl.frontier.sqlite_schema import (
     PROBE,
     RESOLVE,
     TEXT_OF,
+    edges_mode,
     open_crawl_db,
     url_key,
 )
@@ -83,7 +84,9 @@ class SqliteFrontier(SqliteColumns):
         self._dirty: set[int] = set()  # hosts whose best must be recomputed
         self._conn = open_crawl_db(self.path)
         try:
-            self._keep_edges = self._edges_mode(parents)
+            # a DB made before the setting (no meta row, some URLs) kept its edges
+            made = self._conn.execute("SELECT 1 FROM urls LIMIT 1").fetchone() is not None
+            self._keep_edges = edges_mode(self._conn, self.path, parents, old=made)
             self._size_cache()
         except sqlite3.Error as exc:
             self._conn.close()
@@ -91,21 +94,6 @@ class SqliteFrontier(SqliteColumns):
         except FrontierError:
             self._conn.close()
             raise
-
-    def _edges_mode(self, wanted: bool) -> bool:
-        """Whether this DB keeps parent edges (fixed when it is created)."""
-        row = self._conn.execute("SELECT value FROM meta WHERE key = '_parents'").fetchone()
-        if row is None:
-            # a DB made before the setting kept its edges; a new one keeps them if wanted
-            keep = wanted or self._conn.execute("SELECT 1 FROM urls LIMIT 1").fetchone() is not None
-            self._conn.execute("INSERT INTO meta VALUES ('_parents', ?)", ("1" if keep else "0",))
-            return keep
-        if wanted and row[0] != "1":
-            raise FrontierError(
-                f"crawl DB {self.path} keeps no parent edges, and this crawl's strategy"
-                " needs them: start it in a new directory"
-            )
-        return bool(row[0] == "1")
 
     # -- helpers --------------------------------------------------------------------
 
