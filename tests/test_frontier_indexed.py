@@ -314,3 +314,22 @@ def test_top_caches_of_two_rows_match_reference(ops: list[tuple[Any, ...]]) -> N
                         assert db.top(column, state) == memory.top(column, state)
         finally:
             db.close()
+
+
+@pytest.mark.timeout(60)
+def test_pop_through_a_buffer_of_repeated_offers(tmp_path: Path) -> None:
+    """A few queued rows offered again and again (every page adds cash to them): the
+    buffer holds them many times over, and a capped pop still ends, with the best."""
+    db = IndexedFrontier(tmp_path / "f.db")
+    memory = MemoryFrontier()
+    seeds = [(f"http://h{i % 3}/{i}", 1.0, 0, None, f"h{i % 3}", 1, 0) for i in range(9)]
+    for store in (db, memory):
+        store.add_many(seeds)
+        store.pop(1)  # the buffer is built: from now on changed rows are offered
+    for rounds in range(40):
+        updates = [(f"http://h{i % 3}/{i}", 0.01 * ((i * rounds) % 5)) for i in range(1, 9)]
+        for store in (db, memory):
+            store.update_scores(updates, Merge.ADD)
+    assert len(db._queue._candidates()) > 16 * 8  # each of the 8 queued rows many times
+    assert db.pop(5, max_per_host=1) == memory.pop(5, max_per_host=1)
+    db.close()

@@ -338,7 +338,8 @@ class BestQueue:
         if excluded is not None:
             rows = rows[~excluded[table.host[rows]]]
         # most pops are settled by the best few rows: select them, sort only those
-        prefix = head_rows(table, rows, 4 * n + 8 if per_host else n)
+        k = 4 * n + 8 if per_host else n
+        prefix = head_rows(table, rows, k)
         complete = len(prefix) >= len(rows)
         if not per_host and (len(prefix) >= n or complete):
             best: list[int] = prefix[:n].tolist()
@@ -357,10 +358,11 @@ class BestQueue:
                             return head
                 if complete:
                     return head
-                if 16 * len(prefix) > len(rows):  # most of the rows: sort them all instead
+                k *= 4  # the best k entries (a row may repeat), not k rows
+                if 4 * k > len(rows):  # most of the rows: sort them all instead
                     break
                 done = len(prefix)
-                prefix = head_rows(table, rows, 4 * len(prefix))
+                prefix = head_rows(table, rows, k)
                 complete = len(prefix) >= len(rows)
             # the rest needs every row, in order
         rows = drop_repeats(rows[key_order(table, rows)])
