@@ -277,12 +277,18 @@ class IndexedAdds(IndexedColumns):
             rows[new] = self._append(new_urls, keys[new], batch, firsts, layer, merge)
         if edges:
             row_of = dict(zip(urls, rows.tolist(), strict=True))
-            table, cold = self._table, self._cold
+            cold, orphan = self._cold, self._table.view["orphan"]
             for child, parent, _ in edges:  # the first edge naming an orphan: its parent
-                if table.orphan[row_of[child]]:
+                if orphan[row_of[child]]:
                     cold.set_parent(row_of[child], row_of[parent])
-            for child, parent, count in edges:  # in batch order: a later t replaces
-                cold.add_links(row_of[parent], [row_of[child]], [count])
+            if cold.keep_edges:  # one links row per parent, its edges in batch order
+                links: dict[int, tuple[list[int], list[int]]] = {}
+                for child, parent, count in edges:
+                    children, counts = links.setdefault(row_of[parent], ([], []))
+                    children.append(row_of[child])
+                    counts.append(count)
+                for parent_row, (children, counts) in links.items():
+                    cold.add_links(parent_row, children, counts)
         return sum(1 for i in new.tolist() if firsts[urls[i]][2] == _QUEUED)
 
     def _append(
