@@ -48,7 +48,7 @@ def test_colliding_fingerprints_are_told_apart(
     for module in ("indexed_adds", "indexed_columns"):
         monkeypatch.setattr(
             f"focuscrawl.frontier.{module}.fingerprints",
-            lambda urls, strict=False: np.array([fake[u] for u in urls], np.int64).reshape(-1, 2),
+            lambda urls: np.array([fake[u] for u in urls], np.int64).reshape(-1, 2),
         )
     monkeypatch.setattr(
         "focuscrawl.frontier.indexed_adds.keys_of", lambda urls: [fake[u] for u in urls]

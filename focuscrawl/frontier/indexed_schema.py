@@ -96,12 +96,11 @@ LEFT JOIN url_text AS p ON p.seq = t.parent_seq WHERE t.seq BETWEEN ? AND ? ORDE
 """
 
 
-def fingerprints(urls: Sequence[str], *, strict: bool = False) -> npt.NDArray[np.int64]:
+def fingerprints(urls: Sequence[str]) -> npt.NDArray[np.int64]:
     """128-bit BLAKE2b fingerprints of ``urls``: an ``(n, 2)`` array of ``(h, h2)``.
 
     The same values as :func:`focuscrawl.frontier.sqlite_schema.url_key` (``h``
-    keeps 63 bits), computed without a Python int per URL. ``strict``: a URL that
-    cannot be stored (a lone surrogate) raises UnicodeEncodeError.
+    keeps 63 bits), computed without a Python int per URL.
 
     >>> from focuscrawl.frontier.sqlite_schema import url_key
     >>> tuple(fingerprints(["http://a.org/"])[0].tolist()) == url_key("http://a.org/")
@@ -111,8 +110,6 @@ def fingerprints(urls: Sequence[str], *, strict: bool = False) -> npt.NDArray[np
     try:  # the strict codec is faster than a named error handler, and the same bytes
         digests = b"".join([blake(u.encode(), digest_size=16).digest() for u in urls])
     except UnicodeEncodeError:  # a lone surrogate: never stored, but it can be looked up
-        if strict:
-            raise
         digests = b"".join(
             [blake(u.encode("utf-8", "surrogatepass"), digest_size=16).digest() for u in urls]
         )
