@@ -2,6 +2,7 @@
 
     PYTHONPATH=. python benchmarks/bench_frontier.py            # 1,000,000 URLs
     PYTHONPATH=. python benchmarks/bench_frontier.py --n 100000 --store sqlite
+    PYTHONPATH=. python benchmarks/bench_frontier.py --parents  # a DB that keeps edges
 
 Measures (a) insert rate, (b) an OTIE-like mixed workload: rounds of 1000 cash
 updates (``Merge.ADD`` of small positive amounts on random known URLs) and a pop of
@@ -18,6 +19,16 @@ already known, 10 new, each with a parent edge and a link count) added with
 ``Merge.ADD``, its own cash set to 0, the fetched page of highest cash looked up once
 per fetch list (``top``), a commit every 50 pages. An op is one out-link or one
 popped URL. Targets: >= 50k ops/s (b), >= 150k ops/s (f), <= 150 B/URL resident.
+
+The store is opened as a crawl opens it for OTIE and OPIC, whose strategies read no
+parent edges (``Strategy.needs_parents`` False): every out-link is still handed
+over with its parent and link count, the store keeps the first parent of each URL
+and drops the rest. ``--parents`` opens it as for a strategy that reads them
+(genre): every edge is stored.
+
+(g) with ``--drift-pages N`` (e.g. 50000): the same page loop from an empty store
+(10 seeds, every page adding 10 new URLs), ms of CPU per page in windows of 10,000
+pages: the store's part of the drift of a long crawl (last / first window).
 
 URLs are derived from their index, so the script itself keeps nothing per URL.
 """
@@ -66,10 +77,10 @@ def status(field: str) -> int:
     raise RuntimeError(f"no {field} in /proc/self/status")
 
 
-def open_store(kind: str, path: Path, cache_mb: int | None) -> Any:
+def open_store(kind: str, path: Path, cache_mb: int | None, parents: bool) -> Any:
     if kind == "sqlite":
-        return SqliteFrontier(path, cache_mb=cache_mb)
-    return IndexedFrontier(path)
+        return SqliteFrontier(path, cache_mb=cache_mb, parents=parents)
+    return IndexedFrontier(path, parents=parents)
 
 
 def build(frontier: Any, n: int, rng: random.Random) -> float:
@@ -159,6 +170,43 @@ def pages(frontier: Any, n: int, count: int, rng: random.Random) -> dict[str, fl
     return stats
 
 
+def drift(pages_total: int, store: str, parents: bool, path: Path) -> list[float]:
+    """(g): ms CPU per page of the OTIE-shaped loop, by windows of 10,000 pages."""
+    rng = random.Random(2)
+    frontier = open_store(store, path, None, parents)
+    frontier.add_many([(url_of(i), 1.0, 0, None, host_of(i), 1, 0) for i in range(10)])
+    fresh, done, cpu, windows = 10, 0, 0.0, []
+    while done < pages_total:
+        cpu0 = time.process_time()
+        taken = frontier.pop(16, max_per_host=2)
+        frontier.top("score", URLState.FETCHED)
+        cpu += time.process_time() - cpu0
+        if not taken:
+            break
+        for q in taken:
+            links = [url_of(rng.randrange(fresh)) for _ in range(20)]
+            links += [url_of(i) for i in range(fresh, fresh + 10)]
+            fresh += 10
+            share = q.score / len(links)
+            items = [
+                (u, share, q.depth + 1, q.url, host_of_url(u), 1 + j % 3, 0)
+                for j, u in enumerate(links)
+            ]
+            cpu0 = time.process_time()
+            frontier.mark(q.url, URLState.FETCHED)
+            frontier.add_many(items, merge=Merge.ADD)
+            frontier.update_scores([(q.url, 0.0)], Merge.SET)
+            done += 1
+            if done % 50 == 0:
+                frontier.commit()
+            cpu += time.process_time() - cpu0
+            if done % 10_000 == 0:
+                windows.append(cpu / 10)  # ms per page over 10,000 pages
+                cpu = 0.0
+    frontier.close()
+    return windows
+
+
 def host_of_url(url: str) -> str:
     return url.split("/", 3)[2]
 
@@ -171,11 +219,15 @@ def main() -> None:
     parser.add_argument("--cache-mb", type=int, default=None, help="sqlite: page cache")
     parser.add_argument("--store", choices=["sqlite", "indexed"], default="indexed")
     parser.add_argument("--pages", type=int, default=3000, help="(f) pages; 0: skip it")
+    parser.add_argument(
+        "--parents", action="store_true", help="keep every parent edge (as for genre)"
+    )
+    parser.add_argument("--drift-pages", type=int, default=0, help="(g) pages; 0: skip it")
     args = parser.parse_args()
     rng = random.Random(1)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "frontier.db"
-        frontier = open_store(args.store, path, args.cache_mb)
+        frontier = open_store(args.store, path, args.cache_mb, args.parents)
         rss0 = status("VmRSS")
         insert_rate = build(frontier, args.n, rng)
         rss1 = status("VmRSS")
@@ -187,11 +239,13 @@ def main() -> None:
         frontier.close()
         del frontier
         start = time.perf_counter()
-        frontier = open_store(args.store, path, args.cache_mb)
+        frontier = open_store(args.store, path, args.cache_mb, args.parents)
         load = time.perf_counter() - start
         frontier.close()
+        windows = drift(args.drift_pages, args.store, args.parents, Path(tmp) / "drift.db")
     ops = s["updates"] + s["popped"]
-    print(f"store                  : {args.store}")
+    edges = "every parent edge" if args.parents else "first parents (no strategy reads edges)"
+    print(f"store                  : {args.store}, keeping {edges}")
     print(f"queued URLs            : {queued:,} on {N_HOSTS:,} hosts (cache_mb={args.cache_mb})")
     print(f"(a) insert rate        : {insert_rate:,.0f} URLs/s")
     print(
@@ -213,6 +267,11 @@ def main() -> None:
             f"(f) OTIE-shaped pages  : {ops / p['cpu']:,.0f} ops per CPU-second,"
             f" {ops / p['wall']:,.0f} ops/s wall ({p['pages']:,.0f} pages,"
             f" {p['links']:,.0f} out-links; {1000 * p['cpu'] / p['pages']:.2f} ms CPU per page)"
+        )
+    if len(windows) >= 2:
+        print(
+            f"(g) drift              : {' '.join(f'{w:.3f}' for w in windows)} ms CPU per page"
+            f" by 10k pages from an empty store; last / first {windows[-1] / windows[0]:.2f}"
         )
     print(f"load average           : {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print("targets                : >= 50,000 ops/s (b), >= 150,000 ops/s (f), <= 150 B/URL RSS")

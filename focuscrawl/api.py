@@ -113,7 +113,7 @@ def open_crawl(
             "seeds": normalize_seeds(raw_seeds), "strategy": strategy.name,
             "settings": settings.to_dict(), "finished": False, "summary": {},
         })  # fmt: skip
-    frontier = open_frontier(settings, out_dir / DB_NAME)
+    frontier = open_frontier(settings, out_dir / DB_NAME, parents=strategy.needs_parents)
     try:
         crawler = Crawler(
             settings, raw_seeds, out_dir, strategy=strategy, fetcher=fetcher,

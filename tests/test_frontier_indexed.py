@@ -9,17 +9,21 @@ from __future__ import annotations
 
 import random
 import sqlite3
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.indexed import IndexedFrontier
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.frontier.sqlite import SqliteFrontier
 from focuscrawl.types import Merge, QueuedURL, URLState
+from tests.test_frontier import _apply, _ops
 
 Q, F = URLState.QUEUED, URLState.FETCHED
 
@@ -41,11 +45,14 @@ def test_colliding_fingerprints_are_told_apart(
     """Equal ``h``: linear probing puts the later URLs in the next slots, ``h2`` tells them apart."""
     fake = {f"http://a/{i}": (0, i) for i in range(8)} | {"http://b/x": (1, 99)}
     monkeypatch.setattr("focuscrawl.frontier.indexed_reads.url_key", fake.__getitem__)
-    for module in ("indexed", "indexed_columns"):
+    for module in ("indexed_adds", "indexed_columns"):
         monkeypatch.setattr(
             f"focuscrawl.frontier.{module}.fingerprints",
             lambda urls: np.array([fake[u] for u in urls], np.int64).reshape(-1, 2),
         )
+    monkeypatch.setattr(
+        "focuscrawl.frontier.indexed_adds.keys_of", lambda urls: [fake[u] for u in urls]
+    )
     path = tmp_path / "f.db"
     db = IndexedFrontier(path)
     for i in range(4):
@@ -207,7 +214,7 @@ def test_damaged_journal_is_a_clear_error(tmp_path: Path) -> None:
 def test_sqlite_store_file_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "f.db"
     SqliteFrontier(path).close()
-    with pytest.raises(FrontierError, match="has schema 3, not indexed-2"):
+    with pytest.raises(FrontierError, match="has schema 3, not indexed-3"):
         IndexedFrontier(path)
 
 
@@ -283,4 +290,46 @@ def test_update_host_through_the_host_grouping(
         ), round_
     assert db._table._by_host_n > 0  # the grouping was used
     assert _snapshot(db) == _snapshot(memory)
+    db.close()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=st.lists(_ops, max_size=40))
+def test_top_caches_of_two_rows_match_reference(ops: list[tuple[Any, ...]]) -> None:
+    """``top`` through caches that keep 2 rows: rebuilt, fed and refused as they must be."""
+    memory = MemoryFrontier()
+    memory.ensure_columns(["c1"])
+    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as patch:
+        patch.setattr("focuscrawl.frontier.indexed_top.KEEP", 2)
+        db = IndexedFrontier(Path(tmp) / "f.db", buffer_size=2, compact_rows=6)
+        db.ensure_columns(["c1"])
+        try:
+            for op in [*ops, ("commit",)]:
+                if op[0] in ("reopen", "commit"):
+                    db.commit()
+                    continue
+                assert _apply(db, op) == _apply(memory, op), op
+                for state in (URLState.FETCHED, URLState.QUEUED, URLState.DROPPED):
+                    for column in ("score", "c1"):
+                        assert db.top(column, state) == memory.top(column, state)
+        finally:
+            db.close()
+
+
+@pytest.mark.timeout(60)
+def test_pop_through_a_buffer_of_repeated_offers(tmp_path: Path) -> None:
+    """A few queued rows offered again and again (every page adds cash to them): the
+    buffer holds them many times over, and a capped pop still ends, with the best."""
+    db = IndexedFrontier(tmp_path / "f.db")
+    memory = MemoryFrontier()
+    seeds = [(f"http://h{i % 3}/{i}", 1.0, 0, None, f"h{i % 3}", 1, 0) for i in range(9)]
+    for store in (db, memory):
+        store.add_many(seeds)
+        store.pop(1)  # the buffer is built: from now on changed rows are offered
+    for rounds in range(40):
+        updates = [(f"http://h{i % 3}/{i}", 0.01 * ((i * rounds) % 5)) for i in range(1, 9)]
+        for store in (db, memory):
+            store.update_scores(updates, Merge.ADD)
+    assert len(db._queue._candidates()) > 16 * 8  # each of the 8 queued rows many times
+    assert db.pop(5, max_per_host=1) == memory.pop(5, max_per_host=1)
     db.close()

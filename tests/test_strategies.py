@@ -66,6 +66,7 @@ class _Siblings(Strategy):
     """Raises the siblings of the sports section page (the other sections) to 0.9."""
 
     name: ClassVar[str] = "test-siblings"
+    needs_parents: ClassVar[bool] = True
 
     def on_page(self, page: Page, relevance: float | None, queued: QueuedURL) -> Decision:
         raise_to = 0.9 if page.url.endswith("/sections/sports.html") else None

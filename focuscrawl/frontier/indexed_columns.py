@@ -27,6 +27,8 @@ from focuscrawl.frontier.rules import (
     checked_column,
     checked_int,
     checked_score,
+    merged,
+    written,
 )
 from focuscrawl.types import Merge, URLState
 
@@ -38,6 +40,7 @@ class IndexedColumns(IndexedReads):
 
     _queue: BestQueue
     _changed: list[Rows]  # rows whose state, score or tier changed since the commit
+    _changed_one: list[int]  # the same, one row at a time
     _extra_changed: dict[str, list[Rows]]  # extra column -> rows written since the commit
 
     def _begin(self) -> None:
@@ -57,11 +60,16 @@ class IndexedColumns(IndexedReads):
             np.subtract.at(counts, (table.host[rows], table.state[rows]), 1)
             np.add.at(counts, (table.host[rows], np.full(len(rows), state, np.int8)), 1)
         table.state[rows] = state
+        self._states.entered(state, rows)
         self._touched(rows)
 
     def _touched(self, rows: Rows) -> None:
         self._changed.append(rows)
         self._queue.offer(rows)
+
+    def _touched_one(self, row: int) -> None:
+        self._changed_one.append(row)
+        self._queue.offer_one(row)
 
     def _merge_into(self, array: Floats, rows: Rows, values: Floats, merge: Merge) -> Rows:
         """Merge one value per (distinct) row into ``array``; returns the rows written."""
@@ -127,11 +135,29 @@ class IndexedColumns(IndexedReads):
         Repeated URLs are combined first (``ADD`` sums). Returns the number of URLs
         whose score was written (``MAX``: only those that went up; ``KEEP``: none).
         """
-        rows, values = self._known_values(updates, merge)
+        pairs = updates if isinstance(updates, list) else list(updates)
+        if len(pairs) == 1:  # a page's own cash: no arrays
+            url, score = pairs[0]
+            return self._update_one(url, score, merge)
+        rows, values = self._known_values(pairs, merge)
         rows = self._merge_into(self._table.score, rows, values, merge)
         if rows.size:
             self._touched(rows)
         return len(rows)
+
+    def _update_one(self, url: str, score: float, merge: Merge) -> int:
+        """:meth:`update_scores` of one URL, in plain Python (the same arithmetic)."""
+        value = checked_score(url, score)
+        row = self._row(url) if merge is not Merge.KEEP else -1
+        if row < 0:
+            return 0
+        array = self._table.view["score"]
+        old = array[row]
+        if not written(old, value, merge):
+            return 0
+        array[row] = merged(old, value, merge)
+        self._touched_one(row)
+        return 1
 
     def update_values(self, column: str, updates: Iterable[tuple[str, float]], merge: Merge) -> int:
         """:meth:`update_scores` for an extra column (``"score"``: the score itself)."""

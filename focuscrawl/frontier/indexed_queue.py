@@ -5,17 +5,23 @@ keeps the top ``size`` queued rows by key (tier desc, score desc, then seq asc) 
 the key ``T`` of the worst of them. Invariant: every QUEUED row whose key is ``>= T`` is in
 the buffer (or in ``extra``, rows offered since the last pop). A row whose score or
 state changes is *offered*: if it is queued and its key is ``>= T`` it joins
-``extra``; nothing ever has to leave the buffer, because a pop first drops every
-buffered row that is no longer queued or fell below ``T``. The rows left, sorted,
-are then exactly the head of the whole queue, and a pop walks them in order
-(skipping excluded or capped hosts). Only when they run out before ``n`` URLs are
+``extra`` (offers are only noted, and sorted out all at once before the next pop
+or once they pile up: one page's few rows are not worth a numpy call each);
+nothing ever has to leave the buffer, because a pop first drops every
+buffered row that is no longer queued or fell below ``T``. The rows left are then
+exactly the head of the whole queue, in no order (a row offered again may be there
+twice until the buffer is tidied); a pop selects the best few of them
+(``np.partition``), sorts only those and walks them in order (skipping excluded or
+capped hosts): sorting the whole buffer on every pop cost more than the rest of
+the pop together. Only when the best few are not enough is the whole buffer
+sorted, and only when it runs out before ``n`` URLs are
 taken is the buffer rebuilt from all queued rows (``np.argpartition``-style
 selection, ~10 ms at a million), and if even a fresh buffer is not enough (many
 URLs of excluded hosts or later layers at the top), the pop scans every eligible
 row instead: exact in every case.
 
 Tiers are strict: a pop takes only rows of the highest tier among the queued rows
-its layer limit allows. The buffer settles that too: its first allowed row has
+its layer limit allows. The buffer settles that too: its best allowed row has
 that tier, and once it also holds an allowed row of a lower tier, every row of the
 top tier is in it. While every tier is 0 (``UrlTable.tiered`` False), the tier
 column is not even read.
@@ -32,13 +38,17 @@ from focuscrawl.frontier.indexed_table import CHUNK_ROWS, Rows, UrlTable, drop_r
 from focuscrawl.types import URLState
 
 _QUEUED = int(URLState.QUEUED)
+_PILE = 1 << 16  # offered rows noted before they are sorted out
 
 
-def _largest(values: npt.NDArray[Any], m: int) -> npt.NDArray[np.bool_]:
-    """Flags of the ``m`` largest ``values`` (``0 < m <= len``); ties: the first ones."""
+def _largest(values: npt.NDArray[Any], rows: Rows, m: int) -> npt.NDArray[np.bool_]:
+    """Flags of the ``m`` largest ``values`` (``0 < m <= len``); ties: the lowest ``rows``."""
     kth = np.partition(values, len(values) - m)[len(values) - m]  # the m-th largest
     above: npt.NDArray[np.bool_] = values > kth
-    tied = np.flatnonzero(values == kth)[: m - int(np.count_nonzero(above))]
+    tied = np.flatnonzero(values == kth)
+    need = m - int(np.count_nonzero(above))
+    if len(tied) > need:
+        tied = tied[np.argsort(rows[tied], kind="stable")[:need]]
     above[tied] = True
     return above
 
@@ -51,7 +61,7 @@ def key_order(table: UrlTable, rows: Rows) -> Rows:
 
 
 def top_rows(table: UrlTable, rows: Rows, m: int) -> tuple[Rows, bool]:
-    """The best ``m`` of ``rows`` (ascending row numbers), sorted by key; True if all of them.
+    """The best ``m`` of ``rows`` (any order), sorted by key; True if all of them.
 
     Ties at the cut are broken by seq like everywhere else: the selection is exact.
     """
@@ -63,11 +73,17 @@ def top_rows(table: UrlTable, rows: Rows, m: int) -> tuple[Rows, bool]:
             cut = np.partition(tiers, len(rows) - m)[len(rows) - m]
             keep = tiers > cut
             at = np.flatnonzero(tiers == cut)
-            keep[at[_largest(scores[at], m - int(np.count_nonzero(keep)))]] = True
+            keep[at[_largest(scores[at], rows[at], m - int(np.count_nonzero(keep)))]] = True
         else:
-            keep = _largest(scores, m)
+            keep = _largest(scores, rows, m)
         rows = rows[keep]
     return rows[key_order(table, rows)], complete
+
+
+def head_rows(table: UrlTable, rows: Rows, m: int) -> Rows:
+    """The best ``m`` entries of ``rows`` (any order, repeats allowed), sorted by key,
+    each row once: exactly the first rows of the queue order over ``rows``."""
+    return drop_repeats(top_rows(table, rows, m)[0])
 
 
 def top_tier(table: UrlTable, layer_limit: int | None) -> int | None:
@@ -126,6 +142,9 @@ class BestQueue:
         self.size = max(int(size), 1)
         self._rows: Rows = np.empty(0, np.int64)
         self._extra: list[Rows] = []
+        self._offered: list[Rows] = []  # offers not yet sorted out
+        self._offered_one: list[int] = []
+        self._offered_n = 0
         self._built = False  # False: rebuild before the next pop
         self._sorted = False  # True: _rows is in key order and every row in it >= T
         self._all = True  # the buffer holds every queued row: no threshold
@@ -138,13 +157,43 @@ class BestQueue:
         self._built = False
         self._rows = np.empty(0, np.int64)
         self._extra = []
+        self._forget_offers()
+
+    def _forget_offers(self) -> None:
+        self._offered, self._offered_one, self._offered_n = [], [], 0
 
     def offer(self, rows: Rows) -> None:
-        """Rows whose score or state just changed: keep the invariant."""
+        """Rows whose score or state just changed: keep the invariant (see the module)."""
         if not self._built or not rows.size:
             return
-        table = self.table
-        rows = rows[table.state[rows] == _QUEUED]
+        self._offered.append(rows)
+        self._offered_n += len(rows)
+        if self._offered_n > _PILE:
+            self._sort_out()
+
+    def offer_one(self, row: int) -> None:
+        """:meth:`offer` of one row."""
+        if self._built:
+            self._offered_one.append(row)
+            self._offered_n += 1
+            if self._offered_n > _PILE:
+                self._sort_out()
+
+    def offer_list(self, rows: list[int]) -> None:
+        """:meth:`offer` of a few rows, as a list."""
+        if self._built:
+            self._offered_one += rows
+            self._offered_n += len(rows)
+            if self._offered_n > _PILE:
+                self._sort_out()
+
+    def _sort_out(self) -> None:
+        """The offered rows that are queued and ``>= T`` join ``extra``."""
+        if not self._offered_n:
+            return
+        rows = np.concatenate([*self._offered, np.array(self._offered_one, np.int64)])
+        self._forget_offers()
+        rows = rows[self.table.state[rows] == _QUEUED]
         if not rows.size:  # rows that left the queue are dropped by the state filter
             return
         self._sorted = False  # a buffered score may have moved, even below T
@@ -166,6 +215,7 @@ class BestQueue:
     def _rebuild(self) -> None:
         self._rows, self._all = best_queued(self.table, self.size)
         self._extra = []
+        self._forget_offers()
         self._built = self._sorted = True
         if not self._all:
             last = int(self._rows[-1])
@@ -173,26 +223,26 @@ class BestQueue:
             self._t_score = float(self.table.score[last])
 
     def _candidates(self) -> Rows:
-        """The buffer, cleaned (queued, key >= T) and sorted by key."""
+        """The buffer, cleaned: queued rows of key >= T, in no order (a row may repeat)."""
         if not self._built:
             self._rebuild()
+        self._sort_out()
         rows = self._rows
-        if self._sorted:  # no queued row changed since: only some left the queue
-            self._rows = rows[self.table.state[rows] == _QUEUED]
-            return self._rows
         if self._extra:
             rows = np.concatenate([rows, *self._extra])
             self._extra = []
         rows = rows[self.table.state[rows] == _QUEUED]
-        if not self._all:
-            rows = rows[self._above(rows)]
-        elif len(rows) > 4 * self.size:  # the queue outgrew a buffer that held all of it
-            self._rebuild()
-            return self._rows
-        rows = rows[key_order(self.table, rows)]
-        self._rows = drop_repeats(rows)  # a row offered twice: once
-        self._sorted = True
-        return self._rows
+        if not self._sorted:  # offers came in: a score may have moved, even below T
+            if not self._all:
+                rows = rows[self._above(rows)]
+            if len(rows) > 2 * self.size:  # repeats (rows offered again) pile up: drop them
+                rows = np.unique(rows)
+                if self._all and len(rows) > 4 * self.size:  # the queue outgrew the buffer
+                    self._rebuild()
+                    return self._rows
+            self._sorted = True
+        self._rows = rows
+        return rows
 
     def pop_rows(
         self,
@@ -220,22 +270,24 @@ class BestQueue:
             if len(taken) >= n or self._all or lower:
                 return taken
             if layer_limit is None and self._conclusive(
-                candidates, taken, queued_per_host, excluded, per_host
+                np.unique(candidates), taken, queued_per_host, excluded, per_host
             ):
                 return taken
         return self._scan(n, excluded, per_host, layer_limit)
 
     def _top_tier_rows(self, rows: Rows, layer_limit: int | None) -> tuple[Rows, bool]:
-        """The allowed rows of the buffer's top tier; True if an allowed lower-tier row
-        follows them (then every queued row of the top tier is among them)."""
+        """The allowed rows of the buffer's top tier; True if an allowed row of a lower
+        tier is there too (then every queued row of the top tier is among them)."""
         table = self.table
         if layer_limit is not None:
             rows = rows[table.layer[rows] <= layer_limit]
         if not table.tiered or not rows.size:
             return rows, False
         tiers = table.tier[rows]
-        block = int(np.count_nonzero(tiers == tiers[0]))  # sorted by tier: a prefix
-        return rows[:block], block < len(rows)
+        top = tiers == tiers.max()
+        if top.all():
+            return rows, False
+        return rows[top], True
 
     def _conclusive(
         self,
@@ -285,18 +337,36 @@ class BestQueue:
         table = self.table
         if excluded is not None:
             rows = rows[~excluded[table.host[rows]]]
+        # most pops are settled by the best few rows: select them, sort only those
+        k = 4 * n + 8 if per_host else n
+        prefix = head_rows(table, rows, k)
+        complete = len(prefix) >= len(rows)
+        if not per_host and (len(prefix) >= n or complete):
+            best: list[int] = prefix[:n].tolist()
+            return best
         if per_host:
-            head: list[int] = []  # most pops are settled by the first few rows
+            head: list[int] = []
             counts: dict[int, int] = {}
-            prefix = rows[: 4 * n + 8]
-            for row, host in zip(prefix.tolist(), table.host[prefix].tolist(), strict=True):
-                if counts.get(host, 0) < per_host:
-                    counts[host] = counts.get(host, 0) + 1
-                    head.append(row)
-                    if len(head) >= n:
-                        return head
-            if len(prefix) == len(rows):
-                return head
+            done = 0  # a longer prefix starts with the shorter one: go on from there
+            while True:
+                more = prefix[done:]
+                for row, host in zip(more.tolist(), table.host[more].tolist(), strict=True):
+                    if counts.get(host, 0) < per_host:
+                        counts[host] = counts.get(host, 0) + 1
+                        head.append(row)
+                        if len(head) >= n:
+                            return head
+                if complete:
+                    return head
+                k *= 4  # the best k entries (a row may repeat), not k rows
+                if 4 * k > len(rows):  # most of the rows: sort them all instead
+                    break
+                done = len(prefix)
+                prefix = head_rows(table, rows, k)
+                complete = len(prefix) >= len(rows)
+            # the rest needs every row, in order
+        rows = drop_repeats(rows[key_order(table, rows)])
+        if per_host:
             hosts = table.host[rows]
             distinct = np.unique(hosts).tolist()
             if len(distinct) <= 8:  # few hosts (a site crawl): the first rows of each

@@ -13,15 +13,19 @@ on disk they are kept as
 * ``col_journal``: per commit and extra column, ``(row, value)`` of the rows whose
   value changed (a fresh row reads 0.0 until it has one).
 
-Opening the DB replays them in this order. The cold per-URL data is plain SQL:
-``url_text`` (``seq`` = row + 1 -> URL text, depth, first parent), ``parents``
-(with the link count t(i, j)) and ``columns`` (the names of the extra columns).
+Opening the DB replays them in this order. The cold per-URL data is plain SQL,
+appended in bulk (see :mod:`~focuscrawl.frontier.indexed_cold`): ``url_text``
+(``seq`` = row + 1 -> URL text, depth, first parent; ``orphans`` lists the
+URLs without a parent yet), ``links`` (the parent relation with the link
+counts t(i, j), one row per parent and flush, only in a DB that keeps parent
+edges: meta ``_parents`` = ``1``) and ``columns`` (the names of the extra columns).
 """
 
 from __future__ import annotations
 
 import hashlib
 import sqlite3
+import struct
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -31,9 +35,9 @@ import numpy.typing as npt
 from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.sqlite_schema import connect_crawl_db, url_key
 
-__all__ = ["checked_text", "fingerprints", "open_indexed_db", "url_key"]
+__all__ = ["checked_text", "fingerprints", "keys_of", "open_indexed_db", "url_key"]
 
-SCHEMA_VERSION = "indexed-2"
+SCHEMA_VERSION = "indexed-3"  # 3: no trigger, orphans, optional parent edges
 PART_ROWS = 1 << 20  # rows per snapshot BLOB: 8 MiB for a float64 column
 CACHE_KIB = 4096  # page cache: hot data is in numpy, SQLite only appends and reads cold rows
 WAL_LIMIT = 64 << 20  # bytes of WAL file kept after a checkpoint
@@ -56,10 +60,13 @@ CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHO
 CREATE TABLE IF NOT EXISTS hosts(id INTEGER PRIMARY KEY, host TEXT UNIQUE NOT NULL);
 CREATE TABLE IF NOT EXISTS url_text(
     seq INTEGER PRIMARY KEY, url TEXT NOT NULL, depth INTEGER NOT NULL, parent_seq INTEGER);
-CREATE TABLE IF NOT EXISTS parents(
-    parent_seq INTEGER NOT NULL, child_seq INTEGER NOT NULL,
-    count INTEGER NOT NULL, PRIMARY KEY(parent_seq, child_seq)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS parents_child ON parents(child_seq);
+-- read once at open: the URLs that may still get their first parent (few)
+CREATE TABLE IF NOT EXISTS orphans(seq INTEGER PRIMARY KEY);
+-- a parent's edges of one flush: child rows (int32) and link counts (int64)
+CREATE TABLE IF NOT EXISTS links(
+    id INTEGER PRIMARY KEY, parent_seq INTEGER NOT NULL, children BLOB NOT NULL,
+    counts BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS links_parent ON links(parent_seq);
 CREATE TABLE IF NOT EXISTS snapshot(
     name TEXT NOT NULL, part INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY(name, part));
 CREATE TABLE IF NOT EXISTS fresh(
@@ -71,11 +78,6 @@ CREATE TABLE IF NOT EXISTS journal(
 CREATE TABLE IF NOT EXISTS columns(name TEXT PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS col_journal(
     id INTEGER PRIMARY KEY, name TEXT NOT NULL, rows BLOB NOT NULL, vals BLOB NOT NULL);
--- the first parent recorded is the one handed out with the URL
-CREATE TRIGGER IF NOT EXISTS parents_first AFTER INSERT ON parents BEGIN
-    UPDATE url_text SET parent_seq = new.parent_seq
-    WHERE seq = new.child_seq AND parent_seq IS NULL;
-END;
 """
 
 TEXT_OF = """
@@ -105,12 +107,31 @@ def fingerprints(urls: Sequence[str]) -> npt.NDArray[np.int64]:
     True
     """
     blake = hashlib.blake2b
-    digests = b"".join(
-        [blake(u.encode("utf-8", "surrogatepass"), digest_size=16).digest() for u in urls]
-    )
+    try:  # the strict codec is faster than a named error handler, and the same bytes
+        digests = b"".join([blake(u.encode(), digest_size=16).digest() for u in urls])
+    except UnicodeEncodeError:  # a lone surrogate: never stored, but it can be looked up
+        digests = b"".join(
+            [blake(u.encode("utf-8", "surrogatepass"), digest_size=16).digest() for u in urls]
+        )
     keys = np.frombuffer(digests, dtype="<i8").reshape(-1, 2).astype(np.int64)
     keys[:, 0] >>= 1
     return keys
+
+
+_TWO_INT64 = struct.Struct("<qq").unpack
+
+
+def keys_of(urls: Sequence[str]) -> list[tuple[int, int]]:
+    """:func:`fingerprints` as Python ints, for a few URLs (no array to build).
+
+    A URL that cannot be stored (a lone surrogate) raises UnicodeEncodeError.
+
+    >>> keys_of(["http://a.org/"]) == [tuple(fingerprints(["http://a.org/"])[0].tolist())]
+    True
+    """
+    blake = hashlib.blake2b
+    digests = [blake(u.encode(), digest_size=16).digest() for u in urls]
+    return [(h >> 1, h2) for h, h2 in map(_TWO_INT64, digests)]
 
 
 def checked_text(text: str) -> str:

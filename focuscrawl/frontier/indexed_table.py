@@ -6,7 +6,8 @@ open-addressing hash index (linear probing from ``h mod capacity``) holding row
 numbers as int32: 4 B per slot at a load factor <= 1/2, i.e. <= 8 B per URL, where
 a Python dict would cost > 100 B per URL. Per URL the table costs 37 B of columns
 (their growth headroom is reserved, not resident, until written), 8 B per extra
-float column, and 4-8 B of index.
+float column, 4-8 B of index and 1 B of flag (``orphan``: no parent recorded yet,
+not stored: rebuilt at open from ``url_text``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ _MAX_ROWS = 2**31 - 1  # row numbers are int32 in the index
 _MMAP_BYTES = 1 << 16
 CHUNK_ROWS = 1 << 16  # whole-table passes go chunk by chunk: small temporaries
 SMALL = 48  # up to this many keys, probing in plain Python beats numpy's per-call cost
+FEW = 512  # up to this many keys, a vectorised first probe and Python for the rest
 
 
 def zeros(count: int, dtype: npt.DTypeLike) -> npt.NDArray[Any]:
@@ -87,6 +89,7 @@ class UrlTable:
         self.state: npt.NDArray[np.int8] = zeros(capacity, np.int8)
         self.score: npt.NDArray[np.float64] = zeros(capacity, np.float64)
         self.tier: npt.NDArray[np.int32] = zeros(capacity, np.int32)
+        self.orphan: npt.NDArray[np.bool_] = zeros(capacity, np.bool_)
         self.extra: dict[str, npt.NDArray[np.float64]] = {}
         self.tiered = False
         self._slots: npt.NDArray[np.int32] = np.empty(0, np.int32)
@@ -126,16 +129,27 @@ class UrlTable:
         while size < 2 * self.n:
             size *= 2
         self._slots = zeros(0, np.int32)  # the old index goes before the new one comes
+        self._views()
         self._slots = zeros(size, np.int32)
         self._slots.fill(_EMPTY)
+        self._views()
         for lo in range(0, self.n, CHUNK_ROWS):
             self._index(np.arange(lo, min(lo + CHUNK_ROWS, self.n), dtype=np.int64))
+
+    def _views(self) -> None:
+        """Memoryviews of the index and the columns: an item of one is a plain int or
+        float, read or written several times faster than a numpy scalar (renewed
+        with the arrays). ``view`` holds the columns' by name."""
+        self._slots_view = self._slots.data
+        self._h_view = self.h.data
+        self._h2_view = self.h2.data
+        self.view = {name: getattr(self, name).data for name in (*COLUMNS, "orphan")}
 
     def _index(self, rows: Rows) -> None:
         """Put ``rows`` (new, distinct fingerprints) into free slots, in row order."""
         mask = len(self._slots) - 1
         if len(rows) <= SMALL:  # one page's new links: one at a time (any free slot
-            table = self._slots  # along the probe chain keeps the lookups right)
+            table = self._slots_view  # along the probe chain keeps the lookups right)
             for row, h in zip(rows.tolist(), self.h[rows].tolist(), strict=True):
                 slot = h & mask
                 while table[slot] != _EMPTY:
@@ -157,11 +171,32 @@ class UrlTable:
 
     def find(self, keys: npt.NDArray[np.int64]) -> Rows:
         """Row of each fingerprint ``(h, h2)`` of ``keys`` (shape ``(m, 2)``), -1 if unknown."""
-        if len(keys) <= SMALL:
-            found = [self.find_one(h, h2) for h, h2 in keys.tolist()]
-            return np.array(found, np.int64)
         mask = len(self._slots) - 1
         hq, h2q = keys[:, 0], keys[:, 1]
+        if len(keys) <= FEW:  # the first slot of every key at once, the rest in Python
+            start = hq & mask
+            rows = self._slots[start].astype(np.int64)
+            hit = (self.h[rows] == hq) & (self.h2[rows] == h2q)  # an empty slot reads row -1
+            found = np.where(hit, rows, _EMPTY)
+            more = np.flatnonzero(~hit & (rows != _EMPTY))
+            if more.size:
+                table, h_of, h2_of = self._slots_view, self._h_view, self._h2_view
+                for i, h, h2, slot in zip(
+                    more.tolist(),
+                    hq[more].tolist(),
+                    h2q[more].tolist(),
+                    start[more].tolist(),
+                    strict=True,
+                ):
+                    while True:
+                        slot = (slot + 1) & mask
+                        row = table[slot]
+                        if row == _EMPTY:
+                            break
+                        if h_of[row] == h and h2_of[row] == h2:
+                            found[i] = row
+                            break
+            return found
         result = np.full(len(keys), _EMPTY, np.int64)
         slots = hq & mask
         active = np.arange(len(keys))
@@ -176,16 +211,32 @@ class UrlTable:
             slots = (slots[go] + 1) & mask
         return result
 
+    def find_few(self, keys: list[tuple[int, int]]) -> list[int]:
+        """:meth:`find_one` of each key of a short list (one call, local lookups)."""
+        slots, h_of, h2_of = self._slots_view, self._h_view, self._h2_view
+        mask = len(slots) - 1
+        found: list[int] = []
+        for h, h2 in keys:
+            slot = h & mask
+            while True:
+                row = slots[slot]
+                if row == _EMPTY or (h_of[row] == h and h2_of[row] == h2):
+                    break
+                slot = (slot + 1) & mask
+            found.append(row)
+        return found
+
     def find_one(self, h: int, h2: int) -> int:
         """Row of one fingerprint, -1 if unknown (scalar probing: no array overhead)."""
-        slots, mask = self._slots, len(self._slots) - 1
+        slots, h_of, h2_of = self._slots_view, self._h_view, self._h2_view
+        mask = len(slots) - 1
         slot = h & mask
         while True:
-            row = int(slots[slot])
+            row = slots[slot]
             if row == _EMPTY:
                 return _EMPTY
-            if int(self.h[row]) == h and int(self.h2[row]) == h2:
-                return row
+            if h_of[row] == h and h2_of[row] == h2:
+                return int(row)
             slot = (slot + 1) & mask
 
     # -- appending ------------------------------------------------------------------
@@ -195,10 +246,13 @@ class UrlTable:
             raise FrontierError(f"more than {_MAX_ROWS} URLs in one crawl DB")
         if rows > len(self.h):
             capacity = max(rows, int(len(self.h) * _GROWTH))
-            for name in COLUMNS:
+            # the views would keep every old column alive until all are copied
+            self.view, self._h_view, self._h2_view = {}, memoryview(b""), memoryview(b"")
+            for name in (*COLUMNS, "orphan"):
                 setattr(self, name, self._sized(self.column(name), capacity))
             for name, array in self.extra.items():
                 self.extra[name] = self._sized(array[: self.n], capacity)
+            self._views()
 
     def append(
         self,
@@ -209,7 +263,10 @@ class UrlTable:
         score: npt.NDArray[np.float64],
         tier: npt.NDArray[np.int32],
     ) -> Rows:
-        """Append rows for fingerprints not yet known; returns their row numbers."""
+        """Append rows for fingerprints not yet known; returns their row numbers.
+
+        The new rows are not orphans: the caller flags those without a parent.
+        """
         count = len(keys)
         first = self.n
         self._reserve(first + count)
@@ -221,6 +278,7 @@ class UrlTable:
         self.state[first:end] = state
         self.score[first:end] = score
         self.tier[first:end] = tier
+        self.orphan[first:end] = False
         if not self.tiered and tier.any():
             self.tiered = True
         self.n = end
@@ -230,6 +288,42 @@ class UrlTable:
         else:
             self._index(rows)
         return rows
+
+    def append_few(
+        self,
+        keys: list[tuple[int, int]],
+        hosts: list[int],
+        layer: int,
+        state: int,
+        scores: list[float],
+        tiers: list[int],
+    ) -> int:
+        """:meth:`append` of a few rows, given as Python values; returns the first row."""
+        count = len(keys)
+        first = self.n
+        self._reserve(first + count)
+        end = first + count
+        view = self.view
+        h_of, h2_of, host_of, layer_of = view["h"], view["h2"], view["host"], view["layer"]
+        state_of, score_of, tier_of = view["state"], view["score"], view["tier"]
+        for row, (h, h2), host, score, tier in zip(
+            range(first, end), keys, hosts, scores, tiers, strict=True
+        ):
+            h_of[row], h2_of[row], host_of[row], layer_of[row] = h, h2, host, layer
+            state_of[row], score_of[row], tier_of[row] = state, score, tier
+        if not self.tiered and any(tiers):
+            self.tiered = True
+        self.n = end
+        if 2 * end > len(self._slots):
+            self.reindex()
+            return first
+        table, mask = self._slots_view, len(self._slots) - 1
+        for row, (h, _) in zip(range(first, end), keys, strict=True):
+            slot = h & mask
+            while table[slot] != _EMPTY:
+                slot = (slot + 1) & mask
+            table[slot] = row
+        return first
 
     def host_rows(self, host: int) -> Rows:
         """Rows of one host id, ascending.
@@ -254,6 +348,6 @@ class UrlTable:
 
     def nbytes(self) -> int:
         """Bytes held by the columns and the index (capacity, not just ``n``)."""
-        columns: int = sum(getattr(self, name).nbytes for name in COLUMNS)
+        columns: int = sum(getattr(self, name).nbytes for name in (*COLUMNS, "orphan"))
         extra = sum(array.nbytes for array in self.extra.values())
         return columns + extra + self._slots.nbytes + self._by_host.nbytes

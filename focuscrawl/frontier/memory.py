@@ -29,6 +29,10 @@ Semantics shared by every store:
 * ``top`` ranks the URLs of one state by a column, ties in discovery order.
 * ``mark`` on an unknown URL, or a column never created, raises
   :class:`~focuscrawl.exceptions.FrontierError`.
+* A store opened with ``parents=False`` (for a strategy that reads no parent
+  edges: :attr:`~focuscrawl.strategies.base.Strategy.needs_parents`) keeps only
+  each URL's first parent, the one handed out with it; ``parents``, ``children``,
+  ``children_counts`` and ``raise_children`` then raise FrontierError.
 """
 
 from __future__ import annotations
@@ -73,10 +77,12 @@ class _Row:
 class MemoryFrontier:
     """Dict-backed frontier: the reference behaviour of every store.
 
-    ``commit`` and ``close`` do nothing: nothing here is durable.
+    ``commit`` and ``close`` do nothing: nothing here is durable. ``parents``:
+    keep the parent edges (see the module docstring).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, parents: bool = True) -> None:
+        self._keep_edges = parents
         self._rows: dict[str, _Row] = {}  # in discovery order
         self._children: dict[str, list[str]] = {}
         self._links: dict[tuple[str, str], int] = {}  # (parent, child) -> t(parent, child)
@@ -124,12 +130,22 @@ class MemoryFrontier:
             self._rows[url] = row
         else:
             row.tier, row.score = merged_pair(row.tier, row.score, tier, score, merge)
-        if parent is not None:
+        if parent is not None and not self._keep_edges:
+            if not row.parents:
+                row.parents.append(parent)  # the first parent only
+        elif parent is not None:
             if parent not in row.parents:
                 row.parents.append(parent)
                 self._children.setdefault(parent, []).append(url)
             self._links[parent, url] = count
         return new
+
+    def _edges_kept(self) -> None:
+        if not self._keep_edges:
+            raise FrontierError(
+                "this frontier keeps no parent edges: a strategy that reads parents"
+                " or children, or raises siblings, sets needs_parents = True"
+            )
 
     def add_many(
         self,
@@ -241,6 +257,7 @@ class MemoryFrontier:
     def raise_children(self, parent: str, score: float, *, exclude: str | None = None) -> int:
         """Raise queued children of ``parent`` below ``score`` to ``score``."""
         score = checked_score(parent, score)
+        self._edges_kept()
         changed = 0
         for child in self._children.get(parent, []):
             row = self._rows[child]
@@ -324,6 +341,7 @@ class MemoryFrontier:
 
     def parents(self, url: str) -> list[str]:
         """First parent first, then the others in discovery order."""
+        self._edges_kept()
         row = self._rows.get(url)
         if row is None or not row.parents:
             return []
@@ -336,6 +354,7 @@ class MemoryFrontier:
 
     def children_counts(self, parent: str) -> list[tuple[str, int]]:
         """Children with t(parent, child), in discovery order."""
+        self._edges_kept()
         children = sorted(self._children.get(parent, []), key=lambda c: self._rows[c].seq)
         return [(child, self._links[parent, child]) for child in children]
 

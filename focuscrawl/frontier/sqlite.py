@@ -51,6 +51,7 @@ from focuscrawl.frontier.sqlite_schema import (
     PROBE,
     RESOLVE,
     TEXT_OF,
+    edges_mode,
     open_crawl_db,
     url_key,
 )
@@ -67,11 +68,15 @@ class SqliteFrontier(SqliteColumns):
 
     ``cache_mb`` bounds SQLite's page cache, and with it the resident memory; by
     default (None) it follows the number of URLs (~110 B each, at least 16 MiB),
-    enough to keep every page a score update touches in memory. Semantics: see
-    :mod:`focuscrawl.frontier.memory`.
+    enough to keep every page a score update touches in memory. ``parents``: the
+    caller reads parent edges; as in :class:`~focuscrawl.frontier.indexed.IndexedFrontier`,
+    a new DB keeps them only then (meta ``_parents``; a DB of an earlier version,
+    without it, keeps them). Semantics: see :mod:`focuscrawl.frontier.memory`.
     """
 
-    def __init__(self, path: Path | str, *, cache_mb: int | None = None) -> None:
+    def __init__(
+        self, path: Path | str, *, cache_mb: int | None = None, parents: bool = True
+    ) -> None:
         self.path = Path(path)
         self._cache_mb = cache_mb
         self._cache_kib = 0
@@ -79,10 +84,16 @@ class SqliteFrontier(SqliteColumns):
         self._dirty: set[int] = set()  # hosts whose best must be recomputed
         self._conn = open_crawl_db(self.path)
         try:
+            # a DB made before the setting (no meta row, some URLs) kept its edges
+            made = self._conn.execute("SELECT 1 FROM urls LIMIT 1").fetchone() is not None
+            self._keep_edges = edges_mode(self._conn, self.path, parents, old=made)
             self._size_cache()
         except sqlite3.Error as exc:
             self._conn.close()
             raise FrontierError(f"unusable crawl DB {self.path}: {exc}") from exc
+        except FrontierError:
+            self._conn.close()
+            raise
 
     # -- helpers --------------------------------------------------------------------
 
@@ -207,11 +218,16 @@ class SqliteFrontier(SqliteColumns):
             raise FrontierError(f"no free slot among {PROBE} for a URL fingerprint in {self.path}")
         self._conn.executemany(INSERT_COLD, cold)
         self._raise_hosts(raised)
-        if edges:
+        if edges and self._keep_edges:
             self._conn.executemany(
                 "INSERT INTO parents VALUES (?, ?, ?)"
                 " ON CONFLICT(parent_seq, child_seq) DO UPDATE SET count = excluded.count",
                 ((seqs[keys[p]], seqs[keys[c]], n) for c, p, n in edges),
+            )
+        elif edges:  # the first parent only (what the trigger on parents does)
+            self._conn.executemany(
+                "UPDATE url_text SET parent_seq = ? WHERE seq = ? AND parent_seq IS NULL",
+                ((seqs[keys[p]], seqs[keys[c]]) for c, p, _ in edges),
             )
         return sum(1 for row in hot if row[4] == URLState.QUEUED)
 
@@ -222,6 +238,7 @@ class SqliteFrontier(SqliteColumns):
         many scores went up.
         """
         value = checked_score(parent, score)
+        self._edges_kept()
         parent_seq = self._seq_of(parent)
         if parent_seq is None:
             return 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Collection, Iterator
+from pathlib import Path
 from typing import Any
 
 from focuscrawl.exceptions import FrontierError
@@ -19,7 +20,17 @@ from focuscrawl.types import QueuedURL, URLState
 class SqliteReads:
     """The read half of :class:`~focuscrawl.frontier.sqlite.SqliteFrontier`."""
 
+    path: Path
     _conn: sqlite3.Connection
+    _keep_edges: bool
+
+    def _edges_kept(self) -> None:
+        """FrontierError unless this DB keeps parent edges."""
+        if not self._keep_edges:
+            raise FrontierError(
+                f"crawl DB {self.path} keeps no parent edges: a strategy that reads parents"
+                " or children, or raises siblings, sets needs_parents = True"
+            )
 
     def _seq_of(self, url: str) -> int | None:
         row = self._conn.execute(f"SELECT seq FROM urls WHERE {MATCH}", url_key(url)).fetchone()
@@ -43,6 +54,7 @@ class SqliteReads:
 
     def parents(self, url: str) -> list[str]:
         """Every recorded parent: the first one first, then in discovery order."""
+        self._edges_kept()
         rows = self._conn.execute(
             "SELECT p.url FROM urls AS c JOIN url_text AS t ON t.seq = c.seq"
             " JOIN parents AS x ON x.child_seq = c.seq JOIN url_text AS p ON p.seq = x.parent_seq"
@@ -54,6 +66,7 @@ class SqliteReads:
 
     def children(self, parent: str) -> list[str]:
         """Every URL that ``parent`` links to, in discovery order."""
+        self._edges_kept()
         parent_seq = self._seq_of(parent)
         if parent_seq is None:
             return []
@@ -66,6 +79,7 @@ class SqliteReads:
 
     def children_counts(self, parent: str) -> list[tuple[str, int]]:
         """Every URL that ``parent`` links to with t(parent, url), in discovery order."""
+        self._edges_kept()
         parent_seq = self._seq_of(parent)
         if parent_seq is None:
             return []

@@ -236,6 +236,23 @@ def connect_crawl_db(
     return conn
 
 
+def edges_mode(conn: sqlite3.Connection, path: Path, wanted: bool, *, old: bool = False) -> bool:
+    """Whether the crawl DB keeps parent edges: fixed when it is created (meta
+    ``_parents``), to ``wanted`` (or to True for a DB made before the setting:
+    ``old``); asking them of a DB that keeps none is a FrontierError."""
+    row = conn.execute("SELECT value FROM meta WHERE key = '_parents'").fetchone()
+    if row is None:
+        keep = wanted or old
+        conn.execute("INSERT INTO meta VALUES ('_parents', ?)", ("1" if keep else "0",))
+        return keep
+    if wanted and row[0] != "1":
+        raise FrontierError(
+            f"crawl DB {path} keeps no parent edges, and this crawl's strategy"
+            " needs them: start it in a new directory"
+        )
+    return bool(row[0] == "1")
+
+
 def open_crawl_db(path: Path) -> sqlite3.Connection:
     """The SQLite store's connection: its pragmas, schema and temporary tables."""
     return connect_crawl_db(

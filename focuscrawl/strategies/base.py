@@ -128,6 +128,9 @@ class Strategy(ABC):
     #: and language: its text, meta, class names, or the links' anchors and contexts.
     #: False (and no model or filter that reads them): the page is parsed for its links only.
     needs_text: ClassVar[bool] = True
+    #: the strategy reads parent edges (``view.parents``, ``view.children``) or
+    #: returns ``raise_siblings``; without it the crawl DB keeps only first parents
+    needs_parents: ClassVar[bool] = False
     #: per-URL columns the strategy reads and writes besides the score
     columns: ClassVar[tuple[str, ...]] = ()
     #: the strategy asks for re-crawls (the engine then keeps payload digests)

@@ -159,6 +159,7 @@ class FCrawl(Strategy):
 
     merge: ClassVar[Merge] = Merge.KEEP  # step 12 inserts a URL once; a known URL keeps its score
     needs_model: ClassVar[bool] = True
+    needs_parents: ClassVar[bool] = True  # ChangeScores: the children of U's parents
     columns: ClassVar[tuple[str, ...]] = (SITE_DEPTH,)
 
     @property
