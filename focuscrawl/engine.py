@@ -314,15 +314,27 @@ class Crawler:
         taken: list[QueuedURL] = []
         while len(taken) < want:
             blocked = {h for h, n in inflight.items() if n >= per_host}
-            got = self.frontier.pop(want - len(taken), exclude_hosts=blocked, max_per_host=per_host)
+            # Every host has room for per_host - inflight more URLs. One pop caps all hosts
+            # alike, so it is capped at the least room of a host in flight (per_host if
+            # none): it never takes a URL beyond a host's room, where a cap of per_host
+            # made it take (with one host, 16 per host) 16 URLs to keep 1 and put 15 back.
+            cap = per_host - max((n for n in inflight.values() if n < per_host), default=0)
+            got = self.frontier.pop(want - len(taken), exclude_hosts=blocked, max_per_host=cap)
             if not got:
                 break
-            for queued in got:
-                if inflight[queued.host] < per_host:  # pop limits one call, not the window
-                    inflight[queued.host] += 1
-                    taken.append(queued)
-                else:
-                    self.frontier.mark(queued.url, URLState.QUEUED)
+            # Greedy by priority with each host's own room is the schedule. A host that
+            # reached the common cap with room to spare may have a better URL than the
+            # rest of this pop: keep the pop up to the first such URL, put back the rest.
+            count: Counter[str] = Counter()
+            for i, queued in enumerate(got):
+                host = queued.host
+                count[host] += 1
+                inflight[host] += 1
+                taken.append(queued)
+                if count[host] == cap and inflight[host] < per_host:
+                    for later in got[i + 1 :]:
+                        self.frontier.mark(later.url, URLState.QUEUED)
+                    break
         self._take(taken)
 
     def _pop_list(self, want: int) -> list[QueuedURL]:

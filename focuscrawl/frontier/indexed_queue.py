@@ -258,6 +258,16 @@ class BestQueue:
         flags host ids to skip (same length), ``per_host`` caps URLs per host (0: no
         cap), ``layer_limit`` is the highest layer allowed (None: any).
         """
+        if per_host:
+            # no pop can take more than each host's queued rows, capped: asking for more
+            # makes the walk look through the whole buffer for hosts that are not there
+            # (one host, a cap of 1: every pop sorted every row)
+            room = np.minimum(queued_per_host, per_host)
+            if excluded is not None:
+                room[excluded[: len(room)]] = 0
+            n = min(n, int(room.sum()))
+            if n <= 0:
+                return []
         stale = self._built  # else the first walk is over a buffer built just now
         for attempt in range(2):
             if attempt and not stale:
