@@ -133,6 +133,27 @@ def mixed(
     return stats
 
 
+def fetched(
+    frontier: Any, q: Any, fresh: int, done: int, rng: random.Random
+) -> tuple[float, int, int]:
+    """One fetched page of the OTIE/OPIC loop: its cash split over 20 known and 10 new
+    out-links (parent edge, link count), marked FETCHED, its cash set to 0, a commit
+    every 50 pages. The CPU time of the frontier calls, the next new URL, the link count."""
+    links = [url_of(rng.randrange(fresh)) for _ in range(20)]
+    links += [url_of(i) for i in range(fresh, fresh + 10)]
+    share = q.score / len(links)
+    items = [
+        (u, share, q.depth + 1, q.url, host_of_url(u), 1 + j % 3, 0) for j, u in enumerate(links)
+    ]
+    cpu0 = time.process_time()
+    frontier.mark(q.url, URLState.FETCHED)
+    frontier.add_many(items, merge=Merge.ADD)
+    frontier.update_scores([(q.url, 0.0)], Merge.SET)
+    if (done + 1) % 50 == 0:
+        frontier.commit()
+    return time.process_time() - cpu0, fresh + 10, len(items)
+
+
 def pages(frontier: Any, n: int, count: int, rng: random.Random) -> dict[str, float]:
     """OTIE/OPIC-shaped page loop (see the module docstring); CPU time of frontier calls."""
     stats = dict.fromkeys(["pages", "links", "cpu", "wall"], 0.0)
@@ -146,23 +167,10 @@ def pages(frontier: Any, n: int, count: int, rng: random.Random) -> dict[str, fl
         if not taken:
             break
         for q in taken:
-            links = [url_of(rng.randrange(fresh)) for _ in range(20)]
-            links += [url_of(i) for i in range(fresh, fresh + 10)]
-            fresh += 10
-            share = q.score / len(links)
-            items = [
-                (u, share, q.depth + 1, q.url, host_of_url(u), 1 + j % 3, 0)
-                for j, u in enumerate(links)
-            ]
-            cpu0 = time.process_time()
-            frontier.mark(q.url, URLState.FETCHED)
-            frontier.add_many(items, merge=Merge.ADD)
-            frontier.update_scores([(q.url, 0.0)], Merge.SET)
+            page_cpu, fresh, links = fetched(frontier, q, fresh, done, rng)
             done += 1
-            if done % 50 == 0:
-                frontier.commit()
-            cpu += time.process_time() - cpu0
-            stats["links"] += len(items)
+            cpu += page_cpu
+            stats["links"] += links
         stats["cpu"] += cpu
         stats["wall"] += time.perf_counter() - wall0
         stats["pages"] += len(taken)
@@ -184,22 +192,9 @@ def drift(pages_total: int, store: str, parents: bool, path: Path) -> list[float
         if not taken:
             break
         for q in taken:
-            links = [url_of(rng.randrange(fresh)) for _ in range(20)]
-            links += [url_of(i) for i in range(fresh, fresh + 10)]
-            fresh += 10
-            share = q.score / len(links)
-            items = [
-                (u, share, q.depth + 1, q.url, host_of_url(u), 1 + j % 3, 0)
-                for j, u in enumerate(links)
-            ]
-            cpu0 = time.process_time()
-            frontier.mark(q.url, URLState.FETCHED)
-            frontier.add_many(items, merge=Merge.ADD)
-            frontier.update_scores([(q.url, 0.0)], Merge.SET)
+            page_cpu, fresh, _ = fetched(frontier, q, fresh, done, rng)
             done += 1
-            if done % 50 == 0:
-                frontier.commit()
-            cpu += time.process_time() - cpu0
+            cpu += page_cpu
             if done % 10_000 == 0:
                 windows.append(cpu / 10)  # ms per page over 10,000 pages
                 cpu = 0.0
