@@ -5,7 +5,16 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Iterator
 from typing import Protocol
 
+from focuscrawl.exceptions import FrontierError
 from focuscrawl.types import Merge, QueuedURL, URLState
+
+
+def no_edges_error(store: str) -> FrontierError:
+    """The one-line error of every store asked for parent edges it does not keep."""
+    return FrontierError(
+        f"{store} keeps no parent edges: a strategy that reads parents"
+        " or children, or raises siblings, sets needs_parents = True"
+    )
 
 
 class FrontierStore(Protocol):

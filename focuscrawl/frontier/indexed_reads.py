@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from focuscrawl.exceptions import FrontierError
+from focuscrawl.frontier.base import no_edges_error
 from focuscrawl.frontier.indexed_cold import ColdWrites
 from focuscrawl.frontier.indexed_links import Backlinks, children_of
 from focuscrawl.frontier.indexed_schema import TEXT_OF, TEXT_RANGE, url_key
@@ -104,10 +105,7 @@ class IndexedReads:
     def _edges_kept(self) -> None:
         """FrontierError unless this DB keeps parent edges; else flush the pending ones."""
         if not self._cold.keep_edges:
-            raise FrontierError(
-                f"crawl DB {self.path} keeps no parent edges: a strategy that reads parents"
-                " or children, or raises siblings, sets needs_parents = True"
-            )
+            raise no_edges_error(f"crawl DB {self.path}")
         self._cold.flush()
 
     def _feed_tops(self) -> None:

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from focuscrawl.exceptions import FrontierError
-from focuscrawl.frontier.base import FrontierStore
+from focuscrawl.frontier.base import FrontierStore, no_edges_error
 from focuscrawl.frontier.rules import (
     INT64,
     SCORE,
@@ -142,10 +142,7 @@ class MemoryFrontier:
 
     def _edges_kept(self) -> None:
         if not self._keep_edges:
-            raise FrontierError(
-                "this frontier keeps no parent edges: a strategy that reads parents"
-                " or children, or raises siblings, sets needs_parents = True"
-            )
+            raise no_edges_error("this frontier")
 
     def add_many(
         self,

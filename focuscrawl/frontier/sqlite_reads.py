@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from focuscrawl.exceptions import FrontierError
+from focuscrawl.frontier.base import no_edges_error
 from focuscrawl.frontier.rules import SCORE
 from focuscrawl.frontier.sqlite_schema import MATCH, ROW, ROWS_IN_ORDER, url_key
 from focuscrawl.types import QueuedURL, URLState
@@ -27,10 +28,7 @@ class SqliteReads:
     def _edges_kept(self) -> None:
         """FrontierError unless this DB keeps parent edges."""
         if not self._keep_edges:
-            raise FrontierError(
-                f"crawl DB {self.path} keeps no parent edges: a strategy that reads parents"
-                " or children, or raises siblings, sets needs_parents = True"
-            )
+            raise no_edges_error(f"crawl DB {self.path}")
 
     def _seq_of(self, url: str) -> int | None:
         row = self._conn.execute(f"SELECT seq FROM urls WHERE {MATCH}", url_key(url)).fetchone()
