@@ -25,9 +25,7 @@ import json
 import os
 import tempfile
 import zlib
-from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import fields
 from pathlib import Path
 from typing import IO, Any
@@ -100,11 +98,10 @@ class _AppendFile:
 class WarcOutput(_AppendFile):
     """``corpus.warc.gz``: a response and a request record per fetched URL.
 
-    Records are built and compressed on one worker thread (``background``), where
-    hashlib and zlib run without the GIL, so the event loop goes on with the next
-    page meanwhile; the main thread writes the finished records in the order they
-    were given. :meth:`sync` and :attr:`offset` first wait for every record given
-    so far: what a commit records as written is on disk.
+    Records are built by :mod:`focuscrawl.output.warc_records` and written at once,
+    in order. (Building them on a worker thread, where hashlib and the deflate run
+    without the GIL, was measured: with ISA-L it cost more CPU than it saved, and no
+    pages/s was gained; so there is no such thread.)
     """
 
     def __init__(
@@ -114,13 +111,10 @@ class WarcOutput(_AppendFile):
         *,
         software: str = "focuscrawl",
         level: int = warc_records.GZIP_LEVEL,
-        background: bool = False,
     ) -> None:
         super().__init__(path, offset)
         self._software = software
         self._level = level
-        self._pending: deque[Future[bytes]] = deque()
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="warc") if background else None
 
     def _verify(self, offset: int) -> None:
         verify_committed(self.path, offset, warc=True)
@@ -139,34 +133,7 @@ class WarcOutput(_AppendFile):
     def _submit(self, build: Callable[..., bytes], result: FetchResult) -> None:
         if not self._ready:
             self._prepare()  # the cut to the committed offset, at the first use
-        if self._pool is None:
-            self._put(build(result, level=self._level))
-            return
-        self._pending.append(self._pool.submit(build, result, level=self._level))
-        # finished records go out as they come; a full queue (the worker is behind) waits
-        self._drain(wait=len(self._pending) > _MAX_PENDING)
-
-    def _drain(self, *, wait: bool) -> None:
-        """Write the finished records at the head of the queue (all of them, ``wait``)."""
-        pending = self._pending
-        while pending and (wait or pending[0].done()):
-            self._put(pending.popleft().result())
-
-    @property
-    def offset(self) -> int:
-        self._drain(wait=True)
-        return super().offset
-
-    def sync(self) -> int:
-        self._drain(wait=True)
-        return super().sync()
-
-    def close(self) -> None:
-        try:
-            super().close()
-        finally:
-            if self._pool is not None:
-                self._pool.shutdown(wait=True)
+        self._put(build(result, level=self._level))
 
     def write(self, result: FetchResult) -> None:
         """Archive one HTTP exchange (its final URL after redirects)."""
@@ -176,11 +143,6 @@ class WarcOutput(_AppendFile):
         """A re-crawl that found the payload unchanged: a ``revisit`` record
         (identical-payload-digest profile) instead of a second copy of the body."""
         self._submit(warc_records.revisit, result)
-
-
-# Records given to the worker and not yet written: bounds the memory a slow disk
-# or a busy worker can hold (each is at most a body of fetch.max_body_size).
-_MAX_PENDING = 64
 
 
 class JsonlOutput(_AppendFile):
