@@ -7,8 +7,7 @@ object (headers, HTTP head, payload, CRLF CRLF) compressed in one call (ISA-L's 
 a low level), with the digests WARC 1.1 names (section 5.8
 WARC-Block-Digest, 5.9 WARC-Payload-Digest) as base32 SHA-1, the form CDX
 indexes and pywb expect. Everything here is a pure function of its arguments
-(and the clock and a random record ID): safe to run on a worker thread, where
-hashlib and zlib release the GIL.
+(and the clock and a random record ID).
 
 The bytes are what warcio would write for the same exchange (the header order
 aside); warcio's ``ArchiveIterator`` and ``warcio check`` read them back.
@@ -152,6 +151,15 @@ def gzip_member(data: bytes, level: int = GZIP_LEVEL) -> bytes:
     return member
 
 
+def _request(result: FetchResult, url: str, date: str, concurrent_to: str) -> bytes:
+    """The request record that goes with the response or revisit record ``concurrent_to``."""
+    fields = [
+        ("WARC-Target-URI", url), ("WARC-Date", date), ("WARC-Payload-Digest", _EMPTY_DIGEST),
+        ("WARC-Concurrent-To", concurrent_to),
+    ]  # fmt: skip
+    return record("request", fields, (request_head(result),), content_type=_REQUEST_TYPE)
+
+
 def exchange(result: FetchResult, *, level: int = GZIP_LEVEL, when: float | None = None) -> bytes:
     """A response record and its request record, each a gzip member, response first
     (as Heritrix, wget and warcio write them)."""
@@ -165,13 +173,7 @@ def exchange(result: FetchResult, *, level: int = GZIP_LEVEL, when: float | None
     fields.append(("WARC-Payload-Digest", sha1_b32(result.body)))
     response = record("response", fields, (http, result.body), content_type=_RESPONSE_TYPE,
                       rec_id=response_id)  # fmt: skip
-    request = record(
-        "request",
-        [("WARC-Target-URI", url), ("WARC-Date", date), ("WARC-Payload-Digest", _EMPTY_DIGEST),
-         ("WARC-Concurrent-To", response_id)],
-        (request_head(result),), content_type=_REQUEST_TYPE,
-    )  # fmt: skip
-    return gzip_member(response, level) + gzip_member(request, level)
+    return gzip_member(response, level) + gzip_member(_request(result, url, date, response_id), level)
 
 
 def revisit(result: FetchResult, *, level: int = GZIP_LEVEL, when: float | None = None) -> bytes:
@@ -187,13 +189,7 @@ def revisit(result: FetchResult, *, level: int = GZIP_LEVEL, when: float | None 
     ]  # fmt: skip
     response = record("revisit", fields, (response_head(result),), content_type=_RESPONSE_TYPE,
                       rec_id=revisit_id)  # fmt: skip
-    request = record(
-        "request",
-        [("WARC-Target-URI", url), ("WARC-Date", date), ("WARC-Payload-Digest", _EMPTY_DIGEST),
-         ("WARC-Concurrent-To", revisit_id)],
-        (request_head(result),), content_type=_REQUEST_TYPE,
-    )  # fmt: skip
-    return gzip_member(response, level) + gzip_member(request, level)
+    return gzip_member(response, level) + gzip_member(_request(result, url, date, revisit_id), level)
 
 
 def warcinfo(filename: str, info: Mapping[str, str], *, level: int = GZIP_LEVEL) -> bytes:
