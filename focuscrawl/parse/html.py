@@ -109,6 +109,15 @@ def _target(href: str, base: str) -> str | None:
     return normalize_url(href, base)
 
 
+def _page_target(href: str, base: str, targets: dict[str, str | None]) -> str | None:
+    """:func:`_target` of ``href``, once per page: ``targets`` holds the page's hrefs
+    already normalised (menus repeat them)."""
+    if href in targets:
+        return targets[href]
+    target = targets[href] = _target(href, base)
+    return target
+
+
 def _link(node: Node, base: str, targets: dict[str, str | None]) -> tuple[str, str, int, bool] | None:
     """(target, anchor, anchor words, nofollow) of a link element, None if it has no http(s) target.
 
@@ -119,10 +128,7 @@ def _link(node: Node, base: str, targets: dict[str, str | None]) -> tuple[str, s
     href = attrs.get(_LINK_TAGS[tag])
     if not href:
         return None
-    if href in targets:
-        target = targets[href]
-    else:
-        target = targets[href] = _target(href, base)
+    target = _page_target(href, base, targets)
     if target is None:
         return None
     anchor = " ".join(node.text(deep=True).split()) or (attrs.get("alt") or "").strip()
@@ -276,10 +282,7 @@ def _links_only(tree: HTMLParser, url: str, max_links: int) -> list[Link]:
             href = attrs.get(_LINK_TAGS[node.tag or ""])
             if not href:
                 continue
-            if href in targets:
-                target = targets[href]
-            else:
-                target = targets[href] = _target(href, base)
+            target = _page_target(href, base, targets)
             if target is not None:
                 found.append((target, "nofollow" in (attrs.get("rel") or "").lower()))
     for src in frame_targets:
