@@ -173,11 +173,7 @@ class BestQueue:
 
     def offer_one(self, row: int) -> None:
         """:meth:`offer` of one row."""
-        if self._built:
-            self._offered_one.append(row)
-            self._offered_n += 1
-            if self._offered_n > _PILE:
-                self._sort_out()
+        self.offer_list([row])
 
     def offer_list(self, rows: list[int]) -> None:
         """:meth:`offer` of a few rows, as a list."""
@@ -264,7 +260,7 @@ class BestQueue:
             # (one host, a cap of 1: every pop sorted every row)
             room = np.minimum(queued_per_host, per_host)
             if excluded is not None:
-                room[excluded[: len(room)]] = 0
+                room[excluded] = 0
             n = min(n, int(room.sum()))
             if n <= 0:
                 return []
