@@ -208,16 +208,11 @@ class IndexedAdds(IndexedColumns):
             for row, parent in zip(rows, parents, strict=True):
                 if orphan[row] and parent is not None:
                     cold.set_parent(row, (seq_of[parent] or 0) - 1)
-        if not cold.keep_edges:
-            return
-        links: dict[str, tuple[list[int], list[int]]] = {}
-        for row, count, parent in zip(rows, counts, parents, strict=True):
-            if parent is not None:
-                children, values = links.setdefault(parent, ([], []))
-                children.append(row)
-                values.append(int(count))
-        for parent, (children, values) in links.items():
-            cold.add_links((seq_of[parent] or 0) - 1, children, values)
+        cold.add_edges(
+            ((seq_of[parent] or 0) - 1, row, int(count))
+            for row, count, parent in zip(rows, counts, parents, strict=True)
+            if parent is not None
+        )
 
     def _new_rows(self, rows: Rows, host_ids: npt.NDArray[np.int32], state: int) -> None:
         """Count, track and offer new rows of one ``state``."""
@@ -281,14 +276,8 @@ class IndexedAdds(IndexedColumns):
             for child, parent, _ in edges:  # the first edge naming an orphan: its parent
                 if orphan[row_of[child]]:
                     cold.set_parent(row_of[child], row_of[parent])
-            if cold.keep_edges:  # one links row per parent, its edges in batch order
-                links: dict[int, tuple[list[int], list[int]]] = {}
-                for child, parent, count in edges:
-                    children, counts = links.setdefault(row_of[parent], ([], []))
-                    children.append(row_of[child])
-                    counts.append(count)
-                for parent_row, (children, counts) in links.items():
-                    cold.add_links(parent_row, children, counts)
+            # one links row per parent, its edges in batch order
+            cold.add_edges((row_of[parent], row_of[child], count) for child, parent, count in edges)
         return sum(1 for i in new.tolist() if firsts[urls[i]][2] == _QUEUED)
 
     def _append(

@@ -24,6 +24,7 @@ CPU per page drift up over a crawl) are not made at all.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable
 from functools import cache
 
 from focuscrawl.frontier.indexed_links import Backlinks, write_links
@@ -103,6 +104,19 @@ class ColdWrites:
         batch order (a repeated edge: the later t replaces the earlier)."""
         if self.keep_edges and children:
             self._links.append((parent, children, counts))
+
+    def add_edges(self, edges: Iterable[tuple[int, int, int]]) -> None:
+        """Edges ``(parent row, child row, t)`` of one batch, in batch order: one
+        :meth:`add_links` per parent (in the order parents first appear)."""
+        if not self.keep_edges:
+            return
+        by_parent: dict[int, tuple[list[int], list[int]]] = {}
+        for parent, child, count in edges:
+            children, counts = by_parent.setdefault(parent, ([], []))
+            children.append(child)
+            counts.append(count)
+        for parent, (children, counts) in by_parent.items():
+            self.add_links(parent, children, counts)
 
     def flush(self) -> None:
         """Write the pending rows (inside the caller's transaction)."""
