@@ -68,6 +68,10 @@ class ArchiveWeb:
         self.hosts, self._aliases = host_table(index.entries)
         self._cache: OrderedDict[str, ArchivedResponse] = OrderedDict()
 
+    def __len__(self) -> int:
+        """The URLs it serves."""
+        return len(self.index)
+
     def find(self, url: str) -> str | None:
         """The archived URL that answers a request for ``url``, if any."""
         if url in self.index.entries:

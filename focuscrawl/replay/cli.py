@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from focuscrawl.exceptions import FocuscrawlError
-from focuscrawl.replay.archive import ArchiveIndex
 from focuscrawl.replay.faults import FaultPlan
 from focuscrawl.replay.generated import GeneratedWeb
 from focuscrawl.replay.server import ReplayServer
@@ -82,8 +81,12 @@ def _fail(message: str) -> int:
 
 
 async def _serve(args: argparse.Namespace, plan: FaultPlan) -> int:
-    # a generated web takes the place of the archives' index: same server, same wire
-    index = ArchiveIndex() if args.generated is not None else None
+    web = None
+    if args.generated is not None:  # it takes the place of the archives: same server, same wire
+        try:
+            web = GeneratedWeb(args.generated, args.hosts, args.seed)
+        except FocuscrawlError as exc:
+            return _fail(str(exc))
     server = ReplayServer(
         args.archives,
         host=args.host,
@@ -91,13 +94,8 @@ async def _serve(args: argparse.Namespace, plan: FaultPlan) -> int:
         log_path=args.log,
         faults=plan,
         ca_dir=args.ca_dir,
-        index=index,
+        web=web,
     )
-    if args.generated is not None:
-        try:
-            server.web = GeneratedWeb(args.generated, args.hosts, args.seed)
-        except FocuscrawlError as exc:
-            return _fail(str(exc))
     try:
         await server.start()
     except FocuscrawlError as exc:
@@ -108,8 +106,7 @@ async def _serve(args: argparse.Namespace, plan: FaultPlan) -> int:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
-    web = server.web
-    urls = len(web) if isinstance(web, GeneratedWeb) else len(server.index)
+    urls = len(server.web)
     print(
         f"replay: serving {urls} URLs from {len(server.archives)} archives on {server.proxy_url}",
         flush=True,

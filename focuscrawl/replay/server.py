@@ -60,6 +60,7 @@ class ReplayServer:
         *,
         ca_dir: Path | None = None,
         index: ArchiveIndex | None = None,
+        web: ArchiveWeb | None = None,
     ) -> None:
         self.archives = [Path(path) for path in archives]
         # "localhost" may resolve to ::1 and 127.0.0.1, each bound to its own free port
@@ -67,8 +68,10 @@ class ReplayServer:
         self.port = port
         self.log_path = None if log_path is None else Path(log_path)
         self.faults = faults if faults is not None else FaultPlan()
-        self.web = ArchiveWeb(index if index is not None else ArchiveIndex())
-        self._prebuilt = index is not None
+        # ``web``: what answers instead of the archives (a generated web); ``index``: the
+        # archives' index built already; else it is built at start
+        self.web = web if web is not None else ArchiveWeb(index if index is not None else ArchiveIndex())
+        self._prebuilt = index is not None or web is not None
         self._ca_dir = ca_dir
         self._tempdir: tempfile.TemporaryDirectory[str] | None = None
         self._ca: LocalCA | None = None
