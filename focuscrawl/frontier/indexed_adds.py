@@ -149,7 +149,7 @@ class IndexedAdds(IndexedColumns):
             for host in host_ids:
                 per_host[5 * host + _QUEUED] += 1
             self._states.entered_list(_QUEUED, added)
-            self._queue.offer_list(added)
+            self._queue.offer_list(added, rising=True)
             self._cold.add_text(
                 first,
                 [urls[i] for i in new],
@@ -193,7 +193,9 @@ class IndexedAdds(IndexedColumns):
         if not flat and not table.tiered and any(tier_of[row] for row in touched):
             table.tiered = True
         self._changed_one += touched
-        self._queue.offer_list(touched)
+        # MAX only raises, ADD of amounts >= 0 too (OPIC's cash): no buffered row fell
+        rising = merge is Merge.MAX or (merge is Merge.ADD and min(values, default=0.0) >= 0)
+        self._queue.offer_list(touched, rising=rising)
 
     def _link_few(
         self,
@@ -223,7 +225,7 @@ class IndexedAdds(IndexedColumns):
         else:
             np.add.at(counts[:, state], host_ids, 1)
         self._states.entered(state, rows)
-        self._queue.offer(rows)
+        self._queue.offer(rows, rising=True)
 
     # -- any batch --------------------------------------------------------------------
 

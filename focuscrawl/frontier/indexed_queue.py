@@ -20,6 +20,20 @@ selection, ~10 ms at a million), and if even a fresh buffer is not enough (many
 URLs of excluded hosts or later layers at the top), the pop scans every eligible
 row instead: exact in every case.
 
+The buffer is shared among hosts, at most ``cap`` rows of a host (the cap is chosen
+at each rebuild: see :meth:`BestQueue._set_cap`). Without it, the hosts a polite
+crawl has in flight, which every pop excludes, filled it: OPIC's cash gathers on the
+pages of the sites being crawled, so the best 4,096 rows were all theirs, and nearly
+every pop rebuilt the buffer and then scanned the whole queue (a long crawl got
+slower page by page). A host with more rows than the cap is *truncated*: its
+threshold ``T_h`` is the key of its last buffered row, and the invariant becomes:
+every queued row of a host whose key is at least ``max(T, T_h)`` is buffered. A pop
+is exact as long as no row it takes lies below the threshold of a truncated host
+that could still take a URL (not excluded, under its per-host cap): such a host may
+hold a better row outside the buffer. That is checked alongside the walk; a pop
+that fails it rebuilds the buffer. Offers that pile up beyond twice the buffer's
+size are cut back to it (T raised, more hosts truncated) over the buffer alone.
+
 Tiers are strict: a pop takes only rows of the highest tier among the queued rows
 its layer limit allows. The buffer settles that too: its best allowed row has
 that tier, and once it also holds an allowed row of a lower tier, every row of the
@@ -134,6 +148,46 @@ def best_queued(
     return top_rows(table, rows, m)[0], total <= m
 
 
+def host_ranks(hosts: npt.NDArray[Any]) -> Rows:
+    """The rank of each entry among the entries of its host, in the given order.
+
+    >>> host_ranks(np.array([7, 3, 7, 7, 3])).tolist()
+    [0, 0, 1, 2, 1]
+    """
+    order = np.argsort(hosts, kind="stable")
+    grouped = hosts[order]
+    index = np.arange(len(hosts))
+    starts = np.maximum.accumulate(np.where(np.r_[True, grouped[1:] != grouped[:-1]], index, 0))
+    rank = np.empty(len(hosts), np.int64)
+    rank[order] = index - starts
+    return rank
+
+
+def best_capped(table: UrlTable, size: int, cap: int) -> tuple[Rows, bool, Rows]:
+    """The best ``size`` queued rows with at most ``cap`` of a host, sorted by key.
+
+    Returns them, whether they hold every queued row of a host they do not truncate
+    (no threshold below them), and the rows at which hosts were truncated: the
+    ``cap``-th best row of each host that has more queued rows above the last row
+    taken. The best rows are selected without a cap, ``m`` of them, ``m`` growing
+    until the capped selection is full or holds every queued row.
+    """
+    m = size
+    while True:
+        rows, complete = best_queued(table, m)
+        hosts = table.host[rows]
+        rank = host_ranks(hosts)
+        kept = np.flatnonzero(rank < cap)
+        if len(kept) >= size or complete:
+            break
+        m *= 4
+    full = len(kept) > size or (len(kept) == size and not complete)
+    end = int(kept[size - 1]) + 1 if full else len(rows)  # the rows at or above the last taken
+    over = hosts[:end][rank[:end] >= cap]
+    marks = rows[:end][(rank[:end] == cap - 1) & np.isin(hosts[:end], over)]
+    return rows[kept[:size]], not full, marks
+
+
 class BestQueue:
     """Buffer of the best queued rows of a :class:`UrlTable` (see the module docstring)."""
 
@@ -145,12 +199,26 @@ class BestQueue:
         self._offered: list[Rows] = []  # offers not yet sorted out
         self._offered_one: list[int] = []
         self._offered_n = 0
+        self._rose: list[Rows] = []  # offers of new rows, or of rows whose scores rose
+        self._rose_one: list[int] = []
         self._built = False  # False: rebuild before the next pop
         self._sorted = False  # True: _rows is in key order and every row in it >= T
         self._all = True  # the buffer holds every queued row: no threshold
         self._t_tier = 0
         self._t_score = 0.0
         self._t_row = 0
+        # per-host truncation (see the module docstring): the cap of the last rebuild,
+        # the one the next rebuild uses, and for each truncated host the key of its
+        # last buffered row, as flags/arrays by host id and as a list, best first
+        self._cap = self.size
+        self._next_cap = self.size
+        self._h_flag: npt.NDArray[np.bool_] = np.zeros(0, bool)
+        self._h_tier: npt.NDArray[Any] = np.zeros(0, np.int64)
+        self._h_score: npt.NDArray[Any] = np.zeros(0, np.float64)
+        self._h_row: Rows = np.zeros(0, np.int64)
+        self._marks: list[tuple[tuple[int, float, int], int]] = []
+        self._fell = False  # an offered row fell below its threshold: tidy before the pop
+        self.rebuilds = self.trims = self.scans = 0  # how often each slow path ran
 
     def invalidate(self) -> None:
         """Forget the buffer (after a change too wide to offer row by row)."""
@@ -161,12 +229,17 @@ class BestQueue:
 
     def _forget_offers(self) -> None:
         self._offered, self._offered_one, self._offered_n = [], [], 0
+        self._rose, self._rose_one = [], []
 
-    def offer(self, rows: Rows) -> None:
-        """Rows whose score or state just changed: keep the invariant (see the module)."""
+    def offer(self, rows: Rows, *, rising: bool = False) -> None:
+        """Rows whose score or state just changed: keep the invariant (see the module).
+
+        ``rising``: the rows are new, or their scores only rose; such a row below its
+        threshold was not in the buffer before either, so it asks for no tidying.
+        """
         if not self._built or not rows.size:
             return
-        self._offered.append(rows)
+        (self._rose if rising else self._offered).append(rows)
         self._offered_n += len(rows)
         if self._offered_n > _PILE:
             self._sort_out()
@@ -175,10 +248,13 @@ class BestQueue:
         """:meth:`offer` of one row."""
         self.offer_list([row])
 
-    def offer_list(self, rows: list[int]) -> None:
+    def offer_list(self, rows: list[int], *, rising: bool = False) -> None:
         """:meth:`offer` of a few rows, as a list."""
         if self._built:
-            self._offered_one += rows
+            if rising:
+                self._rose_one += rows
+            else:
+                self._offered_one += rows
             self._offered_n += len(rows)
             if self._offered_n > _PILE:
                 self._sort_out()
@@ -187,36 +263,68 @@ class BestQueue:
         """The offered rows that are queued and ``>= T`` join ``extra``."""
         if not self._offered_n:
             return
-        rows = np.concatenate([*self._offered, np.array(self._offered_one, np.int64)])
+        moved = np.concatenate([*self._offered, np.array(self._offered_one, np.int64)])
+        rows = np.concatenate([moved, *self._rose, np.array(self._rose_one, np.int64)])
         self._forget_offers()
-        rows = rows[self.table.state[rows] == _QUEUED]
-        if not rows.size:  # rows that left the queue are dropped by the state filter
-            return
-        self._sorted = False  # a buffered score may have moved, even below T
-        if not self._all:
-            rows = rows[self._above(rows)]
+        queued = self.table.state[rows] == _QUEUED
+        if not self._all or self._marks:
+            above = self._above(rows)
+            # a queued row that may have been in the buffer is now below its threshold:
+            # tidy the whole buffer before the pop
+            if not above[: len(moved)][queued[: len(moved)]].all():
+                self._fell = True
+            queued &= above
+        rows = rows[queued]
         if rows.size:
+            self._sorted = False  # repeats may pile up
             self._extra.append(rows)
 
-    def _above(self, rows: Rows) -> npt.NDArray[np.bool_]:
+    def _at_least(self, rows: Rows, tier: Any, score: Any, row: Any) -> npt.NDArray[np.bool_]:
+        """Flags of the ``rows`` whose key is at least (tier, score, row)."""
         scores = self.table.score[rows]
-        above: npt.NDArray[np.bool_] = (scores > self._t_score) | (
-            (scores == self._t_score) & (rows <= self._t_row)
-        )
+        above: npt.NDArray[np.bool_] = (scores > score) | ((scores == score) & (rows <= row))
         if self.table.tiered:
             tiers = self.table.tier[rows]
-            above = (tiers > self._t_tier) | ((tiers == self._t_tier) & above)
+            above = (tiers > tier) | ((tiers == tier) & above)
+        return above
+
+    def _above(self, rows: Rows) -> npt.NDArray[np.bool_]:
+        """Flags of the ``rows`` at or above the threshold: T, and their host's if truncated."""
+        if self._all:
+            above = np.ones(len(rows), bool)
+        else:
+            above = self._at_least(rows, self._t_tier, self._t_score, self._t_row)
+        if self._marks:
+            hosts = self.table.host[rows]
+            inside = np.flatnonzero(hosts < len(self._h_flag))
+            at = inside[self._h_flag[hosts[inside]]]
+            if at.size:
+                h = hosts[at]
+                above[at] &= self._at_least(
+                    rows[at], self._h_tier[h], self._h_score[h], self._h_row[h]
+                )
         return above
 
     def _rebuild(self) -> None:
-        self._rows, self._all = best_queued(self.table, self.size)
+        table = self.table
+        self.rebuilds += 1
+        self._cap = self._next_cap
+        self._rows, self._all, marks = best_capped(table, self.size, self._cap)
         self._extra = []
         self._forget_offers()
         self._built = self._sorted = True
+        self._fell = False
         if not self._all:
             last = int(self._rows[-1])
-            self._t_tier, self._t_row = int(self.table.tier[last]), last
-            self._t_score = float(self.table.score[last])
+            self._t_tier, self._t_row = int(table.tier[last]), last
+            self._t_score = float(table.score[last])
+        self._h_flag = np.zeros(0, bool)
+        self._h_tier = np.zeros(0, np.int64)
+        self._h_score = np.zeros(0, np.float64)
+        self._h_row = np.zeros(0, np.int64)
+        self._marks = []
+        if marks.size:
+            self._truncate(marks)
 
     def _candidates(self) -> Rows:
         """The buffer, cleaned: queued rows of key >= T, in no order (a row may repeat)."""
@@ -228,17 +336,66 @@ class BestQueue:
             rows = np.concatenate([rows, *self._extra])
             self._extra = []
         rows = rows[self.table.state[rows] == _QUEUED]
-        if not self._sorted:  # offers came in: a score may have moved, even below T
-            if not self._all:
-                rows = rows[self._above(rows)]
+        if self._fell:  # an offered row fell below its threshold (only offered rows move)
+            rows = rows[self._above(rows)]
+            self._fell = False
+        if not self._sorted:
             if len(rows) > 2 * self.size:  # repeats (rows offered again) pile up: drop them
                 rows = np.unique(rows)
-                if self._all and len(rows) > 4 * self.size:  # the queue outgrew the buffer
-                    self._rebuild()
-                    return self._rows
+                if len(rows) > 2 * self.size:  # offers outgrew the buffer: raise T
+                    rows = self._trim(rows)
             self._sorted = True
         self._rows = rows
         return rows
+
+    def _trim(self, rows: Rows) -> Rows:
+        """The buffer cut back to its best ``size`` rows (capped by host), T raised to the
+        last of them, hosts beyond the cap truncated: a rebuild over the buffer alone,
+        which holds every queued row at or above the thresholds. ``rows`` are distinct."""
+        table = self.table
+        rows = rows[key_order(table, rows)]
+        hosts = table.host[rows]
+        rank = host_ranks(hosts)
+        kept = np.flatnonzero(rank < self._cap)
+        if len(kept) <= self.size:
+            return rows
+        self.trims += 1
+        end = int(kept[self.size - 1]) + 1
+        last = int(rows[end - 1])
+        self._all = False
+        self._t_tier, self._t_row = int(table.tier[last]), last
+        self._t_score = float(table.score[last])
+        over = hosts[:end][rank[:end] >= self._cap]
+        if over.size:
+            self._truncate(rows[:end][(rank[:end] == self._cap - 1) & np.isin(hosts[:end], over)])
+        return rows[kept[: self.size]]
+
+    def _truncate(self, marks: Rows) -> None:
+        """Hosts truncated at these rows (one per host; a host's threshold only rises)."""
+        table = self.table
+        hosts = table.host[marks]
+        width = int(hosts.max()) + 1
+        if width > len(self._h_flag):
+            grow = width - len(self._h_flag)
+            self._h_flag = np.r_[self._h_flag, np.zeros(grow, bool)]
+            self._h_tier = np.r_[self._h_tier, np.zeros(grow, np.int64)]
+            self._h_score = np.r_[self._h_score, np.zeros(grow, np.float64)]
+            self._h_row = np.r_[self._h_row, np.zeros(grow, np.int64)]
+        self._h_flag[hosts] = True
+        self._h_tier[hosts] = table.tier[marks]
+        self._h_score[hosts] = table.score[marks]
+        self._h_row[hosts] = marks
+        flagged = np.flatnonzero(self._h_flag)
+        at = self._h_row[flagged]
+        self._marks = sorted(
+            zip(
+                zip(self._h_tier[flagged].tolist(), self._h_score[flagged].tolist(),
+                    (-at).tolist(), strict=True),
+                flagged.tolist(),
+                strict=True,
+            ),
+            reverse=True,
+        )  # fmt: skip
 
     def pop_rows(
         self,
@@ -264,6 +421,7 @@ class BestQueue:
             n = min(n, int(room.sum()))
             if n <= 0:
                 return []
+        self._set_cap(per_host, queued_per_host)
         stale = self._built  # else the first walk is over a buffer built just now
         for attempt in range(2):
             if attempt and not stale:
@@ -273,6 +431,8 @@ class BestQueue:
             candidates = self._candidates()
             rows, lower = self._top_tier_rows(candidates, layer_limit)
             taken = self._walk(rows, n, excluded, per_host)
+            if not self._exact(taken, n, excluded, per_host):
+                continue  # a truncated host may hold a better row than one taken
             if len(taken) >= n or self._all or lower:
                 return taken
             if layer_limit is None and self._conclusive(
@@ -280,6 +440,68 @@ class BestQueue:
             ):
                 return taken
         return self._scan(n, excluded, per_host, layer_limit)
+
+    def _set_cap(self, per_host: int, queued_per_host: npt.NDArray[np.int64]) -> None:
+        """Choose the per-host cap of the next rebuild; rebuild now if the buffer's is unfit.
+
+        A pop with no per-host cap walks the best rows whatever their hosts, and a
+        truncated host would stop it at its threshold: no truncation then. A capped pop
+        needs at least its cap of a host's rows (4 times, so that a host serves a few
+        pops before it runs dry), and the buffer is shared among the hosts with queued
+        rows: a crawl of one site keeps the whole buffer for it. The cap stays under the
+        buffer's size so that the URLs of the hosts in flight (excluded from the pop,
+        and where OPIC's cash gathers) never fill it.
+        """
+        if not per_host:
+            cap = self.size
+        else:
+            hosts = max(int(np.count_nonzero(queued_per_host)), 1)
+            cap = max(4 * per_host, self.size // 64, self.size // hosts)
+        self._next_cap = cap
+        # from truncated to not (or back), or a cap under the pop's: rebuild
+        unfit = (cap == self.size) != (self._cap == self.size) or per_host > self._cap
+        if self._built and unfit:
+            self.invalidate()
+
+    def _exact(
+        self, taken: list[int], n: int, excluded: npt.NDArray[np.bool_] | None, per_host: int
+    ) -> bool:
+        """True if no truncated host can hold a row that should come before one taken.
+
+        A truncated host's rows below its threshold are not in the buffer. Any of them
+        would come before a taken row below that threshold, unless the host is excluded
+        or had reached its cap by then (its buffered rows are all above its threshold,
+        so it takes no more after); and if fewer than ``n`` rows were taken, before the
+        end. The thresholds are walked alongside the taken rows, both best first.
+        """
+        marks = self._marks
+        if not marks:
+            return True
+        table = self.table
+        counts: dict[int, int] = {}
+
+        def open_host(host: int) -> bool:
+            if excluded is not None and host < len(excluded) and excluded[host]:
+                return False
+            return not per_host or counts.get(host, 0) < per_host
+
+        j = 0
+        if taken:
+            picked = np.array(taken, np.int64)
+            keys = zip(
+                table.tier[picked].tolist(), table.score[picked].tolist(), taken,
+                table.host[picked].tolist(), strict=True,
+            )  # fmt: skip
+            for tier, score, row, host in keys:
+                key = (tier, score, -row)
+                while j < len(marks) and marks[j][0] > key:
+                    if open_host(marks[j][1]):
+                        return False
+                    j += 1
+                counts[host] = counts.get(host, 0) + 1
+        if len(taken) < n:
+            return not any(open_host(host) for _, host in marks[j:])
+        return True
 
     def _top_tier_rows(self, rows: Rows, layer_limit: int | None) -> tuple[Rows, bool]:
         """The allowed rows of the buffer's top tier; True if an allowed row of a lower
@@ -327,6 +549,7 @@ class BestQueue:
         layer_limit: int | None,
     ) -> list[int]:
         """Pop over every eligible queued row: the best ``m``, ``m`` growing until enough."""
+        self.scans += 1
         tier = top_tier(self.table, layer_limit) if self.table.tiered else None
         m = max(4 * n, 1024)
         while True:
@@ -379,15 +602,6 @@ class BestQueue:
                 firsts = [np.flatnonzero(hosts == h)[:per_host] for h in distinct]
                 head = rows[np.sort(np.concatenate(firsts))][:n].tolist()
                 return head
-            # rank of each row among the rows of its host, in key order
-            order = np.argsort(hosts, kind="stable")
-            grouped = hosts[order]
-            index = np.arange(len(rows))
-            starts = np.maximum.accumulate(
-                np.where(np.r_[True, grouped[1:] != grouped[:-1]], index, 0)
-            )
-            rank = np.empty(len(rows), np.int64)
-            rank[order] = index - starts
-            rows = rows[rank < per_host]
+            rows = rows[host_ranks(hosts) < per_host]
         taken: list[int] = rows[:n].tolist()
         return taken

@@ -1,0 +1,116 @@
+"""The indexed store's pop buffer with hosts truncated at a per-host cap (issue 11).
+
+The buffer keeps at most ``cap`` rows of a host; a pop that reaches below a truncated
+host's threshold while that host could still take a URL must rebuild, and every pop
+must equal the reference store's.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter, deque
+from pathlib import Path
+from typing import Any
+
+from focuscrawl.frontier.indexed import IndexedFrontier
+from focuscrawl.frontier.memory import MemoryFrontier
+from focuscrawl.types import Merge, QueuedURL, URLState
+
+Q, F = URLState.QUEUED, URLState.FETCHED
+
+
+def test_a_host_beyond_the_cap_is_truncated_and_refilled(tmp_path: Path) -> None:
+    """Buffer of 8, three hosts with queued rows: cap = max(4 * 1, 8 // 64, 8 // 3) = 4.
+
+    By key: a1 10, b1 9.5, a2 9, a3 8, a4 7, a5 6, a6 5, b2 3, b3 2, c1 1. Host a keeps
+    a1..a4 (a5 and a6 are its 5th and 6th), the rest fits: 8 rows, no global threshold,
+    a truncated at a4 (7.0). Four pops of a (b and c excluded) take a1..a4; the fifth
+    finds no row of a buffered, and a is open: the buffer is rebuilt and a5 comes.
+    """
+    db = IndexedFrontier(tmp_path / "f.db", buffer_size=8)
+    scores = {"a1": 10, "b1": 9.5, "a2": 9, "a3": 8, "a4": 7, "a5": 6, "a6": 5}
+    scores |= {"b2": 3, "b3": 2, "c1": 1}
+    db.add_many([(f"http://{k[0]}/{k}", float(v), 0, None, k[0], 1, 0) for k, v in scores.items()])
+    queue = db._queue
+    first = db.pop(1, max_per_host=1)
+    assert [q.url for q in first] == ["http://a/a1"]
+    row_a4 = db._row("http://a/a4")
+    host_a = db._host_ids["a"]
+    assert queue._cap == 4
+    assert queue._marks == [((0, 7.0, -row_a4), host_a)]
+    assert queue._all  # every row of b and c is in: no global threshold
+    assert queue.rebuilds == 1
+    db.mark("http://a/a1", F)
+    for expected in ("a2", "a3", "a4"):
+        got = db.pop(1, exclude_hosts={"b", "c"}, max_per_host=1)
+        assert [q.url for q in got] == [f"http://a/{expected}"]
+        db.mark(got[0].url, F)
+    assert queue.rebuilds == 1
+    got = db.pop(1, exclude_hosts={"b", "c"}, max_per_host=1)
+    assert [q.url for q in got] == ["http://a/a5"]
+    assert (queue.rebuilds, queue.scans) == (2, 0)
+    assert queue._marks == []  # a now has 2 queued rows left (a5 in flight, a6): no cap hit
+    db.close()
+
+
+def _cash_crawl(db: IndexedFrontier | MemoryFrontier, steps: int, seed: int) -> list[list[str]]:
+    """A polite OPIC-like crawl: 6 in flight, 1 per host, results in order; each fetched
+    page's cash goes to 12 links (most on its own host, as on the Web), its own to 0."""
+    rng = random.Random(seed)
+    sizes = [80, 60, 40, 30, 20] + [6] * 20  # a few big hosts where the cash gathers
+    urls = [f"http://h{h}/{i}" for h, n in enumerate(sizes) for i in range(n)]
+    db.add_many([(u, 1.0 / 5, 0, None, u.split("/")[2], 1, 0) for u in urls[::80][:5]])
+    window: deque[QueuedURL] = deque()
+    inflight: Counter[str] = Counter()
+    pops: list[list[str]] = []
+    for _ in range(steps):
+        got = db.pop(6 - len(window), exclude_hosts=set(inflight), max_per_host=1)
+        pops.append([q.url for q in got])
+        for q in got:
+            window.append(q)
+            inflight[q.host] += 1
+        if not window:
+            break
+        q = window.popleft()
+        inflight[q.host] -= 1
+        if not inflight[q.host]:
+            del inflight[q.host]
+        host = int(q.host[1:])
+        start = sum(sizes[:host])
+        links = [
+            urls[start + rng.randrange(sizes[host])] if rng.random() < 0.8 else rng.choice(urls)
+            for _ in range(12)
+        ]
+        links = list(dict.fromkeys(u for u in links if u != q.url))
+        share = q.score / (len(links) + 1)
+        db.mark(q.url, F)
+        db.add_many([(u, share, 1, q.url, u.split("/")[2], 1, 0) for u in links], merge=Merge.ADD)
+        db.update_scores([(q.url, 0.0)], Merge.SET)
+    return pops
+
+
+def test_polite_cash_crawl_pops_as_the_reference(tmp_path: Path) -> None:
+    """Cash gathers on the hosts in flight: with a buffer of 32 (a host's cap: 32 // the
+    hosts with queued URLs, at least 4), hosts are truncated, offers are trimmed, and
+    400 steps still pop what the reference pops; the buffer is rebuilt on a minority
+    of the pops, and no pop scans the whole queue."""
+    db = IndexedFrontier(tmp_path / "f.db", buffer_size=32)
+    memory = MemoryFrontier()
+    truncated = 0
+    original = db._queue._exact
+
+    def spy(taken: list[int], n: int, excluded: Any, per_host: int) -> bool:
+        nonlocal truncated
+        truncated += bool(db._queue._marks)
+        return original(taken, n, excluded, per_host)
+
+    db._queue._exact = spy  # type: ignore[method-assign]
+    pops_db = _cash_crawl(db, 400, seed=5)
+    assert pops_db == _cash_crawl(memory, 400, seed=5)
+    assert sum(map(len, pops_db)) >= 300  # the crawl went on to the end
+    queue = db._queue
+    assert truncated > 200  # most pops walked a buffer with truncated hosts
+    assert queue.trims > 0
+    assert 0 < queue.rebuilds < 200
+    assert queue.scans == 0
+    db.close()
