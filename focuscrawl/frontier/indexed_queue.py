@@ -79,6 +79,12 @@ def top_rows(table: UrlTable, rows: Rows, m: int) -> tuple[Rows, bool]:
 
     Ties at the cut are broken by seq like everywhere else: the selection is exact.
     """
+    rows, complete = select_rows(table, rows, m)
+    return rows[key_order(table, rows)], complete
+
+
+def select_rows(table: UrlTable, rows: Rows, m: int) -> tuple[Rows, bool]:
+    """The best ``m`` of ``rows`` in their order (not sorted); True if all of them."""
     complete = len(rows) <= m
     if not complete:
         scores = table.score[rows]
@@ -91,7 +97,7 @@ def top_rows(table: UrlTable, rows: Rows, m: int) -> tuple[Rows, bool]:
         else:
             keep = _largest(scores, rows, m)
         rows = rows[keep]
-    return rows[key_order(table, rows)], complete
+    return rows, complete
 
 
 def head_rows(table: UrlTable, rows: Rows, m: int) -> Rows:
@@ -138,11 +144,11 @@ def best_queued(
             ok &= table.tier[lo:hi] == tier
         rows = np.flatnonzero(ok).astype(np.int64) + lo
         total += len(rows)
-        best, _ = top_rows(table, rows, m)
+        best, _ = select_rows(table, rows, m)  # sorted once, at the end
         picks.append(best)
         held += len(best)
         if held > 4 * m:  # the best of the best so far: top-m of a union is top-m of tops
-            picks = [top_rows(table, np.sort(np.concatenate(picks)), m)[0]]
+            picks = [select_rows(table, np.concatenate(picks), m)[0]]
             held = len(picks[0])
     rows = np.sort(np.concatenate(picks)) if picks else np.empty(0, np.int64)
     return top_rows(table, rows, m)[0], total <= m
@@ -357,14 +363,15 @@ class BestQueue:
         hosts = table.host[rows]
         rank = host_ranks(hosts)
         kept = np.flatnonzero(rank < self._cap)
-        if len(kept) <= self.size:
-            return rows
         self.trims += 1
-        end = int(kept[self.size - 1]) + 1
-        last = int(rows[end - 1])
-        self._all = False
-        self._t_tier, self._t_row = int(table.tier[last]), last
-        self._t_score = float(table.score[last])
+        end = len(rows)
+        if len(kept) > self.size:  # T rises to the last row kept
+            end = int(kept[self.size - 1]) + 1
+            last = int(rows[end - 1])
+            self._all = False
+            self._t_tier, self._t_row = int(table.tier[last]), last
+            self._t_score = float(table.score[last])
+        # else the cap alone cuts (a host holds most rows): T stays
         over = hosts[:end][rank[:end] >= self._cap]
         if over.size:
             self._truncate(rows[:end][(rank[:end] == self._cap - 1) & np.isin(hosts[:end], over)])
