@@ -114,3 +114,32 @@ def test_polite_cash_crawl_pops_as_the_reference(tmp_path: Path) -> None:
     assert 0 < queue.rebuilds < 200
     assert queue.scans == 0
     db.close()
+
+
+def test_pops_walk_the_sorted_buffer_with_late_rows(tmp_path: Path) -> None:
+    """One host, 16 per host, ties everywhere (breadth-first scores) and cash that lifts
+    old rows over new ones: each pop equals the reference's, and the buffer is sorted
+    again only when many late rows piled up (a handful of times, not once a pop)."""
+    db = IndexedFrontier(tmp_path / "f.db", buffer_size=64)
+    memory = MemoryFrontier()
+    rng = random.Random(3)
+    for store in (db, memory):
+        store.add_many([(f"http://a/{i}", 1.0, 0, None, "a", 1, 0) for i in range(40)])
+    pops = 0
+    for step in range(300):
+        n = rng.randrange(1, 4)
+        got = db.pop(n, max_per_host=16)
+        assert got == memory.pop(n, max_per_host=16), step
+        pops += 1
+        for q in got:
+            links = [(f"http://a/{step}-{j}", 0.5, 1, q.url, "a", 1, 0) for j in range(5)]
+            lifted = [(f"http://a/{rng.randrange(40)}", 0.25 * rng.randrange(3))]
+            for store in (db, memory):
+                store.mark(q.url, F)
+                store.add_many(links, merge=Merge.MAX)
+                store.update_scores(lifted, Merge.ADD)
+    assert pops == 300
+    queue = db._queue
+    assert 0 < queue.orders < 60
+    assert queue.scans == 0
+    db.close()

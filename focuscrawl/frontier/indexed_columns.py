@@ -63,13 +63,14 @@ class IndexedColumns(IndexedReads):
         self._states.entered(state, rows)
         self._touched(rows)
 
-    def _touched(self, rows: Rows) -> None:
+    def _touched(self, rows: Rows, *, rising: bool = False) -> None:
+        """Rows whose state, score or tier changed (``rising``: only scores that rose)."""
         self._changed.append(rows)
-        self._queue.offer(rows)
+        self._queue.offer(rows, rising=rising)
 
-    def _touched_one(self, row: int) -> None:
+    def _touched_one(self, row: int, *, rising: bool = False) -> None:
         self._changed_one.append(row)
-        self._queue.offer_one(row)
+        self._queue.offer_list([row], rising=rising)
 
     def _merge_into(self, array: Floats, rows: Rows, values: Floats, merge: Merge) -> Rows:
         """Merge one value per (distinct) row into ``array``; returns the rows written."""
@@ -94,14 +95,16 @@ class IndexedColumns(IndexedReads):
             old = table.tier[rows]
             up = (tiers > old) | ((tiers == old) & (values > table.score[rows]))
             rows, tiers, values = rows[up], tiers[up], values[up]
-        elif merge is Merge.ADD:
+        rising = merge is Merge.MAX
+        if merge is Merge.ADD:
+            rising = bool(values.min() >= 0)  # cash handed out: keys only rise
             values = table.score[rows] + values
             tiers = np.maximum(table.tier[rows], tiers)
         table.score[rows] = values
         table.tier[rows] = tiers
         if not table.tiered and tiers.any():
             table.tiered = True
-        self._touched(rows)
+        self._touched(rows, rising=rising)
 
     def _known_values(
         self, updates: Iterable[tuple[str, float]], merge: Merge
@@ -140,9 +143,12 @@ class IndexedColumns(IndexedReads):
             url, score = pairs[0]
             return self._update_one(url, score, merge)
         rows, values = self._known_values(pairs, merge)
+        rising = merge is Merge.MAX or (
+            merge is Merge.ADD and bool(values.size) and values.min() >= 0
+        )
         rows = self._merge_into(self._table.score, rows, values, merge)
         if rows.size:
-            self._touched(rows)
+            self._touched(rows, rising=bool(rising))
         return len(rows)
 
     def _update_one(self, url: str, score: float, merge: Merge) -> int:
@@ -156,7 +162,7 @@ class IndexedColumns(IndexedReads):
         if not written(old, value, merge):
             return 0
         array[row] = merged(old, value, merge)
-        self._touched_one(row)
+        self._touched_one(row, rising=array[row] >= old)
         return 1
 
     def update_values(self, column: str, updates: Iterable[tuple[str, float]], merge: Merge) -> int:

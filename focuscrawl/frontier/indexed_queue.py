@@ -34,6 +34,11 @@ hold a better row outside the buffer. That is checked alongside the walk; a pop
 that fails it rebuilds the buffer. Offers that pile up beyond twice the buffer's
 size are cut back to it (T raised, more hosts truncated) over the buffer alone.
 
+Most pops do not select from the whole buffer: :mod:`indexed_order` keeps it sorted
+between pops (changed rows merged in as late rows) and walks it from the front;
+the selection above serves the pops it cannot settle (a layer limit, a score that
+fell, a buffer that ran out, a truncated host in the way).
+
 Tiers are strict: a pop takes only rows of the highest tier among the queued rows
 its layer limit allows. The buffer settles that too: its best allowed row has
 that tier, and once it also holds an allowed row of a lower tier, every row of the
@@ -48,62 +53,18 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from focuscrawl.frontier.indexed_order import (
+    BufferOrder,
+    head_rows,
+    key_order,
+    select_rows,
+    top_rows,
+)
 from focuscrawl.frontier.indexed_table import CHUNK_ROWS, Rows, UrlTable, drop_repeats
 from focuscrawl.types import URLState
 
 _QUEUED = int(URLState.QUEUED)
 _PILE = 1 << 16  # offered rows noted before they are sorted out
-
-
-def _largest(values: npt.NDArray[Any], rows: Rows, m: int) -> npt.NDArray[np.bool_]:
-    """Flags of the ``m`` largest ``values`` (``0 < m <= len``); ties: the lowest ``rows``."""
-    kth = np.partition(values, len(values) - m)[len(values) - m]  # the m-th largest
-    above: npt.NDArray[np.bool_] = values > kth
-    tied = np.flatnonzero(values == kth)
-    need = m - int(np.count_nonzero(above))
-    if len(tied) > need:
-        tied = tied[np.argsort(rows[tied], kind="stable")[:need]]
-    above[tied] = True
-    return above
-
-
-def key_order(table: UrlTable, rows: Rows) -> Rows:
-    """The permutation that sorts ``rows`` by key (tier desc, score desc, row asc)."""
-    if table.tiered:
-        return np.lexsort((rows, -table.score[rows], -table.tier[rows]))
-    return np.lexsort((rows, -table.score[rows]))
-
-
-def top_rows(table: UrlTable, rows: Rows, m: int) -> tuple[Rows, bool]:
-    """The best ``m`` of ``rows`` (any order), sorted by key; True if all of them.
-
-    Ties at the cut are broken by seq like everywhere else: the selection is exact.
-    """
-    rows, complete = select_rows(table, rows, m)
-    return rows[key_order(table, rows)], complete
-
-
-def select_rows(table: UrlTable, rows: Rows, m: int) -> tuple[Rows, bool]:
-    """The best ``m`` of ``rows`` in their order (not sorted); True if all of them."""
-    complete = len(rows) <= m
-    if not complete:
-        scores = table.score[rows]
-        if table.tiered:  # every row of a higher tier than the cut's, the best of the cut's
-            tiers = table.tier[rows]
-            cut = np.partition(tiers, len(rows) - m)[len(rows) - m]
-            keep = tiers > cut
-            at = np.flatnonzero(tiers == cut)
-            keep[at[_largest(scores[at], rows[at], m - int(np.count_nonzero(keep)))]] = True
-        else:
-            keep = _largest(scores, rows, m)
-        rows = rows[keep]
-    return rows, complete
-
-
-def head_rows(table: UrlTable, rows: Rows, m: int) -> Rows:
-    """The best ``m`` entries of ``rows`` (any order, repeats allowed), sorted by key,
-    each row once: exactly the first rows of the queue order over ``rows``."""
-    return drop_repeats(top_rows(table, rows, m)[0])
 
 
 def top_tier(table: UrlTable, layer_limit: int | None) -> int | None:
@@ -225,12 +186,15 @@ class BestQueue:
         self._marks: list[tuple[tuple[int, float, int], int]] = []
         self._fell = False  # an offered row fell below its threshold: tidy before the pop
         self.rebuilds = self.trims = self.scans = 0  # how often each slow path ran
+        self.orders = 0  # how often the buffer was sorted for the walk (BufferOrder)
+        self._view: BufferOrder | None = None  # the buffer in key order, between pops
 
     def invalidate(self) -> None:
         """Forget the buffer (after a change too wide to offer row by row)."""
         self._built = False
         self._rows = np.empty(0, np.int64)
         self._extra = []
+        self._view = None
         self._forget_offers()
 
     def _forget_offers(self) -> None:
@@ -284,6 +248,8 @@ class BestQueue:
         if rows.size:
             self._sorted = False  # repeats may pile up
             self._extra.append(rows)
+            if self._view is not None:
+                self._view.add_late(rows)
 
     def _at_least(self, rows: Rows, tier: Any, score: Any, row: Any) -> npt.NDArray[np.bool_]:
         """Flags of the ``rows`` whose key is at least (tier, score, row)."""
@@ -315,6 +281,7 @@ class BestQueue:
         table = self.table
         self.rebuilds += 1
         self._cap = self._next_cap
+        self._view = None
         self._rows, self._all, marks = best_capped(table, self.size, self._cap)
         self._extra = []
         self._forget_offers()
@@ -337,6 +304,7 @@ class BestQueue:
         if not self._built:
             self._rebuild()
         self._sort_out()
+        self._view = None  # the buffer is tidied: sorted again when next walked in order
         rows = self._rows
         if self._extra:
             rows = np.concatenate([rows, *self._extra])
@@ -429,6 +397,10 @@ class BestQueue:
             if n <= 0:
                 return []
         self._set_cap(per_host, queued_per_host)
+        if layer_limit is None and self._built:
+            taken = self._ordered_walk(n, excluded, per_host)
+            if taken is not None and self._exact(taken, n, excluded, per_host):
+                return taken
         stale = self._built  # else the first walk is over a buffer built just now
         for attempt in range(2):
             if attempt and not stale:
@@ -447,6 +419,21 @@ class BestQueue:
             ):
                 return taken
         return self._scan(n, excluded, per_host, layer_limit)
+
+    def _ordered_walk(
+        self, n: int, excluded: npt.NDArray[np.bool_] | None, per_host: int
+    ) -> list[int] | None:
+        """The pop over the buffer kept in key order (:mod:`indexed_order`); None when it
+        cannot say: an offered row fell below its threshold, or the buffer ran out."""
+        self._sort_out()
+        if self._fell:
+            return None
+        view = self._view
+        if view is None or view.late_n > self.size // 16 or view.tiered != self.table.tiered:
+            rows = self._candidates()
+            view = self._view = BufferOrder(self.table, rows)
+            self.orders += 1
+        return view.walk(n, excluded, per_host)
 
     def _set_cap(self, per_host: int, queued_per_host: npt.NDArray[np.int64]) -> None:
         """Choose the per-host cap of the next rebuild; rebuild now if the buffer's is unfit.
