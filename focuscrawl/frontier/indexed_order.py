@@ -78,6 +78,22 @@ def head_rows(table: UrlTable, rows: Rows, m: int) -> Rows:
     return drop_repeats(top_rows(table, rows, m)[0])
 
 
+def take_capped(
+    rows: Rows, hosts: Rows, counts: dict[int, int], per_host: int, taken: list[int], n: int
+) -> bool:
+    """Greedy over ``rows`` (in order, with their ``hosts``): append to ``taken`` each row
+    whose host has fewer than ``per_host`` in ``counts`` (0: no cap); True at ``n``."""
+    for row, h in zip(rows.tolist(), hosts.tolist(), strict=True):
+        if per_host:
+            if counts.get(h, 0) >= per_host:
+                continue
+            counts[h] = counts.get(h, 0) + 1
+        taken.append(row)
+        if len(taken) >= n:
+            return True
+    return False
+
+
 class BufferOrder:
     """The rows of a buffer sorted by the keys they had then, plus the late rows."""
 
@@ -179,14 +195,8 @@ class BufferOrder:
                 if k == 1 and part.size:
                     part = drop_repeats(part[key_order(table, part)])[done:]
                 done += len(part)
-                for row, h in zip(part.tolist(), host[part].tolist(), strict=True):
-                    if per_host:
-                        if counts.get(h, 0) >= per_host:
-                            continue
-                        counts[h] = counts.get(h, 0) + 1
-                    taken.append(row)
-                    if len(taken) >= n:
-                        return taken
+                if take_capped(part, host[part], counts, per_host, taken, n):
+                    return taken
             if lower:
                 return taken
             if end is None:

@@ -58,6 +58,7 @@ from focuscrawl.frontier.indexed_order import (
     head_rows,
     key_order,
     select_rows,
+    take_capped,
     top_rows,
 )
 from focuscrawl.frontier.indexed_table import CHUNK_ROWS, Rows, UrlTable, drop_repeats
@@ -573,12 +574,8 @@ class BestQueue:
             done = 0  # a longer prefix starts with the shorter one: go on from there
             while True:
                 more = prefix[done:]
-                for row, host in zip(more.tolist(), table.host[more].tolist(), strict=True):
-                    if counts.get(host, 0) < per_host:
-                        counts[host] = counts.get(host, 0) + 1
-                        head.append(row)
-                        if len(head) >= n:
-                            return head
+                if take_capped(more, table.host[more], counts, per_host, head, n):
+                    return head
                 if complete:
                     return head
                 k *= 4  # the best k entries (a row may repeat), not k rows
