@@ -79,7 +79,12 @@ def head_rows(table: UrlTable, rows: Rows, m: int) -> Rows:
 
 
 def take_capped(
-    rows: Rows, hosts: Rows, counts: dict[int, int], per_host: int, taken: list[int], n: int
+    rows: Rows,
+    hosts: npt.NDArray[Any],
+    counts: dict[int, int],
+    per_host: int,
+    taken: list[int],
+    n: int,
 ) -> bool:
     """Greedy over ``rows`` (in order, with their ``hosts``): append to ``taken`` each row
     whose host has fewer than ``per_host`` in ``counts`` (0: no cap); True at ``n``."""
