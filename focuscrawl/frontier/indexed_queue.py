@@ -186,7 +186,7 @@ class BestQueue:
         self._h_row: Rows = np.zeros(0, np.int64)
         self._marks: list[tuple[tuple[int, float, int], int]] = []
         self._fell = False  # an offered row fell below its threshold: tidy before the pop
-        self.rebuilds = self.trims = self.scans = 0  # how often each slow path ran
+        self.rebuilds = self.trims = self.refills = self.scans = 0  # how often each slow path ran
         self.orders = 0  # how often the buffer was sorted for the walk (BufferOrder)
         self._view: BufferOrder | None = None  # the buffer in key order, between pops
 
@@ -347,10 +347,10 @@ class BestQueue:
         return rows[kept[: self.size]]
 
     def _truncate(self, marks: Rows) -> None:
-        """Hosts truncated at these rows (one per host; a host's threshold only rises)."""
+        """Hosts truncated at these rows (one per host), and the list of marks anew."""
         table = self.table
         hosts = table.host[marks]
-        width = int(hosts.max()) + 1
+        width = int(hosts.max()) + 1 if hosts.size else 0
         if width > len(self._h_flag):
             grow = width - len(self._h_flag)
             self._h_flag = np.r_[self._h_flag, np.zeros(grow, bool)]
@@ -398,28 +398,38 @@ class BestQueue:
             if n <= 0:
                 return []
         self._set_cap(per_host, queued_per_host)
+        refills = 0
         if layer_limit is None and self._built:
-            taken = self._ordered_walk(n, excluded, per_host)
-            if taken is not None and self._exact(taken, n, excluded, per_host):
-                return taken
-        stale = self._built  # else the first walk is over a buffer built just now
-        for attempt in range(2):
-            if attempt and not stale:
-                break
-            if attempt:  # the buffer ran dry: a fresh one
-                self._rebuild()
+            for _ in range(2):
+                taken = self._ordered_walk(n, excluded, per_host)
+                if taken is None:
+                    break
+                blocking = self._blocking(taken, n, excluded, per_host)
+                if not blocking:
+                    return taken
+                self._refill(blocking)  # the hosts in the way: their next rows, then again
+                refills += 1
+        fresh = not self._built  # a walk over a buffer built just now
+        while True:
             candidates = self._candidates()
             rows, lower = self._top_tier_rows(candidates, layer_limit)
             taken = self._walk(rows, n, excluded, per_host)
-            if not self._exact(taken, n, excluded, per_host):
-                continue  # a truncated host may hold a better row than one taken
-            if len(taken) >= n or self._all or lower:
-                return taken
-            if layer_limit is None and self._conclusive(
-                np.unique(candidates), taken, queued_per_host, excluded, per_host
-            ):
-                return taken
-        return self._scan(n, excluded, per_host, layer_limit)
+            blocking = self._blocking(taken, n, excluded, per_host)
+            if not blocking:
+                if len(taken) >= n or self._all or lower:
+                    return taken
+                if layer_limit is None and self._conclusive(
+                    np.unique(candidates), taken, queued_per_host, excluded, per_host
+                ):
+                    return taken
+            if blocking and refills < 4:
+                self._refill(blocking)
+                refills += 1
+            elif not fresh:  # the buffer ran dry: a fresh one
+                self._rebuild()
+                fresh = True
+            else:
+                return self._scan(n, excluded, per_host, layer_limit)
 
     def _ordered_walk(
         self, n: int, excluded: npt.NDArray[np.bool_] | None, per_host: int
@@ -458,20 +468,22 @@ class BestQueue:
         if self._built and unfit:
             self.invalidate()
 
-    def _exact(
+    def _blocking(
         self, taken: list[int], n: int, excluded: npt.NDArray[np.bool_] | None, per_host: int
-    ) -> bool:
-        """True if no truncated host can hold a row that should come before one taken.
+    ) -> list[int]:
+        """Truncated hosts that may hold a row that should come before one taken (empty:
+        the pop is exact).
 
         A truncated host's rows below its threshold are not in the buffer. Any of them
         would come before a taken row below that threshold, unless the host is excluded
         or had reached its cap by then (its buffered rows are all above its threshold,
         so it takes no more after); and if fewer than ``n`` rows were taken, before the
-        end. The thresholds are walked alongside the taken rows, both best first.
+        end. The thresholds are walked alongside the taken rows, both best first; at
+        the first row passed wrongly, every open host whose threshold is above it.
         """
         marks = self._marks
         if not marks:
-            return True
+            return []
         table = self.table
         counts: dict[int, int] = {}
 
@@ -491,12 +503,51 @@ class BestQueue:
                 key = (tier, score, -row)
                 while j < len(marks) and marks[j][0] > key:
                     if open_host(marks[j][1]):
-                        return False
+                        return [h for mark, h in marks[j:] if mark > key and open_host(h)]
                     j += 1
                 counts[host] = counts.get(host, 0) + 1
         if len(taken) < n:
-            return not any(open_host(host) for _, host in marks[j:])
-        return True
+            return [h for _, h in marks[j:] if open_host(h)]
+        return []
+
+    def _exact(
+        self, taken: list[int], n: int, excluded: npt.NDArray[np.bool_] | None, per_host: int
+    ) -> bool:
+        """True if no truncated host stands in the way of ``taken`` (:meth:`_blocking`)."""
+        return not self._blocking(taken, n, excluded, per_host)
+
+    def _refill(self, hosts: list[int]) -> None:
+        """Let the next ``cap`` rows of each of these truncated hosts into the buffer (their
+        thresholds lowered; untruncated if that was all): one pass over the host column
+        instead of a rebuild over every queued row."""
+        table = self.table
+        self.refills += 1
+        wanted = np.zeros(len(self._h_flag), bool)
+        wanted[hosts] = True
+        found: list[Rows] = []
+        for lo in range(0, table.n, CHUNK_ROWS):
+            hi = min(lo + CHUNK_ROWS, table.n)
+            ids = table.host[lo:hi]
+            ok = ids < len(wanted)
+            ok[ok] = wanted[ids[ok]]
+            ok &= table.state[lo:hi] == _QUEUED
+            found.append(np.flatnonzero(ok).astype(np.int64) + lo)
+        rows = np.concatenate(found)
+        hosts_of = table.host[rows]
+        marks: list[Rows] = []
+        let_in: list[Rows] = []
+        for host in hosts:
+            mine = rows[hosts_of == host]
+            h = int(host)
+            below = mine[~self._at_least(mine, self._h_tier[h], self._h_score[h], self._h_row[h])]
+            best, complete = top_rows(table, below, self._cap)
+            let_in.append(best)
+            if complete:
+                self._h_flag[h] = False
+            elif best.size:
+                marks.append(best[-1:])
+        self._truncate(np.concatenate(marks) if marks else np.empty(0, np.int64))
+        self.offer(np.concatenate(let_in), rising=True)
 
     def _top_tier_rows(self, rows: Rows, layer_limit: int | None) -> tuple[Rows, bool]:
         """The allowed rows of the buffer's top tier; True if an allowed row of a lower
