@@ -30,9 +30,11 @@ threshold ``T_h`` is the key of its last buffered row, and the invariant becomes
 every queued row of a host whose key is at least ``max(T, T_h)`` is buffered. A pop
 is exact as long as no row it takes lies below the threshold of a truncated host
 that could still take a URL (not excluded, under its per-host cap): such a host may
-hold a better row outside the buffer. That is checked alongside the walk; a pop
-that fails it rebuilds the buffer. Offers that pile up beyond twice the buffer's
-size are cut back to it (T raised, more hosts truncated) over the buffer alone.
+hold a better row outside the buffer. That is checked alongside the walk; the
+hosts in the way get their next ``cap`` rows let in (their thresholds lowered: one
+pass over the host column, not a rebuild) and the pop walks again. Offers that pile
+up beyond twice the buffer's size are cut back to it (T raised, more hosts
+truncated) over the buffer alone.
 
 Most pops do not select from the whole buffer: :mod:`indexed_order` keeps it sorted
 between pops (changed rows merged in as late rows) and walks it from the front;
