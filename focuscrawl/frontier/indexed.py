@@ -118,6 +118,7 @@ class IndexedFrontier(IndexedAdds):
         self._states = StateRows(table)
         self._tops = TopCache(table)
         self._recent: dict[int, Text] = {}  # texts of rows read lately (see _cold_texts)
+        self._row_memo: dict[str, int] = {}  # rows of a page's links met lately (see _add_page)
 
     # -- writes ---------------------------------------------------------------------
 

@@ -101,9 +101,11 @@ class IndexedReads:
     _host_ids: dict[str, int]
     _counts: npt.NDArray[np.int64]
     _recent: dict[int, Text]
+    _row_memo: dict[str, int]  # URL -> row of URLs added or met lately (rows never change)
 
     def _row(self, url: str) -> int:
-        return self._table.find_one(*url_key(url))
+        row = self._row_memo.get(url)
+        return self._table.find_one(*url_key(url)) if row is None else row
 
     def _edges_kept(self) -> None:
         """FrontierError unless this DB keeps parent edges; else flush the pending ones."""
