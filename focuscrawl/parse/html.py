@@ -297,7 +297,26 @@ def _links_only(tree: HTMLParser, url: str, max_links: int) -> list[Link]:
         elif not max_links or len(counts) < max_links:
             counts[target] = 1
             nofollow[target] = nf
-    return [Link(target, count=n, nofollow=nofollow[target]) for target, n in counts.items()]
+    links: list[Link] = []
+    plain = _PLAIN_LINKS
+    for target, n in counts.items():
+        if n == 1 and not nofollow[target]:
+            link = plain.get(target)
+            if link is None:
+                if len(plain) >= _PLAIN_LINKS_MAX:
+                    plain.clear()
+                link = plain[target] = Link(target)
+            links.append(link)
+        else:
+            links.append(Link(target, count=n, nofollow=nofollow[target]))
+    return links
+
+
+# A links-only Link is its URL when it occurs once and is followed: such Links
+# (immutable) are shared between the pages that link to the same URL, instead of
+# built again (a frozen dataclass: ~1 us each, some 30 per page). Bounded.
+_PLAIN_LINKS: dict[str, Link] = {}
+_PLAIN_LINKS_MAX = 1 << 15
 
 
 def page_from_fetch(
