@@ -2,7 +2,10 @@
 
 Hot values (score, state, host, layer, tier, extra columns) come from the arrays;
 URL text, depth and parents from SQLite's cold tables, one indexed lookup per URL,
-after the pending cold rows are flushed (:mod:`~focuscrawl.frontier.indexed_cold`).
+after the pending cold rows are flushed (:mod:`~focuscrawl.frontier.indexed_cold`),
+except on the per-page path (pop, get): there the texts of rows read lately and of
+pending rows answer from memory (:meth:`IndexedReads._cold_texts`), and a URL's
+row may come from the memo of rows met lately (``_row_memo``) before a fingerprint.
 ``top`` of a small state (FETCHED, usually) reads only the rows of that state,
 which :class:`StateRows` keeps, instead of every row.
 """
