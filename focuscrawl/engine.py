@@ -116,6 +116,7 @@ class Crawler:
         self._stop = asyncio.Event()
         self._abort = False
         self._window: deque[tuple[InFlight, _Task]] = deque()
+        self._window_new = 0  # URLs in the window that are not re-crawls (use page budget)
         self._host_inflight: Counter[str] = Counter()
         self._uncommitted = 0
         self._last_commit = time.monotonic()
@@ -255,8 +256,7 @@ class Crawler:
         limit = self.settings.crawl.max_pages
         if limit <= 0:
             return 1 << 30
-        pending = sum(1 for item, _ in self._window if not item.recrawl)
-        return limit - self.stats.fetched - pending
+        return limit - self.stats.fetched - self._window_new
 
     async def _fetch(self, url: str) -> FetchResult:
         try:
@@ -272,6 +272,7 @@ class Crawler:
         # them (so a resumed crawl takes the same ones), but left for the resume to fetch
         task = None if self._stop.is_set() else asyncio.create_task(self._fetch(item.queued.url))
         self._window.append((item, task))
+        self._window_new += not item.recrawl
 
     def _take(self, taken: Sequence[QueuedURL]) -> None:
         """Start a fetch list: the strategy hears of it first and may add re-crawls."""
@@ -356,6 +357,7 @@ class Crawler:
         assert task is not None
         result = await task
         self._window.popleft()
+        self._window_new -= not item.recrawl
         host = item.queued.host
         self._host_inflight[host] -= 1
         if self._host_inflight[host] <= 0:

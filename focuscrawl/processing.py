@@ -42,7 +42,7 @@ NOT_FETCHED = frozenset({"robots", "blocked-address", "bad-url", "dns", "connect
 
 RELEVANCE = "relevance"  # the column that keeps the model's score of every judged page
 DIGEST = "_digest"  # 52 bits of the payload's SHA-1, kept only for strategies that re-crawl
-_KNOWN_MAX = 1 << 17  # URLs remembered as known to the frontier (~15 MB at most)
+_KNOWN_MAX = 1 << 17  # URLs remembered as known to the frontier (~18 MB at most)
 
 
 def digest52(body: bytes) -> float:
@@ -96,9 +96,11 @@ class ResultProcessor:
         self.links_only = not (
             strategy.needs_text or model is not None or any(f.needs_text for f in self.filters)
         )
-        # URLs known to be in the frontier (which never forgets one): a page's links are
-        # mostly known already, and a set answers before the frontier is asked
-        self._known: set[str] = set()
+        # URLs known to be in the frontier (which never forgets one), with their hosts: a
+        # page's links are mostly known already, and a dict answers before the frontier
+        # is asked (and host_of, ~1 us a link, is not run again on a known link)
+        self._known: dict[str, str] = {}
+        self._hosts: dict[str, str] = {}  # one str object per host for the values above
 
     # ------------------------------------------------------------------ results
     def record(self, item: InFlight, result: FetchResult) -> None:
@@ -107,7 +109,8 @@ class ResultProcessor:
         counters = self.stats.counters
         current = self.frontier.get(item.queued.url) or item.queued
         # the hooks see the URL as it is now: cash that arrived while it was in flight
-        queued = replace(item.queued, score=current.score, tier=current.tier, layer=self.round)
+        q = item.queued  # (built directly: dataclasses.replace costs ~8 us a call)
+        queued = QueuedURL(q.url, current.score, q.depth, q.host, q.parent, self.round, q.seq, current.tier)
         if result.error in NOT_FETCHED:
             counters[f"skipped_{result.error}"] += 1
             if self.strategy.layered:
@@ -167,7 +170,8 @@ class ResultProcessor:
         record.lang = page.lang or None
         self.pages.write(record)
         links, dropped = self.filter_links(page, queued, verdict)
-        decision = self.strategy.on_page(replace(page, links=links), verdict.relevance, queued)
+        page.links = links  # the page is the strategy's from here (no copy of all its fields)
+        decision = self.strategy.on_page(page, verdict.relevance, queued)
         self._decide("page", decision, queued, relevance=verdict.relevance, dropped=dropped)
 
     def _judge(self, page: Page, record: PageRecord) -> Verdict:
@@ -325,16 +329,23 @@ class ResultProcessor:
         depth = queued.depth + 1
         layer = self.round + 1 if self.strategy.layered else 0
         groups: dict[Merge, list[tuple[str, float, int, str | None, str, int, int]]] = {}
+        known, hosts = self._known, self._hosts
+        added: list[tuple[str, str]] = []
         for ls in decision.links:
             url = ls.link.url
-            item = (url, float(ls.score), depth, queued.url, host_of(url), ls.link.count, ls.tier or 0)
+            host = known.get(url)
+            if host is None:
+                host = host_of(url)
+                host = hosts.setdefault(host, host)
+            added.append((url, host))
+            item = (url, float(ls.score), depth, queued.url, host, ls.link.count, ls.tier or 0)
             groups.setdefault(ls.merge or self.strategy.merge, []).append(item)
         for merge, items in groups.items():
             self.stats.counters["links_new"] += self.frontier.add_many(items, merge=merge, layer=layer)
-        known = self._known
         if len(known) > _KNOWN_MAX:
             known.clear()  # bounded: the frontier still knows them
-        known.update(ls.link.url for ls in decision.links)
+            hosts.clear()
+        known.update(added)
 
     def add_seeds(self, seeds: Iterable[str]) -> None:
         """The strategy's seed scores (and other seed values, e.g. P0's initial cash)."""

@@ -333,3 +333,60 @@ def test_pop_through_a_buffer_of_repeated_offers(tmp_path: Path) -> None:
     assert len(db._queue._candidates()) > 16 * 8  # each of the 8 queued rows many times
     assert db.pop(5, max_per_host=1) == memory.pop(5, max_per_host=1)
     db.close()
+
+
+@pytest.mark.parametrize("commit_every", [1, 3, 1000], ids=["each-page", "every-3", "never"])
+def test_crawl_shaped_pops_and_gets_match_reference(tmp_path: Path, commit_every: int) -> None:
+    """Pop one URL, get it, mark it, add its links (a few new, most known; a seed met
+    again as a link): the URL text, depth and first parent of every pop and get come
+    from memory (rows read lately, pending text rows) or from SQLite, and must be the
+    reference's, with or without commits (flushed rows) between the pages."""
+    db = IndexedFrontier(tmp_path / "f.db", parents=False)
+    memory = MemoryFrontier(parents=False)
+    rng = random.Random(commit_every)
+    seeds = ["http://a.org/", "http://b.org/"]
+    for store in (db, memory):
+        for seed in seeds:
+            store.add(seed, 1.0, depth=0, parent=None, host=seed.split("/")[2])
+    known = list(seeds)
+    for page in range(150):
+        got, want = db.pop(1), memory.pop(1)
+        assert got == want, page
+        if not want:
+            break
+        url = want[0].url
+        assert db.get(url) == memory.get(url), page
+        db.mark(url, F)
+        memory.mark(url, F)
+        links = rng.sample(known, min(len(known), 6)) + [f"{url}{page}-{i}" for i in range(3)]
+        if page == 40:
+            assert db.get(seeds[1]) == memory.get(seeds[1])  # read while an orphan
+            links.append(seeds[1])  # an orphan (a seed) named as a child: its first parent
+        items = [(u, 0.0, want[0].depth + 1, url, u.split("/")[2], 1, 0)
+                 for u in dict.fromkeys(links) if u != url]  # fmt: skip
+        assert db.add_many(items, merge=Merge.KEEP) == memory.add_many(items, merge=Merge.KEEP)
+        known += [u for u, *_ in items if u not in known]
+        for u in rng.sample(known, 3):  # rows met lately and long ago, by URL
+            assert db.get(u) == memory.get(u), (page, u)
+            assert db.state(u) == memory.state(u)
+        if page % commit_every == commit_every - 1:
+            db.commit()
+        if page == 40:
+            assert db.get(seeds[1]) == memory.get(seeds[1])  # its parent, as added just now
+    assert _snapshot(db) == _snapshot(memory)
+    db.close()
+
+
+def test_pop_of_a_pending_row_whose_parent_was_written_long_ago(tmp_path: Path) -> None:
+    """A seed (no parent, so never kept in memory) written by a commit, popped, and its
+    link popped at once: the link's text row is pending and its parent's URL is only in
+    SQLite, so the pop writes the pending rows before it asks."""
+    db = IndexedFrontier(tmp_path / "f.db", parents=False)
+    db.add("http://a.org/", 1.0, depth=0, parent=None, host="a.org")
+    db.commit()
+    (seed,) = db.pop(1)
+    db.add("http://a.org/x", 0.5, depth=1, parent=seed.url, host="a.org")
+    (child,) = db.pop(1)
+    assert (child.url, child.depth, child.parent) == ("http://a.org/x", 1, "http://a.org/")
+    assert db.get("http://a.org/x") == child
+    db.close()

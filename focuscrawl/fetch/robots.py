@@ -17,6 +17,7 @@ download. At most ``size`` origins are kept (least recently used dropped).
 from __future__ import annotations
 
 import asyncio
+import re
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -48,9 +49,16 @@ def robots_url(url: str) -> str:
     >>> robots_url("https://Example.org:8443/a/b?c")
     'https://example.org:8443/robots.txt'
     """
+    match = _PLAIN_ORIGIN.match(url)  # asked on every fetch: urlsplit only for the rest
+    if match is not None:
+        return f"{match.group(1).lower()}://{match.group(2).lower()}/robots.txt"
     parts = urlsplit(url)
     netloc = parts.netloc.rsplit("@", 1)[-1].lower()
     return f"{parts.scheme.lower()}://{netloc}/robots.txt"
+
+
+# scheme and netloc of an http(s) URL whose netloc urlsplit would take as it is
+_PLAIN_ORIGIN = re.compile(r"(https?)://([A-Za-z0-9.\-:]+)(?=[/?#]|\Z)", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,6 @@ differently from one-by-one adds.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Collection
 from pathlib import Path
@@ -46,8 +45,8 @@ from focuscrawl.frontier.indexed_cold import ColdWrites
 from focuscrawl.frontier.indexed_disk import compact, load_table, write_commit
 from focuscrawl.frontier.indexed_links import children_of
 from focuscrawl.frontier.indexed_queue import BestQueue
-from focuscrawl.frontier.indexed_reads import StateRows
-from focuscrawl.frontier.indexed_schema import TEXT_MANY, open_indexed_db
+from focuscrawl.frontier.indexed_reads import StateRows, Text
+from focuscrawl.frontier.indexed_schema import open_indexed_db
 from focuscrawl.frontier.indexed_table import CHUNK_ROWS, Rows
 from focuscrawl.frontier.indexed_top import TopCache
 from focuscrawl.frontier.rules import INT32, checked_score
@@ -118,6 +117,8 @@ class IndexedFrontier(IndexedAdds):
         self._cold = ColdWrites(self._conn, table, keep_edges)
         self._states = StateRows(table)
         self._tops = TopCache(table)
+        self._recent: dict[int, Text] = {}  # texts of rows read lately (see _cold_texts)
+        self._row_memo: dict[str, int] = {}  # rows of a page's links met lately (see _add_page)
 
     # -- writes ---------------------------------------------------------------------
 
@@ -161,14 +162,8 @@ class IndexedFrontier(IndexedAdds):
             return []
         self._begin()
         self._set_state(np.array(taken, np.int64), _IN_FLIGHT)
-        self._cold.flush()
-        texts = {
-            seq: (url, depth, parent)
-            for seq, url, depth, parent in self._conn.execute(
-                TEXT_MANY, (json.dumps([row + 1 for row in taken]),)
-            )
-        }
-        return [self._row_of(row, *texts[row + 1]) for row in taken]
+        texts = self._cold_texts(taken)
+        return [self._row_of(row, *text) for row, text in zip(taken, texts, strict=True)]
 
     def mark(self, url: str, state: URLState, *, score: float | None = None) -> None:
         """Set the state of a URL (and its score, if given); unknown URL: FrontierError."""

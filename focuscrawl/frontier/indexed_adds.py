@@ -37,6 +37,7 @@ from focuscrawl.types import Merge, URLState
 
 _QUEUED, _DROPPED = int(URLState.QUEUED), int(URLState.DROPPED)
 _PAGE = 1024  # links of one page at most; a bigger batch is worth its numpy calls
+_MEMO_MAX = 1 << 15  # URL -> row entries kept for the pages' repeated links (~5 MB)
 Item = tuple[str, float, int, str | None, str, int, int]
 
 
@@ -100,9 +101,15 @@ class IndexedAdds(IndexedColumns):
         if len(set(urls)) != len(urls) or not named.isdisjoint(urls):
             return None
         others = list(named)
-        try:  # the same refusals as _add_items, which then words them
-            keys = keys_of(urls)
-            found = dict(zip(others, keys_of(others), strict=True))
+        memo = self._row_memo
+        # rows of URLs met lately (a row is a URL's for good): no fingerprint, no probe
+        rows = [memo.get(url, -2) for url in urls]
+        missed = [i for i, row in enumerate(rows) if row == -2]
+        try:  # the same refusals as _add_items, which then words them (a memo URL passed them)
+            keys = dict(zip(missed, keys_of([urls[i] for i in missed]), strict=True))
+            found = {p: memo.get(p, -2) for p in others}
+            unknown = [p for p, row in found.items() if row == -2]
+            parent_keys = keys_of(unknown)
             values = list(map(float, scores))
             total = sum(values)  # NaN, or inf - inf: let _add_items decide
             linked = (
@@ -121,12 +128,14 @@ class IndexedAdds(IndexedColumns):
         except (TypeError, ValueError, OverflowError):  # UnicodeEncodeError included
             return None
         find = self._table.find_few
+        found.update(zip(unknown, find(parent_keys), strict=True))
         seq_of: dict[str | None, int | None] = {None: None}
-        for parent, row in zip(found, find(list(found.values())), strict=True):
+        for parent, row in found.items():
             if row < 0:  # an unknown parent: a DROPPED row first
                 return None
             seq_of[parent] = row + 1
-        rows = find(keys)
+        for i, row in zip(missed, find(list(keys.values())), strict=True):
+            rows[i] = row
         new = [i for i, row in enumerate(rows) if row < 0]
         for i in new:  # a new host is written: refuse the batch before any change
             if hosts[i] not in self._host_ids:
@@ -158,6 +167,12 @@ class IndexedAdds(IndexedColumns):
             )
             for i, row in zip(new, added, strict=True):
                 rows[i] = row
+        if len(memo) > _MEMO_MAX:
+            memo.clear()
+        for i in missed:
+            memo[urls[i]] = rows[i]
+        for parent in unknown:
+            memo[parent] = found[parent]
         if named:
             self._link_few(rows, parents, counts, seq_of)
         return len(new)

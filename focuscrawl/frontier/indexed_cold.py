@@ -89,6 +89,20 @@ class ColdWrites:
         if len(text) > 4 * _PENDING:  # a big batch: its URLs need not wait in memory
             self.flush()
 
+    def pending_text(self, row: int) -> tuple[str, int, int | None] | None:
+        """URL, depth and first parent's seq of ``row`` if its text row is still
+        pending (current: :meth:`set_parent` amends it), else None (it is written)."""
+        at = 4 * (row - self._text_first)
+        if at < 0 or at >= len(self._text):
+            return None
+        text = self._text
+        return text[at + 1], text[at + 2], text[at + 3]  # type: ignore[return-value]
+
+    @property
+    def parents_pending(self) -> bool:
+        """First parents of written rows wait to be written (a read must flush first)."""
+        return bool(self._parents)
+
     def set_parent(self, row: int, parent_row: int) -> None:
         """Record the first parent of the orphan ``row``."""
         self.table.orphan[row] = False

@@ -2,7 +2,10 @@
 
 Hot values (score, state, host, layer, tier, extra columns) come from the arrays;
 URL text, depth and parents from SQLite's cold tables, one indexed lookup per URL,
-after the pending cold rows are flushed (:mod:`~focuscrawl.frontier.indexed_cold`).
+after the pending cold rows are flushed (:mod:`~focuscrawl.frontier.indexed_cold`),
+except on the per-page path (pop, get): there the texts of rows read lately and of
+pending rows answer from memory (:meth:`IndexedReads._cold_texts`), and a URL's
+row may come from the memo of rows met lately (``_row_memo``) before a fingerprint.
 ``top`` of a small state (FETCHED, usually) reads only the rows of that state,
 which :class:`StateRows` keeps, instead of every row.
 """
@@ -21,13 +24,15 @@ from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.base import no_edges_error
 from focuscrawl.frontier.indexed_cold import ColdWrites
 from focuscrawl.frontier.indexed_links import Backlinks, children_of
-from focuscrawl.frontier.indexed_schema import TEXT_OF, TEXT_RANGE, url_key
+from focuscrawl.frontier.indexed_schema import TEXT_MANY, TEXT_OF, TEXT_RANGE, url_key
 from focuscrawl.frontier.indexed_table import CHUNK_ROWS, Rows, UrlTable, drop_repeats
 from focuscrawl.frontier.indexed_top import TopCache
 from focuscrawl.frontier.rules import SCORE
 from focuscrawl.types import QueuedURL, URLState
 
 _LIST_CHUNK = 1000
+_RECENT_MAX = 4096  # texts of recently read rows kept (a window is a few dozen)
+Text = tuple[str, int, str | None]  # URL, depth, first parent's URL
 _SMALL_STATE = 8  # a state is tracked while it holds at most 1/8 of the rows
 
 
@@ -98,9 +103,12 @@ class IndexedReads:
     _host_names: list[str]
     _host_ids: dict[str, int]
     _counts: npt.NDArray[np.int64]
+    _recent: dict[int, Text]
+    _row_memo: dict[str, int]  # URL -> row of URLs added or met lately (rows never change)
 
     def _row(self, url: str) -> int:
-        return self._table.find_one(*url_key(url))
+        row = self._row_memo.get(url)
+        return self._table.find_one(*url_key(url)) if row is None else row
 
     def _edges_kept(self) -> None:
         """FrontierError unless this DB keeps parent edges; else flush the pending ones."""
@@ -119,9 +127,56 @@ class IndexedReads:
         )
 
     def _queued(self, row: int) -> QueuedURL:
-        self._cold.flush()
-        url, depth, parent = self._conn.execute(TEXT_OF, (row + 1,)).fetchone()
-        return self._row_of(row, url, depth, parent)
+        return self._row_of(row, *self._cold_texts([row])[0])
+
+    def _cold_texts(self, rows: list[int]) -> list[Text]:
+        """(URL, depth, first parent's URL) of ``rows``, from memory where it can.
+
+        A popped row is read again when its result is recorded, and the parent of
+        a new row is a page just popped: rows read lately (with a parent: only an
+        orphan's first parent may still change) and pending text rows answer
+        without SQL, and without the flush of the pending rows that a query needs
+        (a flush per pop wrote a page's few new rows in several statements, where
+        the commit writes fifty pages' rows in a few). The rest: one query.
+        """
+        cold, recent = self._cold, self._recent
+        if cold.parents_pending:
+            cold.flush()  # an orphan's first parent, recorded after its text row was written
+        found: dict[int, Text] = {}
+        asked: list[int] = []
+        flush = False
+        for row in rows:
+            text = recent.get(row)
+            if text is None:
+                pending = cold.pending_text(row)
+                if pending is None:  # written, and so is its parent's (an older row)
+                    asked.append(row)
+                    continue
+                url, depth, parent_seq = pending
+                parent = None
+                if parent_seq is not None:
+                    known = recent.get(parent_seq - 1) or cold.pending_text(parent_seq - 1)
+                    if known is None:  # a parent read long ago: the query needs this row written
+                        flush = True
+                        asked.append(row)
+                        continue
+                    parent = known[0]
+                text = (url, depth, parent)
+            found[row] = text
+        if flush:
+            cold.flush()
+        if len(asked) == 1:
+            found[asked[0]] = self._conn.execute(TEXT_OF, (asked[0] + 1,)).fetchone()
+        elif asked:
+            query = self._conn.execute(TEXT_MANY, (json.dumps([row + 1 for row in asked]),))
+            for seq, url, depth, parent in query:
+                found[seq - 1] = (url, depth, parent)
+        if len(recent) > _RECENT_MAX:
+            recent.clear()
+        for row, text in found.items():
+            if text[2] is not None:
+                recent[row] = text
+        return [found[row] for row in rows]
 
     def _row_of(self, row: int, url: str, depth: int, parent: str | None) -> QueuedURL:
         table = self._table

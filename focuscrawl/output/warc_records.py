@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
+import re
 import time
-import uuid
 import zlib
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
@@ -57,13 +58,33 @@ _REQUEST_TYPE = "application/http; msgtype=request"
 _END = b"\r\n\r\n"
 
 
+# base32 (RFC 4648) of a 20-byte SHA-1 is 32 letters, 10 bits per two: one table
+# lookup per pair, a third of the time of base64.b32encode (pure Python in 3.11)
+_B32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+_B32_PAIRS = [_B32[i >> 5] + _B32[i & 31] for i in range(1024)]
+_B32_SHIFTS = tuple(range(150, -1, -10))
+
+
+def b32_digest(digest: bytes) -> str:
+    """``base64.b32encode`` of a 20-byte digest, as text.
+
+    >>> d = hashlib.sha1(b"abc").digest()
+    >>> b32_digest(d) == base64.b32encode(d).decode("ascii")
+    True
+    """
+    if len(digest) != 20:
+        return base64.b32encode(digest).decode("ascii")
+    n = int.from_bytes(digest, "big")
+    return "".join([_B32_PAIRS[(n >> shift) & 1023] for shift in _B32_SHIFTS])
+
+
 def sha1_b32(data: bytes) -> str:
     """``sha1:`` and the base32 SHA-1 of ``data`` (the WARC digest form).
 
     >>> sha1_b32(b"")
     'sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ'
     """
-    return "sha1:" + base64.b32encode(hashlib.sha1(data).digest()).decode("ascii")
+    return "sha1:" + b32_digest(hashlib.sha1(data).digest())
 
 
 _EMPTY_DIGEST = sha1_b32(b"")
@@ -85,7 +106,17 @@ def _second(second: int) -> str:
 
 
 def record_id() -> str:
-    return f"<urn:uuid:{uuid.uuid4()}>"
+    """A random (version 4) UUID URN, what ``uuid.uuid4()`` gives, in half its time.
+
+    >>> rid = record_id()
+    >>> rid[:10], rid[24], rid[29] in "89ab", len(rid)
+    ('<urn:uuid:', '4', True, 47)
+    """
+    b = bytearray(os.urandom(16))
+    b[6] = (b[6] & 0x0F) | 0x40  # version 4
+    b[8] = (b[8] & 0x3F) | 0x80  # the RFC 4122 variant
+    h = b.hex()
+    return f"<urn:uuid:{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}>"
 
 
 def _head(first_line: str, headers: Iterable[tuple[str, str]]) -> bytes:
@@ -101,12 +132,30 @@ def _head(first_line: str, headers: Iterable[tuple[str, str]]) -> bytes:
     return head
 
 
+# The path and query of an http(s) URL as urlsplit finds them, for a URL without
+# what urlsplit strips or checks (controls, spaces, IPv6 brackets, a user part)
+_TARGET = re.compile(
+    r"https?://[A-Za-z0-9.\-_:]*(/[^?#\x00-\x20\x7f]*)?(?:\?([^#\x00-\x20\x7f]*))?(?:#.*)?\Z",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
 def request_head(result: FetchResult) -> bytes:
-    """The request line and headers that were sent for ``result``'s final URL."""
+    """The request line and headers that were sent for ``result``'s final URL.
+
+    >>> request_head(FetchResult("http://h.org", "http://h.org?q=1#f"))
+    b'GET /?q=1 HTTP/1.1\\r\\nHost: h.org\\r\\n\\r\\n'
+    """
     url = result.final_url or result.url
-    parts = urlsplit(url)
-    target = (parts.path or "/") + ("?" + parts.query if parts.query else "")
-    headers = list(result.request_headers.items()) or [("Host", parts.netloc)]
+    match = _TARGET.match(url) if result.request_headers else None
+    if match is not None:  # the common case, without urlsplit
+        path, query = match.groups()
+        headers = list(result.request_headers.items())
+    else:
+        parts = urlsplit(url)
+        path, query = parts.path, parts.query
+        headers = list(result.request_headers.items()) or [("Host", parts.netloc)]
+    target = (path or "/") + ("?" + query if query else "")
     return _head(f"GET {target} HTTP/1.1", headers)
 
 
@@ -137,7 +186,7 @@ def record(
         f"{WARC_VERSION}\r\nWARC-Type: {warc_type}\r\nWARC-Record-ID: {rec_id or record_id()}\r\n",
         *(f"{k}: {v}\r\n" for k, v in fields),
         "WARC-Block-Digest: sha1:",
-        base64.b32encode(digest.digest()).decode("ascii"),
+        b32_digest(digest.digest()),
         f"\r\nContent-Type: {content_type}\r\nContent-Length: {length}\r\n\r\n",
     ]
     # WARC 1.1 section 4: header values are UTF-8 (an IRI as target, say)

@@ -35,6 +35,9 @@ from focuscrawl.output import warc_records
 from focuscrawl.types import FetchResult, PageRecord
 
 _RECORD_FIELDS = tuple(f.name for f in fields(PageRecord) if f.name != "extra")
+# what json.dumps(..., ensure_ascii=False, separators=(",", ":")) writes, without
+# building an encoder for every line (json.dumps does, for any non-default option)
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
 class _AppendFile:
@@ -157,7 +160,7 @@ class JsonlOutput(_AppendFile):
             data.update(record.extra)
         else:
             data = record
-        line = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
+        line = _ENCODER.encode(data) + "\n"
         try:
             self._fh.write(line.encode("utf-8"))
         except OSError as exc:  # a full disk

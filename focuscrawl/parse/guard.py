@@ -48,13 +48,15 @@ def guard_html(html: str, max_depth: int = MAX_DEPTH, max_tags: int = MAX_TAGS) 
     Guarded(html='<b>1</b><b>2', cut_tags=0, truncated_at=12)
     """
     truncated_at = None
-    if html.count("<") > max_tags:
+    tags = html.count("<")
+    if tags > max_tags:
         # the end of the max_tags-th '<' and what follows up to the next '<', found in C
         match = re.match(rf"(?:[^<]*<){{{max_tags}}}[^<]*", html)
         if match is not None:  # always, given the count
             truncated_at = match.end()
             html = html[:truncated_at]
-    html, cut = bound_nesting(html, max_depth)
+            tags = max_tags
+    html, cut = bound_nesting(html, max_depth, tags)
     return Guarded(html, cut, truncated_at)
 
 # One token of the text: a comment or a raw-text element (script, style...) skipped
@@ -86,8 +88,12 @@ _COMMON_FLAT = (
 )  # fmt: skip
 
 
-def bound_nesting(html: str, max_depth: int = MAX_DEPTH) -> tuple[str, int]:
+def bound_nesting(
+    html: str, max_depth: int = MAX_DEPTH, tags: int | None = None
+) -> tuple[str, int]:
     """``html`` with the tags that nest deeper than ``max_depth`` cut out, and how many were cut.
+
+    ``tags``: ``html.count("<")`` if the caller has it (a pass over the text saved).
 
     >>> bound_nesting("<div><div><div><a href=x>t</a></div></div></div>", 2)
     ('<div><div><a href=x>t</a></div></div>', 2)
@@ -97,7 +103,11 @@ def bound_nesting(html: str, max_depth: int = MAX_DEPTH) -> tuple[str, int]:
     0
     """
     # the depth cannot exceed the number of start tags that nest: most pages stop here
-    starts = html.count("<") - html.count("</")
+    if tags is None:
+        tags = html.count("<")
+    if tags <= max_depth:
+        return html, 0  # fewer tags than the cap: no "</" to count
+    starts = tags - html.count("</")
     if starts > max_depth:
         # the openings as written first (mostly lower case), without a lower-cased copy
         if starts - sum(html.count(opening) for opening in _COMMON_FLAT) <= max_depth:
