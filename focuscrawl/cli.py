@@ -144,7 +144,8 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         max_pages=crawler.settings.crawl.max_pages,
         log_every=0.0 if args.quiet or tty else args.log_every,  # a log file or a pipe: lines
     )
-    crawler.on_progress = view.update
+    if view.enabled or view.log_every > 0:  # else nothing to show: no count per result
+        crawler.on_progress = view.update
 
     signals = 0
 
