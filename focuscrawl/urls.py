@@ -14,9 +14,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
-import tldextract
 from w3lib.url import safe_url_string
 
 from focuscrawl.exceptions import ConfigError
@@ -25,8 +25,15 @@ from focuscrawl.settings import ScopeSettings, check_regex
 _SCHEMES = ("http", "https")
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
-# The public suffix list bundled with tldextract: never fetched from the network.
-_EXTRACT = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
+
+@lru_cache(maxsize=1)
+def _psl() -> Any:
+    """tldextract over the public suffix list bundled with it, never fetched from the
+    network; built at its first use (tldextract and what it imports, requests and
+    urllib3 among them, are ~0.1 s of a crawl's start-up, and most crawls never ask)."""
+    import tldextract
+
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
 
 
 def normalize_url(url: str, base: str | None = None) -> str | None:
@@ -309,7 +316,7 @@ def registered_domain(url_or_host: str) -> str:
     '127.0.0.1'
     """
     name = hostname_of(url_or_host)
-    ext = _EXTRACT(name)
+    ext = _psl()(name)
     if ext.domain and ext.suffix:
         return f"{ext.domain}.{ext.suffix}"
     return name
@@ -415,7 +422,9 @@ class Scope:
 
     @classmethod
     def for_seeds(cls, settings: ScopeSettings, seeds: Sequence[str]) -> Scope:
-        return cls(settings, frozenset(registered_domain(s) for s in seeds))
+        # the seeds' registered domains are read by same_site_only alone
+        domains = frozenset(registered_domain(s) for s in seeds) if settings.same_site_only else frozenset()
+        return cls(settings, domains)
 
     def reject(self, url: str, depth: int = 0) -> str | None:
         """None if ``url`` is in scope, else a short reason (for counters)."""
