@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import random
 import time
 from collections import Counter, deque
@@ -126,6 +127,7 @@ class Crawler:
         self._control_log: list[dict[str, Any]] = []
         self._control: ControlChannel | None = None
         self._proc: ResultProcessor | None = None
+        self._builder_due = settings.crawl.warc_builder and (os.cpu_count() or 1) > 1
 
     @property
     def proc(self) -> ResultProcessor:
@@ -243,6 +245,8 @@ class Crawler:
                 await self._run_queue()
         finally:
             await self._cancel_window()
+            self.proc.warc.stop_builder()
+            self.stats.counters.update(self.proc.warc.builder_counts)
             self._commit()
             self.stats.queued = self.frontier.count(URLState.QUEUED)
             self._write_run_json(final=True)
@@ -364,6 +368,9 @@ class Crawler:
             del self._host_inflight[host]
         self.proc.record(item, result)
         self._uncommitted += 1
+        if self._builder_due and self.proc.results >= self.settings.crawl.warc_builder_after:
+            self._builder_due = False
+            self.proc.warc.start_builder()  # the records are built on another core from here
         tick = self.strategy.tick_every
         if tick and self.proc.results % tick == 0:
             self.proc.log_event("tick", self.strategy.on_tick(self.proc.results))

@@ -94,6 +94,10 @@ class CrawlSettings:
     # crawl order depends on it but not on fetch.concurrency (which only sets the speed)
     window: int = 32
     provenance: bool = True  # write decisions.jsonl: why every URL got its priority
+    # build the WARC records in a child process, on another core (focuscrawl.output.warc_builder),
+    # once this many results are recorded (a short crawl needs none); never on a 1-core machine
+    warc_builder: bool = True
+    warc_builder_after: int = 100
 
 
 @dataclass(frozen=True)

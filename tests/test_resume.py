@@ -60,8 +60,10 @@ def _warc_urls(out: Path) -> list[str]:
         ]
 
 
-def _kill_and_resume(proxy: str, tmp_path: Path, start: list[str]) -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+def _kill_and_resume(
+    proxy: str, tmp_path: Path, start: list[str], extra_env: dict[str, str] | None = None
+) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **(extra_env or {})}
     reference = tmp_path / "reference"
     subprocess.run(_crawl_cmd(reference, proxy, False, start), check=True, env=env)
 
@@ -109,6 +111,37 @@ def test_sigkill_at_random_moments_then_resume(webkb_replay: ReplayProcess, tmp_
     # 5 ms between requests to the one host: the crawl lasts >= 11 s, long enough to kill
     start = ["--seeds", f"http://{HOST}/", "--delay", "0.005", "--config", str(config)]
     _kill_and_resume(webkb_replay.proxy_url, tmp_path, start)
+
+
+def test_sigkill_with_the_warc_builder_then_resume(webkb_replay: ReplayProcess, tmp_path: Path) -> None:
+    # the WARC records built by a child process from the first page on: killed with the
+    # crawl, it loses nothing and leaves no process behind
+    config = tmp_path / "scope.toml"
+    config.write_text(f'[scope]\nallow_hosts = ["{HOST}"]\n', encoding="utf-8")
+    start = ["--seeds", f"http://{HOST}/", "--delay", "0.005", "--config", str(config)]
+    env = {"FOCUSCRAWL_CRAWL__WARC_BUILDER": "true", "FOCUSCRAWL_CRAWL__WARC_BUILDER_AFTER": "0"}
+    _kill_and_resume(webkb_replay.proxy_url, tmp_path, start, env)
+    summary = json.loads((tmp_path / "killed" / "run.json").read_text())["summary"]
+    if (os.cpu_count() or 1) > 1:
+        assert summary["counters"]["warc_builder_records"] > 0
+    deadline = time.monotonic() + 10
+    while _builders_left():
+        assert time.monotonic() < deadline, "a killed crawl left its WARC builder running"
+        time.sleep(0.1)
+
+
+def _builders_left() -> list[int]:
+    """WARC builder processes whose crawl is gone (adopted by init)."""
+    left = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if b"focuscrawl.output.warc_builder" in cmdline and ppid == 1:
+            left.append(int(pid))
+    return left
 
 
 def test_sigkill_then_resume_on_the_generated_web(sample_replay: ReplayProcess, tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ import io
 import json
 import os
 import tempfile
+import time
 import zlib
 from collections.abc import Callable
 from dataclasses import fields
@@ -32,6 +33,7 @@ from typing import IO, Any
 
 from focuscrawl.exceptions import ConfigError, ResumeError
 from focuscrawl.output import warc_records
+from focuscrawl.output.warc_builder import RecordBuilder
 from focuscrawl.types import FetchResult, PageRecord
 
 _RECORD_FIELDS = tuple(f.name for f in fields(PageRecord) if f.name != "extra")
@@ -70,6 +72,9 @@ class _AppendFile:
     def _start(self) -> None:
         """What a subclass writes first into an empty file."""
 
+    def _before_sync(self) -> None:
+        """What a subclass writes before the file is synced."""
+
     @property
     def offset(self) -> int:
         if not self._ready:
@@ -79,6 +84,7 @@ class _AppendFile:
     def sync(self) -> int:
         if not self._ready:
             self._prepare()
+        self._before_sync()
         try:
             self._fh.flush()
             os.fsync(self._fh.fileno())
@@ -96,15 +102,21 @@ class _AppendFile:
         if not self._fh.closed:
             self.sync()
             self._fh.close()
+        self._closed()
+
+    def _closed(self) -> None:
+        """What a subclass ends when its file is closed."""
 
 
 class WarcOutput(_AppendFile):
     """``corpus.warc.gz``: a response and a request record per fetched URL.
 
-    Records are built by :mod:`focuscrawl.output.warc_records` and written at once,
-    in order. (Building them on a worker thread, where hashlib and the deflate run
-    without the GIL, was measured: with ISA-L it cost more CPU than it saved, and no
-    pages/s was gained; so there is no such thread.)
+    Records are built by :mod:`focuscrawl.output.warc_records` and written in
+    order: here, or, after :meth:`start_builder`, by a child process
+    (:mod:`focuscrawl.output.warc_builder`) and written as they come back, all of
+    them by the next :meth:`sync`. (Building them on a worker thread, where hashlib
+    and the deflate run without the GIL, was measured: with ISA-L it cost more CPU
+    than it saved, and no pages/s was gained; so there is no such thread.)
     """
 
     def __init__(
@@ -118,6 +130,43 @@ class WarcOutput(_AppendFile):
         super().__init__(path, offset)
         self._software = software
         self._level = level
+        self._builder: RecordBuilder | None = None
+        self.builder_counts: dict[str, int] = {}  # what the builder did (for the crawl's counters)
+
+    def start_builder(self) -> None:
+        """Build the exchange records in a child process from now on (once it is up)."""
+        if self._builder is None:
+            try:
+                self._builder = RecordBuilder(self._level)
+            except OSError as exc:  # no process to be had: the records are built here
+                self.builder_counts[f"warc_builder_failed_{type(exc).__name__}"] = 1
+
+    def _take_built(self, *, wait: bool) -> None:
+        """Write the records the builder has made (all it was given, with ``wait``);
+        a failed builder's outstanding results are built here, in order."""
+        builder = self._builder
+        if builder is None:
+            return
+        for data in builder.take(wait=wait):
+            self._put(data)
+        if builder.failed is not None:
+            orphans = builder.orphans()
+            for result, when in orphans:
+                self._put(warc_records.exchange(result, level=self._level, when=when))
+            self.builder_counts["warc_builder_failed"] = 1
+            self.builder_counts["warc_builder_records_rebuilt"] = len(orphans)
+            self._stop_builder()
+
+    def stop_builder(self) -> None:
+        """Write what the builder holds and end it; records are built here from now on."""
+        self._take_built(wait=True)
+        self._stop_builder()
+
+    def _stop_builder(self) -> None:
+        if self._builder is not None:
+            self.builder_counts["warc_builder_records"] = self._builder.sent
+            self._builder.close()
+            self._builder = None
 
     def _verify(self, offset: int) -> None:
         verify_committed(self.path, offset, warc=True)
@@ -138,13 +187,31 @@ class WarcOutput(_AppendFile):
             self._prepare()  # the cut to the committed offset, at the first use
         self._put(build(result, level=self._level))
 
+    def _before_sync(self) -> None:
+        self._take_built(wait=True)
+
+    def _closed(self) -> None:
+        self._stop_builder()
+
     def write(self, result: FetchResult) -> None:
         """Archive one HTTP exchange (its final URL after redirects)."""
-        self._submit(warc_records.exchange, result)
+        builder = self._builder
+        if builder is None:
+            self._submit(warc_records.exchange, result)
+            return
+        if not self._ready:
+            self._prepare()
+        if builder.ready and builder.failed is None:
+            builder.submit(result, time.time())  # the date the record would get here
+        else:  # not up yet (or failed): built here, after what the builder still holds
+            self._take_built(wait=True)
+            self._put(warc_records.exchange(result, level=self._level))
+        self._take_built(wait=False)
 
     def write_revisit(self, result: FetchResult) -> None:
         """A re-crawl that found the payload unchanged: a ``revisit`` record
         (identical-payload-digest profile) instead of a second copy of the body."""
+        self._take_built(wait=True)  # the records before it first
         self._submit(warc_records.revisit, result)
 
 
