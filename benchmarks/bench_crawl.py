@@ -220,6 +220,17 @@ def report(name: str, runs: dict[str, list[dict[str, Any]]]) -> None:
         f"  {'CPU ms per page':<25}"
         + "".join(f" {tool} {cpu[tool]:7.2f} ms     " for tool in TOOLS)
     )
+    # The machine's speed drifts between rounds (the same tool varies by up to 1.5x here);
+    # the tools of one round ran within a minute of each other, so the ratio within a
+    # round is the steadier figure: its median and range over the rounds.
+    for key in ("wall", "crawl"):
+        for other in ("scrapy", "limit"):
+            ratios = sorted(
+                (ours["pages"] / ours[key]) / (theirs["pages"] / theirs[key])
+                for ours, theirs in zip(runs["focuscrawl"], runs[other], strict=True)
+            )
+            print(f"  {key} ours/{other} by round: median {statistics.median(ratios):.2f}"
+                  f" (range {ratios[0]:.2f}-{ratios[-1]:.2f})")  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
