@@ -248,6 +248,13 @@ def cmd_strategies(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_dashboard(args: argparse.Namespace) -> int:
+    from focuscrawl.dashboard import serve, tails_for
+
+    serve(tails_for(args.runs, args.labels, args.relevant), args.host, args.port, args.every)
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from focuscrawl.demo import run_demo
 
@@ -317,6 +324,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("experiment", help="strategies x topics x repetitions -> results + report")
     eval_cli.add_experiment_arguments(p)
     p.set_defaults(func=cmd_experiment)
+
+    p = sub.add_parser("dashboard", help="follow running (or finished) crawls live in a browser")
+    p.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR")
+    p.add_argument("--port", type=int, default=8090, help="port on --host (default: %(default)s)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
+    p.add_argument("--every", type=float, default=1.0,
+                   help="seconds between two renewals of the page (default: %(default)s)")
+    p.add_argument("--labels", type=Path, help="a label file: harvest rate by an independent judge")
+    p.add_argument("--relevant", action="append", default=[], metavar="SELECTOR",
+                   help="which labelled pages are relevant, e.g. type=course (repeatable: all hold)")
+    p.set_defaults(func=cmd_dashboard)
 
     p = sub.add_parser("strategies", help="list strategies and models")
     p.set_defaults(func=cmd_strategies)

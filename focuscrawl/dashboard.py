@@ -1,0 +1,355 @@
+"""A live dashboard of one or more crawls: ``focuscrawl dashboard RUN [RUN ...]``.
+
+A small web server on 127.0.0.1 (aiohttp) that follows run directories while
+their crawls write them, and shows them side by side on one self-contained page
+(no script, style or font from anywhere else; the page reloads its figures once
+a second): URLs crawled, pages/s now and overall, the queue, the harvest rate
+by the crawl's own model and, with ``--labels`` and ``--relevant``, by an
+independent judge (a label file), as numbers and as curves over the URLs
+crawled, the answers' statuses, the busiest hosts and the latest pages.
+
+Each run's ``pages.jsonl`` is read incrementally (only the bytes added since the
+last look; a line still being written waits for its end; a file cut back by a
+resumed crawl is read again from the start) and ``run.json`` is re-read when it
+changes, so following a crawl costs the crawl nothing. ``/api/runs`` gives the
+same numbers as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from array import array
+from collections import Counter, deque
+from collections.abc import Sequence
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from focuscrawl.evaluation.run import Judge, LabelJudge
+from focuscrawl.evaluation.svg import line_plot
+from focuscrawl.exceptions import ConfigError
+from focuscrawl.urls import host_of
+
+_RATE_WINDOW = 10.0  # seconds of fetches behind "pages/s now"
+_CURVE_POINTS = 200  # points per curve on the page
+_RECENT = 12  # latest pages shown per run
+
+
+class RunTail:
+    """What a run directory holds so far, brought up to date by :meth:`update`."""
+
+    def __init__(self, path: Path, judge: Judge | None = None) -> None:
+        if not path.is_dir():
+            raise ConfigError(f"{path}: no such run directory")
+        self.path = path
+        self.name = path.name or str(path)
+        self.judge = judge
+        self._offset = 0
+        self._rest = b""  # the start of a line not yet ended
+        self._run_mtime: int | None = None
+        self.info: dict[str, Any] = {}
+        self._reset()
+
+    def _reset(self) -> None:
+        self.urls = 0  # lines of the budget (re-crawls left out, as evaluation counts)
+        self.pages = 0  # answered 200 without error
+        self.recrawls = 0
+        self.bad_lines = 0
+        self.model_relevant = 0
+        self.label_relevant = 0
+        self.statuses: Counter[str] = Counter()
+        self.hosts: Counter[str] = Counter()
+        self.recent: deque[dict[str, Any]] = deque(maxlen=_RECENT)
+        self.fetched_at: deque[float] = deque()  # times of the last _RATE_WINDOW seconds
+        self.first_at: float | None = None
+        self.last_at: float | None = None
+        # pages and relevant pages after each URL (4 bytes each: ~4 MB per million URLs)
+        self.page_curve = array("I")
+        self.model_curve = array("I")
+        self.label_curve = array("I")
+
+    def update(self) -> None:
+        """Read what was added to ``pages.jsonl`` and a changed ``run.json``."""
+        self._read_run_json()
+        pages = self.path / "pages.jsonl"
+        try:
+            size = pages.stat().st_size
+        except FileNotFoundError:
+            return
+        if size < self._offset:  # a resumed crawl cut the file back: read it again
+            self._offset, self._rest = 0, b""
+            self._reset()
+        if size == self._offset:
+            return
+        with pages.open("rb") as fh:
+            fh.seek(self._offset)
+            data = fh.read(size - self._offset)
+        self._offset += len(data)
+        data = self._rest + data
+        end = data.rfind(b"\n") + 1
+        self._rest = data[end:]
+        for line in data[:end].splitlines():
+            self._add(line)
+
+    def _read_run_json(self) -> None:
+        path = self.path / "run.json"
+        try:
+            mtime = path.stat().st_mtime_ns
+            if mtime == self._run_mtime:
+                return
+            info = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):  # absent, or being replaced: the last one read stands
+            return
+        if isinstance(info, dict):
+            self.info, self._run_mtime = info, mtime
+
+    def _add(self, line: bytes) -> None:
+        try:
+            row = json.loads(line)
+        except ValueError:
+            self.bad_lines += 1
+            return
+        if not isinstance(row, dict) or "url" not in row:
+            self.bad_lines += 1
+            return
+        if row.get("recrawl"):
+            self.recrawls += 1
+            return
+        url = str(row["url"])
+        self.urls += 1
+        status, error = row.get("status"), row.get("error")
+        self.statuses[str(error) if error and not status else str(status)] += 1
+        self.hosts[host_of(url)] += 1
+        is_page = status == 200 and not error
+        self.pages += is_page
+        self.page_curve.append(self.pages)
+        self.model_relevant += bool(is_page and row.get("relevant"))
+        self.model_curve.append(self.model_relevant)
+        if self.judge is not None:
+            self.label_relevant += bool(is_page and self.judge(str(row.get("final_url") or url)))
+            self.label_curve.append(self.label_relevant)
+        when = row.get("fetched_at")
+        if isinstance(when, int | float):
+            self.first_at = when if self.first_at is None else min(self.first_at, when)
+            self.last_at = when if self.last_at is None else max(self.last_at, when)
+            self.fetched_at.append(when)
+            while self.fetched_at and self.fetched_at[0] < self.last_at - _RATE_WINDOW:
+                self.fetched_at.popleft()
+        self.recent.append({
+            "url": url, "status": status, "error": error,
+            "relevance": row.get("relevance"), "relevant": row.get("relevant"),
+            "label": None if self.judge is None else bool(self.judge(url)),
+        })  # fmt: skip
+
+    # ----------------------------------------------------------------- figures
+    def state(self, now: float | None = None) -> str:
+        if self.info.get("finished"):
+            return "finished"
+        if self.info.get("stopped_early"):
+            return "stopped"
+        now = time.time() if now is None else now
+        if self._run_mtime is not None and now - self._run_mtime / 1e9 < 15:
+            return "running"
+        return "idle"
+
+    def rate_now(self, now: float | None = None) -> float:
+        """Pages per second over the last seconds of fetches (0 when none came lately)."""
+        if self.last_at is None or len(self.fetched_at) < 2:
+            return 0.0
+        now = time.time() if now is None else now
+        if now - self.last_at > _RATE_WINDOW:
+            return 0.0
+        span = max(self.last_at - self.fetched_at[0], 1e-3)
+        return (len(self.fetched_at) - 1) / span
+
+    def snapshot(self, now: float | None = None) -> dict[str, Any]:
+        summary = self.info.get("summary") or {}
+        span = (self.last_at - self.first_at) if self.last_at and self.first_at else 0.0
+        return {
+            "name": self.name, "path": str(self.path), "state": self.state(now),
+            "strategy": self.info.get("strategy"), "model": self.info.get("model"),
+            "max_pages": (self.info.get("settings") or {}).get("crawl", {}).get("max_pages"),
+            "urls": self.urls, "pages": self.pages, "recrawls": self.recrawls,
+            "bad_lines": self.bad_lines, "queued": summary.get("queued"),
+            "pages_per_s_now": round(self.rate_now(now), 2),
+            "pages_per_s": round((self.urls - 1) / span, 2) if span > 0 else None,
+            "harvest_model": _rate(self.model_relevant, self.pages),
+            "harvest_labels": _rate(self.label_relevant, self.pages) if self.judge else None,
+            "relevant_model": self.model_relevant,
+            "relevant_labels": self.label_relevant if self.judge else None,
+            "statuses": dict(self.statuses.most_common()),
+            "hosts": len(self.hosts), "top_hosts": self.hosts.most_common(8),
+            "recent": list(self.recent)[::-1],
+        }  # fmt: skip
+
+    def curve(self, by_labels: bool) -> tuple[list[float], list[float]]:
+        """The harvest rate among the pages of the first x URLs crawled (the
+        evaluation's curve over the budget), at about ``_CURVE_POINTS`` points."""
+        cum, pages = (self.label_curve if by_labels else self.model_curve), self.page_curve
+        n = len(cum)
+        step = max(1, n // _CURVE_POINTS)
+        xs = [*range(step, n + 1, step)]
+        if xs and xs[-1] != n:
+            xs.append(n)
+        xs = [x for x in xs if pages[x - 1]]
+        return [float(x) for x in xs], [cum[x - 1] / pages[x - 1] for x in xs]
+
+
+def _rate(relevant: int, pages: int) -> float | None:
+    return round(relevant / pages, 4) if pages else None
+
+
+# ------------------------------------------------------------------- the page
+_STYLE = """
+body{font:14px/1.4 system-ui,sans-serif;margin:1.2em;color:#222;background:#fafafa}
+h1{font-size:1.3em;margin:0 0 .3em} h2{font-size:1.05em;margin:1.2em 0 .4em}
+table{border-collapse:collapse;background:#fff} td,th{border:1px solid #ddd;padding:3px 8px;text-align:right}
+th{background:#f0f0f0} td.l,th.l{text-align:left} .muted{color:#777}
+.running{color:#1a7f37;font-weight:600} .finished{color:#555} .stopped,.idle{color:#b35900}
+.plots{display:flex;flex-wrap:wrap;gap:12px} .plot{background:#fff;border:1px solid #ddd}
+.plot text{font-size:11px;fill:#333} .plot .title{font-size:13px;font-weight:600}
+.plot .grid{stroke:#eee} .plot .frame{fill:none;stroke:#999}
+.runs{display:flex;flex-wrap:wrap;gap:16px;margin-top:12px}
+.run{background:#fff;border:1px solid #ddd;padding:6px 10px;flex:1 1 520px;max-width:760px;min-width:0}
+.run h2{margin-top:.2em} .run table{table-layout:fixed;width:100%;margin-top:6px}
+.run td,.run th{font-size:12px} .run th.c{width:64px}
+.url{overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+.yes{color:#1a7f37} .no{color:#999}
+"""
+
+_SCRIPT = """
+async function tick(){
+  try{
+    const r = await fetch('fragment', {cache:'no-store'});
+    if(r.ok){ document.getElementById('live').innerHTML = await r.text();
+              document.getElementById('clock').textContent = new Date().toLocaleTimeString(); }
+    else document.getElementById('clock').textContent = 'server answered ' + r.status;
+  }catch(e){ document.getElementById('clock').textContent = 'dashboard server gone'; }
+}
+setInterval(tick, EVERY_MS);
+"""
+
+
+def _num(v: Any, fmt: str = "{:,}") -> str:
+    return "–" if v is None else fmt.format(v)
+
+
+def render_fragment(tails: Sequence[RunTail], now: float | None = None) -> str:
+    """The live part of the page: the table, the curves and each run's latest pages."""
+    snaps = [t.snapshot(now) for t in tails]
+    judged = any(t.judge is not None for t in tails)
+    head = ["run", "state", "strategy", "model", "URLs", "pages", "pages/s now", "pages/s",
+            "queued", "harvest (model)"] + (["harvest (labels)"] if judged else []) + ["hosts"]  # fmt: skip
+    rows = []
+    for s in snaps:
+        budget = f" / {s['max_pages']:,}" if s["max_pages"] else ""
+        cells = [
+            f'<td class="l">{escape(s["name"])}</td>',
+            f'<td class="l {s["state"]}">{s["state"]}</td>',
+            f'<td class="l">{escape(str(s["strategy"] or "–"))}</td>',
+            f'<td class="l">{escape(str(s["model"] or "–"))}</td>',
+            f"<td>{s['urls']:,}{budget}</td>", f"<td>{s['pages']:,}</td>",
+            f"<td>{_num(s['pages_per_s_now'] if s['state'] == 'running' else None, '{:.1f}')}</td>",
+            f"<td>{_num(s['pages_per_s'], '{:.1f}')}</td>",
+            f"<td>{_num(s['queued'])}</td>",
+            f"<td>{_num(s['harvest_model'], '{:.3f}')} <span class=muted>({s['relevant_model']:,})</span></td>",
+        ]  # fmt: skip
+        if judged:
+            cells.append(f"<td>{_num(s['harvest_labels'], '{:.3f}')} "
+                         f"<span class=muted>({_num(s['relevant_labels'])})</span></td>")  # fmt: skip
+        cells.append(f"<td>{s['hosts']:,}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    table = ("<table><tr>" + "".join(f'<th class="{"l" if i < 4 else ""}">{h}</th>' for i, h in enumerate(head))
+             + "</tr>" + "".join(rows) + "</table>")  # fmt: skip
+    plots = []
+    for by_labels in (True, False) if judged else (False,):
+        series = [(t.name, *t.curve(by_labels), None) for t in tails if t.pages]
+        if series:
+            judge = "labels" if by_labels else "the crawl's model"
+            plots.append(line_plot(f"Harvest rate by {judge}", "URLs crawled",
+                                   "relevant pages / pages", series))  # fmt: skip
+    runs = []
+    for s in snaps:
+        statuses = ", ".join(f"{escape(k)}: {v:,}" for k, v in s["statuses"].items())
+        hosts = ", ".join(f"{escape(h)} ({n:,})" for h, n in s["top_hosts"])
+        recent = "".join(
+            f'<tr><td class="l url" title="{escape(p["url"])}">{escape(p["url"])}</td>'
+            f"<td>{escape(str(p['status'] or p['error']))}</td>"
+            f"<td>{_num(p['relevance'], '{:.3f}')}</td>"
+            f'<td class="{"yes" if p["relevant"] else "no"}">{"yes" if p["relevant"] else "no"}</td>'
+            + (f'<td class="{"yes" if p["label"] else "no"}">{"yes" if p["label"] else "no"}</td>'
+               if judged else "")
+            + "</tr>"
+            for p in s["recent"]
+        )  # fmt: skip
+        label_head = '<th class="c">label</th>' if judged else ""
+        where = "" if s["path"] == s["name"] else f' <span class=muted>{escape(s["path"])}</span>'
+        runs.append(
+            f'<div class="run"><h2>{escape(s["name"])}{where}</h2>'
+            f"<div>statuses: {statuses or '–'}</div><div>busiest hosts: {hosts or '–'}</div>"
+            f'<table><tr><th class=l>latest pages</th><th class="c">status</th><th class="c">relevance</th>'
+            f'<th class="c">relevant</th>{label_head}</tr>{recent}</table></div>'
+        )
+    return (f"{table}<div class=plots>{''.join(plots)}</div>"
+            f"<div class=runs>{''.join(runs)}</div>")  # fmt: skip
+
+
+def render_page(tails: Sequence[RunTail], every: float, now: float | None = None) -> str:
+    """The whole page: the fragment as it is now, and the script that renews it."""
+    names = ", ".join(t.name for t in tails)
+    script = _SCRIPT.replace("EVERY_MS", str(max(100, round(every * 1000))))
+    return (
+        "<!doctype html><html lang=en><head><meta charset=utf-8>"
+        f"<title>focuscrawl: {escape(names)}</title><style>{_STYLE}</style></head><body>"
+        f"<h1>focuscrawl dashboard</h1><div class=muted>{len(tails)} run(s), "
+        f"renewed every {every:g} s; last: <span id=clock>now</span></div>"
+        f"<div id=live>{render_fragment(tails, now)}</div><script>{script}</script></body></html>"
+    )
+
+
+# ------------------------------------------------------------------ the server
+def build_app(tails: Sequence[RunTail], every: float = 1.0) -> Any:
+    """The aiohttp application (``/``, ``/fragment``, ``/api/runs``)."""
+    from aiohttp import web
+
+    def refresh() -> None:
+        for tail in tails:
+            tail.update()
+
+    async def page(_: web.Request) -> web.Response:
+        refresh()
+        return web.Response(text=render_page(tails, every), content_type="text/html")
+
+    async def fragment(_: web.Request) -> web.Response:
+        refresh()
+        return web.Response(text=render_fragment(tails), content_type="text/html",
+                            headers={"Cache-Control": "no-store"})  # fmt: skip
+
+    async def api(_: web.Request) -> web.Response:
+        refresh()
+        return web.json_response({"runs": [t.snapshot() for t in tails]})
+
+    app = web.Application()
+    app.router.add_get("/", page)
+    app.router.add_get("/fragment", fragment)
+    app.router.add_get("/api/runs", api)
+    return app
+
+
+def tails_for(runs: Sequence[Path], labels: Path | None, relevant: Sequence[str]) -> list[RunTail]:
+    """One tail per run directory, all judged by the same labels (if given)."""
+    if bool(labels) != bool(relevant):
+        raise ConfigError("dashboard: --labels and --relevant go together")
+    judge = LabelJudge.from_file(labels, list(relevant)) if labels else None
+    return [RunTail(Path(r), judge) for r in runs]
+
+
+def serve(tails: Sequence[RunTail], host: str, port: int, every: float) -> None:
+    """Serve until interrupted (Ctrl-C)."""
+    from aiohttp import web
+
+    if every <= 0:
+        raise ConfigError("dashboard: --every must be > 0")
+    print(f"dashboard of {len(tails)} run(s) at http://{host}:{port}/ (Ctrl-C to stop)", flush=True)
+    web.run_app(build_app(tails, every), host=host, port=port, print=None)
