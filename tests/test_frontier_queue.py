@@ -145,3 +145,56 @@ def test_pops_walk_the_sorted_buffer_with_late_rows(tmp_path: Path) -> None:
     assert 0 < queue.orders < 60
     assert queue.scans == 0
     db.close()
+
+
+def test_rising_offers_below_the_threshold_are_dropped_with_the_same_pops(
+    tmp_path: Path,
+) -> None:
+    """OPIC's cash on a queue much larger than the buffer: every page adds small amounts
+    to known rows (most stay below the buffer's threshold T and are never offered) and a
+    few large ones (which cross T and must be), and brings new rows on both sides of T.
+    Every pop is the reference's, and the offers below T were indeed dropped."""
+    db = IndexedFrontier(tmp_path / "f.db", buffer_size=16)
+    memory = MemoryFrontier()
+    rng = random.Random(11)
+    hosts = [f"h{i}" for i in range(20)]
+    urls = [f"http://{rng.choice(hosts)}/{i}" for i in range(600)]
+    seeds = [(u, rng.random(), 0, None, u.split("/")[2], 1, 0) for u in urls]
+    for store in (db, memory):
+        store.add_many(seeds)
+        store.pop(1, max_per_host=2)  # the buffer is built, with a threshold
+    offered = kept = 0
+    queue = db._queue
+    original = queue.offer_list
+
+    def spy(rows: list[int], *, rising: bool = False) -> None:
+        nonlocal offered, kept
+        before = len(queue._rose_one) + len(queue._offered_one)
+        original(rows, rising=rising)
+        offered += len(rows)
+        kept += len(queue._rose_one) + len(queue._offered_one) - before
+
+    queue.offer_list = spy  # type: ignore[method-assign]
+    for page in range(120):
+        got, want = db.pop(4, max_per_host=2), memory.pop(4, max_per_host=2)
+        assert got == want, page
+        for q in want:
+            links = rng.sample(urls, 8) + [f"{q.url}/{page}-{i}" for i in range(3)]
+            items = [
+                (u, rng.choice([0.001, 0.002, 0.9]) if j % 4 else 0.0005, 1, q.url,
+                 u.split("/")[2], 1, 0)
+                for j, u in enumerate(links) if u != q.url
+            ]  # fmt: skip
+            for store in (db, memory):
+                store.mark(q.url, F)
+                assert store.add_many(items, merge=Merge.ADD) >= 0
+                store.update_scores([(q.url, 0.0)], Merge.SET)
+        assert not queue._all
+    assert offered > 4 * 10 * 120  # every page offered its links ...
+    assert 0 < kept < offered // 2  # ... most below T, dropped
+    assert _snapshot_scores(db) == _snapshot_scores(memory)
+    db.close()
+
+
+def _snapshot_scores(store: Any) -> list[tuple[str, float, int]]:
+    return [(q.url, q.score, q.seq) for q in store.iter_urls(Q)]

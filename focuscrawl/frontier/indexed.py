@@ -40,7 +40,7 @@ import numpy as np
 
 from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.base import FrontierStore
-from focuscrawl.frontier.indexed_adds import IndexedAdds
+from focuscrawl.frontier.indexed_adds import MEMO_MAX, IndexedAdds
 from focuscrawl.frontier.indexed_cold import ColdWrites
 from focuscrawl.frontier.indexed_disk import compact, load_table, write_commit
 from focuscrawl.frontier.indexed_links import children_of
@@ -163,6 +163,13 @@ class IndexedFrontier(IndexedAdds):
         self._begin()
         self._set_state(np.array(taken, np.int64), _IN_FLIGHT)
         texts = self._cold_texts(taken)
+        # the caller marks, gets and scores these URLs next, and names them as the parent
+        # of their pages' links: each would cost a fingerprint and a probe
+        memo = self._row_memo
+        if len(memo) > MEMO_MAX:
+            memo.clear()
+        for row, text in zip(taken, texts, strict=True):
+            memo[text[0]] = row
         return [self._row_of(row, *text) for row, text in zip(taken, texts, strict=True)]
 
     def mark(self, url: str, state: URLState, *, score: float | None = None) -> None:

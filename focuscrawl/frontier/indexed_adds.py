@@ -37,7 +37,7 @@ from focuscrawl.types import Merge, URLState
 
 _QUEUED, _DROPPED = int(URLState.QUEUED), int(URLState.DROPPED)
 _PAGE = 1024  # links of one page at most; a bigger batch is worth its numpy calls
-_MEMO_MAX = 1 << 15  # URL -> row entries kept for the pages' repeated links (~5 MB)
+MEMO_MAX = 1 << 15  # URL -> row entries kept for the pages' repeated links (~5 MB)
 Item = tuple[str, float, int, str | None, str, int, int]
 
 
@@ -167,7 +167,7 @@ class IndexedAdds(IndexedColumns):
             )
             for i, row in zip(new, added, strict=True):
                 rows[i] = row
-        if len(memo) > _MEMO_MAX:
+        if len(memo) > MEMO_MAX:
             memo.clear()
         for i in missed:
             memo[urls[i]] = rows[i]

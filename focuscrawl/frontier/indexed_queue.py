@@ -225,6 +225,12 @@ class BestQueue:
         """:meth:`offer` of a few rows, as a list."""
         if self._built:
             if rising:
+                if not self._all and not self.table.tiered:
+                    # a key that rose to below T was below T before: not in the buffer,
+                    # and _sort_out would drop it (a gather per row); T only rises until
+                    # a rebuild, which forgets the offers. OPIC's cash: most rows of a page
+                    score_of, bar = self.table.view["score"], self._t_score
+                    rows = [row for row in rows if score_of[row] >= bar]
                 self._rose_one += rows
             else:
                 self._offered_one += rows
