@@ -40,8 +40,9 @@ class RunTail:
     """What a run directory holds so far, brought up to date by :meth:`update`."""
 
     def __init__(self, path: Path, judge: Judge | None = None) -> None:
-        if not path.is_dir():
-            raise ConfigError(f"{path}: no such run directory")
+        if path.exists() and not path.is_dir():
+            raise ConfigError(f"{path}: not a run directory")
+        # a directory not made yet is waited for: the dashboard may start before the crawl
         self.path = path
         self.name = path.name or str(path)
         self.judge = judge
@@ -144,6 +145,8 @@ class RunTail:
 
     # ----------------------------------------------------------------- figures
     def state(self, now: float | None = None) -> str:
+        if not self.info and not self.urls:
+            return "waiting"  # no run.json yet (the crawl has not started writing here)
         if self.info.get("finished"):
             return "finished"
         if self.info.get("stopped_early"):
@@ -206,7 +209,7 @@ body{font:14px/1.4 system-ui,sans-serif;margin:1.2em;color:#222;background:#fafa
 h1{font-size:1.3em;margin:0 0 .3em} h2{font-size:1.05em;margin:1.2em 0 .4em}
 table{border-collapse:collapse;background:#fff} td,th{border:1px solid #ddd;padding:3px 8px;text-align:right}
 th{background:#f0f0f0} td.l,th.l{text-align:left} .muted{color:#777}
-.running{color:#1a7f37;font-weight:600} .finished{color:#555} .stopped,.idle{color:#b35900}
+.running{color:#1a7f37;font-weight:600} .finished{color:#555} .stopped,.idle,.waiting{color:#b35900}
 .plots{display:flex;flex-wrap:wrap;gap:12px} .plot{background:#fff;border:1px solid #ddd}
 .plot text{font-size:11px;fill:#333} .plot .title{font-size:13px;font-weight:600}
 .plot .grid{stroke:#eee} .plot .frame{fill:none;stroke:#999}

@@ -228,6 +228,7 @@ class Crawler:
         now = time.monotonic()
         if now - self._last_run_json >= _RUN_JSON_EVERY:  # the live numbers, for readers
             self._last_run_json = now
+            self.stats.queued = self.frontier.count(URLState.QUEUED)  # (the dashboard shows it)
             self._write_run_json(final=False)
         self._last_commit = now
 

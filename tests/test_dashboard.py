@@ -92,6 +92,16 @@ def test_reads_only_what_was_added_and_waits_for_a_line_to_end(tmp_path: Path) -
     assert (tail.urls, tail.pages, tail.bad_lines) == (1, 1, 0)
 
 
+def test_a_run_not_started_yet_is_waited_for(tmp_path: Path) -> None:
+    tail = RunTail(tmp_path / "later")
+    tail.update()
+    assert tail.snapshot()["state"] == "waiting"
+    assert "waiting" in render_page([tail], every=1.0)
+    _run_dir(tmp_path, ROWS, "later")  # the crawl starts
+    tail.update()
+    assert (tail.snapshot()["state"], tail.urls) == ("finished", 5)
+
+
 def test_live_rate_and_state(tmp_path: Path) -> None:
     now = time.time()
     rows = [{"url": f"http://a.org/{i}", "status": 200, "fetched_at": now - 5 + i * 0.5} for i in range(9)]
@@ -106,8 +116,9 @@ def test_live_rate_and_state(tmp_path: Path) -> None:
 
 
 def test_wrong_arguments_are_one_line_errors(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="no such run directory"):
-        tails_for([tmp_path / "nope"], None, [])
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ConfigError, match="not a run directory"):
+        tails_for([tmp_path / "file"], None, [])
     with pytest.raises(ConfigError, match="go together"):
         tails_for([_run_dir(tmp_path, ROWS)], _labels(tmp_path), [])
 
