@@ -34,6 +34,7 @@ from focuscrawl.urls import host_of
 _RATE_WINDOW = 10.0  # seconds of fetches behind "pages/s now"
 _CURVE_POINTS = 200  # points per curve on the page
 _RECENT = 12  # latest pages shown per run
+_READ_CAP = 16 << 20  # bytes of pages.jsonl read per look: a long run is caught up over a few looks
 
 
 class RunTail:
@@ -71,7 +72,9 @@ class RunTail:
         self.label_curve = array("I")
 
     def update(self) -> None:
-        """Read what was added to ``pages.jsonl`` and a changed ``run.json``."""
+        """Read what was added to ``pages.jsonl`` (at most ``_READ_CAP`` bytes a look,
+        so that the page of a long run answers while it is caught up) and a changed
+        ``run.json``."""
         self._read_run_json()
         pages = self.path / "pages.jsonl"
         try:
@@ -85,7 +88,7 @@ class RunTail:
             return
         with pages.open("rb") as fh:
             fh.seek(self._offset)
-            data = fh.read(size - self._offset)
+            data = fh.read(min(size - self._offset, _READ_CAP))
         self._offset += len(data)
         data = self._rest + data
         end = data.rfind(b"\n") + 1

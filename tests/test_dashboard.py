@@ -102,6 +102,23 @@ def test_a_run_not_started_yet_is_waited_for(tmp_path: Path) -> None:
     assert (tail.snapshot()["state"], tail.urls) == ("finished", 5)
 
 
+def test_a_long_run_is_caught_up_over_several_looks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import focuscrawl.dashboard as dashboard
+
+    rows = [{"url": f"http://a.org/{i}", "status": 200, "relevant": i % 3 == 0} for i in range(300)]
+    tail = RunTail(_run_dir(tmp_path, rows))
+    monkeypatch.setattr(dashboard, "_READ_CAP", 1000)  # bytes: about 20 lines a look
+    tail.update()
+    assert 0 < tail.urls < 300
+    looks = 1
+    while tail.urls < 300:
+        tail.update()
+        looks += 1
+        assert looks < 100
+    assert looks > 5
+    assert (tail.pages, tail.model_relevant, tail.bad_lines) == (300, 100, 0)
+
+
 def test_live_rate_and_state(tmp_path: Path) -> None:
     now = time.time()
     rows = [{"url": f"http://a.org/{i}", "status": 200, "fetched_at": now - 5 + i * 0.5} for i in range(9)]
