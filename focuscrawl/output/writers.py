@@ -196,16 +196,13 @@ class WarcOutput(_AppendFile):
     def write(self, result: FetchResult) -> None:
         """Archive one HTTP exchange (its final URL after redirects)."""
         builder = self._builder
-        if builder is None:
-            self._submit(warc_records.exchange, result)
-            return
-        if not self._ready:
-            self._prepare()
-        if builder.ready and builder.failed is None:
+        if builder is not None and builder.ready and builder.failed is None:
+            if not self._ready:
+                self._prepare()
             builder.submit(result, time.time())  # the date the record would get here
-        else:  # not up yet (or failed): built here, after what the builder still holds
+        else:  # no builder, or not up yet, or failed: built here, after what it still holds
             self._take_built(wait=True)
-            self._put(warc_records.exchange(result, level=self._level))
+            self._submit(warc_records.exchange, result)
         self._take_built(wait=False)
 
     def write_revisit(self, result: FetchResult) -> None:
