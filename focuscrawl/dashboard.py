@@ -26,7 +26,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from focuscrawl.evaluation.run import Judge, LabelJudge
+from focuscrawl.evaluation.run import Judge, LabelJudge, RunPages
 from focuscrawl.evaluation.svg import line_plot
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.urls import host_of
@@ -125,13 +125,15 @@ class RunTail:
         status, error = row.get("status"), row.get("error")
         self.statuses[str(error) if error and not status else str(status)] += 1
         self.hosts[host_of(url)] += 1
-        is_page = status == 200 and not error
+        is_page = RunPages.is_page(row)
         self.pages += is_page
         self.page_curve.append(self.pages)
         self.model_relevant += bool(is_page and row.get("relevant"))
         self.model_curve.append(self.model_relevant)
-        if self.judge is not None:
-            self.label_relevant += bool(is_page and self.judge(str(row.get("final_url") or url)))
+        label = None
+        if self.judge is not None:  # judged where the content was found, as evaluation does
+            label = bool(self.judge(RunPages.content_url(row)))
+            self.label_relevant += is_page and label
             self.label_curve.append(self.label_relevant)
         when = row.get("fetched_at")
         if isinstance(when, int | float):
@@ -143,7 +145,7 @@ class RunTail:
         self.recent.append({
             "url": url, "status": status, "error": error,
             "relevance": row.get("relevance"), "relevant": row.get("relevant"),
-            "label": None if self.judge is None else bool(self.judge(url)),
+            "label": label,
         })  # fmt: skip
 
     # ----------------------------------------------------------------- figures
