@@ -6,7 +6,9 @@
 A bare breadth-first loop, run in its own process like the two crawlers:
 
 * one aiohttp client session through the replay proxy, ``--concurrency``
-  connections, ``--per-host`` per host, no delay;
+  connections, ``--per-host`` requests per host at once (a semaphore each), no
+  delay; the connections to the proxy carry any host's requests, as ours and
+  Scrapy's do (``ProxyPooledRequest``);
 * robots.txt fetched once per host and obeyed (protego; a 5xx answer disallows
   all, a 4xx allows all, as RFC 9309 says and as both crawlers do);
 * every response counted as a page whatever its status; links extracted with
@@ -45,6 +47,7 @@ from protego import Protego
 from selectolax.lexbor import LexborHTMLParser
 from yarl import URL
 
+from focuscrawl.fetch.aiohttp_transport import ProxyPooledRequest
 from focuscrawl.output.warc_records import gzip_member
 from focuscrawl.settings import ScopeSettings
 
@@ -88,14 +91,20 @@ class Loop:
         self.pages = self.html = self.in_flight = 0
         self.last_at = 0.0
         self.wakeup = asyncio.Event()
+        self.slots: dict[str, asyncio.Semaphore] = {}
 
     async def get(
         self, session: aiohttp.ClientSession, url: str
     ) -> tuple[int, str, list[tuple[str, str]], bytes]:
+        host = urlsplit(url).netloc
+        slot = self.slots.get(host)
+        if slot is None:
+            slot = self.slots[host] = asyncio.Semaphore(self.args.per_host)
         # encoded=True: sent as written (yarl would otherwise decode %28 to "(", which the archive does not hold)
-        async with session.get(
-            URL(url, encoded=True), proxy=self.args.proxy, allow_redirects=False
-        ) as resp:
+        async with (
+            slot,
+            session.get(URL(url, encoded=True), proxy=self.args.proxy, allow_redirects=False) as resp,
+        ):
             body = await resp.read()
             return resp.status, resp.reason or "", list(resp.headers.items()), body
 
@@ -172,10 +181,10 @@ class Loop:
                 self.wakeup.set()
 
     async def run(self) -> float:
-        connector = aiohttp.TCPConnector(
-            limit=self.args.concurrency, limit_per_host=self.args.per_host
-        )
-        async with aiohttp.ClientSession(connector=connector) as session:
+        connector = aiohttp.TCPConnector(limit=self.args.concurrency, limit_per_host=0)
+        async with aiohttp.ClientSession(
+            connector=connector, request_class=ProxyPooledRequest
+        ) as session:
             start = time.perf_counter()
             await asyncio.gather(*(self.worker(session) for _ in range(self.args.concurrency)))
         return start

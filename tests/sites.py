@@ -45,6 +45,7 @@ class Hit:
     target: str  # the raw request target (absolute-form when sent to a proxy)
     at: float  # time.monotonic() on arrival
     headers: dict[str, str]
+    peer: object = None  # the client's address: one per connection
 
 
 @dataclass
@@ -147,7 +148,13 @@ async def serve(
 
     async def dispatch(request: web.Request) -> web.StreamResponse:
         site.hits.append(
-            Hit(request.path_qs, request.raw_path, time.monotonic(), dict(request.headers))
+            Hit(
+                request.path_qs,
+                request.raw_path,
+                time.monotonic(),
+                dict(request.headers),
+                request.transport.get_extra_info("peername") if request.transport else None,
+            )
         )
         site.meter.enter()
         try:

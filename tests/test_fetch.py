@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import ipaddress
 import itertools
 import socket
@@ -581,6 +582,49 @@ async def test_proxy_forwards_absolute_form_without_local_resolution() -> None:
     ]
     assert {h.headers["Host"] for h in origin.hits} == {"example.test"}
     assert resolver.asked == []
+
+
+async def test_proxy_connections_carry_requests_for_many_hosts() -> None:
+    """Plain-HTTP targets share the connections to the proxy: six hosts fetched one after
+    the other (robots.txt included, 12 requests) reach the proxy on one connection, where
+    aiohttp's pool (keyed by the target host) opened one per host."""
+    meter = Meter()
+    names = [f"h{i}.test" for i in range(6)]
+    async with contextlib.AsyncExitStack() as stack:
+        origins = {
+            name: await stack.enter_async_context(serve({"/page": html(name)}, meter=meter))
+            for name in names
+        }
+        proxy = await stack.enter_async_context(serve_proxy(origins))
+        fetcher = await stack.enter_async_context(
+            AiohttpFetcher(settings(proxy=proxy.url(""), concurrency=4))
+        )
+        pages = [await fetcher.fetch(f"http://{name}/page") for name in names]
+    assert [(p.error, p.status) for p in pages] == [(None, 200)] * 6
+    assert [name.encode() in p.body for name, p in zip(names, pages, strict=True)] == [True] * 6
+    assert len(proxy.hits) == 12
+    assert len({hit.peer for hit in proxy.hits}) == 1
+
+
+@pytest.mark.parametrize("per_host", [1, 2], ids=["one", "two"])
+async def test_per_host_limit_holds_through_a_proxy(per_host: int) -> None:
+    """With the proxy's connections shared, the per-host limit is the politeness layer's
+    alone: six slow pages of one host, fetched at once, meet at most ``per_host`` at a
+    time at the origin, while another host is fetched beside them."""
+    meter = Meter()
+    routes: dict[str, Handler] = {f"/p{i}": slow(0.05, html("x")) for i in range(6)}
+    async with (
+        serve(routes, meter=meter) as one,
+        serve(routes) as other,
+        serve_proxy({"one.test": one, "other.test": other}) as proxy,
+        AiohttpFetcher(settings(proxy=proxy.url(""), per_host=per_host, concurrency=8)) as fetcher,
+    ):
+        urls = [f"http://one.test/p{i}" for i in range(6)]
+        urls += [f"http://other.test/p{i}" for i in range(6)]
+        results = await asyncio.gather(*(fetcher.fetch(u) for u in urls))
+    assert [r.status for r in results] == [200] * 12
+    assert meter.peak == per_host
+    assert other.meter.peak == per_host
 
 
 @pytest.mark.parametrize("trusted", [True, False], ids=["ca-trusted", "ca-unknown"])

@@ -4,6 +4,16 @@ Host names are resolved through :class:`FilteringResolver`, so the addresses
 checked are the addresses connected to. With a proxy no target name is
 resolved here; the resolver then only sees the proxy's own name, which is
 allowed whatever it resolves to (the user configured it).
+
+Through an HTTP proxy, a plain ``http://`` request is an absolute-form GET sent
+to the proxy, and any open connection to the proxy can carry it, whatever the
+target host (Scrapy, curl and browsers share them so). aiohttp keys its pool by
+the target host, so a crawl of many hosts (1,000 new hosts in 2,000 WebKB pages,
+each with its robots.txt) opened a connection to the proxy for every host:
+:class:`ProxyPooledRequest` keys such requests by the proxy alone. The
+connector's per-host limit then has no target host to count, and is off with a
+proxy: :class:`~focuscrawl.fetch.politeness.HostPoliteness` holds every host to
+``fetch.per_host`` anyway. ``https://`` targets keep a tunnel (CONNECT) per host.
 """
 
 from __future__ import annotations
@@ -17,6 +27,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 from aiohttp.abc import AbstractResolver
+from aiohttp.client_reqrep import ConnectionKey
 from w3lib.url import safe_url_string
 from yarl import URL
 
@@ -26,7 +37,7 @@ from focuscrawl.fetch.transport import Answer, TransportError, flat_headers
 from focuscrawl.settings import FetchSettings
 from focuscrawl.urls import is_plain_url
 
-__all__ = ["AiohttpTransport", "error_code"]
+__all__ = ["AiohttpTransport", "ProxyPooledRequest", "error_code"]
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +84,17 @@ class _StreamBody:
         self._response.close()  # the rest is never read: do not reuse the connection
 
 
+class ProxyPooledRequest(aiohttp.ClientRequest):
+    """A request whose plain-HTTP proxied exchanges share the proxy's connections."""
+
+    @property
+    def connection_key(self) -> ConnectionKey:
+        key = super().connection_key
+        if self.proxy is not None and not key.is_ssl:
+            return key._replace(host="", port=None)  # the proxy's connections: any target
+        return key
+
+
 class AiohttpTransport:
     """GETs over one aiohttp session (connection pool, TLS, resolver)."""
 
@@ -111,7 +133,8 @@ class AiohttpTransport:
         s = self.settings
         connector = aiohttp.TCPConnector(
             limit=s.concurrency,
-            limit_per_host=s.per_host,
+            # through a proxy the pool has no target host to count (see the module doc)
+            limit_per_host=0 if s.proxy else s.per_host,
             ttl_dns_cache=300,
             resolver=self._resolver,
             ssl=ssl_context,
@@ -123,6 +146,7 @@ class AiohttpTransport:
             ),
             cookie_jar=aiohttp.DummyCookieJar(),  # stateless: what is recorded is what is sent
             trust_env=False,  # only the configured proxy, never one from the environment
+            request_class=ProxyPooledRequest,
         )
         return self
 
