@@ -32,6 +32,7 @@ import argparse
 import asyncio
 import base64
 import hashlib
+import heapq
 import json
 import sys
 import time
@@ -81,11 +82,83 @@ def warc_record(
     fh.write(gzip_member(warc + block + b"\r\n\r\n"))
 
 
+class FifoQueue:
+    """``--schedule fifo``: the next URL in discovery order, whatever its host; a worker
+    then waits for that host's slot (head-of-line blocking, as Scrapy's default queue)."""
+
+    def __init__(self, seeds: list[str], per_host: int) -> None:
+        self.urls: deque[str] = deque(seeds)
+
+    def push(self, url: str) -> None:
+        self.urls.append(url)
+
+    def pop(self) -> str | None:
+        return self.urls.popleft() if self.urls else None
+
+    def done(self, url: str) -> None:
+        pass
+
+    def __bool__(self) -> bool:
+        return bool(self.urls)
+
+
+class ReadyQueue:
+    """``--schedule ready``: the earliest-discovered URL of a host with a free slot
+    (Mercator's per-host queues, a heap of their heads): a free connection is never
+    held by a busy host. This is focuscrawl's schedule (its window takes the best URL
+    of a host with room), so with 1 per host on many hosts both meet as many hosts,
+    and ask as many of them for robots.txt."""
+
+    def __init__(self, seeds: list[str], per_host: int) -> None:
+        self.per_host = per_host
+        self.seq = 0
+        self.hosts: dict[str, deque[tuple[int, str]]] = {}
+        self.busy: dict[str, int] = {}
+        self.heads: list[tuple[int, str]] = []  # (seq of the host's first URL, host)
+        self.listed: set[str] = set()  # hosts in heads
+        self.queued = 0
+        for url in seeds:
+            self.push(url)
+
+    def _list(self, host: str) -> None:
+        queue = self.hosts.get(host)
+        if queue and host not in self.listed and self.busy.get(host, 0) < self.per_host:
+            heapq.heappush(self.heads, (queue[0][0], host))
+            self.listed.add(host)
+
+    def push(self, url: str) -> None:
+        host = urlsplit(url).netloc
+        self.hosts.setdefault(host, deque()).append((self.seq, url))
+        self.seq += 1
+        self.queued += 1
+        self._list(host)
+
+    def pop(self) -> str | None:
+        if not self.heads:
+            return None
+        _, host = heapq.heappop(self.heads)
+        self.listed.discard(host)
+        _, url = self.hosts[host].popleft()
+        self.queued -= 1
+        self.busy[host] = self.busy.get(host, 0) + 1
+        self._list(host)
+        return url
+
+    def done(self, url: str) -> None:
+        host = urlsplit(url).netloc
+        self.busy[host] -= 1
+        self._list(host)
+
+    def __bool__(self) -> bool:
+        return self.queued > 0
+
+
 class Loop:
     def __init__(self, args: argparse.Namespace, warc: IO[bytes]) -> None:
         self.args = args
         self.warc = warc
-        self.queue: deque[str] = deque(args.seeds)
+        schedule = ReadyQueue if args.schedule == "ready" else FifoQueue
+        self.queue = schedule(list(args.seeds), args.per_host)
         self.seen: set[str] = set(args.seeds)
         self.robots: dict[str, Protego | asyncio.Future[Protego]] = {}
         self.pages = self.html = self.in_flight = 0
@@ -148,13 +221,13 @@ class Loop:
 
     async def worker(self, session: aiohttp.ClientSession) -> None:
         while self.pages < self.args.max_pages:
-            if not self.queue:
-                if self.in_flight == 0:
+            url = self.queue.pop()
+            if url is None:
+                if self.in_flight == 0 and not self.queue:
                     return
                 self.wakeup.clear()
                 await self.wakeup.wait()
                 continue
-            url = self.queue.popleft()
             self.in_flight += 1
             try:
                 robots = await self.robots_for(session, url)
@@ -175,9 +248,10 @@ class Loop:
                     for link in self.links(url, body):
                         if link not in self.seen:
                             self.seen.add(link)
-                            self.queue.append(link)
+                            self.queue.push(link)
             finally:
                 self.in_flight -= 1
+                self.queue.done(url)
                 self.wakeup.set()
 
     async def run(self) -> float:
@@ -198,6 +272,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--per-host", type=int, default=1)
+    ap.add_argument(
+        "--schedule", choices=["fifo", "ready"], default="fifo",
+        help="fifo: discovery order, waiting for a busy host; ready: the first URL of a free host",
+    )  # fmt: skip
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     with (args.out / "limit.warc.gz").open("wb") as warc:
