@@ -4,11 +4,14 @@ elements at MAX_LINK_ELEMENTS; real pages are left exactly as they are."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
+import pytest
 from selectolax.lexbor import LexborHTMLParser
 
-from focuscrawl.parse.guard import MAX_DEPTH, guard_html
+from focuscrawl.parse import guard
+from focuscrawl.parse.guard import MAX_DEPTH, bound_nesting, guard_html
 from focuscrawl.parse.html import MAX_LINK_ELEMENTS, parse_html
 from focuscrawl.replay.archive import iter_responses
 
@@ -45,6 +48,27 @@ def test_cut_counts_by_hand() -> None:
     # stray end tags before the nesting are cut too; a lone page of them is let be
     assert guard_html("</em>" * 500 + "<em>" * 300 + "x").cut_tags == 500 + 300 - MAX_DEPTH
     assert guard_html("</em>" * 500 + "x").cut_tags == 0
+
+
+def test_the_cheap_bound_never_spares_a_page_that_needs_a_cut(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The flat openings are counted until the bound is met, commonest first: on pages
+    of flat tags (either case) around nesting just under and over the cap, the result
+    is the full scan's (the scan forced by counting no opening at all)."""
+    rng = random.Random(7)
+    flat = ["<p>", "<P>", "<li>", "<LI>", '<a href="x">', "<BR>", "<!-- c -->", "<td>", "<img src=y>"]
+    pages = []
+    for _ in range(60):
+        depth = rng.choice([MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1, MAX_DEPTH + 40])
+        noise = "".join(rng.choice(flat) for _ in range(rng.randrange(0, 600)))
+        nest = rng.choice(["<div>", "<DIV>", "<b>", "<span>"])
+        pages.append(noise[: len(noise) // 2] + nest * depth + noise[len(noise) // 2 :] + "x")
+    cheap = [bound_nesting(page) for page in pages]
+    monkeypatch.setattr(guard, "_COMMON_FLAT", ())
+    assert cheap == [bound_nesting(page) for page in pages]
+    assert sum(cut > 0 for _, cut in cheap) >= 10  # both kinds of page were met
+    assert sum(cut == 0 for _, cut in cheap) >= 10
 
 
 def test_raw_text_and_comments_are_not_markup() -> None:
