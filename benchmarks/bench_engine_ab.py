@@ -2,11 +2,14 @@
 
     python benchmarks/bench_engine_ab.py /path/to/old/checkout /path/to/new/checkout [--rounds 4]
 
-One replay server serves WebKB; each tree crawls it breadth-first from the four
-department seeds (2,000 pages, no delay, 16 connections, 1 per host) in a child
-process with its own ``PYTHONPATH``, the trees alternating (and which goes first
-alternating between rounds). Printed per tree: median crawl-loop pages/s
-(``run.json`` elapsed) and median CPU ms per page of the child process.
+One replay server serves the workload (``--workload``, those of ``bench_crawl.py``:
+WebKB by default, from the four department seeds, 2,000 pages, 1 per host; or
+Wikispeedia, 3,000 pages, 16 per host); each tree crawls it breadth-first (no delay,
+16 connections) in a child process with its own ``PYTHONPATH``, the trees
+alternating (and which goes first alternating between rounds). Printed per tree:
+median crawl-loop pages/s (``run.json`` elapsed) and median CPU ms per page of the
+child process; then the median over rounds of the second tree's figures over the
+first's within a round (the machine drifts between rounds more than within one).
 Extra arguments after ``--`` go to ``focuscrawl crawl`` (e.g. ``--config x.toml``).
 """
 
@@ -21,20 +24,19 @@ import sys
 import tempfile
 from pathlib import Path
 
-from focuscrawl.demo import WEBKB_SEEDS as SEEDS
+from bench_crawl import TESTWEB, WORKLOADS, Workload
+
 from focuscrawl.replay.process import ReplayProcess
 
-ROOT = Path(__file__).resolve().parents[1]
-ARCHIVE = ROOT.parent / "shared" / "testweb" / "webkb.warc.gz"
 
-
-def one(tree: Path, proxy: str, pages: int, extra: list[str]) -> tuple[float, float]:
+def one(tree: Path, proxy: str, w: Workload, pages: int, extra: list[str]) -> tuple[float, float]:
     """(crawl-loop pages/s, CPU ms per page) of one crawl by the code in ``tree``."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "run"
-        cmd = [sys.executable, "-m", "focuscrawl", "crawl", "--seeds", *SEEDS, "--out", str(out),
+        cmd = [sys.executable, "-m", "focuscrawl", "crawl", "--seeds", *w.seeds, "--out", str(out),
                "--quiet", "--proxy", proxy, "--delay", "0", "--concurrency", "16",
-               "--max-pages", str(pages), "--allow-private", "127.0.0.1", *extra]  # fmt: skip
+               "--per-host", str(w.per_host), "--max-pages", str(pages or w.max_pages),
+               "--allow-private", "127.0.0.1", *extra]  # fmt: skip
         before = os.times()
         subprocess.run(cmd, env={**os.environ, "PYTHONPATH": str(tree)}, check=False, capture_output=True)
         after = os.times()
@@ -47,18 +49,26 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("trees", nargs=2, type=Path)
     ap.add_argument("--rounds", type=int, default=4)
-    ap.add_argument("--pages", type=int, default=2000)
+    ap.add_argument("--workload", choices=sorted(WORKLOADS), default="webkb")
+    ap.add_argument("--pages", type=int, default=0, help="0: the workload's")
     ap.add_argument("extra", nargs="*")
     args = ap.parse_args()
+    w = WORKLOADS[args.workload]
     results: dict[Path, list[tuple[float, float]]] = {t: [] for t in args.trees}
-    with ReplayProcess([ARCHIVE]) as replay:
+    with ReplayProcess([TESTWEB / w.archive]) as replay:
         for r in range(args.rounds):
             for tree in args.trees if r % 2 == 0 else reversed(args.trees):
-                results[tree].append(one(tree, replay.proxy_url, args.pages, args.extra))
+                results[tree].append(one(tree, replay.proxy_url, w, args.pages, args.extra))
     for tree, runs in results.items():
         rate = statistics.median(x for x, _ in runs)
         cpu = statistics.median(c for _, c in runs)
         print(f"{tree}: {rate:.1f} pages/s crawl loop, {cpu:.2f} ms CPU per page (median of {len(runs)})")
+    first, second = (results[t] for t in args.trees)
+    rates = [b[0] / a[0] for a, b in zip(first, second, strict=True)]
+    cpus = [b[1] / a[1] for a, b in zip(first, second, strict=True)]
+    print(f"second / first by round: pages/s {statistics.median(rates):.3f} "
+          f"({min(rates):.3f}-{max(rates):.3f}), CPU per page {statistics.median(cpus):.3f} "
+          f"({min(cpus):.3f}-{max(cpus):.3f})")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -198,3 +198,65 @@ def test_rising_offers_below_the_threshold_are_dropped_with_the_same_pops(
 
 def _snapshot_scores(store: Any) -> list[tuple[str, float, int]]:
     return [(q.url, q.score, q.seq) for q in store.iter_urls(Q)]
+
+
+def test_single_url_pops_of_one_site_match_the_reference(tmp_path: Path) -> None:
+    """A polite crawl of one site pops one URL after each page (16 per host, 15 in
+    flight): breadth-first scores with ties, links that come back (MAX), cash added to
+    known rows (ADD), rows put back to the queue and rows whose score falls. Every pop
+    equals the reference's, and most were answered by the one-URL path without a walk
+    over chunks (``BufferOrder.best_one``)."""
+    db = IndexedFrontier(tmp_path / "f.db", buffer_size=64)
+    memory = MemoryFrontier()
+    rng = random.Random(17)
+    urls = [f"http://a/{i}" for i in range(30)]
+    for store in (db, memory):
+        store.add_many([(u, 1.0, 0, None, "a", 1, 0) for u in urls])
+    flying: list[str] = []
+    for step in range(500):
+        got = db.pop(1, max_per_host=rng.choice([1, 16]))
+        assert got == memory.pop(1, max_per_host=1), step
+        flying += [q.url for q in got]
+        if len(flying) > 3 or not got:
+            done = flying.pop(0) if flying else None
+            if done is not None:
+                depth = 1 + step // 40
+                links = [(f"http://a/{step}-{j}", 1.0 / (depth + 1), depth, done, "a", 1, 0)
+                         for j in range(rng.randrange(4))]  # fmt: skip
+                links += [(rng.choice(urls), 1.0 / (depth + 1), depth, done, "a", 1, 0)]
+                urls += [u for u, *_ in links if u not in urls]
+                cash = [(rng.choice(urls), 0.05 * rng.randrange(4))]
+                for store in (db, memory):
+                    store.mark(done, F)
+                    store.add_many(links, merge=Merge.MAX)
+                    store.update_scores(cash, Merge.ADD)
+        if step % 37 == 5 and flying:  # a URL put back (the engine's refill does so)
+            back = flying.pop()
+            for store in (db, memory):
+                store.mark(back, Q)
+        if step % 53 == 7:  # a score that falls: the buffer is tidied
+            fall = [(rng.choice(urls), 0.001)]
+            assert db.update_scores(fall, Merge.SET) == memory.update_scores(fall, Merge.SET)
+        if step % 100 == 99:
+            db.commit()
+    assert db._queue.ones > 300
+    assert db._queue.scans == 0
+    db.close()
+
+
+def test_a_single_url_pop_waits_for_a_truncated_host(tmp_path: Path) -> None:
+    """Buffer of 8, two hosts: a keeps its 4 best rows (a1..a4, cap 8 // 2), b its one.
+    Four pops of one URL take a1..a4; the fifth finds only b1 in the buffer, but a5
+    (below a's threshold, not buffered) is better: the one-URL path must not answer
+    b1, and the pop lets a's next rows in and takes a5."""
+    db = IndexedFrontier(tmp_path / "f.db", buffer_size=8)
+    memory = MemoryFrontier()
+    items = [(f"http://a/{i}", 100.0 - i, 0, None, "a", 1, 0) for i in range(1, 9)]
+    items.append(("http://b/1", 1.0, 0, None, "b", 1, 0))
+    for store in (db, memory):
+        store.add_many(items)
+    pops = [db.pop(1, max_per_host=1) for _ in range(5)]
+    assert pops == [memory.pop(1, max_per_host=1) for _ in range(5)]
+    assert [q.url for got in pops for q in got] == [f"http://a/{i}" for i in range(1, 6)]
+    assert db._queue.ones == 3  # a2..a4 came the quick way (a1 built the buffer); a5 did not
+    db.close()

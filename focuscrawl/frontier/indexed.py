@@ -161,7 +161,10 @@ class IndexedFrontier(IndexedAdds):
         if not taken:
             return []
         self._begin()
-        self._set_state(np.array(taken, np.int64), _IN_FLIGHT)
+        if len(taken) == 1:  # a polite crawl's usual pop: no arrays for one row
+            self._set_state_one(taken[0], _IN_FLIGHT)
+        else:
+            self._set_state(np.array(taken, np.int64), _IN_FLIGHT)
         texts = self._cold_texts(taken)
         # the caller marks, gets and scores these URLs next, and names them as the parent
         # of their pages' links: each would cost a fingerprint and a probe
@@ -179,17 +182,10 @@ class IndexedFrontier(IndexedAdds):
         row = self._row(url)
         if row < 0:
             raise FrontierError(f"cannot mark unknown URL {url!r}")
-        view = self._table.view
-        host, old = view["host"][row], view["state"][row]
-        per_host = self._counts.reshape(-1).data  # a view: (host, state) at 5 * host + state
-        per_host[5 * host + old] -= 1
-        per_host[5 * host + new] += 1
-        view["state"][row] = new
         if value is not None:
-            view["score"][row] = value
+            self._table.view["score"][row] = value
         self._begin()
-        self._states.entered_one(new, row)
-        self._touched_one(row)
+        self._set_state_one(row, new)
 
     def requeue_in_flight(self) -> int:
         """After a crash: put every IN_FLIGHT URL back to QUEUED. Returns how many."""

@@ -63,6 +63,17 @@ class IndexedColumns(IndexedReads):
         self._states.entered(state, rows)
         self._touched(rows)
 
+    def _set_state_one(self, row: int, state: int) -> None:
+        """:meth:`_set_state` of one row, without arrays."""
+        view = self._table.view
+        host, old = view["host"][row], view["state"][row]
+        per_host = self._counts.reshape(-1).data  # a view: (host, state) at 5 * host + state
+        per_host[5 * host + old] -= 1
+        per_host[5 * host + state] += 1
+        view["state"][row] = state
+        self._states.entered_one(state, row)
+        self._touched_one(row)
+
     def _touched(self, rows: Rows, *, rising: bool = False) -> None:
         """Rows whose state, score or tier changed (``rising``: only scores that rose)."""
         self._changed.append(rows)

@@ -24,6 +24,7 @@ from focuscrawl.frontier.indexed_table import Rows, UrlTable, drop_repeats
 from focuscrawl.types import URLState
 
 _QUEUED = int(URLState.QUEUED)
+_STEPS = 32  # entries best_one looks at before it leaves the pop to walk
 _Key = tuple[int, float, int]  # (tier, score, row): higher tier, higher score, lower row first
 
 
@@ -110,6 +111,8 @@ class BufferOrder:
         self.score = table.score[self.rows]
         self.tier = table.tier[self.rows] if self.tiered else None
         self.cursor = 0  # entries before it are no longer valid
+        self._rows_view = self.rows.data  # item access as Python values
+        self._score_view = self.score.data
         self._late: list[Rows] = []
         self.late_n = 0
 
@@ -136,6 +139,36 @@ class BufferOrder:
             tiers = self.table.tier[rows]
             above = (tiers > tier) | ((tiers == tier) & above)
         return above
+
+    def best_one(self) -> int | None:
+        """``walk(1, None, cap)`` for a single tier, in a few Python steps: the first valid
+        entry from the cursor against the best late row. None when it cannot say at
+        once (the first ``_STEPS`` entries are stale, or the order ran out): walk then.
+
+        A polite crawl of one site pops one URL after every page (its host has one slot
+        free); the chunked walk cost some twenty numpy calls for it.
+        """
+        table = self.table
+        state_of, score_of = table.view["state"], table.view["score"]
+        rows, scores = self._rows_view, self._score_view
+        k, end = self.cursor, min(len(rows), self.cursor + _STEPS)
+        while k < end:
+            row = rows[k]
+            if state_of[row] == _QUEUED and score_of[row] == scores[k]:
+                break
+            k += 1
+        else:
+            return None
+        self.cursor = k  # the entries before it are stale (as the walk's lead)
+        late = self._late_rows()
+        if late.size:
+            values = table.score[late]
+            top = float(values.max())
+            if top >= scores[k]:
+                rival = int(late[values == top].min())
+                if top > scores[k] or rival < row:
+                    return rival
+        return int(row)
 
     def walk(
         self, n: int, excluded: npt.NDArray[np.bool_] | None, per_host: int

@@ -190,6 +190,7 @@ class BestQueue:
         self._fell = False  # an offered row fell below its threshold: tidy before the pop
         self.rebuilds = self.trims = self.refills = self.scans = 0  # how often each slow path ran
         self.orders = 0  # how often the buffer was sorted for the walk (BufferOrder)
+        self.ones = 0  # pops of one URL answered by BufferOrder.best_one
         self._view: BufferOrder | None = None  # the buffer in key order, between pops
 
     def invalidate(self) -> None:
@@ -405,6 +406,11 @@ class BestQueue:
             n = min(n, int(room.sum()))
             if n <= 0:
                 return []
+        if n == 1 and excluded is None and layer_limit is None:
+            one = self._one(per_host, queued_per_host)
+            if one is not None:
+                self.ones += 1
+                return [one]
         self._set_cap(per_host, queued_per_host)
         refills = 0
         if layer_limit is None and self._built:
@@ -439,11 +445,23 @@ class BestQueue:
             else:
                 return self._scan(n, excluded, per_host, layer_limit)
 
-    def _ordered_walk(
-        self, n: int, excluded: npt.NDArray[np.bool_] | None, per_host: int
-    ) -> list[int] | None:
-        """The pop over the buffer kept in key order (:mod:`indexed_order`); None when it
-        cannot say: an offered row fell below its threshold, or the buffer ran out."""
+    def _one(self, per_host: int, queued_per_host: npt.NDArray[np.int64]) -> int | None:
+        """The pop of one URL of any host, when the ordered buffer answers it at once, in
+        one tier (:meth:`BufferOrder.best_one`), and no truncated host's rows below its
+        threshold may come before it (:meth:`_blocking`); None: pop the general way.
+        Any cap admits one URL."""
+        if not self._built or self.table.tiered:
+            return None
+        self._set_cap(per_host, queued_per_host)
+        view = self._order() if self._built else None
+        row = None if view is None else view.best_one()
+        if row is None or (self._marks and self._blocking([row], 1, None, per_host)):
+            return None
+        return row
+
+    def _order(self) -> BufferOrder | None:
+        """The buffer in key order, sorted again if need be; None if an offered row fell
+        below its threshold (the buffer must be tidied first)."""
         self._sort_out()
         if self._fell:
             return None
@@ -452,7 +470,15 @@ class BestQueue:
             rows = self._candidates()
             view = self._view = BufferOrder(self.table, rows)
             self.orders += 1
-        return view.walk(n, excluded, per_host)
+        return view
+
+    def _ordered_walk(
+        self, n: int, excluded: npt.NDArray[np.bool_] | None, per_host: int
+    ) -> list[int] | None:
+        """The pop over the buffer kept in key order (:mod:`indexed_order`); None when it
+        cannot say: an offered row fell below its threshold, or the buffer ran out."""
+        view = self._order()
+        return None if view is None else view.walk(n, excluded, per_host)
 
     def _set_cap(self, per_host: int, queued_per_host: npt.NDArray[np.int64]) -> None:
         """Choose the per-host cap of the next rebuild; rebuild now if the buffer's is unfit.
