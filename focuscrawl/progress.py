@@ -6,18 +6,12 @@ import sys
 import time
 from pathlib import Path
 from types import TracebackType
-
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
+from typing import TYPE_CHECKING
 
 from focuscrawl.stats import CrawlStats
+
+if TYPE_CHECKING:  # rich is imported with the bar (~40 ms a start): a quiet or piped crawl has none
+    from rich.progress import Progress, TaskID
 
 
 class ProgressView:
@@ -35,6 +29,15 @@ class ProgressView:
 
     def __enter__(self) -> ProgressView:
         if self.enabled:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
             self._progress = Progress(
                 TextColumn("[bold]crawl"),
                 BarColumn(),

@@ -111,6 +111,31 @@ def test_help_shows_the_defaults(capsys: pytest.CaptureFixture[str]) -> None:
         assert f"(default: {value})" in help_text.split(" --", 1)[0], option
 
 
+def test_the_bar_follows_the_counts_and_rich_comes_with_it_only() -> None:
+    """On a terminal the bar (rich, imported with it: a quiet or piped crawl does not
+    import it) counts the fetched URLs of the budget; a fresh interpreter that runs a
+    command but shows no bar imports neither rich nor the replay server's TLS."""
+    from focuscrawl.progress import ProgressView
+    from focuscrawl.stats import CrawlStats
+
+    stats = CrawlStats()
+    stats.fetched = 7
+    with ProgressView(enabled=True, max_pages=12) as view:
+        view.update(stats)
+        assert view._progress is not None
+        assert view._task is not None
+        task = view._progress.tasks[0]
+        assert (task.completed, task.total) == (7, 12)
+    probe = (  # the parser of every command is built; the crawl's modules are imported
+        "import sys, contextlib; import focuscrawl.api; from focuscrawl.cli import main\n"
+        "with contextlib.suppress(SystemExit): main(['--version'])\n"
+        "print(sorted(m for m in ('rich', 'cryptography', 'focuscrawl.replay.server') "
+        "if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
 def test_progress_lines_when_stderr_is_not_a_terminal(
     sample_replay: ReplayProcess, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

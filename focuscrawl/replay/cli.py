@@ -18,11 +18,13 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from focuscrawl.exceptions import FocuscrawlError
-from focuscrawl.replay.faults import FaultPlan
-from focuscrawl.replay.generated import GeneratedWeb
-from focuscrawl.replay.server import ReplayServer
+
+if TYPE_CHECKING:  # the server (and its TLS, cryptography: ~80 ms) only when one is run:
+    # every ``focuscrawl`` command builds this parser
+    from focuscrawl.replay.faults import FaultPlan
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -81,6 +83,9 @@ def _fail(message: str) -> int:
 
 
 async def _serve(args: argparse.Namespace, plan: FaultPlan) -> int:
+    from focuscrawl.replay.generated import GeneratedWeb
+    from focuscrawl.replay.server import ReplayServer
+
     web = None
     if args.generated is not None:  # it takes the place of the archives: same server, same wire
         try:
@@ -136,6 +141,8 @@ def run(args: argparse.Namespace) -> int:
     for path in args.archives:
         if not Path(path).is_file():
             return _fail(f"{path}: no such archive")
+    from focuscrawl.replay.faults import FaultPlan
+
     try:
         plan = FaultPlan.parse(args.latency, args.fault, seed=args.seed)
     except FocuscrawlError as exc:
