@@ -260,3 +260,47 @@ def test_a_single_url_pop_waits_for_a_truncated_host(tmp_path: Path) -> None:
     assert [q.url for got in pops for q in got] == [f"http://a/{i}" for i in range(1, 6)]
     assert db._queue.ones == 3  # a2..a4 came the quick way (a1 built the buffer); a5 did not
     db.close()
+
+
+def test_pops_with_busy_sites_excluded_skip_their_entries_and_match_the_reference(
+    tmp_path: Path,
+) -> None:
+    """WebKB's shape: four big sites at the front of the order (breadth-first scores),
+    many one-page hosts behind, 1 per host and 8 in flight, each pop excluding the
+    hosts in flight. Every pop equals the reference's, and the walks skipped most of
+    the big sites' entries they had looked through before (the span)."""
+    db = IndexedFrontier(tmp_path / "f.db", buffer_size=512)
+    memory = MemoryFrontier()
+    rng = random.Random(23)
+    big = [f"dept{i}" for i in range(4)]
+    items = [(f"http://{h}/{j}", 1.0, 1, None, h, 1, 0) for j in range(60) for h in big]
+    items += [(f"http://site{k}/", 1.0, 1, None, f"site{k}", 1, 0) for k in range(150)]
+    for store in (db, memory):
+        store.add_many(items)
+    flying: deque[QueuedURL] = deque()
+    pops = 0
+    for step in range(400):
+        while len(flying) < 8:
+            busy = {q.host for q in flying}
+            got = db.pop(1, exclude_hosts=busy, max_per_host=1)
+            assert got == memory.pop(1, exclude_hosts=busy, max_per_host=1), step
+            pops += 1
+            if not got:
+                break
+            flying.append(got[0])
+        if not flying:
+            break
+        done = flying.popleft() if rng.random() < 0.7 else flying.pop()
+        links = [(f"http://{rng.choice(big)}/{step}-{j}", 0.5, 2, done.url, "", 1, 0)
+                 for j in range(rng.randrange(3))]  # fmt: skip
+        links = [(u, s, d, p, u.split("/")[2], c, t) for u, s, d, p, _, c, t in links]
+        for store in (db, memory):
+            store.mark(done.url, F)
+            store.add_many(links, merge=Merge.MAX)
+        if step % 41 == 3 and flying:  # put back, as the engine's refill does
+            back = flying.pop()
+            for store in (db, memory):
+                store.mark(back.url, Q)
+    assert pops > 300
+    assert db._queue.walks["skipped"] > 10 * pops  # the busy sites' entries, not walked again
+    db.close()

@@ -191,6 +191,7 @@ class BestQueue:
         self.rebuilds = self.trims = self.refills = self.scans = 0  # how often each slow path ran
         self.orders = 0  # how often the buffer was sorted for the walk (BufferOrder)
         self.ones = 0  # pops of one URL answered by BufferOrder.best_one
+        self.walks: dict[str, int] = {}  # BufferOrder's counters: entries skipped
         self._view: BufferOrder | None = None  # the buffer in key order, between pops
 
     def invalidate(self) -> None:
@@ -468,7 +469,7 @@ class BestQueue:
         view = self._view
         if view is None or view.late_n > self.size // 16 or view.tiered != self.table.tiered:
             rows = self._candidates()
-            view = self._view = BufferOrder(self.table, rows)
+            view = self._view = BufferOrder(self.table, rows, self.walks)
             self.orders += 1
         return view
 
