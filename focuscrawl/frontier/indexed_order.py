@@ -11,6 +11,12 @@ An entry whose row left the queue or whose key moved (it rose: the row is among
 the late ones at its new key) is skipped; a key that fell makes the queue tidy
 the whole buffer and build a new order. Entries before the first valid one are
 never looked at again (a row that comes back to the queue is offered again).
+
+Two shortcuts for a polite crawl, which pops one URL after each page: a pop of one
+URL with no host excluded takes the first valid entry against the best late row in
+a few Python steps (:meth:`BufferOrder.best_one`); a pop with the hosts in flight
+excluded begins past the front entries it already found all theirs (the span,
+:meth:`BufferOrder._span_start`), where every pop looked through them again.
 """
 
 from __future__ import annotations
