@@ -18,13 +18,10 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from focuscrawl.exceptions import FocuscrawlError
-
-if TYPE_CHECKING:  # the server (and its TLS, cryptography: ~80 ms) only when one is run:
-    # every ``focuscrawl`` command builds this parser
-    from focuscrawl.replay.faults import FaultPlan
+from focuscrawl.replay.faults import FaultPlan
+from focuscrawl.replay.generated import GeneratedWeb
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -83,7 +80,8 @@ def _fail(message: str) -> int:
 
 
 async def _serve(args: argparse.Namespace, plan: FaultPlan) -> int:
-    from focuscrawl.replay.generated import GeneratedWeb
+    # the server (its TLS: cryptography, ~80 ms) only when one is run: every
+    # ``focuscrawl`` command builds this module's parser
     from focuscrawl.replay.server import ReplayServer
 
     web = None
@@ -141,8 +139,6 @@ def run(args: argparse.Namespace) -> int:
     for path in args.archives:
         if not Path(path).is_file():
             return _fail(f"{path}: no such archive")
-    from focuscrawl.replay.faults import FaultPlan
-
     try:
         plan = FaultPlan.parse(args.latency, args.fault, seed=args.seed)
     except FocuscrawlError as exc:
