@@ -291,9 +291,8 @@ def test_pops_with_busy_sites_excluded_skip_their_entries_and_match_the_referenc
         if not flying:
             break
         done = flying.popleft() if rng.random() < 0.7 else flying.pop()
-        links = [(f"http://{rng.choice(big)}/{step}-{j}", 0.5, 2, done.url, "", 1, 0)
-                 for j in range(rng.randrange(3))]  # fmt: skip
-        links = [(u, s, d, p, u.split("/")[2], c, t) for u, s, d, p, _, c, t in links]
+        hosts = [rng.choice(big) for _ in range(rng.randrange(3))]
+        links = [(f"http://{h}/{step}-{j}", 0.5, 2, done.url, h, 1, 0) for j, h in enumerate(hosts)]
         for store in (db, memory):
             store.mark(done.url, F)
             store.add_many(links, merge=Merge.MAX)
