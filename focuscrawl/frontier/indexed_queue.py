@@ -407,12 +407,12 @@ class BestQueue:
             n = min(n, int(room.sum()))
             if n <= 0:
                 return []
+        self._set_cap(per_host, queued_per_host)
         if n == 1 and excluded is None and layer_limit is None:
-            one = self._one(per_host, queued_per_host)
+            one = self._one(per_host)
             if one is not None:
                 self.ones += 1
                 return [one]
-        self._set_cap(per_host, queued_per_host)
         refills = 0
         if layer_limit is None and self._built:
             for _ in range(2):
@@ -446,15 +446,14 @@ class BestQueue:
             else:
                 return self._scan(n, excluded, per_host, layer_limit)
 
-    def _one(self, per_host: int, queued_per_host: npt.NDArray[np.int64]) -> int | None:
+    def _one(self, per_host: int) -> int | None:
         """The pop of one URL of any host, when the ordered buffer answers it at once, in
         one tier (:meth:`BufferOrder.best_one`), and no truncated host's rows below its
         threshold may come before it (:meth:`_blocking`); None: pop the general way.
         Any cap admits one URL."""
         if not self._built or self.table.tiered:
             return None
-        self._set_cap(per_host, queued_per_host)
-        view = self._order() if self._built else None
+        view = self._order()
         row = None if view is None else view.best_one()
         if row is None or (self._marks and self._blocking([row], 1, None, per_host)):
             return None
