@@ -303,3 +303,60 @@ def test_pops_with_busy_sites_excluded_skip_their_entries_and_match_the_referenc
     assert pops > 300
     assert db._queue.walks["skipped"] > 10 * pops  # the busy sites' entries, not walked again
     db.close()
+
+
+def test_single_url_pops_with_hosts_excluded_match_the_reference(tmp_path: Path) -> None:
+    """One URL popped at a time with the hosts in flight excluded (a polite crawl of
+    many hosts), answered in Python steps (``BufferOrder.best_one_excluding``): cash
+    added to queued rows of hosts in flight and not (late rows that must win over the
+    front, or lose because their host is excluded), runs of more than ``_STEPS`` busy
+    entries at the front (the pop walks then), rows put back, scores that fall, and a
+    buffer small enough to truncate hosts. Every pop equals the reference's; most came
+    the quick way, and some did not."""
+    db = IndexedFrontier(tmp_path / "f.db", buffer_size=256)
+    memory = MemoryFrontier()
+    rng = random.Random(29)
+    big = [f"dept{i}" for i in range(4)]
+    items = [(f"http://{h}/{j}", 1.0, 1, None, h, 1, 0) for j in range(40) for h in big]
+    items += [(f"http://site{k}/", 1.0, 1, None, f"site{k}", 1, 0) for k in range(120)]
+    for store in (db, memory):
+        store.add_many(items)
+    urls = [u for u, *_ in items]
+    flying: deque[QueuedURL] = deque()
+    pops = 0
+    for step in range(500):
+        while len(flying) < 6:
+            busy = {q.host for q in flying}
+            got = db.pop(1, exclude_hosts=busy, max_per_host=1)
+            assert got == memory.pop(1, exclude_hosts=busy, max_per_host=1), step
+            pops += 1
+            if not got:
+                break
+            flying.append(got[0])
+        if not flying:
+            break
+        done = flying.popleft() if rng.random() < 0.7 else flying.pop()
+        hosts = [rng.choice(big) for _ in range(rng.randrange(4))]
+        links = [(f"http://{h}/{step}-{j}", 1.0, 2, done.url, h, 1, 0) for j, h in enumerate(hosts)]
+        links += [(f"http://new{step}/", rng.choice([0.5, 1.0, 3.0]), 2, done.url, f"new{step}", 1, 0)]
+        urls += [u for u, *_ in links]
+        cash = [(rng.choice(urls), rng.choice([0.5, 2.0])) for _ in range(2)]
+        if flying:  # cash on a URL of a host in flight: a late row the pop must pass over
+            cash.append((f"http://{flying[0].host}/{rng.randrange(40)}", 5.0))
+        for store in (db, memory):
+            store.mark(done.url, F)
+            store.add_many(links, merge=Merge.MAX)
+            store.update_scores(cash, Merge.ADD)
+        if step % 41 == 3 and flying:  # put back, as the engine's refill does
+            back = flying.pop()
+            for store in (db, memory):
+                store.mark(back.url, Q)
+        if step % 67 == 9:  # a score that falls: the buffer is tidied
+            fall = [(rng.choice(urls), 0.25)]
+            assert db.update_scores(fall, Merge.SET) == memory.update_scores(fall, Merge.SET)
+    queue = db._queue
+    assert pops > 400
+    assert queue.ones > pops // 2  # the quick way
+    assert queue.ones < pops  # and some walked (a run of busy entries, a fall, a rebuild)
+    assert queue.scans == 0
+    db.close()

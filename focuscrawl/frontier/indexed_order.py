@@ -184,6 +184,56 @@ class BufferOrder:
                     return rival
         return int(row)
 
+    def best_one_excluding(self, excluded: npt.NDArray[np.bool_]) -> int | None:
+        """``walk(1, excluded, cap)`` for a single tier, in Python steps: the first valid
+        entry of a host not excluded (from the span, else looked for past it, the span
+        growing over what is passed) against the best late row of such a host. None
+        when it cannot say at once (``_STEPS`` entries past the span hold none): walk then.
+
+        A polite crawl of many hosts pops one URL after each page with the hosts in
+        flight excluded; the chunked walk spent some twenty numpy calls on it.
+        """
+        table = self.table
+        state_of, score_of, host_of = table.view["state"], table.view["score"], table.view["host"]
+        rows, scores = self._rows_view, self._score_view
+        k = self._span_start(excluded)
+        if k >= self._span_end:  # none in the span: look past it, growing it
+            span, lead = self._span, k == self.cursor
+            end = min(len(rows), k + _STEPS)
+            while k < end:
+                row = rows[k]
+                if state_of[row] == _QUEUED and score_of[row] == scores[k]:
+                    if lead:  # the entries before the first valid one are stale
+                        self.cursor, lead = k, False
+                    host = host_of[row]
+                    if not excluded[host]:
+                        break
+                    places = span.get(host)
+                    if places is None:
+                        span[host] = [k]
+                    else:
+                        places.append(k)
+                k += 1
+            else:
+                self._span_end = k
+                if lead:
+                    self.cursor = k
+                return None
+            self._span_end = k
+        best = rows[k]
+        late = self._late_rows()
+        # (breadth-first: the late rows are new links, below the front; no host mask then)
+        if late.size and float(table.score[late].max()) >= scores[k]:
+            late = late[~excluded[table.host[late]]]
+            if late.size:
+                values = table.score[late]
+                top = float(values.max())
+                if top >= scores[k]:
+                    rival = int(late[values == top].min())
+                    if top > scores[k] or rival < best:
+                        return rival
+        return int(best)
+
     def _span_start(self, excluded: npt.NDArray[np.bool_]) -> int:
         """Where a walk with ``excluded`` hosts may begin: at the first valid entry in the
         span of a host not excluded now, else at the span's end.

@@ -190,7 +190,7 @@ class BestQueue:
         self._fell = False  # an offered row fell below its threshold: tidy before the pop
         self.rebuilds = self.trims = self.refills = self.scans = 0  # how often each slow path ran
         self.orders = 0  # how often the buffer was sorted for the walk (BufferOrder)
-        self.ones = 0  # pops of one URL answered by BufferOrder.best_one
+        self.ones = 0  # pops of one URL answered at once (BufferOrder.best_one, best_one_excluding)
         self.walks: dict[str, int] = {}  # BufferOrder's counters: entries skipped
         self._view: BufferOrder | None = None  # the buffer in key order, between pops
 
@@ -397,6 +397,12 @@ class BestQueue:
         flags host ids to skip (same length), ``per_host`` caps URLs per host (0: no
         cap), ``layer_limit`` is the highest layer allowed (None: any).
         """
+        self._set_cap(per_host, queued_per_host)
+        if n == 1 and layer_limit is None:  # a row found proves there is room for one
+            one = self._one(per_host, excluded)
+            if one is not None:
+                self.ones += 1
+                return [one]
         if per_host:
             # no pop can take more than each host's queued rows, capped: asking for more
             # makes the walk look through the whole buffer for hosts that are not there
@@ -407,12 +413,6 @@ class BestQueue:
             n = min(n, int(room.sum()))
             if n <= 0:
                 return []
-        self._set_cap(per_host, queued_per_host)
-        if n == 1 and excluded is None and layer_limit is None:
-            one = self._one(per_host)
-            if one is not None:
-                self.ones += 1
-                return [one]
         refills = 0
         if layer_limit is None and self._built:
             for _ in range(2):
@@ -446,16 +446,19 @@ class BestQueue:
             else:
                 return self._scan(n, excluded, per_host, layer_limit)
 
-    def _one(self, per_host: int) -> int | None:
-        """The pop of one URL of any host, when the ordered buffer answers it at once, in
-        one tier (:meth:`BufferOrder.best_one`), and no truncated host's rows below its
+    def _one(self, per_host: int, excluded: npt.NDArray[np.bool_] | None) -> int | None:
+        """The pop of one URL of a host not ``excluded``, when the ordered buffer answers
+        it at once, in one tier (:meth:`BufferOrder.best_one`,
+        :meth:`BufferOrder.best_one_excluding`), and no truncated host's rows below its
         threshold may come before it (:meth:`_blocking`); None: pop the general way.
         Any cap admits one URL."""
         if not self._built or self.table.tiered:
             return None
         view = self._order()
-        row = None if view is None else view.best_one()
-        if row is None or (self._marks and self._blocking([row], 1, None, per_host)):
+        if view is None:
+            return None
+        row = view.best_one() if excluded is None else view.best_one_excluding(excluded)
+        if row is None or (self._marks and self._blocking([row], 1, excluded, per_host)):
             return None
         return row
 
