@@ -119,6 +119,7 @@ class IndexedFrontier(IndexedAdds):
         self._tops = TopCache(table)
         self._recent: dict[int, Text] = {}  # texts of rows read lately (see _cold_texts)
         self._row_memo: dict[str, int] = {}  # rows of a page's links met lately (see _add_page)
+        self._excluded = np.zeros(64, bool)  # a pop's excluded host ids, cleared after it
 
     # -- writes ---------------------------------------------------------------------
 
@@ -150,14 +151,23 @@ class IndexedFrontier(IndexedAdds):
         if n <= 0:
             return []
         hosts = len(self._host_names)
-        ids = [self._host_ids[h] for h in exclude_hosts if h in self._host_ids]
+        known = self._host_ids
+        ids = [known[h] for h in exclude_hosts if h in known]
         excluded = None
-        if ids:
-            excluded = np.zeros(hosts, bool)
-            excluded[ids] = True
+        if ids:  # one array kept for all pops: a few flags set and cleared, not a new array
+            if len(self._excluded) < hosts:
+                self._excluded = np.zeros(2 * hosts, bool)
+            flags = self._excluded.data
+            for host in ids:
+                flags[host] = True
+            excluded = self._excluded[:hosts]
         limit = None if max_layer is None else min(max(max_layer, INT32[0]), INT32[1])
         queued = self._counts[:hosts, _QUEUED]
-        taken = self._queue.pop_rows(n, queued, excluded, max(max_per_host, 0), limit)
+        try:
+            taken = self._queue.pop_rows(n, queued, excluded, max(max_per_host, 0), limit)
+        finally:
+            for host in ids:
+                flags[host] = False
         if not taken:
             return []
         self._begin()
