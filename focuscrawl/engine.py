@@ -78,6 +78,11 @@ def normalize_seeds(seeds: Sequence[str]) -> list[str]:
     return out
 
 
+def _fsync_all(outputs: Sequence[WarcOutput | JsonlOutput]) -> None:
+    for output in outputs:
+        output.fsync()
+
+
 _Task = asyncio.Task[FetchResult] | None  # None: taken while stopping, fetched on resume
 
 
@@ -203,15 +208,34 @@ class Crawler:
         self.stats.counters["resume_reissued"] += len(self._window)
         self.stats.counters["resume_requeued"] += requeued - len(self._window)
 
+    def _outputs(self) -> list[WarcOutput | JsonlOutput]:
+        proc = self.proc
+        return [proc.warc, proc.pages, *([] if proc.decisions is None else [proc.decisions])]
+
     def _commit(self) -> None:
         """Make everything since the last commit durable, outputs first."""
+        offsets = [output.sync() for output in self._outputs()]
+        self._commit_state(offsets)
+
+    async def _commit_overlapped(self) -> None:
+        """:meth:`_commit`, waiting for the disk in a thread: the fetches in flight go on
+        reading meanwhile (three fsyncs took some 2 ms of each commit, the whole loop
+        stopped). Nothing is recorded during the wait (this is the only recorder), so
+        the state committed is that of the lengths synced."""
+        outputs = self._outputs()
+        offsets = [output.flushed() for output in outputs]
+        await asyncio.to_thread(_fsync_all, outputs)
+        self._commit_state(offsets)
+
+    def _commit_state(self, offsets: list[int]) -> None:
+        """The commit after the outputs are durable up to ``offsets``."""
         proc = self.proc
         for key, value in self.strategy.counters().items():
             self.stats.counters[key] = value
         state = {
-            "warc_offset": proc.warc.sync(),
-            "pages_offset": proc.pages.sync(),
-            "decisions_offset": proc.decisions.sync() if proc.decisions is not None else None,
+            "warc_offset": offsets[0],
+            "pages_offset": offsets[1],
+            "decisions_offset": offsets[2] if proc.decisions is not None else None,
             "stats": self.stats.to_dict(),
             "strategy": self.strategy.state_dict(),
             "rng": self.rng.getstate(),
@@ -380,7 +404,7 @@ class Crawler:
         if self._uncommitted >= crawl.commit_every or (
             crawl.commit_seconds and time.monotonic() - self._last_commit >= crawl.commit_seconds
         ):
-            self._commit()
+            await self._commit_overlapped()
         self._report()
 
     def _batch_size(self) -> int:

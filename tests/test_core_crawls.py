@@ -238,3 +238,35 @@ def test_a_stop_cancels_a_hung_fetch_after_the_grace_period(tmp_path: Path) -> N
     assert info["finished"] is False
     assert info["summary"]["counters"]["cancelled_in_flight"] == 1
     assert [p["url"] for p in _pages(tmp_path / "run")] == [info["seeds"][0]]
+
+
+def test_commits_wait_for_the_disk_off_the_event_loop(
+    sample_replay: ReplayProcess, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue 11: the commits during the crawl fsync the outputs in a worker thread (the
+    # fetches in flight go on meanwhile); the lengths committed are the files' own
+    from focuscrawl.output import writers
+
+    threads: list[bool] = []  # per fsync: on the event loop's thread?
+    original = writers._AppendFile.fsync
+
+    def fsync(self: Any) -> None:
+        threads.append(threading.current_thread() is threading.main_thread())
+        original(self)
+
+    monkeypatch.setattr(writers._AppendFile, "fsync", fsync)
+    run = tmp_path / "run"
+    stats = crawl(list(SAMPLE_SEEDS), run, max_pages=30, delay=0, proxy=sample_replay.proxy_url,
+                  commit_every=5)  # fmt: skip
+    assert stats.fetched == 30
+    off_loop = threads.count(False)
+    assert off_loop >= 2 * 5  # pages.jsonl and the WARC, at each of the 5-page commits
+    assert threads.count(True) >= 2  # the first and the last commit stay on the loop
+    import sqlite3
+
+    conn = sqlite3.connect(run / "crawl.db")
+    state = json.loads(conn.execute("SELECT value FROM meta WHERE key = 'engine'").fetchone()[0])
+    conn.close()
+    assert state["pages_offset"] == (run / "pages.jsonl").stat().st_size
+    assert state["warc_offset"] == (run / "corpus.warc.gz").stat().st_size
+    assert (run / "pages.jsonl").read_bytes().count(b"\n") >= 30

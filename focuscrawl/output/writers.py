@@ -105,17 +105,32 @@ class _AppendFile:
         return self._fh.tell()
 
     def sync(self) -> int:
+        """Write out everything so far and wait until it is on disk; the file's length."""
+        offset = self.flushed()
+        self.fsync()
+        return offset
+
+    def flushed(self) -> int:
+        """Everything so far handed to the OS (what the subclass still holds too): the
+        length :meth:`fsync` then makes durable. The two halves of :meth:`sync`, so that
+        a crawl can wait for the disk in another thread (``os.fsync`` releases the GIL)."""
         if not self._ready:
             self._prepare()
         self._before_sync()
         try:
             self._fh.flush()
+        except OSError as exc:
+            raise self._named(exc) from None
+        return self._fh.tell()
+
+    def fsync(self) -> None:
+        """Wait until what :meth:`flushed` handed over is on disk (any thread)."""
+        try:
             os.fsync(self._fh.fileno())
         except OSError as exc:
             # EINVAL: a file that cannot be synced (a pipe, a device): nothing to wait for
             if exc.errno != errno.EINVAL:
                 raise self._named(exc) from None
-        return self._fh.tell()
 
     def _named(self, exc: OSError) -> OSError:
         """The error with this file's name (a failed write does not name its file)."""
