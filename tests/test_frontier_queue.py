@@ -272,22 +272,12 @@ def test_pops_with_busy_sites_excluded_skip_their_entries_and_match_the_referenc
     db = IndexedFrontier(tmp_path / "f.db", buffer_size=512)
     memory = MemoryFrontier()
     rng = random.Random(23)
+    _busy_sites(db, memory, 60, 150)
     big = [f"dept{i}" for i in range(4)]
-    items = [(f"http://{h}/{j}", 1.0, 1, None, h, 1, 0) for j in range(60) for h in big]
-    items += [(f"http://site{k}/", 1.0, 1, None, f"site{k}", 1, 0) for k in range(150)]
-    for store in (db, memory):
-        store.add_many(items)
     flying: deque[QueuedURL] = deque()
     pops = 0
     for step in range(400):
-        while len(flying) < 8:
-            busy = {q.host for q in flying}
-            got = db.pop(1, exclude_hosts=busy, max_per_host=1)
-            assert got == memory.pop(1, exclude_hosts=busy, max_per_host=1), step
-            pops += 1
-            if not got:
-                break
-            flying.append(got[0])
+        pops += _fill_excluding(db, memory, flying, 8, step)
         if not flying:
             break
         done = flying.popleft() if rng.random() < 0.7 else flying.pop()
@@ -316,23 +306,12 @@ def test_single_url_pops_with_hosts_excluded_match_the_reference(tmp_path: Path)
     db = IndexedFrontier(tmp_path / "f.db", buffer_size=256)
     memory = MemoryFrontier()
     rng = random.Random(29)
+    urls = _busy_sites(db, memory, 40, 120)
     big = [f"dept{i}" for i in range(4)]
-    items = [(f"http://{h}/{j}", 1.0, 1, None, h, 1, 0) for j in range(40) for h in big]
-    items += [(f"http://site{k}/", 1.0, 1, None, f"site{k}", 1, 0) for k in range(120)]
-    for store in (db, memory):
-        store.add_many(items)
-    urls = [u for u, *_ in items]
     flying: deque[QueuedURL] = deque()
     pops = 0
     for step in range(500):
-        while len(flying) < 6:
-            busy = {q.host for q in flying}
-            got = db.pop(1, exclude_hosts=busy, max_per_host=1)
-            assert got == memory.pop(1, exclude_hosts=busy, max_per_host=1), step
-            pops += 1
-            if not got:
-                break
-            flying.append(got[0])
+        pops += _fill_excluding(db, memory, flying, 6, step)
         if not flying:
             break
         done = flying.popleft() if rng.random() < 0.7 else flying.pop()
@@ -360,3 +339,31 @@ def test_single_url_pops_with_hosts_excluded_match_the_reference(tmp_path: Path)
     assert queue.ones < pops  # and some walked (a run of busy entries, a fall, a rebuild)
     assert queue.scans == 0
     db.close()
+
+
+def _busy_sites(db: IndexedFrontier, memory: MemoryFrontier, per_site: int, small: int) -> list[str]:
+    """Four big sites of ``per_site`` URLs each (``dept0``..``dept3``, taking turns) and
+    ``small`` one-page hosts, all at 1.0, added to both stores; the URLs."""
+    big = [f"dept{i}" for i in range(4)]
+    items = [(f"http://{h}/{j}", 1.0, 1, None, h, 1, 0) for j in range(per_site) for h in big]
+    items += [(f"http://site{k}/", 1.0, 1, None, f"site{k}", 1, 0) for k in range(small)]
+    for store in (db, memory):
+        store.add_many(items)
+    return [u for u, *_ in items]
+
+
+def _fill_excluding(
+    db: IndexedFrontier, memory: MemoryFrontier, flying: deque[QueuedURL], width: int, step: int
+) -> int:
+    """One URL at a time, the hosts in flight excluded (1 per host), until ``width`` are
+    in flight or none is left; each pop must equal the reference's. How many pops."""
+    pops = 0
+    while len(flying) < width:
+        busy = {q.host for q in flying}
+        got = db.pop(1, exclude_hosts=busy, max_per_host=1)
+        assert got == memory.pop(1, exclude_hosts=busy, max_per_host=1), step
+        pops += 1
+        if not got:
+            break
+        flying.append(got[0])
+    return pops

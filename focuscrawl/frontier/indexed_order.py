@@ -174,15 +174,7 @@ class BufferOrder:
         else:
             return None
         self.cursor = k  # the entries before it are stale (as the walk's lead)
-        late = self._late_rows()
-        if late.size:
-            values = table.score[late]
-            top = float(values.max())
-            if top >= scores[k]:
-                rival = int(late[values == top].min())
-                if top > scores[k] or rival < row:
-                    return rival
-        return int(row)
+        return self._against_late(row, scores[k], None)
 
     def best_one_excluding(self, excluded: npt.NDArray[np.bool_]) -> int | None:
         """``walk(1, excluded, cap)`` for a single tier, in Python steps: the first valid
@@ -220,19 +212,32 @@ class BufferOrder:
                     self.cursor = k
                 return None
             self._span_end = k
-        best = rows[k]
+        return self._against_late(rows[k], scores[k], excluded)
+
+    def _against_late(
+        self, row: int, score: float, excluded: npt.NDArray[np.bool_] | None
+    ) -> int:
+        """``row`` (a valid entry, at ``score``), or the best late row of a host not
+        ``excluded`` if that comes first."""
         late = self._late_rows()
-        # (breadth-first: the late rows are new links, below the front; no host mask then)
-        if late.size and float(table.score[late].max()) >= scores[k]:
+        if not late.size:
+            return int(row)
+        table = self.table
+        values = table.score[late]
+        top = float(values.max())
+        if top < score:  # (breadth-first: the late rows are new links, below the front)
+            return int(row)
+        if excluded is not None:  # the host mask only when a late row may win
             late = late[~excluded[table.host[late]]]
-            if late.size:
-                values = table.score[late]
-                top = float(values.max())
-                if top >= scores[k]:
-                    rival = int(late[values == top].min())
-                    if top > scores[k] or rival < best:
-                        return rival
-        return int(best)
+            if not late.size:
+                return int(row)
+            values = table.score[late]
+            top = float(values.max())
+        if top >= score:
+            rival = int(late[values == top].min())
+            if top > score or rival < row:
+                return rival
+        return int(row)
 
     def _span_start(self, excluded: npt.NDArray[np.bool_]) -> int:
         """Where a walk with ``excluded`` hosts may begin: at the first valid entry in the
