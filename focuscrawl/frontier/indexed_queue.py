@@ -397,22 +397,28 @@ class BestQueue:
         flags host ids to skip (same length), ``per_host`` caps URLs per host (0: no
         cap), ``layer_limit`` is the highest layer allowed (None: any).
         """
-        self._set_cap(per_host, queued_per_host)
-        if n == 1 and layer_limit is None:  # a row found proves there is room for one
-            one = self._one(per_host, excluded)
-            if one is not None:
-                self.ones += 1
-                return [one]
+        # A pop of one URL tries the quick path first: a row found proves there is room.
+        quick = n == 1 and layer_limit is None
+        if quick and (one := self._one(per_host, excluded, queued_per_host)) is not None:
+            return [one]
         if per_host:
             # no pop can take more than each host's queued rows, capped: asking for more
             # makes the walk look through the whole buffer for hosts that are not there
-            # (one host, a cap of 1: every pop sorted every row)
+            # (one host, a cap of 1: every pop sorted every row; and a one-site crawl's
+            # pops come down to one URL here, which the quick path answers)
             room = np.minimum(queued_per_host, per_host)
             if excluded is not None:
                 room[excluded] = 0
             n = min(n, int(room.sum()))
             if n <= 0:
                 return []
+        if not quick:
+            if n == 1 and layer_limit is None:
+                one = self._one(per_host, excluded, queued_per_host)
+                if one is not None:
+                    return [one]
+            else:
+                self._set_cap(per_host, queued_per_host)
         refills = 0
         if layer_limit is None and self._built:
             for _ in range(2):
@@ -446,12 +452,18 @@ class BestQueue:
             else:
                 return self._scan(n, excluded, per_host, layer_limit)
 
-    def _one(self, per_host: int, excluded: npt.NDArray[np.bool_] | None) -> int | None:
+    def _one(
+        self,
+        per_host: int,
+        excluded: npt.NDArray[np.bool_] | None,
+        queued_per_host: npt.NDArray[np.int64],
+    ) -> int | None:
         """The pop of one URL of a host not ``excluded``, when the ordered buffer answers
         it at once, in one tier (:meth:`BufferOrder.best_one`,
         :meth:`BufferOrder.best_one_excluding`), and no truncated host's rows below its
         threshold may come before it (:meth:`_blocking`); None: pop the general way.
-        Any cap admits one URL."""
+        Any cap admits one URL. The per-host cap of the buffer is chosen first, once."""
+        self._set_cap(per_host, queued_per_host)
         if not self._built or self.table.tiered:
             return None
         view = self._order()
@@ -460,6 +472,7 @@ class BestQueue:
         row = view.best_one() if excluded is None else view.best_one_excluding(excluded)
         if row is None or (self._marks and self._blocking([row], 1, excluded, per_host)):
             return None
+        self.ones += 1
         return row
 
     def _order(self) -> BufferOrder | None:
