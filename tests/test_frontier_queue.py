@@ -367,3 +367,30 @@ def _fill_excluding(
             break
         flying.append(got[0])
     return pops
+
+
+def test_a_pop_with_every_queued_host_excluded_answers_at_once(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """One site with all its URLs' host in flight (a polite one-site crawl asks this after
+    most pages): the pop is empty without reaching the buffer; a host named twice counts
+    once, and one other host with a queued URL is still found."""
+    db = IndexedFrontier(tmp_path / "f.db", buffer_size=64)
+    db.add_many([(f"http://a/{i}", 1.0, 0, None, "a", 1, 0) for i in range(5)])
+    db.add_many([(f"http://b/{i}", 0.5, 0, None, "b", 1, 0) for i in range(5)])
+    reached: list[int] = []
+    original = db._queue.pop_rows
+
+    def spy(n: int, *args: Any) -> list[int]:
+        reached.append(n)
+        return original(n, *args)
+
+    monkeypatch.setattr(db._queue, "pop_rows", spy)
+    assert db.pop(3, exclude_hosts={"a", "b"}, max_per_host=2) == []
+    assert db.pop(1, exclude_hosts=["a", "b", "c"]) == []
+    assert reached == []
+    got = db.pop(1, exclude_hosts=["a", "a"])  # a named twice: b's five URLs remain
+    assert [q.url for q in got] == ["http://b/0"]
+    assert reached == [1]
+    assert db.count(Q) == 9
+    db.close()

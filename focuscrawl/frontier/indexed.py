@@ -55,6 +55,7 @@ from focuscrawl.types import QueuedURL, URLState
 
 _COMPACT_MIN = 1 << 20  # journal rows below which a compaction is not worth its writes
 _IN_FLIGHT, _QUEUED = int(URLState.IN_FLIGHT), int(URLState.QUEUED)
+_FEW_EXCLUDED = 8  # hosts excluded from a pop at most for its "all excluded?" check
 
 
 class IndexedFrontier(IndexedAdds):
@@ -152,7 +153,15 @@ class IndexedFrontier(IndexedAdds):
             return []
         hosts = len(self._host_names)
         known = self._host_ids
-        ids = [known[h] for h in exclude_hosts if h in known]
+        ids = {known[h] for h in exclude_hosts if h in known}  # (a host named twice: once)
+        queued = self._counts[:hosts, _QUEUED]
+        if ids and len(ids) <= _FEW_EXCLUDED:
+            # every queued URL is an excluded host's: nothing to pop (a polite crawl of a
+            # site or a few asks this after most pages, the hosts in flight all full;
+            # with many hosts in flight, others nearly always have URLs: not asked then)
+            per_host = self._counts.reshape(-1).data  # (host, state) at 5 * host + state
+            if sum(per_host[5 * host + _QUEUED] for host in ids) >= int(queued.sum()):
+                return []
         excluded = None
         if ids:  # one array kept for all pops: a few flags set and cleared, not a new array
             if len(self._excluded) < hosts:
@@ -162,7 +171,6 @@ class IndexedFrontier(IndexedAdds):
                 flags[host] = True
             excluded = self._excluded[:hosts]
         limit = None if max_layer is None else min(max(max_layer, INT32[0]), INT32[1])
-        queued = self._counts[:hosts, _QUEUED]
         try:
             taken = self._queue.pop_rows(n, queued, excluded, max(max_per_host, 0), limit)
         finally:
