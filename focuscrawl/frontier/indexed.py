@@ -155,15 +155,16 @@ class IndexedFrontier(IndexedAdds):
         known = self._host_ids
         ids = {known[h] for h in exclude_hosts if h in known}  # (a host named twice: once)
         queued = self._counts[:hosts, _QUEUED]
-        if ids and len(ids) <= _FEW_EXCLUDED:
+        excluded = None
+        if ids:
             # every queued URL is an excluded host's: nothing to pop (a polite crawl of a
             # site or a few asks this after most pages, the hosts in flight all full;
             # with many hosts in flight, others nearly always have URLs: not asked then)
-            per_host = self._counts.reshape(-1).data  # (host, state) at 5 * host + state
-            if sum(per_host[5 * host + _QUEUED] for host in ids) >= int(queued.sum()):
-                return []
-        excluded = None
-        if ids:  # one array kept for all pops: a few flags set and cleared, not a new array
+            if len(ids) <= _FEW_EXCLUDED:
+                per_host = self._count_cells()
+                if sum(per_host[5 * host + _QUEUED] for host in ids) >= int(queued.sum()):
+                    return []
+            # one array kept for all pops: a few flags set and cleared, not a new array
             if len(self._excluded) < hosts:
                 self._excluded = np.zeros(2 * hosts, bool)
             flags = self._excluded.data

@@ -154,7 +154,7 @@ class IndexedAdds(IndexedColumns):
                 [levels[i] for i in new],
             )
             added = list(range(first, first + len(new)))
-            per_host = self._counts.reshape(-1).data  # a view: (host, state) at 5 * host + state
+            per_host = self._count_cells()
             for host in host_ids:
                 per_host[5 * host + _QUEUED] += 1
             self._states.entered_list(_QUEUED, added)

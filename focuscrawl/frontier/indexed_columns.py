@@ -67,7 +67,7 @@ class IndexedColumns(IndexedReads):
         """:meth:`_set_state` of one row, without arrays."""
         view = self._table.view
         host, old = view["host"][row], view["state"][row]
-        per_host = self._counts.reshape(-1).data  # a view: (host, state) at 5 * host + state
+        per_host = self._count_cells()
         per_host[5 * host + old] -= 1
         per_host[5 * host + state] += 1
         view["state"][row] = state

@@ -12,15 +12,17 @@ the late ones at its new key) is skipped; a key that fell makes the queue tidy
 the whole buffer and build a new order. Entries before the first valid one are
 never looked at again (a row that comes back to the queue is offered again).
 
-Two shortcuts for a polite crawl, which pops one URL after each page: a pop of one
-URL with no host excluded takes the first valid entry against the best late row in
-a few Python steps (:meth:`BufferOrder.best_one`); a pop with the hosts in flight
-excluded begins past the front entries it already found all theirs (the span,
-:meth:`BufferOrder._span_start`), where every pop looked through them again.
+Shortcuts for a polite crawl, which pops one URL after each page: a pop of one URL
+takes the first valid entry (of a host not excluded) against the best late row in a
+few Python steps (:meth:`BufferOrder.best_one`, :meth:`BufferOrder.best_one_excluding`);
+a pop with the hosts in flight excluded begins past the front entries it already
+found all theirs (the span, :meth:`BufferOrder._span_start`), where every pop looked
+through them again.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Any
 
 import numpy as np
@@ -30,7 +32,7 @@ from focuscrawl.frontier.indexed_table import Rows, UrlTable, drop_repeats
 from focuscrawl.types import URLState
 
 _QUEUED = int(URLState.QUEUED)
-_STEPS = 32  # entries best_one looks at before it leaves the pop to walk
+_STEPS = 32  # entries the one-URL pops look at before they leave the pop to walk
 _Key = tuple[int, float, int]  # (tier, score, row): higher tier, higher score, lower row first
 
 
@@ -124,7 +126,7 @@ class BufferOrder:
         # row of a host not excluded; per host, the positions of its entries that were
         # valid then, and how many of them are known stale (see _span_start)
         self._span_end = 0
-        self._span: dict[int, list[int]] = {}
+        self._span: defaultdict[int, list[int]] = defaultdict(list)
         self._span_done: dict[int, int] = {}
         self._stats = {} if stats is None else stats
         self._late: list[Rows] = []
@@ -200,11 +202,7 @@ class BufferOrder:
                     host = host_of[row]
                     if not excluded[host]:
                         break
-                    places = span.get(host)
-                    if places is None:
-                        span[host] = [k]
-                    else:
-                        places.append(k)
+                    span[host].append(k)
                 k += 1
             else:
                 self._span_end = k
@@ -251,7 +249,7 @@ class BufferOrder:
         and the walk's first chunk takes every late row ranked before its end).
         """
         if self._span_end <= self.cursor:
-            self._span_end, self._span, self._span_done = self.cursor, {}, {}
+            self._span_end, self._span, self._span_done = self.cursor, defaultdict(list), {}
             return self.cursor
         state_of, score_of = self.table.view["state"], self.table.view["score"]
         rows, scores = self._rows_view, self._score_view
@@ -282,11 +280,7 @@ class BufferOrder:
         at = np.flatnonzero(valid[:stop])
         span = self._span
         for host, k in zip(hosts[at].tolist(), (at + i).tolist(), strict=True):
-            places = span.get(host)
-            if places is None:
-                span[host] = [k]
-            else:
-                places.append(k)
+            span[host].append(k)
         self._span_end = i + stop
         return stop == len(chunk)
 

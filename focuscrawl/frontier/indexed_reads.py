@@ -106,6 +106,11 @@ class IndexedReads:
     _recent: dict[int, Text]
     _row_memo: dict[str, int]  # URL -> row of URLs added or met lately (rows never change)
 
+    def _count_cells(self) -> memoryview:
+        """The per-host counters as one flat view, an item a Python int: (host, state)
+        at ``5 * host + state`` (taken anew after each change of the array)."""
+        return self._counts.reshape(-1).data
+
     def _row(self, url: str) -> int:
         row = self._row_memo.get(url)
         return self._table.find_one(*url_key(url)) if row is None else row
