@@ -316,6 +316,27 @@ def test_top_caches_of_two_rows_match_reference(ops: list[tuple[Any, ...]]) -> N
             db.close()
 
 
+def test_top_answers_a_pending_text_row_without_writing_the_others(tmp_path: Path) -> None:
+    """``top`` names a row whose text still waits for the flush from memory, and leaves
+    the other pending rows waiting; a written row is read back from the DB."""
+    db = IndexedFrontier(tmp_path / "f.db")
+    db.add_many([("http://a/seed", 1.0, 0, None, "a", 1, 0)])
+    db.commit()  # the seed's text row is written
+    (seed,) = db.pop(1)
+    db.mark(seed.url, F)
+    assert db.top("score") == ("http://a/seed", 1.0)  # written: read from the DB
+    links = [(f"http://a/{i}", float(i), 1, seed.url, "a", 1, 0) for i in range(1, 5)]
+    db.add_many(links)
+    db.mark("http://a/2", F, score=7.5)  # (a page seen elsewhere, say)
+    assert db._cold.pending_text(2) is not None  # its text row waits in memory
+    assert db.top("score") == ("http://a/2", 7.5)
+    assert db._conn.execute("SELECT count(*) FROM url_text").fetchone() == (1,)  # no flush
+    db.commit()
+    assert db._conn.execute("SELECT count(*) FROM url_text").fetchone() == (5,)
+    assert db.top("score") == ("http://a/2", 7.5)  # the same once written
+    db.close()
+
+
 @pytest.mark.timeout(60)
 def test_pop_through_a_buffer_of_repeated_offers(tmp_path: Path) -> None:
     """A few queued rows offered again and again (every page adds cash to them): the

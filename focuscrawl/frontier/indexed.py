@@ -105,7 +105,7 @@ class IndexedFrontier(IndexedAdds):
             self._conn.close()
             raise
         self._host_ids = {host: i for i, host in enumerate(self._host_names)}
-        self._counts = np.zeros((max(len(self._host_names), 64), 5), np.int64)
+        self._set_counts(np.zeros((max(len(self._host_names), 64), 5), np.int64))
         table = self._table
         for lo in range(0, table.n, CHUNK_ROWS):
             hi = min(lo + CHUNK_ROWS, table.n)

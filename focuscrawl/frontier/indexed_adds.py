@@ -56,7 +56,7 @@ class IndexedAdds(IndexedColumns):
         if new >= len(self._counts):
             grown = np.zeros((max(2 * len(self._counts), 64), 5), np.int64)
             grown[: len(self._counts)] = self._counts
-            self._counts = grown
+            self._set_counts(grown)
         return new
 
     def add(

@@ -51,11 +51,12 @@ class IndexedColumns(IndexedReads):
         """Move ``rows`` to ``state``, keeping the per-host counters."""
         table, counts = self._table, self._counts
         if len(rows) <= 32:  # np.add.at costs more than a short loop
+            per_host = self._count_cells()
             for host, old in zip(
                 table.host[rows].tolist(), table.state[rows].tolist(), strict=True
             ):
-                counts[host, old] -= 1
-                counts[host, state] += 1
+                per_host[5 * host + old] -= 1
+                per_host[5 * host + state] += 1
         else:
             np.subtract.at(counts, (table.host[rows], table.state[rows]), 1)
             np.add.at(counts, (table.host[rows], np.full(len(rows), state, np.int8)), 1)

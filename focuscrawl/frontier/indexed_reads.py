@@ -103,13 +103,19 @@ class IndexedReads:
     _host_names: list[str]
     _host_ids: dict[str, int]
     _counts: npt.NDArray[np.int64]
+    _cells: memoryview
     _recent: dict[int, Text]
     _row_memo: dict[str, int]  # URL -> row of URLs added or met lately (rows never change)
 
     def _count_cells(self) -> memoryview:
         """The per-host counters as one flat view, an item a Python int: (host, state)
-        at ``5 * host + state`` (taken anew after each change of the array)."""
-        return self._counts.reshape(-1).data
+        at ``5 * host + state`` (kept with the array: see :meth:`_set_counts`)."""
+        return self._cells
+
+    def _set_counts(self, counts: npt.NDArray[np.int64]) -> None:
+        """Make ``counts`` (C-contiguous, 5 states per host) the per-host counters."""
+        self._counts = counts
+        self._cells = counts.reshape(-1).data
 
     def _row(self, url: str) -> int:
         row = self._row_memo.get(url)
@@ -184,9 +190,9 @@ class IndexedReads:
         return [found[row] for row in rows]
 
     def _row_of(self, row: int, url: str, depth: int, parent: str | None) -> QueuedURL:
-        table = self._table
-        host = self._host_names[int(table.host[row])]
-        score, layer, tier = float(table.score[row]), int(table.layer[row]), int(table.tier[row])
+        view = self._table.view  # items of a memoryview: plain Python values, no numpy scalar
+        host = self._host_names[view["host"][row]]
+        score, layer, tier = view["score"][row], view["layer"][row], view["tier"][row]
         return QueuedURL(url, score, depth, host, parent, layer, row + 1, tier)
 
     def get(self, url: str) -> QueuedURL | None:
@@ -283,7 +289,9 @@ class IndexedReads:
         best_row, best = found
         if best_row < 0:
             return None
-        self._cold.flush()
+        pending = self._cold.pending_text(best_row)  # a row's text is pending or written:
+        if pending is not None:  # no flush of the others for the one asked
+            return pending[0], best
         (url,) = self._conn.execute(
             "SELECT url FROM url_text WHERE seq = ?", (best_row + 1,)
         ).fetchone()
