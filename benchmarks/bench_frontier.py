@@ -26,6 +26,9 @@ over with its parent and link count, the store keeps the first parent of each UR
 and drops the rest. ``--parents`` opens it as for a strategy that reads them
 (genre): every edge is stored.
 
+``--split``: (f)'s CPU time also by store call (pop, top, mark, add_many,
+update_scores, commit), in µs per page, to see where a change of (f) comes from.
+
 (g) with ``--drift-pages N`` (e.g. 50000): the same page loop from an empty store
 (10 seeds, every page adding 10 new URLs), ms of CPU per page in windows of 10,000
 pages: the store's part of the drift of a long crawl (last / first window).
@@ -202,6 +205,30 @@ def drift(pages_total: int, store: str, parents: bool, path: Path) -> list[float
     return windows
 
 
+class Split:
+    """The store, its (f) calls timed one by one (CPU time per method name)."""
+
+    CALLS = ("pop", "top", "mark", "add_many", "update_scores", "commit")
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.cpu = dict.fromkeys(self.CALLS, 0.0)
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self.store, name)
+        if name not in self.CALLS:
+            return method
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            cpu0 = time.process_time()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                self.cpu[name] += time.process_time() - cpu0
+
+        return timed
+
+
 def host_of_url(url: str) -> str:
     return url.split("/", 3)[2]
 
@@ -218,6 +245,7 @@ def main() -> None:
         "--parents", action="store_true", help="keep every parent edge (as for genre)"
     )
     parser.add_argument("--drift-pages", type=int, default=0, help="(g) pages; 0: skip it")
+    parser.add_argument("--split", action="store_true", help="(f) also by store call")
     args = parser.parse_args()
     rng = random.Random(1)
     with tempfile.TemporaryDirectory() as tmp:
@@ -230,7 +258,8 @@ def main() -> None:
         size = sum(p.stat().st_size for p in Path(tmp).iterdir())
         s = mixed(frontier, args.n, args.rounds, args.commit_every, rng)
         rss2, peak = status("VmRSS"), status("VmHWM")
-        p = pages(frontier, args.n, args.pages, rng) if args.pages else None
+        split = Split(frontier) if args.split else None
+        p = pages(split or frontier, args.n, args.pages, rng) if args.pages else None
         frontier.close()
         del frontier
         start = time.perf_counter()
@@ -263,6 +292,9 @@ def main() -> None:
             f" {ops / p['wall']:,.0f} ops/s wall ({p['pages']:,.0f} pages,"
             f" {p['links']:,.0f} out-links; {1000 * p['cpu'] / p['pages']:.2f} ms CPU per page)"
         )
+        if split is not None:
+            parts = ", ".join(f"{k} {1e6 * v / p['pages']:.1f}" for k, v in split.cpu.items())
+            print(f"    by call, µs per page: {parts}")
     if len(windows) >= 2:
         print(
             f"(g) drift              : {' '.join(f'{w:.3f}' for w in windows)} ms CPU per page"
