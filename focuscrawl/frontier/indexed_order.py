@@ -22,6 +22,7 @@ through them again.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from typing import Any
 
@@ -108,6 +109,13 @@ def take_capped(
     return False
 
 
+def _best_key(rows: Rows, scores: npt.NDArray[np.float64]) -> tuple[float, int]:
+    """The best key of ``rows`` (not empty) at ``scores``, as ``(score, -row)``: the
+    highest score, the lowest row at it (the higher tuple is the better key)."""
+    top = scores.max()
+    return float(top), -int(rows[scores == top].min())
+
+
 class BufferOrder:
     """The rows of a buffer sorted by the keys they had then, plus the late rows."""
 
@@ -131,11 +139,16 @@ class BufferOrder:
         self._stats = {} if stats is None else stats
         self._late: list[Rows] = []
         self.late_n = 0
+        # a bound from above on the late rows' best key (see _best_key): the best read
+        # as they came in. A score that rises is offered again and comes in again, with
+        # the new one; one that falls leaves the bound above it.
+        self._late_best: tuple[float, int] = (-math.inf, 0)
 
     def add_late(self, rows: Rows) -> None:
         """Rows let into the buffer since it was sorted (their keys are read when used)."""
         self._late.append(rows)
         self.late_n += len(rows)
+        self._late_best = max(self._late_best, _best_key(rows, self.table.score[rows]))
 
     def _late_rows(self) -> Rows:
         """The late rows still queued (the list is compacted to them)."""
@@ -217,25 +230,21 @@ class BufferOrder:
     ) -> int:
         """``row`` (a valid entry, at ``score``), or the best late row of a host not
         ``excluded`` if that comes first."""
+        front = (score, -row)
+        if self._late_best <= front:  # (breadth-first: the late rows are new links, at or
+            return int(row)  # below the front; each pop read them all, 3 numpy calls)
         late = self._late_rows()
         if not late.size:
+            self._late_best = (-math.inf, 0)
             return int(row)
         table = self.table
-        values = table.score[late]
-        top = float(values.max())
-        if top < score:  # (breadth-first: the late rows are new links, below the front)
-            return int(row)
-        if excluded is not None:  # the host mask only when a late row may win
+        best = self._late_best = _best_key(late, table.score[late])
+        if excluded is not None and best > front:  # the host mask only when a late row wins
             late = late[~excluded[table.host[late]]]
             if not late.size:
                 return int(row)
-            values = table.score[late]
-            top = float(values.max())
-        if top >= score:
-            rival = int(late[values == top].min())
-            if top > score or rival < row:
-                return rival
-        return int(row)
+            best = _best_key(late, table.score[late])
+        return -best[1] if best > front else int(row)
 
     def _span_start(self, excluded: npt.NDArray[np.bool_]) -> int:
         """Where a walk with ``excluded`` hosts may begin: at the first valid entry in the
