@@ -120,7 +120,11 @@ class IndexedFrontier(IndexedAdds):
         self._tops = TopCache(table)
         self._recent: dict[int, Text] = {}  # texts of rows read lately (see _cold_texts)
         self._row_memo: dict[str, int] = {}  # rows of a page's links met lately (see _add_page)
-        self._excluded = np.zeros(64, bool)  # a pop's excluded host ids, cleared after it
+        # the excluded host ids of the last pop that named some, and their flags, kept
+        # set: a polite crawl's next pop excludes nearly the same hosts (the one whose
+        # page came back is out, the one just taken is in), two flags to change, not 60
+        self._excluded = np.zeros(64, bool)
+        self._excluded_ids: set[int] = set()
 
     # -- writes ---------------------------------------------------------------------
 
@@ -164,19 +168,19 @@ class IndexedFrontier(IndexedAdds):
                 per_host = self._count_cells()
                 if sum(per_host[5 * host + _QUEUED] for host in ids) >= int(queued.sum()):
                     return []
-            # one array kept for all pops: a few flags set and cleared, not a new array
             if len(self._excluded) < hosts:
-                self._excluded = np.zeros(2 * hosts, bool)
-            flags = self._excluded.data
-            for host in ids:
+                grown = np.zeros(2 * hosts, bool)
+                grown[: len(self._excluded)] = self._excluded
+                self._excluded = grown
+            flags, last = self._excluded.data, self._excluded_ids
+            for host in last - ids:
+                flags[host] = False
+            for host in ids - last:
                 flags[host] = True
+            self._excluded_ids = ids
             excluded = self._excluded[:hosts]
         limit = None if max_layer is None else min(max(max_layer, INT32[0]), INT32[1])
-        try:
-            taken = self._queue.pop_rows(n, queued, excluded, max(max_per_host, 0), limit)
-        finally:
-            for host in ids:
-                flags[host] = False
+        taken = self._queue.pop_rows(n, queued, excluded, max(max_per_host, 0), limit)
         if not taken:
             return []
         self._begin()

@@ -244,15 +244,19 @@ class BestQueue:
         """The offered rows that are queued and ``>= T`` join ``extra``."""
         if not self._offered_n:
             return
-        moved = np.concatenate([*self._offered, np.array(self._offered_one, np.int64)])
-        rows = np.concatenate([moved, *self._rose, np.array(self._rose_one, np.int64)])
+        moved = sum(map(len, self._offered)) + len(self._offered_one)
+        if self._offered or self._rose:
+            ones = [np.array(self._offered_one, np.int64), np.array(self._rose_one, np.int64)]
+            rows = np.concatenate([*self._offered, ones[0], *self._rose, ones[1]])
+        else:  # a page's links and cash, one by one: one array, not four calls
+            rows = np.array(self._offered_one + self._rose_one, np.int64)
         self._forget_offers()
         queued = self.table.state[rows] == _QUEUED
         if not self._all or self._marks:
             above = self._above(rows)
             # a queued row that may have been in the buffer is now below its threshold:
             # tidy the whole buffer before the pop
-            if not above[: len(moved)][queued[: len(moved)]].all():
+            if not above[:moved][queued[:moved]].all():
                 self._fell = True
             queued &= above
         rows = rows[queued]
