@@ -68,6 +68,7 @@ from focuscrawl.types import URLState
 
 _QUEUED = int(URLState.QUEUED)
 _PILE = 1 << 16  # offered rows noted before they are sorted out
+_FEW_OFFERS = 64  # offered one by one, at most: sorted out in Python, not numpy
 
 
 def top_tier(table: UrlTable, layer_limit: int | None) -> int | None:
@@ -244,12 +245,22 @@ class BestQueue:
         """The offered rows that are queued and ``>= T`` join ``extra``."""
         if not self._offered_n:
             return
+        ones = self._offered_one + self._rose_one
+        if not self._offered and not self._rose and len(ones) <= _FEW_OFFERS and self._all and not self._marks:
+            # a page's links and cash, one by one, and every queued row joins: read in
+            # Python, no array for the rows that are not queued (most, in a polite crawl)
+            state_of = self.table.view["state"]
+            self._forget_offers()
+            queued_ones = [row for row in ones if state_of[row] == _QUEUED]
+            if queued_ones:
+                self._join(np.array(queued_ones, np.int64))
+            return
         moved = sum(map(len, self._offered)) + len(self._offered_one)
-        if self._offered or self._rose:
-            ones = [np.array(self._offered_one, np.int64), np.array(self._rose_one, np.int64)]
-            rows = np.concatenate([*self._offered, ones[0], *self._rose, ones[1]])
-        else:  # a page's links and cash, one by one: one array, not four calls
-            rows = np.array(self._offered_one + self._rose_one, np.int64)
+        if self._offered or self._rose:  # the offered rows first (moved), the risen after
+            ones_of = [np.array(self._offered_one, np.int64), np.array(self._rose_one, np.int64)]
+            rows = np.concatenate([*self._offered, ones_of[0], *self._rose, ones_of[1]])
+        else:
+            rows = np.array(ones, np.int64)
         self._forget_offers()
         queued = self.table.state[rows] == _QUEUED
         if not self._all or self._marks:
@@ -261,10 +272,14 @@ class BestQueue:
             queued &= above
         rows = rows[queued]
         if rows.size:
-            self._sorted = False  # repeats may pile up
-            self._extra.append(rows)
-            if self._view is not None:
-                self._view.add_late(rows)
+            self._join(rows)
+
+    def _join(self, rows: Rows) -> None:
+        """Queued offered rows at or above their threshold join ``extra`` (late rows)."""
+        self._sorted = False  # repeats may pile up
+        self._extra.append(rows)
+        if self._view is not None:
+            self._view.add_late(rows)
 
     def _at_least(self, rows: Rows, tier: Any, score: Any, row: Any) -> npt.NDArray[np.bool_]:
         """Flags of the ``rows`` whose key is at least (tier, score, row)."""
