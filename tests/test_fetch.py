@@ -16,13 +16,21 @@ import time
 from pathlib import Path
 from typing import Any
 
+import hypothesis
 import pytest
 from aiohttp import web
 from aiohttp.abc import AbstractResolver, ResolveResult
+from hypothesis import strategies as st
 
 from focuscrawl.clock import SystemClock, VirtualClock
 from focuscrawl.exceptions import ConfigError
-from focuscrawl.fetch.addresses import AddressPolicy, BlockedAddressError, FilteringResolver
+from focuscrawl.fetch.addresses import (
+    _LOOSE_IPV4,
+    AddressPolicy,
+    BlockedAddressError,
+    FilteringResolver,
+    parse_ip_loose,
+)
 from focuscrawl.fetch.aiohttp_fetcher import AiohttpFetcher, parse_retry_after
 from focuscrawl.fetch.aiohttp_transport import AiohttpTransport
 from focuscrawl.fetch.encoding import decode_html, detect_charset
@@ -556,6 +564,26 @@ async def test_filtering_resolver_keeps_only_allowed_addresses() -> None:
 )
 def test_address_policy_defaults(address: str, public: bool) -> None:
     assert AddressPolicy().allows_ip(ipaddress.ip_address(address)) is public
+
+
+@hypothesis.given(st.text(alphabet="0123456789abcdefxX.:[]%lLoOcCtThH-", max_size=24))
+@hypothesis.settings(max_examples=400, deadline=None)
+@hypothesis.example("[1.2.3.4]")
+@hypothesis.example("[::1]")
+@hypothesis.example("0x7f.1")
+@hypothesis.example("cafe.org")
+def test_loose_ip_parse_answers_names_early_as_the_full_parse(host: str) -> None:
+    """``parse_ip_loose`` answers None for a name without trying the address parsers;
+    on hosts made of the characters of names and of addresses in every form it gives
+    what the full parse (strict, then loose IPv4) gives."""
+    try:
+        full: object = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        full = None
+        if _LOOSE_IPV4.fullmatch(host.lower()):
+            with contextlib.suppress(OSError, ValueError):
+                full = ipaddress.IPv4Address(socket.inet_aton(host.lower().rstrip(".")))
+    assert parse_ip_loose(host) == full
 
 
 def test_address_policy_rejects_bad_entry() -> None:

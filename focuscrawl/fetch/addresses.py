@@ -58,10 +58,13 @@ def parse_ip_loose(host: str) -> IPAddress | None:
     >>> parse_ip_loose("[fe80::1]"), parse_ip_loose("cafe.org"), parse_ip_loose("1.2.3.4.5")
     (IPv6Address('fe80::1'), None, None)
     """
+    low = host.lower()
+    bare = low.strip("[]")
+    if ":" not in bare and not _LOOSE_IPV4.fullmatch(bare):
+        return None  # a name (an IPv6 address has a colon): two ValueErrors saved
     ip = parse_ip(host)
     if ip is not None:
         return ip
-    low = host.lower()
     if not _LOOSE_IPV4.fullmatch(low):
         return None
     try:
