@@ -337,6 +337,33 @@ def test_top_answers_a_pending_text_row_without_writing_the_others(tmp_path: Pat
     db.close()
 
 
+def test_a_pop_reads_the_texts_of_the_rows_the_next_pops_take(tmp_path: Path) -> None:
+    """One URL popped at a time from written rows (a polite crawl): the query of the
+    first pop also reads the texts of the next rows in the buffer's order, so the next
+    pops ask SQLite nothing; every pop (URL, depth, parent) equals the reference's."""
+    db = IndexedFrontier(tmp_path / "f.db")
+    memory = MemoryFrontier()
+    items = [("http://a/seed", 9.0, 0, None, "a", 1, 0)]
+    items += [(f"http://a/{i}", float(i % 7), 1, "http://a/seed", "a", 1, 0) for i in range(60)]
+    for store in (db, memory):
+        store.add_many(items)
+    db.commit()  # every text row written: a pop must read its row's from the DB
+    texts: list[str] = []
+    db._conn.set_trace_callback(lambda sql: texts.append(sql) if "url_text" in sql else None)
+    queries = []
+    for _ in range(20):
+        before = len(texts)
+        got = db.pop(1)
+        assert got == memory.pop(1)
+        assert got[0].parent == (None if got[0].url == "http://a/seed" else "http://a/seed")
+        queries.append(len(texts) - before)
+        for store in (db, memory):
+            store.mark(got[0].url, F)
+    assert queries[0] == 1
+    assert sum(queries) <= 2  # the first read a few dozen rows ahead (one more at most)
+    db.close()
+
+
 @pytest.mark.timeout(60)
 def test_pop_through_a_buffer_of_repeated_offers(tmp_path: Path) -> None:
     """A few queued rows offered again and again (every page adds cash to them): the

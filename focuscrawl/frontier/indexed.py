@@ -188,7 +188,7 @@ class IndexedFrontier(IndexedAdds):
             self._set_state_one(taken[0], _IN_FLIGHT)
         else:
             self._set_state(np.array(taken, np.int64), _IN_FLIGHT)
-        texts = self._cold_texts(taken)
+        texts = self._cold_texts(taken, self._queue.upcoming)
         # the caller marks, gets and scores these URLs next, and names them as the parent
         # of their pages' links: each would cost a fingerprint and a probe
         memo = self._row_memo

@@ -150,6 +150,17 @@ class BufferOrder:
         self.late_n += len(rows)
         self._late_best = max(self._late_best, _best_key(rows, self.table.score[rows]))
 
+    def upcoming(self, k: int) -> list[int]:
+        """The rows of the ``k`` entries from the cursor that are still valid."""
+        state_of, score_of = self.table.view["state"], self.table.view["score"]
+        lo = self.cursor
+        rows, scores = self.rows[lo : lo + k].tolist(), self.score[lo : lo + k].tolist()
+        return [
+            row
+            for row, score in zip(rows, scores, strict=True)
+            if state_of[row] == _QUEUED and score_of[row] == score
+        ]
+
     def _late_rows(self) -> Rows:
         """The late rows still queued (the list is compacted to them)."""
         if not self._late:

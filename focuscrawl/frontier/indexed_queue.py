@@ -274,6 +274,11 @@ class BestQueue:
         if rows.size:
             self._join(rows)
 
+    def upcoming(self, k: int) -> list[int]:
+        """Queued rows of the ordered buffer's next ``k`` entries (none if unordered):
+        what the next pops will likely take."""
+        return [] if self._view is None else self._view.upcoming(k)
+
     def _join(self, rows: Rows) -> None:
         """Queued offered rows at or above their threshold join ``extra`` (late rows)."""
         self._sorted = False  # repeats may pile up

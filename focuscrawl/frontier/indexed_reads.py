@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +32,7 @@ from focuscrawl.types import QueuedURL, URLState
 
 _LIST_CHUNK = 1000
 _RECENT_MAX = 4096  # texts of recently read rows kept (a window is a few dozen)
+_AHEAD = 32  # rows the next pops will take whose texts a pop's query reads too
 Text = tuple[str, int, str | None]  # URL, depth, first parent's URL
 _SMALL_STATE = 8  # a state is tracked while it holds at most 1/8 of the rows
 
@@ -140,7 +141,9 @@ class IndexedReads:
     def _queued(self, row: int) -> QueuedURL:
         return self._row_of(row, *self._cold_texts([row])[0])
 
-    def _cold_texts(self, rows: list[int]) -> list[Text]:
+    def _cold_texts(
+        self, rows: list[int], ahead: Callable[[int], list[int]] | None = None
+    ) -> list[Text]:
         """(URL, depth, first parent's URL) of ``rows``, from memory where it can.
 
         A popped row is read again when its result is recorded, and the parent of
@@ -148,7 +151,9 @@ class IndexedReads:
         orphan's first parent may still change) and pending text rows answer
         without SQL, and without the flush of the pending rows that a query needs
         (a flush per pop wrote a page's few new rows in several statements, where
-        the commit writes fifty pages' rows in a few). The rest: one query.
+        the commit writes fifty pages' rows in a few). The rest: one query, which
+        also reads the written texts of the rows ``ahead`` names (a pop: those the
+        next pops will take), one query for a few dozen pops instead of one each.
         """
         cold, recent = self._cold, self._recent
         if cold.parents_pending:
@@ -176,6 +181,12 @@ class IndexedReads:
             found[row] = text
         if flush:
             cold.flush()
+        if asked and ahead is not None:
+            chosen = set(asked)
+            for row in ahead(_AHEAD):  # written: so is its parent's (an older row)
+                if row not in recent and row not in chosen and cold.pending_text(row) is None:
+                    chosen.add(row)
+                    asked.append(row)
         if len(asked) == 1:
             found[asked[0]] = self._conn.execute(TEXT_OF, (asked[0] + 1,)).fetchone()
         elif asked:
