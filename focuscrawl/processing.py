@@ -328,18 +328,28 @@ class ResultProcessor:
     def _add_links(self, decision: Decision, queued: QueuedURL) -> None:
         depth = queued.depth + 1
         layer = self.round + 1 if self.strategy.layered else 0
+        # one batch per merge rule, in the order the rules first appear (usually one:
+        # the strategy's, its list kept at hand rather than looked up for every link)
+        default, parent = self.strategy.merge, queued.url
         groups: dict[Merge, list[tuple[str, float, int, str | None, str, int, int]]] = {}
+        same = None
         known, hosts = self._known, self._hosts
         added: list[tuple[str, str]] = []
         for ls in decision.links:
-            url = ls.link.url
+            link = ls.link
+            url = link.url
             host = known.get(url)
             if host is None:
                 host = host_of(url)
                 host = hosts.setdefault(host, host)
             added.append((url, host))
-            item = (url, float(ls.score), depth, queued.url, host, ls.link.count, ls.tier or 0)
-            groups.setdefault(ls.merge or self.strategy.merge, []).append(item)
+            item = (url, float(ls.score), depth, parent, host, link.count, ls.tier or 0)
+            if ls.merge is None or ls.merge is default:
+                if same is None:
+                    same = groups[default] = []
+                same.append(item)
+            else:
+                groups.setdefault(ls.merge, []).append(item)
         for merge, items in groups.items():
             self.stats.counters["links_new"] += self.frontier.add_many(items, merge=merge, layer=layer)
         if len(known) > _KNOWN_MAX:

@@ -110,6 +110,33 @@ def test_hooks_see_current_cash_link_counts_and_only_kept_links(tmp_path: Path) 
     assert proc.stats.counters["link_rejected_denied-host"] == 1
 
 
+class _MixedMerges(Strategy):
+    """Links with their own merge rule before and after links with the strategy's."""
+
+    name: ClassVar[str] = "test-mixed-merges"
+    merge: ClassVar[Merge] = Merge.ADD
+
+    def on_page(self, page: Page, relevance: float | None, queued: QueuedURL) -> Decision:
+        b, c = page.links
+        return Decision(links=[LinkScore(b, 1.0, merge=Merge.MAX), LinkScore(c, 2.0), LinkScore(b, 2.0)])
+
+
+def test_links_are_added_one_batch_per_merge_rule_in_the_order_the_rules_appear(
+    tmp_path: Path,
+) -> None:
+    """The MAX link comes first: its batch is added first (B is discovered before C),
+    then the strategy's ADD batch adds 2.0 to B's 1.0; the other order would leave B
+    at max(2.0, 1.0) and discover C first."""
+    store = MemoryFrontier()
+    proc = _processor(tmp_path, store, strategy=_MixedMerges())
+    proc.add_seeds([A])
+    (queued_a,) = store.pop(1)
+    proc.record(InFlight(queued_a), _result(A, _html(B, C)))
+    assert store.get(B).score == pytest.approx(3.0)  # type: ignore[union-attr]
+    assert store.get(C).score == pytest.approx(2.0)  # type: ignore[union-attr]
+    assert [r.url for r in store.iter_urls()] == [A, B, C]
+
+
 def test_a_redirect_moves_the_cash_of_its_target(tmp_path: Path) -> None:
     store = MemoryFrontier()
     proc = _processor(tmp_path, store)
