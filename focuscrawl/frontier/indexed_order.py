@@ -139,6 +139,7 @@ class BufferOrder:
         self._stats = {} if stats is None else stats
         self._late: list[Rows] = []
         self.late_n = 0
+        self._next = 0  # the entry a one-URL pop took last: the next pops go on from it
         # a bound from above on the late rows' best key (see _best_key): the best read
         # as they came in. A score that rises is offered again and comes in again, with
         # the new one; one that falls leaves the bound above it.
@@ -151,9 +152,14 @@ class BufferOrder:
         self._late_best = max(self._late_best, _best_key(rows, self.table.score[rows]))
 
     def upcoming(self, k: int) -> list[int]:
-        """The rows of the ``k`` entries from the cursor that are still valid."""
+        """The rows of the ``k`` entries from the one a one-URL pop took last (from the
+        cursor if a walk came since) that are still valid.
+
+        With hosts excluded, the entries from the cursor are those of the hosts in
+        flight, read long before their turn; the next pops go on past the last one.
+        """
         state_of, score_of = self.table.view["state"], self.table.view["score"]
-        lo = self.cursor
+        lo = max(self.cursor, self._next)
         rows, scores = self.rows[lo : lo + k].tolist(), self.score[lo : lo + k].tolist()
         return [
             row
@@ -199,7 +205,7 @@ class BufferOrder:
             k += 1
         else:
             return None
-        self.cursor = k  # the entries before it are stale (as the walk's lead)
+        self.cursor = self._next = k  # the entries before it are stale (as the walk's lead)
         return self._against_late(row, scores[k], None)
 
     def best_one_excluding(self, excluded: npt.NDArray[np.bool_]) -> int | None:
@@ -234,6 +240,7 @@ class BufferOrder:
                     self.cursor = k
                 return None
             self._span_end = k
+        self._next = k
         return self._against_late(rows[k], scores[k], excluded)
 
     def _against_late(
