@@ -17,7 +17,9 @@ takes the first valid entry (of a host not excluded) against the best late row i
 few Python steps (:meth:`BufferOrder.best_one`, :meth:`BufferOrder.best_one_excluding`);
 a pop with the hosts in flight excluded begins past the front entries it already
 found all theirs (the span, :meth:`BufferOrder._span_start`), where every pop looked
-through them again.
+through them again; and the late rows are read only when a bound on their best key,
+kept as they come in, does not fall below the entry found (breadth-first, it does:
+they are new links).
 """
 
 from __future__ import annotations
@@ -147,6 +149,8 @@ class BufferOrder:
 
     def add_late(self, rows: Rows) -> None:
         """Rows let into the buffer since it was sorted (their keys are read when used)."""
+        if not len(rows):
+            return
         self._late.append(rows)
         self.late_n += len(rows)
         self._late_best = max(self._late_best, _best_key(rows, self.table.score[rows]))
