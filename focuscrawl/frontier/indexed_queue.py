@@ -245,22 +245,25 @@ class BestQueue:
         """The offered rows that are queued and ``>= T`` join ``extra``."""
         if not self._offered_n:
             return
-        ones = self._offered_one + self._rose_one
-        if not self._offered and not self._rose and len(ones) <= _FEW_OFFERS and self._all and not self._marks:
-            # a page's links and cash, one by one, and every queued row joins: read in
-            # Python, no array for the rows that are not queued (most, in a polite crawl)
+        one_by_one = not self._offered and not self._rose  # (a page's links and cash)
+        few = len(self._offered_one) + len(self._rose_one) <= _FEW_OFFERS
+        if one_by_one and few and self._all and not self._marks:
+            # every queued row joins: their states read in Python, no array for the rows
+            # that are not queued (most, in a polite crawl)
             state_of = self.table.view["state"]
+            ones = self._offered_one + self._rose_one
             self._forget_offers()
             queued_ones = [row for row in ones if state_of[row] == _QUEUED]
             if queued_ones:
                 self._join(np.array(queued_ones, np.int64))
             return
-        moved = sum(map(len, self._offered)) + len(self._offered_one)
-        if self._offered or self._rose:  # the offered rows first (moved), the risen after
-            ones_of = [np.array(self._offered_one, np.int64), np.array(self._rose_one, np.int64)]
-            rows = np.concatenate([*self._offered, ones_of[0], *self._rose, ones_of[1]])
+        moved = sum(map(len, self._offered)) + len(self._offered_one)  # the offered rows
+        if one_by_one:  # come first, the risen after: one array, not four calls
+            rows = np.array(self._offered_one + self._rose_one, np.int64)
         else:
-            rows = np.array(ones, np.int64)
+            offered_one = np.array(self._offered_one, np.int64)
+            rose_one = np.array(self._rose_one, np.int64)
+            rows = np.concatenate([*self._offered, offered_one, *self._rose, rose_one])
         self._forget_offers()
         queued = self.table.state[rows] == _QUEUED
         if not self._all or self._marks:
