@@ -3,8 +3,8 @@
 The common batch is one page's links: a few dozen distinct URLs with known
 parents. For it, numpy's cost per call (a few µs, some forty calls) outweighed
 the work, so :meth:`IndexedAdds._add_page` runs in plain Python over memoryviews
-of the columns (an item of one is a plain int or float): the fingerprints as
-Python ints, one probe loop for all the lookups, the known links' ``(tier,
+of the columns (an item of one is a plain int or float): one loop for the links'
+memo lookups, fingerprints (Python ints) and probes, the known links' ``(tier,
 score)`` merged item by item with the arithmetic of
 :func:`~focuscrawl.frontier.rules.merged_pair`, the new ones appended, their text
 rows and parent edges left for the next flush
@@ -102,11 +102,9 @@ class IndexedAdds(IndexedColumns):
             return None
         others = list(named)
         memo = self._row_memo
-        # rows of URLs met lately (a row is a URL's for good): no fingerprint, no probe
-        rows = [memo.get(url, -2) for url in urls]
-        missed = [i for i, row in enumerate(rows) if row == -2]
         try:  # the same refusals as _add_items, which then words them (a memo URL passed them)
-            keys = dict(zip(missed, keys_of([urls[i] for i in missed]), strict=True))
+            # rows of URLs met lately (a row is a URL's for good): no fingerprint, no probe
+            rows, missed, keys = self._table.lookup(urls, memo)
             found = {p: memo.get(p, -2) for p in others}
             unknown = [p for p, row in found.items() if row == -2]
             parent_keys = keys_of(unknown)
@@ -127,16 +125,13 @@ class IndexedAdds(IndexedColumns):
             levels = list(map(int, tiers))
         except (TypeError, ValueError, OverflowError):  # UnicodeEncodeError included
             return None
-        find = self._table.find_few
-        found.update(zip(unknown, find(parent_keys), strict=True))
+        found.update(zip(unknown, self._table.find_few(parent_keys), strict=True))
         seq_of: dict[str | None, int | None] = {None: None}
         for parent, row in found.items():
             if row < 0:  # an unknown parent: a DROPPED row first
                 return None
             seq_of[parent] = row + 1
-        for i, row in zip(missed, find(list(keys.values())), strict=True):
-            rows[i] = row
-        new = [i for i, row in enumerate(rows) if row < 0]
+        new = list(keys)  # the unknown URLs' indexes, in order
         for i in new:  # a new host is written: refuse the batch before any change
             if hosts[i] not in self._host_ids:
                 checked_text(hosts[i])
@@ -146,7 +141,7 @@ class IndexedAdds(IndexedColumns):
         if new:
             host_ids = [self._host_id(hosts[i]) for i in new]
             first = self._table.append_few(
-                [keys[i] for i in new],
+                list(keys.values()),
                 host_ids,
                 layer,
                 _QUEUED,
@@ -225,6 +220,8 @@ class IndexedAdds(IndexedColumns):
             for row, parent in zip(rows, parents, strict=True):
                 if orphan[row] and parent is not None:
                     cold.set_parent(row, (seq_of[parent] or 0) - 1)
+        if not cold.keep_edges:  # only first parents (no strategy reads the edges)
+            return
         cold.add_edges(
             ((seq_of[parent] or 0) - 1, row, int(count))
             for row, count, parent in zip(rows, counts, parents, strict=True)

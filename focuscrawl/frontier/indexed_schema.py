@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-import struct
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -33,9 +32,11 @@ import numpy as np
 import numpy.typing as npt
 
 from focuscrawl.exceptions import FrontierError
-from focuscrawl.frontier.sqlite_schema import connect_crawl_db, url_key
+from focuscrawl.frontier.sqlite_schema import TWO_INT64, connect_crawl_db, url_key
 
-__all__ = ["checked_text", "fingerprints", "keys_of", "open_indexed_db", "url_key"]
+__all__ = [
+    "TWO_INT64", "checked_text", "fingerprints", "keys_of", "open_indexed_db", "url_key"
+]
 
 SCHEMA_VERSION = "indexed-3"  # 3: no trigger, orphans, optional parent edges
 PART_ROWS = 1 << 20  # rows per snapshot BLOB: 8 MiB for a float64 column
@@ -118,8 +119,6 @@ def fingerprints(urls: Sequence[str]) -> npt.NDArray[np.int64]:
     return keys
 
 
-_TWO_INT64 = struct.Struct("<qq").unpack
-
 
 def keys_of(urls: Sequence[str]) -> list[tuple[int, int]]:
     """:func:`fingerprints` as Python ints, for a few URLs (no array to build).
@@ -131,7 +130,7 @@ def keys_of(urls: Sequence[str]) -> list[tuple[int, int]]:
     """
     blake = hashlib.blake2b
     digests = [blake(u.encode(), digest_size=16).digest() for u in urls]
-    return [(h >> 1, h2) for h, h2 in map(_TWO_INT64, digests)]
+    return [(h >> 1, h2) for h, h2 in map(TWO_INT64, digests)]
 
 
 def checked_text(text: str) -> str:

@@ -156,7 +156,7 @@ WHERE t.seq = ?
 """
 
 
-_TWO_INT64 = struct.Struct("<qq").unpack
+TWO_INT64 = struct.Struct("<qq").unpack  # a 16-byte digest -> two signed 64-bit ints
 
 
 def url_key(url: str) -> tuple[int, int]:
@@ -174,7 +174,7 @@ def url_key(url: str) -> tuple[int, int]:
     True
     """
     digest = hashlib.blake2b(url.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-    h, h2 = _TWO_INT64(digest)
+    h, h2 = TWO_INT64(digest)
     return h >> 1, h2
 
 
