@@ -68,6 +68,7 @@ class FetchResult:
     body: bytes = b""
     content_type: str = ""
     charset: str | None = None
+    utf8_checked: bool = False  # the charset's detection found ``body`` valid UTF-8
     error: str | None = None
     redirects: tuple[str, ...] = ()
     truncated: bool = False

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from focuscrawl.parse.html import _context, page_from_bytes, parse_html
+from focuscrawl.fetch.encoding import decode_html, sniff_charset
+from focuscrawl.parse.html import (
+    _context,
+    _utf8_as_is,
+    page_from_bytes,
+    page_from_fetch,
+    parse_html,
+)
 from focuscrawl.replay.archive import iter_responses
+from focuscrawl.types import FetchResult, Page
 from tests.conftest import shared_file
 
 PAGE = """<html lang="de-AT"><head><title> Ein  Titel </title>
@@ -132,3 +140,68 @@ def test_links_only_finds_what_the_full_parse_finds_on_real_pages(archive: str) 
         if pages == 400:
             break
     assert pages == 400
+
+
+def _fetched(url: str, body: bytes, content_type: str) -> FetchResult:
+    """A 200 answer as the fetcher fills it (the charset sniffed from header and body)."""
+    charset, checked = sniff_charset(content_type, body)
+    mime = content_type.split(";", 1)[0].strip().lower()
+    return FetchResult(
+        url, url, status=200, body=body, content_type=mime, charset=charset, utf8_checked=checked
+    )
+
+
+def _link_fields(page: Page) -> tuple[object, ...]:
+    return page.title, page.lang, [(k.url, k.count, k.nofollow) for k in page.links]
+
+
+@pytest.mark.parametrize("archive", ["wikispeedia.warc.gz", "webkb.warc.gz", "multilingual-dev.warc.gz"])
+def test_links_of_the_undecoded_bytes_are_those_of_the_decoded_text(archive: str) -> None:
+    """A links-only parse of a fetched UTF-8 page reads its bytes as they are where that
+    gives the decoded text's tree: the same title, language and links on real pages."""
+    pages = raw = 0
+    for rec in iter_responses(shared_file(archive)):
+        content_type = rec.header("Content-Type")
+        if rec.status != 200 or "html" not in content_type.lower():
+            continue
+        result = _fetched(rec.url, rec.body, content_type)
+        lean = page_from_fetch(result, links_only=True)
+        text = parse_html(rec.url, decode_html(rec.body, result.charset), links_only=True)
+        assert _link_fields(lean) == _link_fields(text), rec.url
+        assert lean.html == text.html == ""
+        raw += result.charset == "utf-8" and _utf8_as_is(rec.body, result.utf8_checked) is not None
+        pages += 1
+        if pages == 400:
+            break
+    assert pages == 400
+    assert raw > 200  # most pages of each archive took the bytes' way
+
+
+_EDGE_PAGES = [  # (body, Content-Type): each must give the decoded text's links
+    pytest.param("<p>ü<a href='/ä'>x</a>".encode(), "text/html; charset=utf-8", id="checked-utf8"),
+    pytest.param("\ufeff<title>T</title><a href=/b>b</a>".encode(), "text/html", id="bom"),
+    pytest.param("<a href=/é>x</a>é".encode()[:-1], "text/html; charset=utf-8", id="cut-sequence"),
+    pytest.param(b'<meta charset="utf-8"><a href="/\xe9">x</a>', "text/html", id="declared-not-utf8"),
+    pytest.param(("<div>" * 300 + "<a href=/deep>d</a>").encode(), "text/html", id="nesting-guarded"),
+    pytest.param(("<P>" * 300 + "<A HREF=/up>u</A>").encode(), "text/html", id="upper-case-flat"),
+    pytest.param(b"<title>x</title>" + b"<b>" * 101 + b"<a href=/t>t</a>", "text/html", id="ascii"),
+]
+
+
+@pytest.mark.parametrize(("body", "content_type"), _EDGE_PAGES)
+def test_links_of_odd_utf8_pages_match_the_decoded_text(body: bytes, content_type: str) -> None:
+    url = "http://h.example/dir/page.html"
+    result = _fetched(url, body, content_type)
+    text = parse_html(url, decode_html(body, result.charset), links_only=True)
+    assert text.links  # every page has a link to compare
+    assert _link_fields(page_from_fetch(result, links_only=True)) == _link_fields(text)
+
+
+def test_which_utf8_bytes_are_parsed_as_they_are() -> None:
+    """The bytes are taken as they are only where they surely give the decoded text's tree."""
+    assert _utf8_as_is("<p>é</p>".encode(), checked=True) == "<p>é</p>".encode()
+    assert _utf8_as_is(b"\xef\xbb\xbf<p>x</p>", checked=False) == b"<p>x</p>"  # the BOM goes
+    assert _utf8_as_is(b"<p>\xe9</p>", checked=False) is None  # not UTF-8: decoded as cp1252 then
+    assert _utf8_as_is("<p>é".encode(), checked=True) is None  # the end may be a cut sequence
+    assert _utf8_as_is(("<div>" * 300).encode(), checked=True) is None  # the guard cuts
+    assert _utf8_as_is(b"", checked=True) is None

@@ -21,7 +21,7 @@ from __future__ import annotations
 import codecs
 import re
 
-__all__ = ["charset_label", "decode_html", "detect_charset", "looks_like_html"]
+__all__ = ["charset_label", "decode_html", "detect_charset", "looks_like_html", "sniff_charset"]
 
 _PRESCAN_BYTES = 4096
 
@@ -135,14 +135,30 @@ def detect_charset(headers_content_type: str, body: bytes) -> str:
     >>> detect_charset("", "café".encode())
     'utf-8'
     """
+    return sniff_charset(headers_content_type, body)[0]
+
+
+def sniff_charset(headers_content_type: str, body: bytes) -> tuple[str, bool]:
+    """:func:`detect_charset`, and whether it found ``body`` valid UTF-8 on the way
+    (a multi-byte sequence cut at the end allowed), which a parser of the bytes can
+    then trust without checking them again; False where it did not look.
+
+    >>> sniff_charset("text/html; charset=utf-8", "café".encode())
+    ('utf-8', True)
+    >>> sniff_charset("text/html", b'<meta charset="utf-8"><p>caf\\xc3\\xa9')  # declared: not checked
+    ('utf-8', False)
+    """
     for bom, bom_name in _BOMS:
         if body.startswith(bom):
-            return bom_name
+            return bom_name, False
     match = _HTTP_CHARSET.search(headers_content_type or "")
     if match:
         declared = charset_label(match.group(1))
-        if declared is not None and not (declared == "utf-8" and not _is_utf8(body)):
-            return declared
+        if declared == "utf-8":
+            if _is_utf8(body):
+                return declared, True
+        elif declared is not None:
+            return declared, False
     head = body[:_PRESCAN_BYTES]
     for pattern in (_META, _XML_DECL):
         found = pattern.search(head)
@@ -151,8 +167,9 @@ def detect_charset(headers_content_type: str, body: bytes) -> str:
             if name in ("utf-16-le", "utf-16-be"):
                 name = "utf-8"  # a document in ASCII cannot be UTF-16 (WHATWG prescan)
             if name is not None:
-                return name
-    return "utf-8" if _is_utf8(body) else "cp1252"
+                return name, False
+    valid = _is_utf8(body)
+    return ("utf-8" if valid else "cp1252"), valid
 
 
 def decode_html(body: bytes, charset: str | None = None) -> str:

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from focuscrawl.clock import Clock, SystemClock
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.fetch.addresses import AddressPolicy
-from focuscrawl.fetch.encoding import detect_charset, looks_like_html
+from focuscrawl.fetch.encoding import looks_like_html, sniff_charset
 from focuscrawl.fetch.politeness import HostPoliteness
 from focuscrawl.fetch.robots import RobotsCache, user_agent_token
 from focuscrawl.fetch.transport import Answer, Transport, TransportError, flat_headers
@@ -334,7 +334,7 @@ class HttpFetcher:
             answer.body.abandon()
         result.body = bytes(body)
         if mime.startswith("text/") or "html" in mime or "xml" in mime:
-            result.charset = detect_charset(header, result.body)
+            result.charset, result.utf8_checked = sniff_charset(header, result.body)
 
 
 async def _read_upto(answer: Answer, size: int) -> bytes:

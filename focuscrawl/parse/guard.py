@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["MAX_DEPTH", "MAX_TAGS", "Guarded", "bound_nesting", "guard_html"]
+__all__ = ["MAX_DEPTH", "MAX_TAGS", "Guarded", "bound_nesting", "guard_html", "needs_no_guard"]
 
 MAX_DEPTH = 256
 # Markup read per page: the text is cut before its 100,001st '<'. Large real pages
@@ -91,6 +91,9 @@ _COMMON_FLAT = (
 )  # fmt: skip
 
 
+_COMMON_FLAT_BYTES = tuple(opening.encode("ascii") for opening in _COMMON_FLAT)
+
+
 def _flat_bound(html: str, starts: int, max_depth: int) -> int:
     """``starts`` less the common flat openings in ``html``, counted until it is at
     most ``max_depth`` (then the page needs no scan) or all are counted."""
@@ -99,6 +102,42 @@ def _flat_bound(html: str, starts: int, max_depth: int) -> int:
         if starts <= max_depth:
             break
     return starts
+
+
+def _flat_bound_bytes(html: bytes, starts: int, max_depth: int) -> int:
+    """:func:`_flat_bound` of UTF-8 bytes (the same counts: the openings are ASCII)."""
+    for opening in _COMMON_FLAT_BYTES:
+        starts -= html.count(opening)
+        if starts <= max_depth:
+            break
+    return starts
+
+
+def needs_no_guard(html: bytes, max_depth: int = MAX_DEPTH, max_tags: int = MAX_TAGS) -> bool:
+    """Whether :func:`guard_html` would return the decoded text of the UTF-8 ``html``
+    unchanged, told from the bytes (no decoding): True only where it surely would.
+
+    Every count :func:`guard_html` starts with is of ASCII text, which UTF-8 bytes
+    hold as the decoded text does (no byte of a multi-byte sequence is ASCII): the
+    same numbers, the same early answers. Its second try counts in ``str.lower()``,
+    which lower-cases more than ``bytes.lower()`` does, so it finds at least the
+    same openings: where the bytes' bound is low enough, so is the text's. Where
+    this answers False, the text is guarded as usual.
+
+    >>> needs_no_guard(b"<div>" * 300), needs_no_guard(b"<p>" * 300), needs_no_guard(b"<P>" * 300)
+    (False, True, True)
+    >>> needs_no_guard(b"<b>x" * 5, max_tags=4)
+    False
+    """
+    tags = html.count(b"<")
+    if tags > max_tags:
+        return False
+    if tags <= max_depth:
+        return True
+    starts = tags - html.count(b"</")
+    if starts <= max_depth or _flat_bound_bytes(html, starts, max_depth) <= max_depth:
+        return True
+    return _flat_bound_bytes(html.lower(), starts, max_depth) <= max_depth
 
 
 def bound_nesting(

@@ -7,6 +7,7 @@ of T words around a link (anchor included, P1) is a slice of that word list.
 
 from __future__ import annotations
 
+import codecs
 import itertools
 import re
 from collections.abc import Iterable
@@ -16,7 +17,7 @@ from selectolax.lexbor import LexborHTMLParser as HTMLParser
 from selectolax.lexbor import LexborNode as Node
 
 from focuscrawl.fetch.encoding import decode_html, detect_charset
-from focuscrawl.parse.guard import guard_html
+from focuscrawl.parse.guard import guard_html, needs_no_guard
 from focuscrawl.types import FetchResult, Link, Page
 from focuscrawl.urls import normalize_url
 
@@ -201,36 +202,16 @@ def parse_html(
     distinct targets in document order.
 
     ``links_only``: the page's title, language and links (URL, count, nofollow),
-    the same as a full parse gives, but no text, anchors, contexts, meta, class
-    names or ids (left empty): for strategies that read nothing else (bfs,
-    OPIC), at a third of the cost.
+    the same as a full parse gives, but no HTML, text, anchors, contexts, meta,
+    class names or ids (left empty): for strategies that read nothing else (bfs,
+    OPIC), at a third of the cost. :func:`page_from_fetch` parses a UTF-8 page
+    for its links without decoding it where that gives the same tree.
     """
     html = guard_html(html).html  # hostile markup would stall the parser (see parse.guard)
     tree = HTMLParser(html)
-    page = Page(url=url, html=html)
-    # the document element, always <html> (what css_first("html") finds first; no selector pass)
-    root = tree.root
-    if root is not None:
-        page.lang = (root.attributes.get("lang") or root.attributes.get("xml:lang") or "").strip().lower()
     if links_only:
-        # the first title, the first base[href] and the frames, in one selector pass
-        # (each css() walks the whole tree: ~7-14 us a page)
-        title = base_node = None
-        frame_srcs: list[str] = []
-        for node in tree.css("title, base[href], frame[src]"):
-            tag = node.tag
-            if tag == "title":
-                if title is None:
-                    title = node
-            elif tag == "base":
-                if base_node is None:
-                    base_node = node
-            else:
-                frame_srcs.append(node.attributes.get("src") or "")
-        if title is not None:
-            page.title = _clean(title.text())
-        page.links = _links_only(tree, _href_base(base_node, url), frame_srcs, max_links)
-        return page
+        return _links_page(url, tree, max_links)
+    page = Page(url=url, html=html, lang=_lang(tree))
     title = tree.css_first("title")
     if title is not None:
         page.title = _clean(title.text())
@@ -276,6 +257,66 @@ def parse_html(
         links[target] = Link(target, anchor, context, 1, nofollow)
     page.links = list(links.values())
     return page
+
+
+def _lang(tree: HTMLParser) -> str:
+    """The ``lang`` of the document element, always <html> (what css_first("html")
+    finds first; no selector pass)."""
+    root = tree.root
+    if root is None:
+        return ""
+    return (root.attributes.get("lang") or root.attributes.get("xml:lang") or "").strip().lower()
+
+
+def _links_page(url: str, tree: HTMLParser, max_links: int) -> Page:
+    """The page of a links-only parse (see :func:`parse_html`), ``html`` left empty."""
+    page = Page(url=url, lang=_lang(tree))
+    # the first title, the first base[href] and the frames, in one selector pass
+    # (each css() walks the whole tree: ~7-14 us a page)
+    title = base_node = None
+    frame_srcs: list[str] = []
+    for node in tree.css("title, base[href], frame[src]"):
+        tag = node.tag
+        if tag == "title":
+            if title is None:
+                title = node
+        elif tag == "base":
+            if base_node is None:
+                base_node = node
+        else:
+            frame_srcs.append(node.attributes.get("src") or "")
+    if title is not None:
+        page.title = _clean(title.text())
+    page.links = _links_only(tree, _href_base(base_node, url), frame_srcs, max_links)
+    return page
+
+
+def _utf8_as_is(body: bytes, checked: bool) -> bytes | None:
+    """``body``, a UTF-8 page, as the parser may take it without decoding: bytes
+    that give the tree its decoded and guarded text gives; None where they might not.
+
+    selectolax parses bytes as UTF-8 and would encode a ``str`` back to UTF-8 first,
+    so a links-only parse of the bytes saves the decoding and that encoding (~25 us
+    of a 20 KB page, a sixth of the parse). They give the same tree where the bytes
+    are valid UTF-8 (``checked``: the charset's detection found them so) without a
+    byte-order mark (decoding drops it) or a sequence cut at the end (decoding makes
+    it U+FFFD), and where the nesting guard would leave the text as it is.
+
+    >>> _utf8_as_is("<p>café</p>".encode(), False), _utf8_as_is(b"\\xef\\xbb\\xbf<p>x</p>", True)
+    (b'<p>caf\\xc3\\xa9</p>', b'<p>x</p>')
+    >>> _utf8_as_is(b"<p>caf\\xe9</p>", False), _utf8_as_is("<p>café".encode(), True)
+    (None, None)
+    """
+    if body.startswith(codecs.BOM_UTF8):
+        body = body[len(codecs.BOM_UTF8) :]
+    if not body or body[-1] >= 0x80:
+        return None
+    if not (checked or body.isascii()):
+        try:
+            body.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    return body if needs_no_guard(body) else None
 
 
 def _base_url(tree: HTMLParser, url: str) -> str:
@@ -356,10 +397,14 @@ def page_from_fetch(
 ) -> Page:
     """Decode and parse a fetched HTML response into a Page (status, headers kept)."""
     charset = result.charset or detect_charset(result.content_type, result.body)
-    html = decode_html(result.body, charset)
-    page = parse_html(
-        result.final_url, html, context_words=context_words, max_links=max_links, links_only=links_only
-    )
+    raw = _utf8_as_is(result.body, result.utf8_checked) if links_only and charset == "utf-8" else None
+    if raw is not None:  # the links of the bytes as they are: the same as of the decoded text
+        page = _links_page(result.final_url, HTMLParser(raw), max_links)
+    else:
+        html = decode_html(result.body, charset)
+        page = parse_html(
+            result.final_url, html, context_words=context_words, max_links=max_links, links_only=links_only
+        )
     page.status = result.status
     page.content_type = result.content_type
     page.charset = charset
