@@ -17,8 +17,9 @@ loads the arrays from the snapshot and replays the journal.
 
 Measured at a million queued URLs (``benchmarks/bench_frontier.py``, a shared
 2-core machine at load ~3): a page-shaped OTIE workload (30 out-links, pops of
-16, a commit every 50 pages) ~95-100k ops per CPU-second without parent edges,
-~50k with them (before: ~20k); score updates + pops ~170-240k per CPU-second;
+16, a commit every 50 pages) ~95-100k ops per CPU-second without parent edges
+(170-185k on a quiet, faster machine in 2026-11), ~50k with them (before: ~20k);
+score updates + pops ~170-240k per CPU-second;
 ~70 B per URL of resident memory growth (the whole process: ~135 B per URL).
 
 Writes form one transaction until :meth:`IndexedFrontier.commit`; a crash (or
