@@ -19,6 +19,12 @@ A bare breadth-first loop, run in its own process like the two crawlers:
   and level as ours) with the WARC-Block-Digest (sha1, base32) a real WARC record
   carries; robots.txt too.
 
+``--schedule ordered`` adds what a reproducible crawl must do, and nothing else: at
+most ``--window`` URLs taken and not yet settled, results settled strictly in the
+order their URLs were taken (a host's slot is given back, and a page's links are
+queued, only when it is settled), as focuscrawl's engine does. The difference from
+``ready`` is the price of a reproducible schedule, apart from any crawler's code.
+
 No scoring, no durable frontier, no URL normalisation beyond ``urljoin`` and the
 fragment, no scope rules, no crash safety: what is left is the cost of HTTP,
 link extraction, a set and a queue, and compressed WARC output, i.e. the floor
@@ -153,12 +159,24 @@ class ReadyQueue:
         return self.queued > 0
 
 
+class Taken:
+    """A URL taken, and its page's links once its result is in (``ordered``)."""
+
+    __slots__ = ("links", "url")
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.links: list[str] | None = None
+
+
 class Loop:
     def __init__(self, args: argparse.Namespace, warc: IO[bytes]) -> None:
         self.args = args
         self.warc = warc
-        schedule = ReadyQueue if args.schedule == "ready" else FifoQueue
+        schedule = FifoQueue if args.schedule == "fifo" else ReadyQueue
         self.queue = schedule(list(args.seeds), args.per_host)
+        self.ordered = args.schedule == "ordered"
+        self.taken: deque[Taken] = deque()  # ordered: the URLs taken, in order
         self.seen: set[str] = set(args.seeds)
         self.robots: dict[str, Protego | asyncio.Future[Protego]] = {}
         self.pages = self.html = self.in_flight = 0
@@ -219,9 +237,26 @@ class Loop:
                 found.append(link)
         return found
 
+    def settle(self, entry: Taken, links: list[str]) -> None:
+        """``ordered``: the result of ``entry`` is in; settle every finished entry at the
+        head of the taken list, in order: give its host's slot back, queue its links."""
+        entry.links = links
+        taken = self.taken
+        while taken and taken[0].links is not None:
+            head = taken.popleft()
+            self.push_new(head.links or [])
+            self.queue.done(head.url)
+
+    def push_new(self, links: list[str]) -> None:
+        for link in links:
+            if link not in self.seen:
+                self.seen.add(link)
+                self.queue.push(link)
+
     async def worker(self, session: aiohttp.ClientSession) -> None:
         while self.pages < self.args.max_pages:
-            url = self.queue.pop()
+            full = self.ordered and len(self.taken) >= self.args.window
+            url = None if full else self.queue.pop()
             if url is None:
                 if self.in_flight == 0 and not self.queue:
                     return
@@ -229,6 +264,10 @@ class Loop:
                 await self.wakeup.wait()
                 continue
             self.in_flight += 1
+            entry = Taken(url)
+            if self.ordered:
+                self.taken.append(entry)
+            found: list[str] = []
             try:
                 robots = await self.robots_for(session, url)
                 if not robots.can_fetch(url, "focuscrawl"):
@@ -245,13 +284,14 @@ class Loop:
                 ctype = dict(headers).get("Content-Type", "")
                 if 200 <= status < 300 and "html" in ctype:
                     self.html += 1
-                    for link in self.links(url, body):
-                        if link not in self.seen:
-                            self.seen.add(link)
-                            self.queue.push(link)
+                    found = self.links(url, body)
             finally:
                 self.in_flight -= 1
-                self.queue.done(url)
+                if self.ordered:
+                    self.settle(entry, found)
+                else:
+                    self.push_new(found)
+                    self.queue.done(url)
                 self.wakeup.set()
 
     async def run(self) -> float:
@@ -273,9 +313,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--per-host", type=int, default=1)
     ap.add_argument(
-        "--schedule", choices=["fifo", "ready"], default="fifo",
-        help="fifo: discovery order, waiting for a busy host; ready: the first URL of a free host",
+        "--schedule", choices=["fifo", "ready", "ordered"], default="fifo",
+        help="fifo: discovery order, waiting for a busy host; ready: the first URL of a free host;"
+        " ordered: ready, with results settled in the order taken (see the module docstring)",
     )  # fmt: skip
+    ap.add_argument("--window", type=int, default=32, help="ordered: URLs taken and not settled")
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     with (args.out / "limit.warc.gz").open("wb") as warc:
