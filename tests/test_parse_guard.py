@@ -7,7 +7,9 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import hypothesis
 import pytest
+from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
 
 from focuscrawl.parse import guard
@@ -92,3 +94,25 @@ def test_real_pages_are_left_unchanged(sample_archive: Path) -> None:
         assert guard_html(text).html == text, record.url
         pages += 1
     assert pages > 50
+
+
+# pieces of markup whose counts decide needs_no_guard: flat openings in both cases,
+# nesting tags, end tags, and text whose lower case differs between str and bytes
+# (the Kelvin sign lowers to "k", dotted I to "i" + a combining dot)
+_PIECES = ["<a ", "<A ", "<p>", "<P>", "<li>", "<LI>", "<br>", "<td>", "<div>", "<DIV>",
+           "<span>", "</div>", "</span>", "<!-- x -->", "é", "\u212a", "\u0130", "<\u0130MG ", "x"]  # fmt: skip
+
+
+@hypothesis.given(
+    st.lists(st.sampled_from(_PIECES), max_size=400),
+    st.integers(min_value=1, max_value=40),
+    st.integers(min_value=1, max_value=300),
+)
+@hypothesis.settings(max_examples=300, deadline=None)
+def test_needs_no_guard_only_where_the_text_is_left_as_it_is(
+    pieces: list[str], max_depth: int, max_tags: int
+) -> None:
+    """True from the UTF-8 bytes means the guard of the decoded text changes nothing."""
+    text = "".join(pieces)
+    if guard.needs_no_guard(text.encode(), max_depth, max_tags):
+        assert guard_html(text, max_depth, max_tags) == (text, 0, None)
