@@ -22,7 +22,7 @@ are returned unchanged.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import AnyStr, NamedTuple
 
 import numpy as np
 
@@ -94,23 +94,32 @@ _COMMON_FLAT = (
 _COMMON_FLAT_BYTES = tuple(opening.encode("ascii") for opening in _COMMON_FLAT)
 
 
-def _flat_bound(html: str, starts: int, max_depth: int) -> int:
-    """``starts`` less the common flat openings in ``html``, counted until it is at
+def _flat_bound(html: AnyStr, openings: tuple[AnyStr, ...], starts: int, max_depth: int) -> int:
+    """``starts`` less the common flat ``openings`` in ``html``, counted until it is at
     most ``max_depth`` (then the page needs no scan) or all are counted."""
-    for opening in _COMMON_FLAT:
+    for opening in openings:
         starts -= html.count(opening)
         if starts <= max_depth:
             break
     return starts
 
 
-def _flat_bound_bytes(html: bytes, starts: int, max_depth: int) -> int:
-    """:func:`_flat_bound` of UTF-8 bytes (the same counts: the openings are ASCII)."""
-    for opening in _COMMON_FLAT_BYTES:
-        starts -= html.count(opening)
-        if starts <= max_depth:
-            break
-    return starts
+def _shallow(
+    html: AnyStr, tags: int, max_depth: int, close: AnyStr, openings: tuple[AnyStr, ...]
+) -> bool:
+    """Whether the counts alone bound the nesting of ``html`` (``tags`` its '<') by
+    ``max_depth``: then it needs no scan. The same counts for a text and for its UTF-8
+    bytes, given ``close`` ("</") and the flat ``openings`` of the one or the other."""
+    # the depth cannot exceed the number of start tags that nest: most pages stop here
+    if tags <= max_depth:
+        return True  # fewer tags than the cap: no "</" to count
+    starts = tags - html.count(close)
+    if starts <= max_depth:
+        return True
+    # the openings as written first (mostly lower case), without a lower-cased copy
+    if _flat_bound(html, openings, starts, max_depth) <= max_depth:
+        return True
+    return _flat_bound(html.lower(), openings, starts, max_depth) <= max_depth
 
 
 def needs_no_guard(html: bytes, max_depth: int = MAX_DEPTH, max_tags: int = MAX_TAGS) -> bool:
@@ -130,14 +139,7 @@ def needs_no_guard(html: bytes, max_depth: int = MAX_DEPTH, max_tags: int = MAX_
     False
     """
     tags = html.count(b"<")
-    if tags > max_tags:
-        return False
-    if tags <= max_depth:
-        return True
-    starts = tags - html.count(b"</")
-    if starts <= max_depth or _flat_bound_bytes(html, starts, max_depth) <= max_depth:
-        return True
-    return _flat_bound_bytes(html.lower(), starts, max_depth) <= max_depth
+    return tags <= max_tags and _shallow(html, tags, max_depth, b"</", _COMMON_FLAT_BYTES)
 
 
 def bound_nesting(
@@ -154,18 +156,9 @@ def bound_nesting(
     >>> bound_nesting("<p><p><p><li><li><script>'<div><div><div>'</script>", 2)[1]
     0
     """
-    # the depth cannot exceed the number of start tags that nest: most pages stop here
     if tags is None:
         tags = html.count("<")
-    if tags <= max_depth:
-        return html, 0  # fewer tags than the cap: no "</" to count
-    starts = tags - html.count("</")
-    if starts > max_depth:
-        # the openings as written first (mostly lower case), without a lower-cased copy
-        if _flat_bound(html, starts, max_depth) <= max_depth:
-            return html, 0
-        starts = _flat_bound(html.lower(), starts, max_depth)
-    if starts <= max_depth:
+    if _shallow(html, tags, max_depth, "</", _COMMON_FLAT):
         return html, 0
     # re.split gives [text, token, slash, name, text, token, slash, name, ..., text]:
     # the per-tag work is one list comprehension, the rest is numpy
