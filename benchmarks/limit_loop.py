@@ -264,8 +264,8 @@ class Loop:
                 await self.wakeup.wait()
                 continue
             self.in_flight += 1
-            entry = Taken(url)
-            if self.ordered:
+            entry = Taken(url) if self.ordered else None  # (no object per URL otherwise)
+            if entry is not None:
                 self.taken.append(entry)
             found: list[str] = []
             try:
@@ -287,7 +287,7 @@ class Loop:
                     found = self.links(url, body)
             finally:
                 self.in_flight -= 1
-                if self.ordered:
+                if entry is not None:
                     self.settle(entry, found)
                 else:
                     self.push_new(found)
