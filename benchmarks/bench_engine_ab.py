@@ -38,8 +38,16 @@ def one(tree: Path, proxy: str, w: Workload, pages: int, extra: list[str]) -> tu
                "--per-host", str(w.per_host), "--max-pages", str(pages or w.max_pages),
                "--allow-private", "127.0.0.1", *extra]  # fmt: skip
         before = os.times()
-        subprocess.run(cmd, env={**os.environ, "PYTHONPATH": str(tree)}, check=False, capture_output=True)
+        # ``-m`` puts the working directory first on sys.path: run from the temporary
+        # directory, or a run from a checkout's root crawls with that checkout's code
+        # whatever PYTHONPATH says (both "trees" were then the same code)
+        done = subprocess.run(
+            cmd, env={**os.environ, "PYTHONPATH": str(tree.resolve())}, cwd=tmp, check=False,
+            capture_output=True, text=True,
+        )  # fmt: skip
         after = os.times()
+        if done.returncode != 0:
+            raise SystemExit(f"{tree}: the crawl failed: {done.stderr.strip()[-500:]}")
         summary = json.loads((out / "run.json").read_text(encoding="utf-8"))["summary"]
         cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
         return summary["fetched"] / summary["elapsed"], cpu / summary["fetched"] * 1000
@@ -54,6 +62,14 @@ def main() -> None:
     ap.add_argument("extra", nargs="*")
     args = ap.parse_args()
     w = WORKLOADS[args.workload]
+    for tree in args.trees:  # the code each child will import is the tree's own
+        where = subprocess.run(
+            [sys.executable, "-c", "import focuscrawl; print(focuscrawl.__file__)"],
+            env={**os.environ, "PYTHONPATH": str(tree.resolve())}, cwd=tempfile.gettempdir(),
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()  # fmt: skip
+        if not Path(where).resolve().is_relative_to(tree.resolve()):
+            raise SystemExit(f"{tree}: the crawl would import focuscrawl from {where}")
     results: dict[Path, list[tuple[float, float]]] = {t: [] for t in args.trees}
     with ReplayProcess([TESTWEB / w.archive]) as replay:
         for r in range(args.rounds):
