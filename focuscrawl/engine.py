@@ -83,7 +83,8 @@ def _fsync_all(outputs: Sequence[WarcOutput | JsonlOutput]) -> None:
         output.fsync()
 
 
-_Task = asyncio.Task[FetchResult] | None  # None: taken while stopping, fetched on resume
+# None: taken while stopping, fetched on resume; a done future: refused without a fetch
+_Task = asyncio.Future[FetchResult] | None
 
 
 class Crawler:
@@ -295,11 +296,25 @@ class Crawler:
         except Exception as exc:  # a fetcher bug must not kill the crawl: count it
             return FetchResult(url, url, error=f"internal:{type(exc).__name__}")
 
+    def _refusal(self, url: str) -> FetchResult | None:
+        try:
+            return self.fetcher.refusal(url)
+        except Exception:  # a fetcher bug: the fetch runs, and counts it if it fails too
+            return None
+
     def _launch(self, item: InFlight) -> None:
         self._host_inflight[item.queued.host] += 1
         # while stopping, URLs are still taken where an uninterrupted crawl would take
         # them (so a resumed crawl takes the same ones), but left for the resume to fetch
-        task = None if self._stop.is_set() else asyncio.create_task(self._fetch(item.queued.url))
+        task: _Task = None
+        if not self._stop.is_set():
+            url = item.queued.url
+            refused = self._refusal(url)
+            if refused is None:
+                task = asyncio.create_task(self._fetch(url))
+            else:  # settled like a fetch, in its turn: a finished one, without a task
+                task = asyncio.get_running_loop().create_future()
+                task.set_result(refused)
         self._window.append((item, task))
         self._window_new += not item.recrawl
 
@@ -429,7 +444,8 @@ class Crawler:
         if not self._stop.is_set() and head is not None and not head.done():
             stop = asyncio.ensure_future(self._stop.wait())
             try:
-                await asyncio.wait({head, stop}, return_when=asyncio.FIRST_COMPLETED)
+                watched: set[asyncio.Future[Any]] = {head, stop}
+                await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
             finally:
                 stop.cancel()
         if self._stop.is_set():

@@ -167,6 +167,51 @@ async def test_robots_disabled_sends_no_robots_request() -> None:
     assert site.paths() == ["/"]
 
 
+async def test_refusal_is_what_fetch_returns_when_it_is_known_without_io() -> None:
+    routes = {
+        "/robots.txt": robots("User-agent: *\nDisallow: /private\nCrawl-delay: 0.5"),
+        "/": html("hi"),
+        "/private/a": html("no"),
+    }
+    counted: collections.Counter[str] = collections.Counter()
+    fetched: collections.Counter[str] = collections.Counter()
+    async with (
+        serve(routes) as site,
+        AiohttpFetcher(settings(max_crawl_delay=0.01), counters=counted) as quick,
+        AiohttpFetcher(settings(max_crawl_delay=0.01), counters=fetched) as slow_one,
+    ):
+        private, home = site.url("/private/a"), site.url("/")
+        # robots.txt not read yet: only a fetch can say (it downloads it)
+        assert quick.refusal(private) is None
+        await quick.fetch(home)
+        await slow_one.fetch(home)
+        for url in (private, site.url("/private/b?x=1#f"), "http://exa mple.org/", "ftp://a.org/"):
+            refused = quick.refusal(url)
+            expected = await slow_one.fetch(url)
+            assert refused is not None, url
+            assert (refused.url, refused.final_url, refused.error, refused.status) == (
+                expected.url, expected.final_url, expected.error, expected.status,
+            )  # fmt: skip
+            assert (refused.body, refused.redirects) == (b"", ())
+        assert quick.refusal(home) is None  # allowed: a request to make
+        assert quick.refusal(site.url("/public")) is None
+    assert counted == fetched  # robots 2, bad-url 2, requests 2, robots.txt 1
+    assert counted["robots"] == 2
+    assert counted["bad-url"] == 2
+    # each fetcher read robots.txt and fetched "/" once: the refusals asked nothing
+    assert sorted(site.paths()) == ["/", "/", "/robots.txt", "/robots.txt"]
+
+
+async def test_refusal_with_robots_off_or_a_closed_fetcher_is_none() -> None:
+    fetcher = AiohttpFetcher(settings(respect_robots=False))
+    assert fetcher.refusal("http://127.0.0.1:9/x") is None  # not open: fetch says why
+    async with fetcher:
+        assert fetcher.refusal("http://127.0.0.1:9/x") is None
+        blocked = fetcher.refusal("http://169.254.169.254/latest")
+        assert blocked is not None
+        assert blocked.error == "blocked-address"
+
+
 async def test_crawl_delay_spaces_requests_server_side() -> None:
     routes: dict[str, Handler] = {"/robots.txt": robots("User-agent: *\nCrawl-delay: 0.3")}
     routes.update({f"/p{i}": html("x") for i in range(3)})

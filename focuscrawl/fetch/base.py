@@ -22,6 +22,11 @@ class Fetcher(Protocol):
         """
         ...
 
+    def refusal(self, url: str) -> FetchResult | None:
+        """What :meth:`fetch` would return for ``url`` if that is known now without any
+        I/O or wait (a bad URL, robots.txt read already that says no); None: fetch it."""
+        ...
+
     def host_ready_at(self, host: str) -> float:
         """Monotonic time at which ``host`` may be contacted again (0 if now)."""
         ...

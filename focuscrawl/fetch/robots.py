@@ -126,6 +126,15 @@ class RobotsCache:
     def __len__(self) -> int:
         return len(self._rules)
 
+    def cached(self, url: str) -> RobotsRules | None:
+        """The rules of the origin of ``url`` if they are here now (no download), as
+        :meth:`rules_for` would return them (and marked as used, as it marks them)."""
+        key = robots_url(url)
+        rules = self._rules.get(key)
+        if rules is not None:
+            self._rules.move_to_end(key)
+        return rules
+
     async def rules_for(self, url: str) -> RobotsRules:
         """The rules of the origin of ``url`` (downloading them at most once)."""
         key = robots_url(url)
