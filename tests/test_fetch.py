@@ -194,12 +194,30 @@ async def test_refusal_is_what_fetch_returns_when_it_is_known_without_io() -> No
             )  # fmt: skip
             assert (refused.body, refused.redirects) == (b"", ())
         assert quick.refusal(home) is None  # allowed: a request to make
+        # the fetch that follows is the one it would be without the question
+        again, expected = await quick.fetch(home), await slow_one.fetch(home)
+        assert (again.status, again.final_url, again.body) == (200, home, expected.body)
         assert quick.refusal(site.url("/public")) is None
-    assert counted == fetched  # robots 2, bad-url 2, requests 2, robots.txt 1
+    assert counted == fetched  # robots 2, bad-url 2, requests 3, robots.txt 1
     assert counted["robots"] == 2
     assert counted["bad-url"] == 2
-    # each fetcher read robots.txt and fetched "/" once: the refusals asked nothing
-    assert sorted(site.paths()) == ["/", "/", "/robots.txt", "/robots.txt"]
+    # each fetcher read robots.txt and fetched "/" twice: the refusals asked nothing
+    assert sorted(site.paths()) == ["/"] * 4 + ["/robots.txt"] * 2
+
+
+async def test_a_url_let_in_by_refusal_still_has_its_redirects_checked() -> None:
+    routes = {
+        "/robots.txt": robots("User-agent: *\nDisallow: /private"),
+        "/": html("hi"),
+        "/moved": redirect("/private/x"),
+        "/private/x": html("no"),
+    }
+    async with serve(routes) as site, AiohttpFetcher(settings()) as fetcher:
+        await fetcher.fetch(site.url("/"))
+        assert fetcher.refusal(site.url("/moved")) is None
+        result = await fetcher.fetch(site.url("/moved"))
+    assert (result.error, result.redirects) == ("robots", (site.url("/moved"),))
+    assert "/private/x" not in site.paths()
 
 
 async def test_refusal_with_robots_off_or_a_closed_fetcher_is_none() -> None:

@@ -42,6 +42,7 @@ _CHUNK = 64 * 1024
 # errors that mean the host could not be reached at all (not an answer from it)
 _UNREACHABLE = frozenset({"dns", "blocked-address", "ssl", "connect", "proxy"})
 _HOSTS_CACHED = 65536  # host names whose address check is remembered
+_ADMITTED_KEPT = 4096  # URLs refusal() let in whose fetch has not started yet
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
@@ -125,6 +126,7 @@ class HttpFetcher:
         }
         self._open = False
         self._allowed_hosts: dict[str, bool] = {}
+        self._admitted: dict[str, str] = {}  # URL -> its normalised form, let in by refusal()
 
     @staticmethod
     def _check_proxy(proxy: str | None) -> str | None:
@@ -155,12 +157,15 @@ class HttpFetcher:
         if not self._open:
             raise ConfigError("fetch: the fetcher is not open (use `async with` on it)")
         started = self.clock.monotonic()
-        target = normalize_url(url)
+        target = self._admitted.pop(url, None)  # admitted by refusal() just now
+        admitted = target is not None
+        if target is None:
+            target = normalize_url(url)
         if target is None:
             result = FetchResult(url=url, final_url=url, error="bad-url")
         else:
             async with self._politeness.claim(host_of(target)):
-                result = await self._follow(url, target)
+                result = await self._follow(url, target, admitted)
         result.elapsed = self.clock.monotonic() - started
         if result.error is not None:
             self.counters[result.error] += 1
@@ -173,7 +178,9 @@ class HttpFetcher:
 
         A focused crawl's links often point where robots.txt says no (1,641 of 3,641
         URLs in the first 2,000 WebKB fetches): the engine settles those from here,
-        without a task, the host's claim and the async steps of a fetch.
+        without a task, the host's claim and the async steps of a fetch. A URL found
+        allowed here is remembered, and its fetch does not check it again (its
+        redirects' targets are checked as always).
         """
         if not self._open:
             return None  # (fetch says why)
@@ -189,18 +196,21 @@ class HttpFetcher:
             if rules is None:
                 return None  # not read yet: fetch reads it (or waits for its download)
             why = self._verdict(target, rules)
-            if why is None:
+            if why is None:  # the fetch that follows need not ask again
+                if len(self._admitted) >= _ADMITTED_KEPT:
+                    self._admitted.clear()  # (URLs whose fetch never started: cancelled)
+                self._admitted[url] = target
                 return None
             refused = why
         result = FetchResult(url=url, final_url=target or url, error=refused)
         self.counters[refused] += 1
         return result
 
-    async def _follow(self, url: str, current: str) -> FetchResult:
+    async def _follow(self, url: str, current: str, admitted: bool = False) -> FetchResult:
         chain: list[str] = []
         deadline = _Deadline(self.settings.fetch_timeout)
         while True:
-            refused = await self._admit(current)
+            refused = None if admitted and not chain else await self._admit(current)
             if refused is not None:
                 return FetchResult(
                     url=url, final_url=current, error=refused, redirects=tuple(chain)
