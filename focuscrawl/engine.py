@@ -44,6 +44,7 @@ from focuscrawl.control import ControlChannel
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.fetch.base import Fetcher
 from focuscrawl.frontier.base import FrontierStore
+from focuscrawl.gc_tuning import crawl_gc
 from focuscrawl.output.writers import JsonlOutput, WarcOutput
 from focuscrawl.processing import DIGEST, RELEVANCE, InFlight, ResultProcessor
 from focuscrawl.provenance import DECISIONS_NAME
@@ -262,23 +263,24 @@ class Crawler:
         self.stats.started = time.time()
         self._commit()  # the start (or the resume) is recorded, even if killed again at once
         self._write_run_json(final=False)  # what --resume reads back after a crash
-        try:
-            self._reissue(window)
-            if self.strategy.layered:
-                await self._run_layered()
-            else:
-                await self._run_queue()
-        finally:
-            await self._cancel_window()
-            self.proc.warc.stop_builder()
-            self.stats.counters.update(self.proc.warc.builder_counts)
-            self._commit()
-            self.stats.queued = self.frontier.count(URLState.QUEUED)
-            self._write_run_json(final=True)
-            self.proc.warc.close()
-            self.proc.pages.close()
-            if self.proc.decisions is not None:
-                self.proc.decisions.close()
+        with crawl_gc():  # the collector set for a crawl loop (see gc_tuning)
+            try:
+                self._reissue(window)
+                if self.strategy.layered:
+                    await self._run_layered()
+                else:
+                    await self._run_queue()
+            finally:
+                await self._cancel_window()
+                self.proc.warc.stop_builder()
+                self.stats.counters.update(self.proc.warc.builder_counts)
+                self._commit()
+                self.stats.queued = self.frontier.count(URLState.QUEUED)
+                self._write_run_json(final=True)
+                self.proc.warc.close()
+                self.proc.pages.close()
+                if self.proc.decisions is not None:
+                    self.proc.decisions.close()
         return self.stats
 
     def _budget_left(self) -> int:
