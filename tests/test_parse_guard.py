@@ -5,6 +5,8 @@ elements at MAX_LINK_ELEMENTS; real pages are left exactly as they are."""
 from __future__ import annotations
 
 import random
+import re
+import sys
 from pathlib import Path
 
 import hypothesis
@@ -100,7 +102,8 @@ def test_real_pages_are_left_unchanged(sample_archive: Path) -> None:
 # nesting tags, end tags, and text whose lower case differs between str and bytes
 # (the Kelvin sign lowers to "k", dotted I to "i" + a combining dot)
 _PIECES = ["<a ", "<A ", "<p>", "<P>", "<li>", "<LI>", "<br>", "<td>", "<div>", "<DIV>",
-           "<span>", "</div>", "</span>", "<!-- x -->", "é", "\u212a", "\u0130", "<\u0130MG ", "x"]  # fmt: skip
+           "<span>", "</div>", "</span>", "<!-- x -->", "é", "\u212a", "\u0130", "<\u0130MG ", "x",
+           "<\u017fPAN>", "<\u0131>", "<\u212a>", "<x@y.org>", "< ", "<Ä>"]  # fmt: skip
 
 
 @hypothesis.given(
@@ -116,3 +119,26 @@ def test_needs_no_guard_only_where_the_text_is_left_as_it_is(
     text = "".join(pieces)
     if guard.needs_no_guard(text.encode(), max_depth, max_tags):
         assert guard_html(text, max_depth, max_tags) == (text, 0, None)
+
+
+def test_every_letter_of_the_guards_pattern_counts_as_a_possible_tag() -> None:
+    # the bytes' bound counts a '<' before any character the scan's case-insensitive
+    # [A-Za-z] matches (four outside ASCII), by the first byte of its UTF-8 form
+    letter = re.compile(r"[A-Za-z]", re.IGNORECASE)
+    leads = {chr(c).encode("utf-8", "surrogatepass")[:1] for c in range(sys.maxunicode + 1)
+             if letter.match(chr(c))}  # fmt: skip
+    assert {lead.translate(guard._LETTERS_AS_A) for lead in leads} == {b"a"}
+    assert len(leads) == 52 + 3  # (C4 leads two of the four)
+
+
+def test_a_page_of_markup_declarations_needs_no_scan() -> None:
+    # WebKB's directory pages carry some 57,000 "<!WA4>" marks among 1,200 tags: the
+    # bound from the '<' before letters needs no count of "<!" and no scan
+    entry = "".join(f"<!WA{i % 9}>" for i in range(20))
+    page = "<UL>" + "".join(f"{entry}<LI><A HREF=/p{i}>P{i}</A>" for i in range(600)) + "</UL>"
+    body = page.encode()
+    assert body.count(b"<") > 12_000
+    assert guard.needs_no_guard(body)
+    assert guard_html(page) == (page, 0, None)
+    deep = "<div>" * (MAX_DEPTH + 1) + page
+    assert not guard.needs_no_guard(deep.encode())
