@@ -120,6 +120,11 @@ class RecordBuilder:
             os.set_blocking(fd, False)
 
     @property
+    def batched(self) -> int:
+        """Results submitted and not sent yet (they go with the next batch)."""
+        return len(self._batch)
+
+    @property
     def pending(self) -> int:
         """Results whose records have not been taken yet."""
         return len(self._waiting)

@@ -238,6 +238,8 @@ class WarcOutput(_AppendFile):
             if not self._ready:
                 self._prepare()
             builder.submit(result, time.time())  # the date the record would get here
+            if builder.batched:  # answers come a batch at a time: look when one has gone
+                return
         else:  # no builder, or not up yet, or failed: built here, after what it still holds
             self._take_built(wait=True)
             self._submit(warc_records.exchange, result)
