@@ -30,6 +30,7 @@ order, so even a killed and resumed crawl takes the same URLs in the same order.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import os
 import random
@@ -81,6 +82,22 @@ def normalize_seeds(seeds: Sequence[str]) -> list[str]:
 
 def _sync_all(outputs: Sequence[WarcOutput | JsonlOutput]) -> list[int]:
     return [output.sync() for output in outputs]
+
+
+_COMMITS = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="focuscrawl-commit")
+
+
+async def _in_thread(work: Callable[[], None]) -> None:
+    """``work()`` in the commit thread. A thread cannot be stopped: if the waiting task
+    is cancelled, the thread is waited for before the cancellation goes on, so that
+    nothing (the final commit of a stopped crawl) touches the outputs or the store
+    while it runs."""
+    future = _COMMITS.submit(work)
+    try:
+        await asyncio.wrap_future(future)
+    except asyncio.CancelledError:
+        concurrent.futures.wait([future])
+        raise
 
 
 # None: taken while stopping, fetched on resume; a done future: refused without a fetch
@@ -215,28 +232,33 @@ class Crawler:
 
     def _commit(self) -> None:
         """Make everything since the last commit durable, outputs first."""
-        offsets = [output.sync() for output in self._outputs()]
-        self._commit_state(offsets)
+        state = self._engine_state()
+        self._store(_sync_all(self._outputs()), state)
+        self._committed()
 
     async def _commit_overlapped(self) -> None:
-        """:meth:`_commit`, its outputs synced in a thread: the fetches in flight go on
-        reading meanwhile (three fsyncs took some 2 ms of each commit, the whole loop
-        stopped; and the WARC waits for the builder's last records, a partial batch
-        built after the commit's call, then writes them). Nothing is recorded during
-        the wait (this is the only recorder, and the fetches touch no output), so the
-        state committed is that of the lengths synced."""
-        offsets = await asyncio.to_thread(_sync_all, self._outputs())
-        self._commit_state(offsets)
+        """:meth:`_commit`, its disk work in a thread: the fetches in flight go on reading
+        meanwhile. The thread syncs the outputs (the builder's last records written,
+        flushes, three fsyncs: some 2 ms of each commit, the whole loop stopped) and
+        then commits the store (its rows, and SQLite's own writes, which release the
+        GIL). Nothing is recorded during the wait (this is the only recorder, and the
+        fetches touch neither the outputs nor the store), so the state committed is
+        that of the lengths synced; it is read here, before the wait."""
+        state = self._engine_state()
+        outputs = self._outputs()
+        await _in_thread(lambda: self._store(_sync_all(outputs), state))
+        self._committed()
 
-    def _commit_state(self, offsets: list[int]) -> None:
-        """The commit after the outputs are durable up to ``offsets``."""
+    def _engine_state(self) -> dict[str, Any]:
+        """What a resume needs besides the store and the outputs' lengths (filled in by
+        :meth:`_store`), as it is now."""
         proc = self.proc
         for key, value in self.strategy.counters().items():
             self.stats.counters[key] = value
-        state = {
-            "warc_offset": offsets[0],
-            "pages_offset": offsets[1],
-            "decisions_offset": offsets[2] if proc.decisions is not None else None,
+        return {
+            "warc_offset": None,
+            "pages_offset": None,
+            "decisions_offset": None,
             "stats": self.stats.to_dict(),
             "strategy": self.strategy.state_dict(),
             "rng": self.rng.getstate(),
@@ -247,8 +269,15 @@ class Crawler:
             "control": self._control_log,
             "control_id": self._control.last_id if self._control is not None else 0,
         }
+
+    def _store(self, offsets: list[int], state: dict[str, Any]) -> None:
+        """The commit of the store, once the outputs are durable up to ``offsets``."""
+        state["warc_offset"], state["pages_offset"] = offsets[0], offsets[1]
+        state["decisions_offset"] = offsets[2] if self.proc.decisions is not None else None
         self.frontier.set_meta("engine", json.dumps(state))
         self.frontier.commit()
+
+    def _committed(self) -> None:
         self._uncommitted = 0
         now = time.monotonic()
         if now - self._last_run_json >= _RUN_JSON_EVERY:  # the live numbers, for readers

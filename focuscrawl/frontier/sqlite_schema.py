@@ -210,7 +210,9 @@ def connect_crawl_db(
     ``session_schema`` (e.g. temporary tables) is created on every connection.
     """
     try:
-        conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+        # the engine commits in its commit thread while the loop waits for it (one
+        # thread at a time uses the connection): not tied to the thread that opened it
+        conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:
         raise FrontierError(f"cannot open crawl DB {path}: {exc}") from exc
     try:
