@@ -112,8 +112,8 @@ class _AppendFile:
 
     def flushed(self) -> int:
         """Everything so far handed to the OS (what the subclass still holds too): the
-        length :meth:`fsync` then makes durable. The two halves of :meth:`sync`, so that
-        a crawl can wait for the disk in another thread (``os.fsync`` releases the GIL)."""
+        length :meth:`fsync` then makes durable: the two halves of :meth:`sync` (which a
+        crawl runs in its commit thread; ``os.fsync`` releases the GIL)."""
         if not self._ready:
             self._prepare()
         self._before_sync()
