@@ -250,15 +250,12 @@ class Crawler:
         self._committed()
 
     def _engine_state(self) -> dict[str, Any]:
-        """What a resume needs besides the store and the outputs' lengths (filled in by
-        :meth:`_store`), as it is now."""
+        """What a resume needs besides the store and the outputs' lengths (which
+        :meth:`_store` adds), as it is now."""
         proc = self.proc
         for key, value in self.strategy.counters().items():
             self.stats.counters[key] = value
         return {
-            "warc_offset": None,
-            "pages_offset": None,
-            "decisions_offset": None,
             "stats": self.stats.to_dict(),
             "strategy": self.strategy.state_dict(),
             "rng": self.rng.getstate(),
@@ -272,9 +269,12 @@ class Crawler:
 
     def _store(self, offsets: list[int], state: dict[str, Any]) -> None:
         """The commit of the store, once the outputs are durable up to ``offsets``."""
-        state["warc_offset"], state["pages_offset"] = offsets[0], offsets[1]
-        state["decisions_offset"] = offsets[2] if self.proc.decisions is not None else None
-        self.frontier.set_meta("engine", json.dumps(state))
+        lengths = {
+            "warc_offset": offsets[0],
+            "pages_offset": offsets[1],
+            "decisions_offset": offsets[2] if self.proc.decisions is not None else None,
+        }
+        self.frontier.set_meta("engine", json.dumps({**lengths, **state}))
         self.frontier.commit()
 
     def _committed(self) -> None:

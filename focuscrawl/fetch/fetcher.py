@@ -187,16 +187,11 @@ class HttpFetcher:
         target = normalize_url(url)
         if target is None:
             refused = "bad-url"
-        elif not self._address_allowed(target):
-            refused = "blocked-address"
-        elif not self.settings.respect_robots:
-            return None
         else:
-            rules = self._robots.cached(target)
-            if rules is None:
-                return None  # not read yet: fetch reads it (or waits for its download)
-            why = self._verdict(target, rules)
-            if why is None:  # the fetch that follows need not ask again
+            known, why = self._admission_known(target)
+            if not known:
+                return None  # robots.txt not read yet: fetch reads it (or waits for it)
+            if why is None:  # allowed: the fetch that follows need not ask again
                 if len(self._admitted) >= _ADMITTED_KEPT:
                     self._admitted.clear()  # (URLs whose fetch never started: cancelled)
                 self._admitted[url] = target
@@ -244,11 +239,22 @@ class HttpFetcher:
 
     async def _admit(self, url: str) -> str | None:
         """Why ``url`` may not be requested (address, robots.txt), or None."""
-        if not self._address_allowed(url):
-            return "blocked-address"
-        if not self.settings.respect_robots:
-            return None
+        known, why = self._admission_known(url)
+        if known:
+            return why
         return self._verdict(url, await self._robots.rules_for(url))
+
+    def _admission_known(self, url: str) -> tuple[bool, str | None]:
+        """``_admit``'s answer where it needs no download: (True, why it refuses ``url``,
+        or None); (False, None) while the rules of its robots.txt are not here."""
+        if not self._address_allowed(url):
+            return True, "blocked-address"
+        if not self.settings.respect_robots:
+            return True, None
+        rules = self._robots.cached(url)
+        if rules is None:
+            return False, None
+        return True, self._verdict(url, rules)
 
     def _verdict(self, url: str, rules: RobotsRules) -> str | None:
         """Why ``rules`` refuse ``url`` (None: allowed); the host's Crawl-delay applied."""
