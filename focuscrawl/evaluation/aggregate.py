@@ -168,7 +168,12 @@ def summarise(exp: Experiment, topics: Sequence[Topic], runs: list[dict[str, Any
                 "metric": metric, "better": hi, "worse": lo, "n": len(common),
                 "t": t if math.isfinite(t) else None, "p": p, "significant": p < ALPHA,
             })  # fmt: skip
+    share = share_of_the_way(exp, curves)
+    for label, by_metric in share.get("labels", {}).items():
+        for metric, values in by_metric.items():
+            curves[label][f"{metric}_share"] = {"x": points, "mean": values}
     return {
+        "share": share,
         "experiment": exp.name, "title": exp.title, "file": str(exp.path), "mode": exp.mode,
         "budget": exp.budget, "repetitions": exp.repetitions, "notes": exp.notes,
         "strategies": [{"label": s.label, "strategy": s.strategy, "params": s.params,
@@ -179,6 +184,39 @@ def summarise(exp: Experiment, topics: Sequence[Topic], runs: list[dict[str, Any
         "summary": summary, "curves": curves, "tests": tests, "overlap": _overlaps(exp, runs),
         "runs": [{k: v for k, v in r.items() if k != "curves"} | {"curves": r["curves"]} for r in runs],
     }  # fmt: skip
+
+
+def share(value: float, floor: float, ceiling: float) -> float | None:
+    """How far ``value`` went from the floor (breadth-first) to the ceiling (the oracle):
+    0 at the floor, 1 at the ceiling; None where the two meet (nothing to share).
+
+    >>> share(0.5, 0.2, 0.8), share(0.2, 0.2, 0.8), share(0.9, 0.2, 0.8), share(0.3, 0.4, 0.4)
+    (0.5, 0.0, 1.1666666666666667, None)
+    """
+    gap = ceiling - floor
+    return None if abs(gap) < 1e-9 else (value - floor) / gap
+
+
+def share_of_the_way(exp: Experiment, curves: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """Every strategy's curves as the share of the way from the floor (the first ``bfs``
+    strategy) to the ceiling (the first ``oracle``), at each checkpoint: of the means
+    across topics (a ratio of per-topic values blows up where a topic's gap is small).
+    Empty without both."""
+    floor = next((s.label for s in exp.strategies if s.strategy == "bfs"), None)
+    ceiling = next((s.label for s in exp.strategies if s.strategy == "oracle"), None)
+    if floor is None or ceiling is None:
+        return {}
+    out: dict[str, Any] = {"floor": floor, "ceiling": ceiling, "labels": {}}
+    for metric in ("target_recall", "harvest_rate"):
+        lo, hi = curves.get(floor, {}).get(metric), curves.get(ceiling, {}).get(metric)
+        if lo is None or hi is None:
+            continue
+        for label, c in curves.items():
+            if metric in c:
+                out["labels"].setdefault(label, {})[metric] = [
+                    share(v, a, b) for v, a, b in zip(c[metric]["mean"], lo["mean"], hi["mean"], strict=True)
+                ]  # fmt: skip
+    return out
 
 
 def _curve_reader(metric: str) -> Callable[[Mapping[str, Any]], Any]:
@@ -242,8 +280,47 @@ def summary_table(results: Mapping[str, Any]) -> str:
     for label, s in results["summary"].items():
         cells = [_pm(s.get(m), 1 if m in ("domains", "wall_seconds") else 3) for m in present]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    lines += share_table(results)
     for t in results["tests"]:
         star = "significant" if t["significant"] else "not significant"
         tval = "inf" if t["t"] is None else f"{t['t']:.2f}"
         lines.append(f"{t['metric']}: {t['better']} > {t['worse']}: t = {tval}, p = {t['p']:.4f} ({star}, n = {t['n']})")
     return "\n".join(lines)
+
+
+def share_points(x: Sequence[int], n: int = 4) -> list[int]:
+    """Indices of ``n`` checkpoints spread over ``x`` (the last one always).
+
+    >>> share_points([50 * k for k in range(1, 21)])
+    [4, 9, 14, 19]
+    """
+    if not x:
+        return []
+    return sorted({max(0, round(len(x) * k / n) - 1) for k in range(1, n + 1)})
+
+
+def share_table(results: Mapping[str, Any]) -> list[str]:
+    """README lines: each strategy's share of the way from BFS to the oracle at a few
+    checkpoints, for each curve metric the two crawls have."""
+    share_info = results.get("share") or {}
+    if not share_info.get("labels"):
+        return []
+    lines: list[str] = []
+    curves = results["curves"]
+    for metric in ("target_recall", "harvest_rate"):
+        rows = {lab: m[metric] for lab, m in share_info["labels"].items() if metric in m}
+        if not rows:
+            continue
+        x = curves[share_info["floor"]][metric]["x"]
+        idx = share_points(x)
+        lines += [
+            "",
+            f"share of the way from {share_info['floor']} (0) to {share_info['ceiling']} (1), "
+            f"{metric.replace('_', ' ')} of the means, at URLs crawled:",
+            "| strategy | " + " | ".join(str(x[i]) for i in idx) + " |",
+            "|" + "---|" * (len(idx) + 1),
+        ]
+        for label, values in rows.items():
+            cells = ["—" if values[i] is None else f"{values[i]:.2f}" for i in idx]
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return lines

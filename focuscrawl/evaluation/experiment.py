@@ -207,6 +207,8 @@ def run_one(
 
     settings = {**exp.crawl, **spec.crawl, "seed": rep}
     params = {**spec.params, **topic.strategy_params.get(spec.strategy, {})}
+    if spec.strategy == "oracle":  # the ceiling reads the answers: the labels and the web's links
+        params = {**oracle_params(exp, topic), **params}
     if params:
         settings["strategy_params"] = params
     model = _resolve_model(exp, spec, model_dir)
@@ -239,6 +241,22 @@ def run_one(
     )  # fmt: skip
     stamp.write_text(job, encoding="utf-8")
     return time.perf_counter() - started
+
+
+def oracle_params(exp: Experiment, topic: Topic) -> dict[str, Any]:
+    """The oracle's parameters: the experiment's labels, the topic's selector, and the
+    archives' link graph (built once per experiment under ``OUT/oracle``)."""
+    if exp.labels is None:
+        raise ConfigError(f"{exp.path.name}: the oracle needs 'labels'")
+    from focuscrawl.strategies.oracle import write_graph
+
+    graph = exp.out / "oracle" / "graph.json"
+    stamp = graph.with_name("graph-archives.json")
+    key = json.dumps([str(a) for a in exp.archives])
+    if not (graph.is_file() and stamp.is_file() and stamp.read_text(encoding="utf-8") == key):
+        write_graph(exp.archives, graph)
+        stamp.write_text(key, encoding="utf-8")
+    return {"labels": str(exp.labels), "relevant": list(topic.relevant), "graph": str(graph)}
 
 
 def archive_regex(exp: Experiment) -> str:

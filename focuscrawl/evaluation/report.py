@@ -100,6 +100,51 @@ def _curve_plots(results: Mapping[str, Any]) -> list[str]:
     return plots
 
 
+SHARE_CLIP = (-0.5, 1.5)  # the share plot's y range: where BFS and oracle nearly meet it swings far
+
+
+def _share_plots(results: Mapping[str, Any]) -> list[str]:
+    """Each strategy's share of the way from BFS (0) to the oracle (1) vs. URLs crawled."""
+    info = results.get("share") or {}
+    plots = []
+    lo, hi = SHARE_CLIP
+    for metric in ("target_recall", "harvest_rate"):
+        series = []
+        for label, by_metric in info.get("labels", {}).items():
+            values = by_metric.get(metric)
+            if not values:
+                continue
+            x = results["curves"][label][metric]["x"]
+            pts = [(a, min(hi, max(lo, v))) for a, v in zip(x, values, strict=True) if v is not None]
+            if pts:
+                series.append((label, [a for a, _ in pts], [v for _, v in pts], None))
+        if series:
+            title = f"Share of the way {info['floor']} → {info['ceiling']}, {metric.replace('_', ' ')}"
+            plots.append(line_plot(title, "URLs crawled", f"share (clipped to {lo:g}..{hi:g})", series, y0=None))
+    return plots
+
+
+def _share_table(results: Mapping[str, Any]) -> str:
+    """The same shares as a table, at every checkpoint (of the means across topics)."""
+    info = results.get("share") or {}
+    out = []
+    for metric in ("target_recall", "harvest_rate"):
+        rows = [(label, m[metric]) for label, m in info.get("labels", {}).items() if metric in m]
+        if not rows:
+            continue
+        x = results["curves"][info["floor"]][metric]["x"]
+        out.append(
+            f"<h2>Share of the way from {escape(info['floor'])} (0) to {escape(info['ceiling'])} (1): "
+            f"{metric.replace('_', ' ')}</h2><p class=\"note\">(strategy − floor) / (ceiling − floor) of the "
+            "means across topics at each checkpoint; — where floor and ceiling are equal. The oracle reads "
+            "the labels and the link graph (focuscrawl.strategies.oracle): a reference, not a proven "
+            "optimum, so a share can exceed 1.</p>"
+        )
+        out.append(_table(["strategy", *(str(a) for a in x)],
+                          [[label, *("—" if v is None else f"{v:.2f}" for v in vals)] for label, vals in rows]))  # fmt: skip
+    return "".join(out)
+
+
 def _bar_plots(results: Mapping[str, Any]) -> list[str]:
     summary = results["summary"]
     plots = []
@@ -151,7 +196,7 @@ def _per_topic(results: Mapping[str, Any]) -> str:
 
 
 def render(results: Mapping[str, Any]) -> str:
-    plots = _curve_plots(results) + _bar_plots(results) + _perplexity_plots(results)
+    plots = _curve_plots(results) + _share_plots(results) + _bar_plots(results) + _perplexity_plots(results)
     overlap = ""
     if results.get("overlap"):
         overlap = "<h2>Overlap of the crawls (Jaccard, mean over topics)</h2>" + _table(
@@ -169,7 +214,7 @@ def render(results: Mapping[str, Any]) -> str:
         f"<p>{len(results['topics'])} topics × {len(results['strategies'])} strategies × "
         f"{results['repetitions']} repetition(s); budget {results['budget']} URLs; mode {escape(results['mode'])}; "
         f"{results.get('crawl_seconds', 0.0):.0f} s of crawling (wall clock). Mean ± standard error across topics.</p>",
-        "<h2>At the budget</h2>", _summary(results),
+        "<h2>At the budget</h2>", _summary(results), _share_table(results),
         "<h2>One-tailed paired t-tests at the budget (α = 0.05)</h2>", _tests(results),
         "<h2>Plots</h2><div class=\"plots\">", *plots, "</div>",
         overlap, _per_topic(results), "<h2>Strategies</h2>", strategies,
