@@ -50,7 +50,7 @@ def run_eval(args: argparse.Namespace) -> int:
     else:
         raise ConfigError("give --labels FILE --relevant SELECTOR, or --judge-model DIR")
     targets = read_url_lines(args.targets) if args.targets else None
-    thresholds = [float(t) for t in args.thresholds.split(",") if t.strip()]
+    thresholds = parse_thresholds(args.thresholds)
     lang_of = None
     if args.lang_field and labels is not None:
         field, lab = args.lang_field, labels
@@ -72,6 +72,26 @@ def run_eval(args: argparse.Namespace) -> int:
     else:
         print(summary_text(result))
     return 0
+
+
+def parse_thresholds(text: str) -> list[float]:
+    """``"0.3,0.47"`` -> ``[0.3, 0.47]``; anything but numbers from 0 to 1 is a ConfigError.
+
+    >>> parse_thresholds("0.3, 0.47,"), parse_thresholds("")
+    ([0.3, 0.47], [])
+    """
+    out = []
+    for item in (t.strip() for t in text.split(",")):
+        if not item:
+            continue
+        try:
+            value = float(item)
+        except ValueError:
+            value = math.nan
+        if not 0.0 <= value <= 1.0:
+            raise ConfigError(f"--thresholds: {item!r} is not a number from 0 to 1 (e.g. 0.3,0.47,0.6)")
+        out.append(value)
+    return out
 
 
 def _fmt(x: float | None) -> str:
@@ -115,9 +135,28 @@ def add_experiment_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--report-only", action="store_true", help="evaluate and report the crawls done")
 
 
+def check_hand_topics(exp: Any) -> None:
+    """The ``[[topic]]`` selectors against the label file, before any crawl: a typo
+    (``lang_detectd=ko``) would judge every page irrelevant and report zeros with a t-test."""
+    from focuscrawl.evaluation.run import LabelJudge
+    from focuscrawl.replay.archive import load_labels
+
+    web_labels = exp.web.get("labels")
+    path = exp.labels or (exp.resolve(str(web_labels)) if web_labels else None)
+    if path is None or not exp.hand_topics:
+        return
+    labels = load_labels(path)
+    for topic in exp.hand_topics:
+        try:
+            LabelJudge(labels, topic.relevant, Path(path).name)
+        except ConfigError as exc:
+            raise ConfigError(f"{exp.path.name} [[topic]] {topic.name!r}: {exc}") from None
+
+
 def run_experiment(args: argparse.Namespace) -> int:
     from focuscrawl.evaluation.experiment import load_experiment, run_experiment_file
 
     exp = load_experiment(args.experiment, out=args.out)
+    check_hand_topics(exp)
     print(run_experiment_file(exp, progress=not args.quiet, report_only=args.report_only))
     return 0

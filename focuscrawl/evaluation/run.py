@@ -25,7 +25,7 @@ from typing import Any
 from focuscrawl.evaluation import crawl_metrics as cm
 from focuscrawl.evaluation.metrics import harvest_rate
 from focuscrawl.exceptions import ConfigError, ModelError
-from focuscrawl.relevance.examples import all_match, parse_filter
+from focuscrawl.relevance.examples import all_match, check_selector, parse_filter
 from focuscrawl.replay.archive import load_labels
 
 
@@ -92,14 +92,20 @@ Judge = Callable[[str], bool | None]  # URL -> relevant? (None: no judgement)
 
 @dataclass
 class LabelJudge:
-    """Relevance from a label file and a selector (every filter must hold)."""
+    """Relevance from a label file and a selector (every filter must hold).
+
+    A selector whose key no label line has, or that accepts no labelled page, is a
+    ConfigError naming the keys (and values) that exist: it would judge every page
+    irrelevant and report zeros."""
 
     labels: Mapping[str, Mapping[str, Any]]
     selector: Sequence[str]
+    source: str = "the labels"
 
     def __post_init__(self) -> None:
         try:
             self._filters = [parse_filter(s) for s in self.selector]
+            check_selector(self.labels, self._filters, self.source)
         except ModelError as exc:
             raise ConfigError(str(exc)) from None
         if not self._filters:
@@ -111,7 +117,7 @@ class LabelJudge:
             labels = load_labels(path)
         except OSError as exc:
             raise ConfigError(f"{path}: cannot read labels ({exc.strerror})") from None
-        return cls(labels, [selector] if isinstance(selector, str) else list(selector))
+        return cls(labels, [selector] if isinstance(selector, str) else list(selector), Path(path).name)
 
     def __call__(self, url: str) -> bool | None:
         label = self.labels.get(url)

@@ -30,6 +30,7 @@ True
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,6 +96,51 @@ def select_urls(labels: Mapping[str, Mapping[str, Any]], where: Sequence[str]) -
     """URLs whose labels pass every filter of ``where``, in label-file order."""
     filters = [parse_filter(e) for e in where]
     return [url for url, label in labels.items() if all_match(filters, label)]
+
+
+def _values(labels: Iterable[Mapping[str, Any]], key: str, shown: int = 6) -> str:
+    """The most frequent values of ``key`` (list labels counted element by element)."""
+    counts: Counter[str] = Counter()
+    for label in labels:
+        raw = label.get(key)
+        for v in raw if isinstance(raw, list | tuple) else [] if raw is None else [raw]:
+            counts[_label_text(v)] += 1
+    top = [v for v, _ in counts.most_common(shown)]
+    return ", ".join(top) + (", ..." if len(counts) > shown else "")
+
+
+def check_selector(
+    labels: Mapping[str, Mapping[str, Any]], filters: Sequence[LabelFilter], source: str = "the labels"
+) -> None:
+    """A ModelError when a filter's key is on no label line, or the filters together accept
+    no labelled page: a typo (``typo=course``, ``type=Course``, ``type==course``) would
+    otherwise judge every page irrelevant and report zeros.
+
+    >>> labels = {"u1": {"url": "u1", "type": "course"}, "u2": {"url": "u2", "type": "faculty"}}
+    >>> check_selector(labels, [parse_filter("type=course")])
+    >>> check_selector(labels, [parse_filter("typo=course")])
+    Traceback (most recent call last):
+    ...
+    focuscrawl.exceptions.ModelError: selector 'typo=course': no line of the labels has the key 'typo' (keys: type, url)
+    >>> check_selector(labels, [parse_filter("type=Course")])
+    Traceback (most recent call last):
+    ...
+    focuscrawl.exceptions.ModelError: selector 'type=Course' matches no page of the labels (type: course, faculty)
+    """
+    if not labels or not filters:
+        return
+    shown = " ".join(f"{f.key}{f.op}{f.value}" for f in filters)
+    keys: set[str] = set()
+    for label in labels.values():
+        keys.update(label)
+    for f in filters:
+        if f.key not in keys:
+            raise ModelError(
+                f"selector {shown!r}: no line of {source} has the key {f.key!r} (keys: {', '.join(sorted(keys))})"
+            )
+    if not any(all_match(filters, label) for label in labels.values()):
+        values = "; ".join(f"{k}: {_values(labels.values(), k)}" for k in dict.fromkeys(f.key for f in filters))
+        raise ModelError(f"selector {shown!r} matches no page of {source} ({values})")
 
 
 def iter_archive_pages(
