@@ -21,18 +21,35 @@ relevant page carries R on, so the total cash stays C at all times.
 
 **COMMD** (hard focus). s_{k+1}(j) = 1 if at least one fetched parent i of j is
 relevant (with n(i) > 0), else 0; ties are broken at random. The 0/1 score is
-the URL's priority *tier*, and a random number from the crawl's seeded
-generator orders the URLs within a tier, so the random choice is reproducible.
+the URL's priority *tier*, and a random number orders the URLs within a tier. Each
+URL gets one draw per layer, a hash of (salt, layer, URL) with the salt from the
+crawl's seeded generator: reproducible, the same however often the URL is found in
+the layer (one draw per parent kept by MAX would favour URLs with many relevant
+parents, which is not P0's uniform tie-break), and at a layer's end every queued URL
+is drawn again for the next generate (a URL that lost a tie is not doomed to lose
+every later one).
 """
 
 from __future__ import annotations
 
+import hashlib
+import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from focuscrawl.strategies.base import Strategy, register_strategy
-from focuscrawl.types import ColumnOp, Decision, LinkScore, Merge, Page, QueuedURL, ScoreUpdate
+from focuscrawl.strategies.view import FrontierView
+from focuscrawl.types import (
+    ColumnOp,
+    Decision,
+    LinkScore,
+    Merge,
+    Page,
+    QueuedURL,
+    ScoreUpdate,
+    URLState,
+)
 
 CASH, GAIN, SHARE = "cash", "cash_next", "share_next"
 
@@ -122,6 +139,21 @@ class CommdStrategy(Strategy):
     layered: ClassVar[bool] = True
     needs_model: ClassVar[bool] = True
 
+    def __init__(self, model: Any = None, **params: Any) -> None:
+        super().__init__(model, **params)
+        self.salt = 0
+        self.layer = 0  # the layer whose generate the draws are for
+
+    def attach(self, view: FrontierView, rng: random.Random) -> None:
+        super().attach(view, rng)
+        if not self.salt:  # on resume load_state brings the first one back
+            self.salt = rng.getrandbits(63) | 1
+
+    def draw(self, url: str) -> float:
+        """The URL's tie-break in [0, 1) for this layer: one draw per URL per layer."""
+        digest = hashlib.blake2b(f"{self.salt}:{self.layer}:{url}".encode(), digest_size=8).digest()
+        return int.from_bytes(digest, "big") / 2**64
+
     def seed_scores(self, seeds: Sequence[str]) -> list[ScoreUpdate]:
         return [ScoreUpdate(url, 1.0, Merge.SET, reason="seed") for url in seeds]
 
@@ -129,4 +161,19 @@ class CommdStrategy(Strategy):
         tier = 1 if page.relevant and page.links else 0
         reason = "s=1: a relevant parent" if tier else "s=0: parent not relevant"
         # tier = s(j); the score is only the random tie-break within a tier (MAX keeps tier 1)
-        return Decision(links=[LinkScore(link, self.rng.random(), tier=tier, reason=reason) for link in page.links])
+        return Decision(links=[LinkScore(link, self.draw(link.url), tier=tier, reason=reason) for link in page.links])
+
+    def on_layer_end(self, layer: int) -> Decision:
+        """A fresh draw for every queued URL before the next layer's generate."""
+        self.layer = layer + 1
+        return Decision(updates=[
+            ScoreUpdate(row.url, self.draw(row.url), Merge.SET, reason="tie-break drawn again")
+            for row in self.view.urls(URLState.QUEUED)
+        ])  # fmt: skip
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"salt": self.salt, "layer": self.layer}
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        self.salt = int(state.get("salt", self.salt))
+        self.layer = int(state.get("layer", 0))
