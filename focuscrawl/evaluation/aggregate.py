@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from itertools import combinations
 from typing import TYPE_CHECKING, Any
 
+from focuscrawl.evaluation import crawl_metrics as cm
 from focuscrawl.evaluation.run import (
     LabelJudge,
     checkpoints_for,
@@ -30,6 +31,7 @@ ALPHA = 0.05  # P1's significance level
 # scalar metrics of a run: name -> how to read it from evaluate_run's result
 SCALARS: dict[str, Callable[[Mapping[str, Any]], float | None]] = {
     "harvest_rate": lambda r: r["harvest_rate"],
+    "harvest_rate_classifiers": lambda r: r.get("harvest_rate_classifiers"),
     "target_recall": lambda r: r.get("target_recall"),
     "pages": lambda r: r["pages"],
     "relevant": lambda r: r["relevant"],
@@ -62,6 +64,17 @@ def evaluate_all(exp: Experiment, jobs: Sequence[tuple[StrategySpec, Topic, int]
 
     out = []
     judges: dict[str, LabelJudge] = {}
+    classifier_dirs: dict[str, Any] = {}
+    verdicts: dict[str, dict[str, bool]] = {}  # topic -> URL -> the classifier judge's verdict
+    if exp.harvest_judge:
+        from focuscrawl.evaluation.topics import train_topic_models
+
+        if exp.topic_spec is None:
+            raise ConfigError(f"{exp.path.name}: harvest_judge needs a [topics] set")
+        topic_list = list({t.name: t for _, t, _ in jobs}.values())
+        classifier_dirs = train_topic_models(
+            topic_list, exp.topic_spec.archive, exp.out / "topics", algorithm=exp.harvest_judge
+        )  # fmt: skip
     for spec, topic, rep in jobs:
         run_dir = run_dir_for(exp, spec, topic, rep)
         if not (run_dir / "pages.jsonl").is_file():
@@ -77,8 +90,38 @@ def evaluate_all(exp: Experiment, jobs: Sequence[tuple[StrategySpec, Topic, int]
         r.update(label=spec.label, topic=topic.name, rep=rep)
         if exp.perplexity:
             r["perplexity"] = _perplexity(exp, run_dir)
+        if topic.name in classifier_dirs:
+            seen = verdicts.setdefault(topic.name, {})
+            curve = _classifier_harvest(classifier_dirs[topic.name], run_dir, seen)
+            r["harvest_rate_classifiers"] = curve[-1] if curve else 0.0
+            r["curves"]["harvest_rate_classifiers"] = [cm.value_at(curve, p) for p in points]
         out.append(r)
     return out
+
+
+def _classifier_harvest(model_dir: Any, run_dir: Any, seen: dict[str, bool]) -> list[float]:
+    """The harvest rate judged by a trained classifier (P1: 2 of 3 classifiers) re-reading the
+    run's corpus, after each URL of the budget; ``seen`` caches the verdicts of a topic's pages
+    across its runs. A page the corpus lacks counts as not relevant."""
+    from focuscrawl.evaluation.run import RunPages
+    from focuscrawl.relevance.base import judge, load_model
+    from focuscrawl.relevance.examples import iter_archive_pages
+
+    rows = read_run(run_dir).rows
+    pages = [RunPages.content_url(r) if RunPages.is_page(r) else None for r in rows]
+    todo = {u for u in pages if u is not None and u not in seen}
+    if todo:
+        model = load_model(model_dir)
+        for page in iter_archive_pages(run_dir / "corpus.warc.gz", todo, only_ok=True):
+            seen[page.url] = judge(model, page)[1]
+    got = hits = 0
+    curve = []
+    for u in pages:
+        if u is not None:
+            got += 1
+            hits += seen.get(u, False)
+        curve.append(hits / got if got else 0.0)
+    return curve
 
 
 def _perplexity(exp: Experiment, run_dir: Any) -> list[dict[str, float | None]]:
@@ -137,7 +180,7 @@ def summarise(exp: Experiment, topics: Sequence[Topic], runs: list[dict[str, Any
                 m, se = mean_se(list(vals.values()))
                 summary[label][metric] = {"mean": m, "se": se, "n": len(vals)}
         curves[label] = {}
-        for metric in ("harvest_rate", "target_recall"):
+        for metric in ("harvest_rate", "target_recall", "harvest_rate_classifiers"):
             per_topic = _by_topic_curves(runs, label, _curve_reader(metric))
             if per_topic:
                 curves[label][metric] = {"x": points, **_mean_curve(per_topic)}
@@ -270,7 +313,7 @@ def _pm(cell: Mapping[str, Any] | None, digits: int = 3) -> str:
 
 def summary_table(results: Mapping[str, Any]) -> str:
     """The README table: one row per strategy, mean ± SE across topics at the budget."""
-    present = [m for m in ("harvest_rate", "target_recall", "f1", "external_share", "external_harvest_rate", "domains", "wall_seconds")
+    present = [m for m in ("harvest_rate", "harvest_rate_classifiers", "target_recall", "f1", "external_share", "external_harvest_rate", "domains", "wall_seconds")
                if any(m in s for s in results["summary"].values())]  # fmt: skip
     head = "| strategy | " + " | ".join(m.replace("_", " ") for m in present) + " |"
     lines = [

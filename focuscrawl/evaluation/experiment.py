@@ -43,7 +43,7 @@ _TOP_KEYS = {
     "name", "title", "archives", "labels", "budget", "repetitions", "checkpoints", "mode",
     "compare", "crawl", "topics", "topic", "strategy", "output", "answer", "thresholds",
     "skip_unlabelled", "lang_field", "perplexity", "notes", "fetch", "scope", "target_langs",
-    "in_archive_only", "web",
+    "in_archive_only", "web", "harvest_judge",
 }  # fmt: skip
 
 
@@ -87,6 +87,9 @@ class Experiment:
     notes: str = ""
     in_archive_only: bool = False  # links to URLs the archives do not hold are out of scope
     web: dict[str, Any] = field(default_factory=dict)  # a web to build first (evaluation.hubweb)
+    # a second harvest judge besides the labels: each topic's classifier of this algorithm
+    # (P1: "majority", 2 of 3 classifiers) re-reading the crawled pages
+    harvest_judge: str = ""
     _scope_regex: str | None = None
 
     def resolve(self, value: str) -> Path:
@@ -180,6 +183,7 @@ def load_experiment(path: Path | str, *, out: Path | None = None) -> Experiment:
         lang_field=raw.get("lang_field"), target_langs=[str(x) for x in raw.get("target_langs", [])],
         perplexity=dict(raw.get("perplexity", {})), notes=str(raw.get("notes", "")),
         in_archive_only=bool(raw.get("in_archive_only", False)), web=web,
+        harvest_judge=str(raw.get("harvest_judge", "")),
     )  # fmt: skip
 
 

@@ -44,16 +44,26 @@ def _pm(cell: Mapping[str, Any] | None, digits: int = 3) -> str:
     return f"{cell['mean']:.{digits}f} ± {cell['se']:.{digits}f}"
 
 
+class Markup(str):
+    """Markup built here from escaped parts: put into the page as it is. Every other
+    value (labels, topics, parameters: the experiment file's text) is escaped."""
+
+
+def _cell(value: Any) -> str:
+    return value if isinstance(value, Markup) else escape(str(value))
+
+
 def _table(head: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    out = ["<table><tr>", *(f"<th>{escape(str(h))}</th>" for h in head), "</tr>"]
+    out = ["<table><tr>", *(f"<th>{_cell(h)}</th>" for h in head), "</tr>"]
     for row in rows:
-        out.append("<tr>" + "".join(f"<td>{c if str(c).startswith('<') else escape(str(c))}</td>" for c in row) + "</tr>")
+        out.append("<tr>" + "".join(f"<td>{_cell(c)}</td>" for c in row) + "</tr>")
     out.append("</table>")
     return "".join(out)
 
 
 METRIC_COLUMNS = (
-    ("harvest_rate", "harvest rate", 3), ("target_recall", "target recall", 3),
+    ("harvest_rate", "harvest rate", 3), ("harvest_rate_classifiers", "harvest (classifier judge)", 3),
+    ("target_recall", "target recall", 3),
     ("precision", "precision", 3), ("recall", "recall", 3), ("f1", "F1", 3),
     ("external_share", "external share", 3), ("external_harvest_rate", "harvest on external", 3),
     ("domains", "domains", 1), ("visited_per_relevant", "visited / relevant", 2),
@@ -73,7 +83,7 @@ def _tests(results: Mapping[str, Any]) -> str:
         return "<p>No paired test (fewer than two topics in common).</p>"
     rows = []
     for t in results["tests"]:
-        verdict = '<span class="sig">yes</span>' if t["significant"] else "no"
+        verdict = Markup('<span class="sig">yes</span>') if t["significant"] else "no"
         rows.append([t["metric"], f"{t['better']} > {t['worse']}", t["n"],
                      "inf" if t["t"] is None else f"{t['t']:.3f}", f"{t['p']:.4f}", verdict])  # fmt: skip
     return _table(["metric", "hypothesis", "topics", "t", "p (one-tailed)", "p < 0.05"], rows)
@@ -85,6 +95,7 @@ def _curve_plots(results: Mapping[str, Any]) -> list[str]:
     for key, title, ylabel in (
         ("harvest_rate", "Harvest rate vs. URLs crawled", "harvest rate"),
         ("target_recall", "Target recall vs. URLs crawled", "target recall"),
+        ("harvest_rate_classifiers", "Harvest rate (classifier judge) vs. URLs crawled", "harvest rate"),
     ):
         series = [(label, c[key]["x"], c[key]["mean"], c[key]["se"]) for label, c in curves.items() if key in c]
         if series:
