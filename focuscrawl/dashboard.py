@@ -317,9 +317,40 @@ def render_page(tails: Sequence[RunTail], every: float, now: float | None = None
 
 
 # ------------------------------------------------------------------ the server
-def build_app(tails: Sequence[RunTail], every: float = 1.0) -> Any:
-    """The aiohttp application (``/``, ``/fragment``, ``/api/runs``)."""
+def host_allowed(host_header: str, listen_host: str = "127.0.0.1") -> bool:
+    """Is ``Host`` one this server may answer: a loopback name or address, or the
+    address it was told to listen on? A page of another site whose name was made to
+    resolve to 127.0.0.1 (DNS rebinding) sends its own name and is refused.
+
+    >>> [host_allowed(h) for h in ("127.0.0.1:8090", "localhost", "[::1]:8090", "evil.example:8090")]
+    [True, True, True, False]
+    >>> host_allowed("192.168.1.5:8090", listen_host="192.168.1.5"), host_allowed("x.example", "0.0.0.0")
+    (True, False)
+    """
+    from focuscrawl.fetch.addresses import is_local_name, parse_ip
+
+    host = host_header.strip().lower()
+    if host.startswith("["):
+        host = host[: host.find("]") + 1]
+    elif host.count(":") == 1:
+        host = host.split(":", 1)[0]
+    ip = parse_ip(host)
+    if (ip is not None and ip.is_loopback) or is_local_name(host):
+        return True
+    return bool(host) and host.strip("[]") == listen_host.strip("[]").lower() and listen_host not in ("0.0.0.0", "::")
+
+
+def build_app(tails: Sequence[RunTail], every: float = 1.0, listen_host: str = "127.0.0.1") -> Any:
+    """The aiohttp application (``/``, ``/fragment``, ``/api/runs``), answering only
+    requests whose Host header passes :func:`host_allowed` (421 otherwise)."""
     from aiohttp import web
+
+    @web.middleware
+    async def check_host(request: web.Request, handler: Any) -> web.StreamResponse:
+        if not host_allowed(request.headers.get("Host", ""), listen_host):
+            return web.Response(status=421, text="focuscrawl dashboard: this Host is not served\n")
+        response: web.StreamResponse = await handler(request)
+        return response
 
     def refresh() -> None:
         for tail in tails:
@@ -338,7 +369,7 @@ def build_app(tails: Sequence[RunTail], every: float = 1.0) -> Any:
         refresh()
         return web.json_response({"runs": [t.snapshot() for t in tails]})
 
-    app = web.Application()
+    app = web.Application(middlewares=[check_host])
     app.router.add_get("/", page)
     app.router.add_get("/fragment", fragment)
     app.router.add_get("/api/runs", api)
@@ -360,4 +391,4 @@ def serve(tails: Sequence[RunTail], host: str, port: int, every: float) -> None:
     if every <= 0:
         raise ConfigError("dashboard: --every must be > 0")
     print(f"dashboard of {len(tails)} run(s) at http://{host}:{port}/ (Ctrl-C to stop)", flush=True)
-    web.run_app(build_app(tails, every), host=host, port=port, print=None)
+    web.run_app(build_app(tails, every, host), host=host, port=port, print=None)

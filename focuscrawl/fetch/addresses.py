@@ -4,19 +4,25 @@ A crawler following links from the open web must not be steered into the
 machine's own network (SSRF). The check runs *inside* the resolver aiohttp
 connects with (:class:`FilteringResolver`), so the addresses checked are the
 addresses connected to: a DNS answer cannot change between check and connect
-(DNS rebinding). IP literals never reach a resolver, and through a proxy no
-name is resolved here at all, so the fetcher checks every request's target with
+(DNS rebinding). IP literals never reach a resolver, and through a proxy the
+proxy resolves the name, so the fetcher checks every request's target with
 :meth:`AddressPolicy.check_target` first: IP literals in any spelling an OS
-resolver accepts (``127.1``, ``2130706433``, ``0x7f.0.0.1``) and ``localhost``
-names are refused unless allowed.
+resolver accepts (``127.1``, ``2130706433``, ``0x7f.0.0.1``) and loopback
+names (``localhost``, ``ip6-localhost``...) are refused unless allowed. Through a
+proxy, a host name is also resolved here before the proxy is asked for it
+(:meth:`AddressPolicy.name_refused`): a name whose answers here include a refused
+address (the hosts file's ``intranet 10.0.0.1``, ``10.0.0.1.nip.io``) is not sent.
+A name that does not resolve here is left to the proxy: the replay server's
+hosts (``www.cs.cornell.edu`` on a machine without DNS) resolve nowhere but in it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import re
 import socket
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 
 from aiohttp.abc import AbstractResolver, ResolveResult
 
@@ -29,6 +35,20 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 # inet_aton's forms: 1 to 4 parts, each decimal, octal (leading 0) or hex (0x)
 _LOOSE_IPV4 = re.compile(r"(?:0x[0-9a-f]*|[0-9]+)(?:\.(?:0x[0-9a-f]*|[0-9]+)){0,3}\.?")
 _LOOPBACK = ipaddress.IPv4Address("127.0.0.1")
+# names the usual hosts files give loopback addresses (Debian, Red Hat, systemd)
+_LOOPBACK_NAMES = frozenset({
+    "localhost", "localhost.localdomain", "localhost4", "localhost4.localdomain4",
+    "localhost6", "localhost6.localdomain6", "ip6-localhost", "ip6-loopback",
+})  # fmt: skip
+_RESOLVE_SECONDS = 5.0  # a name not resolved here in this time is left to the proxy
+
+Resolve = Callable[[str], Awaitable[list[str]]]  # host name -> its addresses
+
+
+async def resolve_here(hostname: str) -> list[str]:
+    """The addresses this machine's resolver gives ``hostname`` (the hosts file included)."""
+    infos = await asyncio.get_running_loop().getaddrinfo(hostname, None, type=socket.SOCK_STREAM)
+    return [str(info[4][0]) for info in infos]
 
 
 class BlockedAddressError(OSError):
@@ -74,13 +94,16 @@ def parse_ip_loose(host: str) -> IPAddress | None:
 
 
 def is_local_name(host: str) -> bool:
-    """``localhost`` and its subdomains (RFC 6761 section 6.3): always loopback.
+    """``localhost`` and its subdomains (RFC 6761 section 6.3), and the other names
+    hosts files give loopback (``ip6-localhost``, ``localhost.localdomain``...).
 
     >>> is_local_name("LOCALHOST."), is_local_name("a.localhost"), is_local_name("localhost.org")
     (True, True, False)
+    >>> is_local_name("ip6-localhost"), is_local_name("localhost.localdomain")
+    (True, True)
     """
     low = host.lower().rstrip(".")
-    return low == "localhost" or low.endswith(".localhost")
+    return low in _LOOPBACK_NAMES or low.endswith(".localhost")
 
 
 def is_public(ip: IPAddress) -> bool:
@@ -114,11 +137,15 @@ class AddressPolicy:
     (True, False)
 
     ``hosts`` are host names (or IP literals) allowed as such, unparsed (the
-    hosts of the archives a simulation reads).
+    hosts of the archives a simulation reads). ``resolve`` is how :meth:`name_refused`
+    resolves a name (default: this machine's resolver).
     """
 
-    def __init__(self, allow: tuple[str, ...] = (), *, hosts: Iterable[str] = ()) -> None:
+    def __init__(
+        self, allow: tuple[str, ...] = (), *, hosts: Iterable[str] = (), resolve: Resolve | None = None
+    ) -> None:
         self.allow_all = False
+        self._resolve: Resolve = resolve if resolve is not None else resolve_here
         self._hosts: set[str] = {h.lower().strip("[]").rstrip(".") for h in hosts}
         self._networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
         for entry in allow:
@@ -169,6 +196,40 @@ class AddressPolicy:
             return True
         ip = _LOOPBACK if is_local_name(hostname) else parse_ip_loose(hostname)
         return ip is None or self.allows_ip(ip)
+
+    def needs_resolving(self, hostname: str) -> bool:
+        """``hostname`` is a name that :meth:`check_target` passed without knowing its
+        addresses (not an IP literal, a loopback name or an allowed host)."""
+        return not (
+            self.allow_all
+            or self.allows_host(hostname)
+            or is_local_name(hostname)
+            or parse_ip_loose(hostname) is not None
+        )
+
+    async def name_refused(self, hostname: str) -> bool:
+        """Does ``hostname`` resolve here to an address the policy refuses? Any one of
+        its answers counts: a proxy given the name may connect to any of them. A name
+        that does not resolve here (an error, or no answer within 5 s) is not refused.
+
+        >>> async def hosts_file(name: str) -> list[str]:
+        ...     return {"intranet": ["10.0.0.1"], "cdn": ["8.8.8.8", "fe80::1%eth0"]}[name]
+        >>> policy = AddressPolicy(resolve=hosts_file)
+        >>> [asyncio.run(policy.name_refused(h)) for h in ("intranet", "cdn", "unknown.test")]
+        [True, True, False]
+        """
+        if not self.needs_resolving(hostname):
+            return False
+        try:
+            async with asyncio.timeout(_RESOLVE_SECONDS):
+                found = await self._resolve(hostname.strip("[]").rstrip("."))
+        except (OSError, TimeoutError, UnicodeError, KeyError, ValueError):
+            return False
+        for address in found:
+            ip = parse_ip(address.split("%", 1)[0])  # fe80::1%eth0: the scope is no part of it
+            if ip is not None and not self.allows_ip(ip):
+                return True
+        return False
 
 
 class FilteringResolver(AbstractResolver):

@@ -51,6 +51,7 @@ def build_fetcher(
             counters=counters,
             clock=clock if clock is not None else VirtualClock(),
             policy=policy,
+            gateway=True,  # the replay web's answers: 502 for a host it does not hold
         )
     return HttpFetcher(
         fetch,

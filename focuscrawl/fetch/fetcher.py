@@ -92,7 +92,10 @@ class HttpFetcher:
     ``"requests"`` (HTTP requests sent, robots.txt and retries included),
     ``"retries"``, ``"truncated"`` and ``"robots.txt"`` (robots files downloaded).
     ``policy`` (default: ``settings.allow_private``) decides which targets may
-    be asked for at all, proxy or not; the proxy itself is always allowed.
+    be asked for at all, proxy or not; the proxy itself is always allowed. Through a
+    proxy a host name is resolved here first (:meth:`AddressPolicy.name_refused`).
+    ``gateway`` (default: a proxy is set): a 502 answer to robots.txt is the
+    gateway's, and the host's pages are skipped as ``"proxy"``, not ``"robots"``.
     """
 
     def __init__(
@@ -103,6 +106,7 @@ class HttpFetcher:
         counters: collections.Counter[str] | None = None,
         clock: Clock | None = None,
         policy: AddressPolicy | None = None,
+        gateway: bool | None = None,
     ) -> None:
         self.settings = settings
         self.transport = transport
@@ -113,6 +117,9 @@ class HttpFetcher:
         self._policy = policy if policy is not None else AddressPolicy(settings.allow_private)
         self._token = user_agent_token(settings.user_agent)
         self._proxy = self._check_proxy(settings.proxy)
+        # answers come through a gateway (a proxy, or the replay web a simulation reads):
+        # its 502 to robots.txt means it could not reach the host, not the host's "no"
+        self._gateway = bool(self._proxy) if gateway is None else gateway
         self._politeness = HostPoliteness(
             settings.concurrency, settings.per_host, settings.delay, clock=self.clock
         )
@@ -224,7 +231,9 @@ class HttpFetcher:
             chain.append(current)
             current = following
 
-    def _address_allowed(self, url: str) -> bool:
+    def _address_allowed(self, url: str) -> bool | None:
+        """The address check of ``url``'s host, or None while its name must still be
+        resolved here (through a proxy: :meth:`_address_ok`)."""
         try:
             hostname = hostname_of(url).lower()
         except ValueError:
@@ -232,13 +241,33 @@ class HttpFetcher:
         # the policy's answer depends on the name alone: asked once per host
         allowed = self._allowed_hosts.get(hostname)
         if allowed is None:
-            if len(self._allowed_hosts) >= _HOSTS_CACHED:
-                self._allowed_hosts.clear()
-            allowed = self._allowed_hosts[hostname] = self._policy.check_target(hostname)
+            allowed = self._policy.check_target(hostname)
+            if allowed and self._proxy and self._policy.needs_resolving(hostname):
+                return None  # the proxy would resolve it: resolved here first
+            self._remember(hostname, allowed)
+        return allowed
+
+    def _remember(self, hostname: str, allowed: bool) -> None:
+        if len(self._allowed_hosts) >= _HOSTS_CACHED:
+            self._allowed_hosts.clear()
+        self._allowed_hosts[hostname] = allowed
+
+    async def _address_ok(self, url: str) -> bool:
+        """:meth:`_address_allowed`, a host name resolved here where it must be."""
+        allowed = self._address_allowed(url)
+        if allowed is None:
+            hostname = hostname_of(url).lower()
+            allowed = not await self._policy.name_refused(hostname)
+            self._remember(hostname, allowed)
         return allowed
 
     async def _admit(self, url: str) -> str | None:
         """Why ``url`` may not be requested (address, robots.txt), or None."""
+        known, why = self._admission_known(url)
+        if known:
+            return why
+        if not await self._address_ok(url):
+            return "blocked-address"
         known, why = self._admission_known(url)
         if known:
             return why
@@ -247,7 +276,10 @@ class HttpFetcher:
     def _admission_known(self, url: str) -> tuple[bool, str | None]:
         """``_admit``'s answer where it needs no download: (True, why it refuses ``url``,
         or None); (False, None) while the rules of its robots.txt are not here."""
-        if not self._address_allowed(url):
+        allowed = self._address_allowed(url)
+        if allowed is None:
+            return False, None  # a name to resolve first
+        if not allowed:
             return True, "blocked-address"
         if not self.settings.respect_robots:
             return True, None
@@ -275,11 +307,13 @@ class HttpFetcher:
         deadline = _Deadline(self.settings.fetch_timeout)
         current, hops = robots_url, 0
         while True:
-            if not self._address_allowed(current):
+            if not await self._address_ok(current):
                 # only a redirect can get here (the page's own host passed): the
                 # origin answered, pointing somewhere we may not go
                 return 0, b"", "robots"
             result, location = await self._with_retries(current, deadline, robots=True)
+            if result.error is None and result.status == 502 and self._gateway:
+                result.error = "proxy"  # the gateway could not reach the host (unknown to it)
             if result.error is not None:
                 # an unreachable redirect target is the origin's doing, not ours
                 error = "robots" if hops and result.error in _UNREACHABLE else result.error
