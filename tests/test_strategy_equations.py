@@ -17,9 +17,10 @@ import pytest
 
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.strategies.base import STRATEGIES
+from focuscrawl.strategies.filters import LanguageLinkFilter, Verdict
 from focuscrawl.strategies.oracle import OracleStrategy, distances_to, score_of
 from focuscrawl.strategies.view import FrontierView
-from focuscrawl.types import URLState
+from focuscrawl.types import Link, Page, URLState
 from tests.test_strategy_cash import Harness, Relevant, TableModel, U
 
 
@@ -181,3 +182,33 @@ def test_oracle_rescores_when_the_relevant_page_is_found(tmp_path: Path) -> None
     (update,) = oracle.on_tick(100).updates
     assert (update.url, update.score) == (U["c"], 0.0)
     assert store.state(U["c"]) == URLState.QUEUED
+
+
+# ------------------------------------------------------------------- P4: the zh rule
+ZH_LINKS = [
+    ("http://news.example.com.tw/", "Home"),  # .tw: Chinese by TLD, whatever the anchor
+    ("http://portal.example.hk/", "Login"),  # .hk: Chinese by TLD
+    ("http://wiki.example.org/", "中文维基"),  # .org, Han-only anchor: Chinese for a zh crawl
+    ("http://docs.example.org/", "設定"),  # .org, Han-only (also a Japanese word)
+    ("http://shop.example.jp/", "English page"),  # .jp, Latin anchor: neither
+    ("http://site.example.sg/", "Products"),  # .sg: English first in its table, so no
+    ("http://blog.example.org/", "ひらがな"),  # kana: Japanese, never Chinese
+]
+
+
+@pytest.mark.parametrize(
+    ("target", "kept"),
+    [
+        # zh: .tw and .hk by TLD; both Han-only anchors read as Chinese
+        ("zh", [0, 1, 2, 3]),
+        # ja: no Japanese TLD except .jp (kept by TLD); Han-only anchors read as Japanese
+        # in a Japanese crawl (kanji), and kana is Japanese
+        ("ja", [2, 3, 4, 6]),
+    ],
+    ids=["zh", "ja"],
+)
+def test_p4_rule_tld_or_anchor_for_chinese_and_japanese(target: str, kept: list[int]) -> None:
+    links = [Link(url, anchor) for url, anchor in ZH_LINKS]
+    rule = LanguageLinkFilter(target=[target])
+    got = rule.keep(Page("http://start.example.org/"), links, Verdict())
+    assert [links.index(link) for link in got] == kept
