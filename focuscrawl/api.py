@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from focuscrawl.settings import SECTIONS, Settings, load_settings, read_run_json
 from focuscrawl.stats import CrawlStats
 from focuscrawl.strategies.base import STRATEGIES, Strategy
 from focuscrawl.strategies.filters import build_filters
+from focuscrawl.types import URLState
 
 
 def _merge_overrides(
@@ -41,6 +43,11 @@ def make_model(spec: str | Path | Mapping[str, Any] | None, settings: Settings) 
         path = Path(spec)
         if path.is_dir():
             return apply_to_saved_model(load_model(path), settings.model, str(path))
+        if "/" in str(spec) or os.sep in str(spec) or path.exists():
+            # a path, not a model name: 'unknown model' would send the user looking elsewhere
+            what = "is not a directory" if path.exists() else "no such directory"
+            raise ConfigError(f"model {str(spec)!r}: {what} (a saved model is made with "
+                              f"`focuscrawl model train NAME ... --out {spec}`)")  # fmt: skip
         return build_checked_model({"name": str(spec), **settings.model}, settings.base_dir)
     except ModelError as exc:
         raise ConfigError(str(exc)) from None
@@ -114,6 +121,8 @@ def open_crawl(
             "settings": settings.to_dict(), "finished": False, "summary": {},
         })  # fmt: skip
     frontier = open_frontier(settings, out_dir / DB_NAME, parents=strategy.needs_parents)
+    if resume:
+        retry_unreached(frontier, run.get("summary") or {})
     try:
         crawler = Crawler(
             settings, raw_seeds, out_dir, strategy=strategy, fetcher=fetcher,
@@ -127,8 +136,42 @@ def open_crawl(
     return crawler
 
 
-async def crawl_async(out_dir: Path, seeds: Sequence[str], **kwargs: Any) -> CrawlStats:
+# skipped URLs whose request never reached its host for want of a connection
+_UNREACHED = ("skipped_proxy", "skipped_connect", "skipped_dns", "skipped_ssl")
+
+
+def retry_unreached(frontier: Any, summary: Mapping[str, Any]) -> int:
+    """Queue again the failed URLs of a crawl that reached no host at all (a wrong
+    ``--proxy``, the network down): its resume, with the cause fixed, starts it again
+    instead of crawling 0 URLs. Returns how many URLs were queued again.
+
+    A crawl that did fetch pages keeps its failures: which of them failed for
+    connection reasons is not recorded per URL.
+    """
+    counters = summary.get("counters") or {}
+    if summary.get("fetched") or counters.get("recrawls_fetched") or frontier.count(URLState.FETCHED):
+        return 0
+    if not any(counters.get(key) for key in _UNREACHED):
+        return 0
+    failed = [q.url for q in frontier.iter_urls(URLState.FAILED)]
+    for url in failed:
+        frontier.mark(url, URLState.QUEUED)
+    if failed:
+        frontier.commit()
+    return len(failed)
+
+
+async def crawl_async(
+    out_dir: Path,
+    seeds: Sequence[str],
+    *,
+    progress: Callable[[CrawlStats], None] | None = None,
+    **kwargs: Any,
+) -> CrawlStats:
+    """A crawl run to its end in the running event loop; ``progress`` as in :func:`crawl`."""
     crawler = open_crawl(Path(out_dir), seeds, **kwargs)
+    if progress is not None:
+        crawler.on_progress = progress
     try:
         async with crawler.fetcher:
             return await crawler.run()
@@ -166,6 +209,7 @@ def crawl(
     fetch: Mapping[str, Any] | None = None,
     filters: Sequence[Mapping[str, Any]] | None = None,
     archives: Sequence[Path | str] = (),
+    progress: Callable[[CrawlStats], None] | None = None,
     **crawl_settings: Any,
 ) -> CrawlStats:
     """Run a crawl to the end and return its statistics (the synchronous front door).
@@ -175,7 +219,9 @@ def crawl(
     ``scope`` and ``fetch`` are tables of :class:`ScopeSettings` / :class:`FetchSettings`
     fields, ``filters`` a list of ``[[filters]]`` tables; other keyword arguments are
     :class:`CrawlSettings` fields. ``archives`` makes it a simulation over those WARC
-    files (see :func:`open_crawl`).
+    files (see :func:`open_crawl`). ``progress`` is called with the crawl's
+    :class:`CrawlStats` after every result (keep it quick), e.g.
+    ``progress=lambda s: print(s.fetched, s.harvest_rate)``.
     """
     overrides: dict[str, Any] = {
         "crawl": {"strategy": strategy, "max_pages": max_pages, **crawl_settings},
@@ -191,6 +237,6 @@ def crawl(
         overrides["filters"] = [dict(f) for f in filters]
     run = crawl_async(
         Path(out), seeds, config=config, overrides=overrides, model=model, resume=resume,
-        archives=archives,
+        archives=archives, progress=progress,
     )  # fmt: skip
     return asyncio.run(run)

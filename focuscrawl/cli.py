@@ -10,14 +10,17 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses
+import json
 import os
 import signal
+import sqlite3
 import sys
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from focuscrawl.cli_args import Parser, add_verbosity, first_sentence, set_verbosity
 from focuscrawl.exceptions import ConfigError, FocuscrawlError
 from focuscrawl.urls import read_url_lines
 
@@ -56,7 +59,9 @@ def _add_crawl_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strategy-param", action="append", default=[], metavar="KEY=VALUE",
                    help="a strategy parameter, e.g. beta=0.25 (repeatable)")
     p.add_argument("--seed", type=int, help="random seed (ties, sampling); same seed, same crawl" + d("crawl", "seed"))
-    p.add_argument("--max-pages", type=int, help="pages to fetch, 0 = no limit" + d("crawl", "max_pages"))
+    p.add_argument("--max-pages", type=int, metavar="URLS",
+                   help="URLs to fetch, every URL taken counting (404s and errors too), 0 = no limit"
+                        + d("crawl", "max_pages"))  # fmt: skip
     p.add_argument("--proxy", help="HTTP proxy, e.g. the replay server http://127.0.0.1:8080")
     p.add_argument("--proxy-ca", help="CA certificate to trust for HTTPS through the proxy")
     p.add_argument("--delay", type=float, help="seconds between two requests to one host" + d("fetch", "delay"))
@@ -73,7 +78,8 @@ def _add_crawl_arguments(p: argparse.ArgumentParser) -> None:
                    help="allow a private/loopback address (the replay proxy is allowed automatically)")
     p.add_argument("--no-robots", action="store_true", help="ignore robots.txt (only for your own sites)")
     p.add_argument("--resume", action="store_true", help="continue the crawl in --out")
-    p.add_argument("--quiet", action="store_true", help="no progress bar or progress lines")
+    p.add_argument("--json", action="store_true",
+                   help="print the summary as one JSON object instead of the summary line")
     p.add_argument("--log-every", type=float, default=60.0, metavar="SECONDS",
                    help="when stderr is not a terminal: a progress line every SECONDS, 0 = none "
                         "(default: %(default)s)")  # fmt: skip
@@ -139,10 +145,11 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         archives=getattr(args, "archive", None) or (),
     )
     tty = sys.stderr.isatty()
+    quiet = args.verbose < 0
     view = ProgressView(
-        enabled=not args.quiet and tty,
+        enabled=not quiet and tty,
         max_pages=crawler.settings.crawl.max_pages,
-        log_every=0.0 if args.quiet or tty else args.log_every,  # a log file or a pipe: lines
+        log_every=0.0 if quiet or tty else args.log_every,  # a log file or a pipe: lines
     )
     if view.enabled or view.log_every > 0:  # else nothing to show: no count per result
         crawler.on_progress = view.update
@@ -170,8 +177,24 @@ def cmd_crawl(args: argparse.Namespace) -> int:
         asyncio.run(main())
     finally:
         crawler.frontier.close()
-    print(view.summary_line(crawler.stats, args.out))
+    if args.json:
+        summary = {"out": str(args.out), "interrupted": crawler.stopped, **crawler.stats.to_dict()}
+        print(json.dumps(summary, ensure_ascii=False))
+    else:
+        print(view.summary_line(crawler.stats, args.out))
     return crawl_exit_code(crawler.stats, args.out, interrupted=crawler.stopped)
+
+
+# what a skipped URL's reason means, for the line of a crawl that fetched nothing
+_CAUSES = {
+    "proxy": "the proxy could not reach the host (a host the replay server or archive does not hold?) "
+             "or is not there (is --proxy right?)",
+    "connect": "no connection (is --proxy right? is the network up?)",
+    "dns": "the host name does not resolve",
+    "ssl": "no TLS connection (--proxy-ca?)",
+    "robots": "robots.txt disallows it",
+    "blocked-address": "a private or loopback address (--allow-private)",
+}  # fmt: skip
 
 
 def crawl_exit_code(stats: Any, out: Path, *, interrupted: bool) -> int:
@@ -187,7 +210,11 @@ def crawl_exit_code(stats: Any, out: Path, *, interrupted: bool) -> int:
             reverse=True,
         )
         why = ", ".join(f"{k.split('_', 1)[1]} ({n})" for n, k in causes[:3]) or "no seed was in scope"
-        print(f"focuscrawl: no page could be fetched: {why}", file=sys.stderr)
+        top = causes[0][1].split("_", 1)[1] if causes else ""
+        meaning = f": {_CAUSES[top]}" if top in _CAUSES else ""
+        again = ("; once the cause is fixed, --resume tries them again"
+                 if top in ("proxy", "connect", "dns", "ssl") else "")  # fmt: skip
+        print(f"focuscrawl: no page could be fetched: {why}{meaning}{again}", file=sys.stderr)
         return 1
     return 0
 
@@ -200,12 +227,15 @@ def cmd_why(args: argparse.Namespace) -> int:
 
 
 def cmd_control(args: argparse.Namespace) -> int:
-    from focuscrawl.control import parse_assignments, wait_for_ack, write_request
+    from focuscrawl.control import parse_assignments, wait_for_ack, withdraw_request, write_request
 
     request_id = write_request(args.run_dir, parse_assignments(args.assignments))
     ack = wait_for_ack(args.run_dir, request_id, timeout=args.timeout)
     if ack is None:
-        print(f"request {request_id} written; no answer within {args.timeout:g} s (is the crawl running?)")
+        # withdrawn: a request no crawl answered must not be applied by a later --resume
+        withdrawn = withdraw_request(args.run_dir, request_id)
+        print(f"focuscrawl: no answer to request {request_id} within {args.timeout:g} s (is the crawl "
+              f"running?); {'withdrawn' if withdrawn else 'answered since'}", file=sys.stderr)  # fmt: skip
         return 1
     if not ack.get("ok"):
         raise ConfigError(str(ack.get("error", "refused")))
@@ -230,21 +260,26 @@ def cmd_strategies(args: argparse.Namespace) -> int:
     from focuscrawl.strategies.base import STRATEGIES, params_table
     from focuscrawl.strategies.filters import FILTERS
 
+    rows: list[dict[str, Any]] = []
     for name in STRATEGIES.names():
         cls = STRATEGIES.get(name)
-        doc = (cls.__doc__ or sys.modules[cls.__module__].__doc__ or "").strip().splitlines()
-        print(f"strategy  {name:22s} {doc[0] if doc else ''}")
-        params = params_table(cls.Params)
-        if params:
-            print(" " * 34 + ", ".join(f"{k}={v!r}" for k, v in params.items()))
+        doc = cls.__doc__ or sys.modules[cls.__module__].__doc__
+        rows.append({"kind": "strategy", "name": name, "description": first_sentence(doc),
+                     "params": params_table(cls.Params)})  # fmt: skip
     for name in FILTERS.names():
         flt = FILTERS.get(name)
-        doc = (flt.__doc__ or "").strip().splitlines()
-        print(f"filter    {name:22s} {doc[0] if doc else ''}")
+        rows.append({"kind": "filter", "name": name, "description": first_sentence(flt.__doc__)})
     for name in MODELS.names():
         cls = MODELS.get(name)
-        doc = (sys.modules[cls.__module__].__doc__ or cls.__doc__ or "").strip().splitlines()
-        print(f"model     {name:22s} {doc[0] if doc else ''}")
+        doc = sys.modules[cls.__module__].__doc__ or cls.__doc__
+        rows.append({"kind": "model", "name": name, "description": first_sentence(doc)})
+    if args.json:
+        print(json.dumps(rows, indent=1, ensure_ascii=False, default=str))
+        return 0
+    for row in rows:
+        print(f"{row['kind']:9s} {row['name']:22s} {row['description']}")
+        if row.get("params"):
+            print(" " * 33 + ", ".join(f"{k}={v!r}" for k, v in row["params"].items()))
     return 0
 
 
@@ -276,9 +311,9 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     from focuscrawl import __version__
 
-    parser = argparse.ArgumentParser(prog="focuscrawl", description="A focused web crawler.")
-    parser.add_argument("--version", action="version", version=f"focuscrawl {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = Parser(prog="focuscrawl", description="A focused web crawler.")
+    parser.add_argument("-V", "--version", action="version", version=f"focuscrawl {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     p = sub.add_parser("crawl", help="run (or --resume) a crawl")
     _add_crawl_arguments(p)
@@ -328,7 +363,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("dashboard", help="follow running (or finished) crawls live in a browser")
     p.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR")
     p.add_argument("--port", type=int, default=8090, help="port on --host (default: %(default)s)")
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on; requests are answered for loopback Host headers "
+                        "and this address only (default: %(default)s)")  # fmt: skip
     p.add_argument("--every", type=float, default=1.0,
                    help="seconds between two renewals of the page (default: %(default)s)")
     p.add_argument("--labels", type=Path, help="a label file: harvest rate by an independent judge")
@@ -337,6 +374,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_dashboard)
 
     p = sub.add_parser("strategies", help="list strategies and models")
+    p.add_argument("--json", action="store_true", help="as a JSON list")
     p.set_defaults(func=cmd_strategies)
 
     p = sub.add_parser("demo", help="replay a test web, crawl it focused and breadth-first, compare")
@@ -345,6 +383,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-pages", type=int, default=300,
                    help="budget of each of the two crawls (default: %(default)s)")
     p.set_defaults(func=cmd_demo)
+    for name, p in sub.choices.items():
+        if name != "model":  # (its own parser has them)
+            add_verbosity(p)
     return parser
 
 
@@ -352,14 +393,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     if argv[:1] == ["model"]:  # its own parser, options included (--help)
-        args = argparse.Namespace(func=cmd_model, model_args=argv[1:])
+        args = argparse.Namespace(func=cmd_model, model_args=argv[1:], verbose=0)
     else:
         args = parser.parse_args(argv)
+    set_verbosity(args.verbose)
     try:
         return int(args.func(args))
     except ConfigError as exc:
         print(f"focuscrawl: {exc}", file=sys.stderr)
         return 2
+    except sqlite3.DatabaseError as exc:  # a damaged crawl.db, or a full disk under it
+        where = f" in {args.out / 'crawl.db'}" if isinstance(getattr(args, "out", None), Path) else ""
+        print(f"focuscrawl: the crawl DB failed{where}: {exc}", file=sys.stderr)
+        return 1
     except FocuscrawlError as exc:
         print(f"focuscrawl: {exc}", file=sys.stderr)
         return 1

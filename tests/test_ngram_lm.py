@@ -97,6 +97,54 @@ def test_toy_bigram_probabilities_by_hand() -> None:
         assert 10 ** lm.log10_prob(word, context) == pytest.approx(p, rel=1e-6), (word, context)
 
 
+def test_modified_discounts_by_hand_on_a_bigram_corpus() -> None:
+    """The production path (Chen & Goodman discounts from count-of-counts, no fallback).
+
+    Sentences [a b] x3, [a c], [d] x2. Bigram counts: <s>a 4, ab 3, b</s> 3, <s>d 2,
+    d</s> 2, ac 1, c</s> 1: t1 = t2 = t3 = 2, t4 = 1, Y = 2/(2 + 4) = 1/3,
+    D1 = 1 − 2·(1/3)·2/2 = 1/3, D2 = 2 − 3·(1/3)·2/2 = 1, D3+ = 3 − 4·(1/3)·1/2 = 7/3.
+    Unigrams (continuation counts): a b c d 1 each, </s> 3 (after b, c, d); t2 = 0 so
+    the fallback D = 0.5, 1, 1.5 there: Σ = 7, γ(ε) = (4·0.5 + 1.5)/7 = 1/2, V = 6
+    (<unk>, </s>, a, b, c, d): p(a) = 0.5/7 + 1/12 = 13/84, p(</s>) = 1.5/7 + 1/12 = 25/84,
+    p(<unk>) = 7/84.
+    Context a (ab 3, ac 1; Σ 4): u(b|a) = (3 − 7/3)/4 = 1/6, u(c|a) = (1 − 1/3)/4 = 1/6,
+    γ(a) = (7/3 + 1/3)/4 = 2/3: p(b|a) = 1/6 + 2/3·13/84 = 17/63, p(d|a) = 13/126,
+    p(</s>|a) = 25/126. Context <s> (<s>a 4, <s>d 2; Σ 6): u(a|<s>) = (4 − 7/3)/6 = 5/18,
+    u(d|<s>) = (2 − 1)/6 = 1/6, γ(<s>) = (7/3 + 1)/6 = 5/9: p(a|<s>) = 5/18 + 5/9·13/84
+    = 275/756, p(d|<s>) = 191/756.
+    """
+    lm = train_kneser_ney([["a", "b"]] * 3 + [["a", "c"]] + [["d"]] * 2, order=2)
+    expected = {
+        ("a", ()): 13 / 84,
+        (EOS, ()): 25 / 84,
+        ("zzz", ()): 7 / 84,
+        ("b", ("a",)): 17 / 63,
+        ("c", ("a",)): 17 / 63,
+        ("d", ("a",)): 13 / 126,
+        (EOS, ("a",)): 25 / 126,
+        ("a", (BOS,)): 275 / 756,
+        ("d", (BOS,)): 191 / 756,
+    }
+    for (word, context), p in expected.items():
+        assert 10 ** lm.log10_prob(word, context) == pytest.approx(p, rel=1e-5), (word, context)
+
+
+def test_exclude_every_leaves_texts_out_of_training_and_bounds(tmp_path: Path) -> None:
+    # 20 texts; exclude_every = 5 drops texts 5, 10, 15, 20 (the evaluation's held-out share);
+    # of the 16 left, the 10th (text 12) is held out for the bounds, 15 are trained on
+    names = "ant bee cat dog eel fox gnu hen ibis jay kiwi lark mole newt owl pig quail rat seal toad"
+    lines = [f"{name} common words here" for name in names.split()]
+    (tmp_path / "t.txt").write_text("\n".join(lines) + "\n", "utf-8")
+    cfg = {"texts": ["t.txt"], "order": 2, "min_words": 1, "dedup": False, "exclude_every": 5}
+    model = PerplexityModel.from_config(cfg, tmp_path)
+    assert model.info["sentences"] == 15
+    assert model.info["held_out"]["texts"] == 1
+    assert model.lm is not None
+    known = set(model.lm.words)
+    assert {"eel", "jay", "owl", "toad", "lark"}.isdisjoint(known)  # texts 5, 10, 15, 20 and 12
+    assert {"ant", "kiwi", "seal"} <= known
+
+
 def test_toy_perplexity_with_and_without_oov() -> None:
     """p(a|<s>) = 23/48, p(<unk>|a) = γ(a)·1/8 = 1/16, p(</s>|<unk>) = p(</s>) = 7/24."""
     lm = train_kneser_ney(TOY, order=2)

@@ -199,7 +199,8 @@ def test_parameters_and_model_are_checked(model: PerplexityModel) -> None:
     strategy = PerplexityStrategy(model)
     with pytest.raises(ConfigError, match="must be <= medium"):
         strategy.set_params({"high": 1e6})
-    assert strategy.params == {"high": 1000.0, "medium": 10000.0, "discard": 1e5}
+    # a model without held-out texts: P2's numbers
+    assert strategy.params == {"high": 1000.0, "medium": 10000.0, "discard": 1e5, "bounds": "model"}
     assert [bucket(pp, 3.0, 4.5) for pp in (1.0, 3.0, 3.01, 4.5, 4.51)] == [HIGH, HIGH, MEDIUM, MEDIUM, NORMAL]
 
 
@@ -296,7 +297,7 @@ def test_crawl_on_the_replay_web_and_in_simulation(wiki_replay: ReplayProcess, t
     assert stats.fetched == 40
     run = json.loads((tmp_path / "run" / "run.json").read_text())
     assert run["strategy"] == "perplexity"
-    assert run["strategy_params"] == {"high": 800.0, "medium": 1000.0, "discard": 1500.0}
+    assert run["strategy_params"] == {"high": 800.0, "medium": 1000.0, "discard": 1500.0, "bounds": "model"}
     assert _check_order(tmp_path / "run", (800.0, 1000.0)) == []
     pages = [json.loads(line) for line in (tmp_path / "run" / "pages.jsonl").read_text().splitlines()]
     assert pages[0]["url"] == CAT
@@ -344,7 +345,7 @@ def test_bounds_change_while_the_crawl_runs(wiki_replay: ReplayProcess, tmp_path
             crawl.wait()
     info = json.loads((run / "run.json").read_text())
     assert [c["strategy"] for c in info["control"]] == [{"high": 950, "medium": 1200}]
-    assert info["strategy_params"] == {"high": 950.0, "medium": 1200.0, "discard": 1500.0}
+    assert info["strategy_params"] == {"high": 950.0, "medium": 1200.0, "discard": 1500.0, "bounds": "model"}
     ((control, expected),) = _check_order(run, (800.0, 1000.0), (950.0, 1200.0))
     # the queued URLs whose best parent had 800 < PP <= 950 moved MEDIUM -> HIGH, and those
     # with 1000 < PP <= 1200 NORMAL -> MEDIUM; no other URL moved

@@ -347,6 +347,7 @@ def _run_jobs(
 ) -> dict[str, float]:
     from contextlib import ExitStack
 
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     timings: dict[str, float] = {}
@@ -359,7 +360,7 @@ def _run_jobs(
             proxy, proxy_ca = replay.proxy_url, replay.ca_cert_path
         bar = stack.enter_context(Progress(
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            disable=not progress, transient=False,
+            disable=not progress, transient=False, console=Console(stderr=True),  # stdout: results only
         ))  # fmt: skip
         task = bar.add_task(exp.name, total=len(jobs))
         for spec, topic, rep in jobs:

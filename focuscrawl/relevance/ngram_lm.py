@@ -32,7 +32,10 @@ texts give, unless set by hand:
 
 Without held-out texts (an ARPA file, or fewer than 10 training texts) they
 fall back to P2's 10^5 and (10^4, 10^5), unless ``calibrate`` is called with
-domain texts (``held_out`` in the config, ``--held-out`` on the command line). Queries run in Python (dict look-ups, ARPA back-off) or, with
+domain texts (``held_out`` in the config, ``--held-out`` on the command line).
+``exclude_every = k`` in the config leaves every k-th text out altogether (neither
+trained on nor held out): the articles an evaluation keeps for itself, such as P2's
+held-out perplexity (``focuscrawl.evaluation.perplexity.split_heldout``, every 5th). Queries run in Python (dict look-ups, ARPA back-off) or, with
 ``backend = "kenlm"``, through the ``kenlm`` module on the saved ARPA file.
 """
 
@@ -74,7 +77,7 @@ UNKNOWN_CEILING = 1e7  # P2, section 4: PP of an all-unknown page, used when p(<
 _OPTIONS = {"arpa", "texts", "field", "order", "min_words", "lowercase", "dedup", "backend"}
 _OPTIONS |= {"boilerplate", "threshold", "max_perplexity", "reference_perplexity", "include_oov"}
 _OPTIONS |= {"held_out", "cutoff_quantile", "discard_perplexity", "bucket_perplexities"}
-_OPTIONS |= {"held_out_share"}
+_OPTIONS |= {"held_out_share", "exclude_every"}
 
 
 @register_model("perplexity")
@@ -318,7 +321,9 @@ class PerplexityModel:
         unknown = sorted(set(cfg) - _OPTIONS)
         if unknown:
             raise ModelError(f"perplexity model: unknown option(s) {', '.join(unknown)}")
-        options = {k: cfg[k] for k in _OPTIONS & set(cfg) - {"arpa", "texts", "field", "held_out"}}
+        options = {
+            k: cfg[k] for k in _OPTIONS & set(cfg) - {"arpa", "texts", "field", "held_out", "exclude_every"}
+        }
         options.update(
             {k: bool(options[k]) for k in ("lowercase", "dedup", "boilerplate") if k in options}
         )
@@ -340,7 +345,11 @@ class PerplexityModel:
             model = cls.from_arpa(_resolve(base_dir, cfg["arpa"]), **options)
         elif "texts" in cfg:
             paths = files("texts")
-            model = cls.train((t for p in paths for t in read_texts(p, field=field)), **options)
+            texts: Iterable[str] = (t for p in paths for t in read_texts(p, field=field))
+            skip = int(cfg.get("exclude_every", 0))
+            if skip > 0:  # e.g. an evaluation's held-out articles (every 5th): never seen here
+                texts = (t for i, t in enumerate(texts, 1) if i % skip)
+            model = cls.train(texts, **options)
         else:
             raise ModelError("perplexity model: give 'arpa' (a model file) or 'texts' (text files)")
         if "held_out" in cfg:

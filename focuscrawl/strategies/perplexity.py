@@ -7,8 +7,15 @@ under the domain's n-gram language model, lower first: the link's score is
 HIGH (PP ≤ ``high``), MEDIUM (PP ≤ ``medium``) and NORMAL (the rest); a bucket is
 the URL's priority *tier*, and the frontier never serves a lower tier while a
 higher one holds a queued URL, "even if this delays the overall crawling process"
-(footnote 9). Documents above the discard bound (``discard``, the paper's 10^5)
-pass on no links at all.
+(footnote 9). Documents above the discard bound (``discard``) pass on no links at all.
+
+The bounds: P2 set HIGH and MEDIUM "by short test crawls" and the discard bound at
+10^5 for an LM whose perplexities reached about 10^7. Ours tops out near 1.5·10^5, so
+10^5 discards almost nothing. By default (``bounds = "model"``) every bound not given
+comes from the model's own perplexities of held-out domain texts
+(:mod:`focuscrawl.relevance.ngram_lm`: HIGH up to their median, MEDIUM up to their
+95 % quantile, discard above twice the largest); ``bounds = "paper"`` takes P2's
+10^3 / 10^4 / 10^5.
 
 Heritrix keeps one queue per server whose priority is that of its best URL. The
 frontier's pop is the same schedule: it takes the best queued URL (tier, then
@@ -48,19 +55,47 @@ NORMAL, MEDIUM, HIGH, SEED = 0, 1, 2, 3
 BUCKETS = {NORMAL: "NORMAL", MEDIUM: "MEDIUM", HIGH: "HIGH", SEED: "SEED"}
 
 
+PAPER_BOUNDS = {"high": 1000.0, "medium": 10000.0, "discard": 1e5}  # P2's numbers
+
+
 @dataclass(frozen=True)
 class PerplexityParams:
-    high: float = 1000.0  # PP ≤ high: the HIGH bucket
-    medium: float = 10000.0  # high < PP ≤ medium: MEDIUM; above: NORMAL
-    discard: float = 1e5  # links of documents with PP > discard are dropped (P2, section 4)
+    high: float | None = None  # PP ≤ high: the HIGH bucket
+    medium: float | None = None  # high < PP ≤ medium: MEDIUM; above: NORMAL
+    discard: float | None = None  # links of documents with PP > discard are dropped (P2, section 4)
+    # where bounds not given come from: "model" (the LM's own held-out quantiles, see
+    # focuscrawl.relevance.ngram_lm) or "paper" (P2's 10^3, 10^4, 10^5)
+    bounds: str = "model"
 
     def __post_init__(self) -> None:
+        if self.bounds not in ("model", "paper"):
+            raise ValueError(f"bounds must be 'model' or 'paper', not {self.bounds!r}")
         for name in ("high", "medium", "discard"):
             value = getattr(self, name)
-            if not (value >= 1.0 and value < math.inf):
+            if value is not None and not (value >= 1.0 and value < math.inf):
                 raise ValueError(f"{name} = {value} must be a perplexity >= 1")
-        if self.high > self.medium:
+        if self.high is not None and self.medium is not None and self.high > self.medium:
             raise ValueError(f"high = {self.high:g} must be <= medium = {self.medium:g}")
+
+
+def resolve_bounds(p: PerplexityParams, model: Any) -> PerplexityParams:
+    """The bounds in force: those given, the rest from the model's held-out quantiles
+    (``bucket_perplexities``, ``discard_perplexity``) or, with ``bounds = "paper"`` or a
+    model not calibrated on held-out texts, P2's numbers.
+
+    >>> resolve_bounds(PerplexityParams(bounds="paper"), None)
+    PerplexityParams(high=1000.0, medium=10000.0, discard=100000.0, bounds='paper')
+    """
+    own: dict[str, float] = dict(PAPER_BOUNDS)
+    buckets = getattr(model, "bucket_perplexities", None)
+    discard = getattr(model, "discard_perplexity", None)
+    calibrated = bool(getattr(model, "info", {}).get("held_out", {}).get("quantiles"))
+    if p.bounds == "model" and calibrated and buckets is not None and discard is not None:
+        own = {"high": float(buckets[0]), "medium": float(buckets[1]), "discard": float(discard)}
+    values = {k: own[k] if getattr(p, k) is None else float(getattr(p, k)) for k in own}
+    if values["high"] > values["medium"]:
+        raise ConfigError(f"strategy 'perplexity': high {values['high']:g} > medium {values['medium']:g}")
+    return PerplexityParams(**values, bounds=p.bounds)
 
 
 def bucket(pp: float, high: float, medium: float) -> int:
@@ -91,6 +126,7 @@ class PerplexityStrategy(Strategy):
                 f"strategy 'perplexity' needs the perplexity model, not {getattr(model, 'name', model)!r}"
             )
         self._invertible = model is not None and _score_is_invertible(model)
+        self.p = resolve_bounds(self.p, model)
         self.seeds: list[str] = []
         self.seeds_tiered = False
         self.pages: Counter[str] = Counter()  # documents per bucket, and discarded ones
