@@ -57,10 +57,26 @@ def write_request(run_dir: Path, strategy: Mapping[str, Any]) -> int:
     run_dir = Path(run_dir)
     if not (run_dir / "run.json").exists():
         raise ConfigError(f"control: {run_dir} is not a run directory (no run.json)")
-    previous = _read(run_dir / REQUEST_NAME) or {}
-    request_id = int(previous.get("id", 0)) + 1
+    if (_read(run_dir / "run.json") or {}).get("finished"):
+        # a request nobody answers now would be applied by a later --resume, unasked
+        raise ConfigError(f"control: the crawl in {run_dir} has finished; nothing runs to change "
+                          "(give parameters to its --resume instead: --strategy-param KEY=VALUE)")  # fmt: skip
+    # after the last request and the last answer (a withdrawn request leaves only the answer)
+    seen = [(_read(run_dir / name) or {}).get("id", 0) for name in (REQUEST_NAME, ACK_NAME)]
+    request_id = max(int(i) if isinstance(i, int) else 0 for i in seen) + 1
     _write_atomic(run_dir / REQUEST_NAME, {"id": request_id, "strategy": dict(strategy)})
     return request_id
+
+
+def withdraw_request(run_dir: Path, request_id: int) -> bool:
+    """Take back request ``request_id`` if no crawl has answered it (True), so that a
+    crawl resumed later does not apply a change its user gave up on."""
+    path = Path(run_dir) / REQUEST_NAME
+    ack = _read(Path(run_dir) / ACK_NAME)
+    if (ack is not None and ack.get("id") == request_id) or (_read(path) or {}).get("id") != request_id:
+        return False
+    path.unlink(missing_ok=True)
+    return True
 
 
 def wait_for_ack(run_dir: Path, request_id: int, timeout: float = 10.0) -> dict[str, Any] | None:

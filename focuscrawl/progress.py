@@ -36,16 +36,19 @@ class ProgressView:
                 Progress,
                 TextColumn,
                 TimeElapsedColumn,
+                TimeRemainingColumn,
             )
 
             self._progress = Progress(
                 TextColumn("[bold]crawl"),
                 BarColumn(),
                 MofNCompleteColumn(),
-                TextColumn("{task.fields[rate]:>7.1f} pages/s"),
+                TextColumn("{task.fields[rate]:>7.1f} URLs/s"),
                 TextColumn("queue {task.fields[queue]:>8,}"),
                 TextColumn("{task.fields[harvest]}"),
                 TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),  # against the budget: the crawl may end sooner
                 console=Console(stderr=True),
                 transient=True,
             )
@@ -82,10 +85,13 @@ class ProgressView:
         budget = f"/{self.max_pages}" if self.max_pages > 0 else ""
         hr = stats.harvest_rate
         harvest = "" if hr is None else f", harvest rate {hr:.3f} ({stats.relevant}/{stats.judged})"
+        eta = ""
+        if self.max_pages > 0 and rate > 0:
+            eta = f", ETA {eta_text(max(0, self.max_pages - stats.fetched) / rate)}"
         return (
             f"focuscrawl: {stats.fetched}{budget} URLs fetched ({stats.pages} HTML pages, "
-            f"{stats.errors} errors), {rate:.1f} pages/s, {stats.queued} queued{harvest}, "
-            f"{stats.elapsed:.0f} s"
+            f"{stats.errors} errors), {rate:.1f} URLs/s, {stats.queued} queued{harvest}, "
+            f"{stats.elapsed:.0f} s{eta}"
         )
 
     @staticmethod
@@ -95,5 +101,31 @@ class ProgressView:
         rate = stats.fetched / stats.elapsed if stats.elapsed > 0 else 0.0
         return (
             f"crawled {stats.fetched} URLs ({stats.pages} HTML pages, {stats.errors} errors) "
-            f"in {stats.elapsed:.1f} s, {rate:.1f} pages/s, {stats.queued} queued{harvest} -> {out}"
+            f"in {stats.elapsed:.1f} s, {rate:.1f} URLs/s, {stats.queued} queued{harvest}"
+            f"{skipped_text(stats)} -> {out}"
         )
+
+
+def skipped_text(stats: CrawlStats, shown: int = 3) -> str:
+    """The main reasons URLs were taken and not fetched (robots.txt, proxy errors...),
+    which the counts of fetched URLs and errors do not show.
+
+    >>> stats = CrawlStats()
+    >>> stats.counters.update(skipped_robots=2259, skipped_proxy=612, status_200=53)
+    >>> skipped_text(stats)
+    '; not fetched: robots 2,259, proxy 612'
+    """
+    top = sorted(((n, k) for k, n in stats.counters.items() if k.startswith("skipped_") and n), reverse=True)
+    return "; not fetched: " + ", ".join(f"{k[8:]} {n:,}" for n, k in top[:shown]) if top else ""
+
+
+def eta_text(seconds: float) -> str:
+    """``1h02m``, ``3m05s``, ``42s``.
+
+    >>> eta_text(3725), eta_text(185), eta_text(41.6)
+    ('1h02m', '3m05s', '42s')
+    """
+    s = round(seconds)
+    if s >= 3600:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    return f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s"

@@ -131,7 +131,6 @@ def summary_text(r: dict[str, Any]) -> str:
 def add_experiment_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("experiment", type=Path, help="experiment TOML (see experiments/)")
     p.add_argument("--out", type=Path, help="output directory (default: experiments-out/NAME)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar (one line per crawl)")
     p.add_argument("--report-only", action="store_true", help="evaluate and report the crawls done")
 
 
@@ -158,5 +157,5 @@ def run_experiment(args: argparse.Namespace) -> int:
 
     exp = load_experiment(args.experiment, out=args.out)
     check_hand_topics(exp)
-    print(run_experiment_file(exp, progress=not args.quiet, report_only=args.report_only))
+    print(run_experiment_file(exp, progress=args.verbose >= 0, report_only=args.report_only))
     return 0

@@ -117,7 +117,9 @@ def load_model(directory: Path) -> RelevanceModel:
         info = json.loads(info_path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ModelError(f"{directory}: not a saved model ({exc})") from None
-    cls = MODELS.get(str(info["model"]))
+    if not isinstance(info, dict) or not isinstance(info.get("model"), str):
+        raise ModelError(f"{info_path}: no \"model\" (the model's name) in it; not a saved model")
+    cls = MODELS.get(info["model"])
     model: RelevanceModel = cls.load(Path(directory))
     if "threshold" in info:
         model.threshold = float(info["threshold"])

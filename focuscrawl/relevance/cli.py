@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -20,6 +21,7 @@ from pathlib import Path
 from focuscrawl.evaluation.metrics import auc, binary_scores
 from focuscrawl.exceptions import ConfigError, ModelError
 from focuscrawl.relevance.base import (
+    MODEL_INFO,
     MODELS,
     TRAIN_URLS,
     RelevanceModel,
@@ -40,9 +42,29 @@ def _module_commands() -> dict[str, Command]:
     return commands
 
 
+def check_out(out: Path, force: bool) -> None:
+    """A model directory to (re)write: absent or empty, or, with ``force``, a saved model
+    (then cleared: an old ``classifier.pkl`` or ``train-urls.txt`` left beside a new
+    ``model.json`` would be read as the new model's)."""
+    if not out.exists():
+        return
+    if not out.is_dir():
+        raise ConfigError(f"--out {out}: is a file, not a model directory")
+    if not any(out.iterdir()):
+        return
+    if not force:
+        raise ConfigError(f"--out {out}: not empty; use --force to replace the model in it, or another --out")
+    if not (out / MODEL_INFO).is_file():
+        raise ConfigError(f"--out {out}: holds files that are not a saved model (no {MODEL_INFO}); "
+                          "not cleared, even with --force")  # fmt: skip
+
+
 def cmd_train(args: argparse.Namespace) -> int:
+    check_out(args.out, args.force)  # before a training that may take minutes
     cls = MODELS.get(args.model_name)
     model: RelevanceModel = cls.train_from_args(args)
+    if args.out.exists() and any(args.out.iterdir()):
+        shutil.rmtree(args.out)  # a saved model, replaced as a whole (--force)
     save_model(model, args.out)
     print(f"saved {args.model_name} model to {args.out}")
     return 0
@@ -104,19 +126,39 @@ def _train_urls(model_dir: Path) -> set[str]:
     return {line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()}
 
 
+_COMMAND_HELP = {  # the model modules' own commands (CLI_COMMANDS)
+    "generate-terms": "GenerateTerms (P3 Alg. 3): genre and content terms of a cosine model from example pages",
+    "idf": "an idf table of terms over WARC archives (the cosine model's weights)",
+    "learn-comment-keywords": "comment class/id keywords learned from labelled pages (P0)",
+    "perplexity": "perplexity of text, JSONL or HTML files under an n-gram model",
+}
+
+
+def _help(doc: str | None) -> str:
+    """A help line from a docstring: its first sentence, without double backticks."""
+    from focuscrawl.cli_args import first_sentence
+
+    return first_sentence(doc)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="focuscrawl model", description="relevance models")
-    sub = parser.add_subparsers(dest="command", required=True)
+    from focuscrawl.cli_args import Parser, add_verbosity
+
+    parser = Parser(prog="focuscrawl model", description="Train, score and evaluate relevance models.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     train = sub.add_parser("train", help="train/configure a model and save it")
-    train_sub = train.add_subparsers(dest="model_name", required=True)
+    train_sub = train.add_subparsers(dest="model_name", required=True, parser_class=Parser)
     for name in MODELS.names():
         cls = MODELS.get(name)
         if not hasattr(cls, "train_from_args"):
             continue
-        p = train_sub.add_parser(name, help=(cls.__doc__ or "").strip().split("\n")[0])
+        p = train_sub.add_parser(name, help=_help(cls.__doc__))
         cls.add_train_arguments(p)
-        p.add_argument("--out", type=Path, required=True, help="directory to save the model in")
+        p.add_argument("--out", type=Path, required=True,
+                       help="directory to save the model in (absent or empty)")  # fmt: skip
+        p.add_argument("--force", action="store_true",
+                       help="replace the saved model in a non-empty --out (cleared first)")  # fmt: skip
         p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("score", help="score archived pages with a saved model")
@@ -145,9 +187,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_eval)
 
     for name, (add_arguments, run) in sorted(_module_commands().items()):
-        p = sub.add_parser(name)
+        p = sub.add_parser(name, help=_COMMAND_HELP.get(name) or _help(run.__doc__))
         add_arguments(p)
         p.set_defaults(func=run)
+    for p in [*sub.choices.values(), *train_sub.choices.values()]:
+        add_verbosity(p)
     return parser
 
 

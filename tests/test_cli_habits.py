@@ -1,0 +1,212 @@
+"""The habits people bring from wget, curl and Scrapy (issue 26): -V, -q/-v everywhere,
+no abbreviated options, JSON output, progress on stderr with an ETA, one-line errors
+where a traceback used to be, and commands that do not silently keep stale state."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+import focuscrawl
+from focuscrawl import crawl
+from focuscrawl.cli import build_parser, main
+from focuscrawl.progress import ProgressView
+from focuscrawl.relevance.cli import build_parser as model_parser
+from focuscrawl.replay.process import ReplayProcess
+from focuscrawl.replay.sample import SAMPLE_SEEDS
+from focuscrawl.stats import CrawlStats
+
+
+def test_dash_capital_v_prints_the_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["-V"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out == f"focuscrawl {focuscrawl.__version__}\n"
+
+
+def _subparsers(parser: object) -> dict[str, object]:
+    actions = getattr(parser, "_subparsers")._group_actions  # noqa: B009 - argparse keeps them there
+    return dict(actions[0].choices)
+
+
+def test_every_command_takes_quiet_and_verbose() -> None:
+    commands = {f"focuscrawl {k}": v for k, v in _subparsers(build_parser()).items() if k != "model"}
+    model = model_parser()
+    commands |= {f"model {k}": v for k, v in _subparsers(model).items()}
+    commands |= {f"model train {k}": v for k, v in _subparsers(_subparsers(model)["train"]).items()}
+    assert len(commands) > 20
+    for name, parser in commands.items():
+        options = {o for a in getattr(parser, "_actions") for o in a.option_strings}
+        assert {"-q", "--quiet", "-v", "--verbose"} <= options, name
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        pytest.param(["crawl", "--out", "r", "--seeds", "http://a.example/", "--max-page", "5"], "unrecognized arguments: --max-page", id="abbreviation"),
+        pytest.param(["crawl", "--out", "r", "--seed", "http://a.example/"], "(--seed is the random seed; seed URLs go with --seeds)", id="seed-vs-seeds"),
+        pytest.param(["model", "train", "keyword", "--keyword", "a", "--out", "m"], "the following arguments are required: --keywords", id="model-abbreviation"),
+    ],
+)
+def test_no_abbreviations_and_a_hint_for_seed(
+    argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
+
+
+def test_strategies_as_json_with_whole_sentences(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["strategies", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    by_name = {(r["kind"], r["name"]): r for r in rows}
+    assert by_name["strategy", "otie"]["params"]["a"] == 0.85
+    language = by_name["filter", "language"]["description"]
+    assert language.endswith("in a target language."), language  # not cut at the line's end
+    assert all("``" not in r["description"] for r in rows)
+
+
+def test_model_help_lists_every_command_in_plain_text(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["model", "--help"])
+    text = capsys.readouterr().out
+    listing = text.split("positional arguments:", 1)[1]
+    for command in ("train", "score", "eval", "generate-terms", "idf", "learn-comment-keywords", "perplexity"):
+        line = next(x for x in listing.splitlines() if x.strip().startswith(command))
+        assert len(line.split()) > 1 or command == "learn-comment-keywords", command  # a help text
+    assert "``" not in text
+
+
+def test_max_pages_says_it_counts_urls(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["crawl", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--max-pages URLS URLs to fetch, every URL taken counting" in text
+
+
+def test_crawl_summary_as_json_and_the_python_api_reports_progress(
+    sample_archive: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["simulate", "--archive", str(sample_archive), "--seeds", *SAMPLE_SEEDS, "--max-pages", "6"]
+    assert main([*argv, "--out", str(tmp_path / "a"), "--json", "-q"]) == 0
+    out = capsys.readouterr().out
+    summary = json.loads(out)  # one JSON object, nothing else on stdout
+    assert (summary["fetched"], summary["interrupted"], summary["out"]) == (6, False, str(tmp_path / "a"))
+    seen: list[int] = []
+    stats = crawl(list(SAMPLE_SEEDS), tmp_path / "b", archives=[sample_archive], max_pages=6,
+                  progress=lambda s: seen.append(s.fetched))  # fmt: skip
+    assert stats.fetched == 6
+    assert seen
+    assert seen[-1] == 6
+    assert seen == sorted(seen)
+
+
+def test_progress_lines_show_an_eta_and_the_summary_why_urls_were_skipped() -> None:
+    stats = CrawlStats()
+    stats.fetched, stats.elapsed_before, stats.started = 50, 10.0, time.time()
+    stats.counters.update(skipped_robots=2259, skipped_proxy=612)
+    line = ProgressView(enabled=False, max_pages=200).progress_line(stats)
+    assert line.endswith(", ETA 30s"), line  # 150 URLs left at 5 URLs/s
+    summary = ProgressView.summary_line(stats, Path("runs/ja"))
+    assert "; not fetched: robots 2,259, proxy 612 -> runs/ja" in summary
+
+
+def test_model_train_refuses_a_non_empty_out_without_force(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "m"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine\n", encoding="utf-8")
+    train = ["model", "train", "keyword", "--keywords", "cat,dog", "--out", str(out)]
+    assert main(train) == 2
+    assert "not empty; use --force" in capsys.readouterr().err
+    assert main([*train, "--force"]) == 2  # not a saved model: never cleared
+    assert (out / "notes.txt").exists()
+    (out / "notes.txt").unlink()
+    assert main(train) == 0
+    (out / "classifier.pkl").write_bytes(b"an older model's")  # left by an earlier training
+    assert main(train) == 2
+    assert main([*train, "--force"]) == 0
+    assert not (out / "classifier.pkl").exists()
+    assert json.loads((out / "model.json").read_text())["model"] == "keyword"
+
+
+@pytest.mark.parametrize(
+    ("model_json", "message"),
+    [
+        pytest.param('{"threshold": 0.5}', 'model.json: no "model"', id="no-model-key"),
+        pytest.param(None, "no such directory (a saved model is made with", id="no-such-directory"),
+    ],
+)
+def test_a_bad_model_directory_is_one_line(
+    model_json: str | None, message: str, sample_archive: Path, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    model = tmp_path / "models" / "course"
+    if model_json is not None:
+        model.mkdir(parents=True)
+        (model / "model.json").write_text(model_json, encoding="utf-8")
+    argv = ["simulate", "--archive", str(sample_archive), "--seeds", *SAMPLE_SEEDS, "--out",
+            str(tmp_path / "run"), "--model", str(model), "-q"]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1, err
+
+
+def test_control_of_a_finished_crawl_and_an_unanswered_request(
+    sample_archive: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "run"
+    argv = ["simulate", "--archive", str(sample_archive), "--seeds", *SAMPLE_SEEDS, "--out", str(run),
+            "--max-pages", "4", "-q"]  # fmt: skip
+    assert main(argv) == 0
+    capsys.readouterr()
+    assert main(["control", str(run), "high=80"]) == 2
+    assert "has finished" in capsys.readouterr().err
+    assert not (run / "control.json").exists()
+    # a crawl that is not running: the request is withdrawn, not left for a later --resume
+    info = json.loads((run / "run.json").read_text())
+    (run / "run.json").write_text(json.dumps({**info, "finished": False}))
+    assert main(["control", str(run), "high=80", "--timeout", "0.2"]) == 1
+    assert "withdrawn" in capsys.readouterr().err
+    assert not (run / "control.json").exists()
+
+
+def test_a_resume_retries_a_crawl_that_reached_no_host(
+    sample_replay: ReplayProcess, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A wrong --proxy used up the seeds as failures; --resume with the right one crawls."""
+    run = tmp_path / "run"
+    argv = ["crawl", "--seeds", *SAMPLE_SEEDS, "--out", str(run), "--delay", "0", "--max-pages", "5", "-q"]
+    assert main([*argv, "--proxy", "http://127.0.0.1:9"]) == 1  # nobody listens there
+    err = capsys.readouterr().err
+    assert "no page could be fetched: connect (1): no connection (is --proxy right?" in err
+    assert "--resume tries them again" in err
+    assert main(["crawl", "--out", str(run), "--resume", "--proxy", sample_replay.proxy_url, "-q"]) == 0
+    assert json.loads((run / "run.json").read_text())["summary"]["fetched"] == 5
+
+
+def test_experiment_progress_goes_to_stderr(
+    sample_archive: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``focuscrawl experiment EXP > results.txt``: the file gets the results only."""
+    exp = tmp_path / "cats.toml"
+    labels = sample_archive.with_name("sample.labels.jsonl")
+    exp.write_text(
+        f'name = "cats"\narchives = ["{sample_archive}"]\nlabels = "{labels}"\nbudget = 8\ncheckpoints = 2\n'
+        f'[[topic]]\nname = "cats"\nrelevant = ["relevant=true"]\nseeds = {json.dumps(list(SAMPLE_SEEDS))}\n'
+        '[[strategy]]\nlabel = "BFS"\nstrategy = "bfs"\n',
+        encoding="utf-8",
+    )
+    assert main(["experiment", str(exp), "--out", str(tmp_path / "out")]) == 0
+    out, err = capsys.readouterr()
+    assert "cats: BFS / cats / r0" in err  # the bar, where a terminal shows it
+    assert "cats: BFS / cats / r0" not in out
+    assert "results.json" in out
