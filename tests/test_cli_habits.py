@@ -4,6 +4,7 @@ where a traceback used to be, and commands that do not silently keep stale state
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 from pathlib import Path
@@ -27,9 +28,9 @@ def test_dash_capital_v_prints_the_version(capsys: pytest.CaptureFixture[str]) -
     assert capsys.readouterr().out == f"focuscrawl {focuscrawl.__version__}\n"
 
 
-def _subparsers(parser: object) -> dict[str, object]:
-    actions = getattr(parser, "_subparsers")._group_actions  # noqa: B009 - argparse keeps them there
-    return dict(actions[0].choices)
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    assert parser._subparsers is not None  # argparse keeps the subcommands there
+    return dict(parser._subparsers._group_actions[0].choices)  # type: ignore[arg-type]
 
 
 def test_every_command_takes_quiet_and_verbose() -> None:
@@ -39,7 +40,7 @@ def test_every_command_takes_quiet_and_verbose() -> None:
     commands |= {f"model train {k}": v for k, v in _subparsers(_subparsers(model)["train"]).items()}
     assert len(commands) > 20
     for name, parser in commands.items():
-        options = {o for a in getattr(parser, "_actions") for o in a.option_strings}
+        options = {o for a in parser._actions for o in a.option_strings}
         assert {"-q", "--quiet", "-v", "--verbose"} <= options, name
 
 
