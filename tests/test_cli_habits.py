@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -211,3 +213,18 @@ def test_experiment_progress_goes_to_stderr(
     assert "cats: BFS / cats / r0" in err  # the bar, where a terminal shows it
     assert "cats: BFS / cats / r0" not in out
     assert "results.json" in out
+
+
+def test_replay_of_a_generated_web_says_where_to_start() -> None:
+    cmd = [sys.executable, "-m", "focuscrawl", "replay", "--generated", "500", "--hosts", "5", "--seed", "1", "--port", "0"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline() for _ in range(3)]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    seeds = lines[2].rsplit("): ", 1)[1].split()
+    assert lines[2].startswith("replay: seed URLs")
+    assert len(seeds) == 3
+    assert all(s.startswith("http://") and s.endswith("/") for s in seeds)

@@ -118,6 +118,8 @@ async def _serve(args: argparse.Namespace, plan: FaultPlan) -> int:
         print(
             f"replay: generated web of {web.pages} pages on {web.host_count} hosts, seed {web.seed}"
         )
+        seeds = " ".join(web.home_urls(3))
+        print(f"replay: seed URLs (the largest hosts' home pages): {seeds}", flush=True)
     print(f"replay: CA certificate for https tunnels: {server.ca_cert_path}", flush=True)
     try:
         await stop.wait()
