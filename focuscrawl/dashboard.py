@@ -31,7 +31,8 @@ from focuscrawl.evaluation.svg import line_plot
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.urls import host_of
 
-_RATE_WINDOW = 10.0  # seconds of fetches behind "pages/s now"
+_RATE_WINDOW = 10.0  # seconds of fetches behind "URLs/s now"
+_IDLE_GAP = 30.0  # seconds without a fetch that are no crawling (a stopped crawl, before its resume)
 _CURVE_POINTS = 200  # points per curve on the page
 _RECENT = 12  # latest pages shown per run
 _READ_CAP = 16 << 20  # bytes of pages.jsonl read per look: a long run is caught up over a few looks
@@ -66,8 +67,10 @@ class RunTail:
         self.fetched_at: deque[float] = deque()  # times of the last _RATE_WINDOW seconds
         self.first_at: float | None = None
         self.last_at: float | None = None
+        self.active = 0.0  # seconds of crawling: gaps between fetches, idle gaps left out
         # pages and relevant pages after each URL (4 bytes each: ~4 MB per million URLs)
         self.page_curve = array("I")
+        self.time_curve = array("d")  # seconds of crawling at each URL
         self.model_curve = array("I")
         self.label_curve = array("I")
 
@@ -137,11 +140,15 @@ class RunTail:
             self.label_curve.append(self.label_relevant)
         when = row.get("fetched_at")
         if isinstance(when, int | float):
+            gap = 0.0 if self.last_at is None else when - self.last_at
+            if 0 < gap <= _IDLE_GAP:
+                self.active += gap
             self.first_at = when if self.first_at is None else min(self.first_at, when)
             self.last_at = when if self.last_at is None else max(self.last_at, when)
             self.fetched_at.append(when)
             while self.fetched_at and self.fetched_at[0] < self.last_at - _RATE_WINDOW:
                 self.fetched_at.popleft()
+        self.time_curve.append(self.active)
         self.recent.append({
             "url": url, "status": status, "error": error,
             "relevance": row.get("relevance"), "relevant": row.get("relevant"),
@@ -162,7 +169,7 @@ class RunTail:
         return "idle"
 
     def rate_now(self, now: float | None = None) -> float:
-        """Pages per second over the last seconds of fetches (0 when none came lately)."""
+        """URLs per second over the last seconds of fetches (0 when none came lately)."""
         if self.last_at is None or len(self.fetched_at) < 2:
             return 0.0
         now = time.time() if now is None else now
@@ -173,15 +180,18 @@ class RunTail:
 
     def snapshot(self, now: float | None = None) -> dict[str, Any]:
         summary = self.info.get("summary") or {}
-        span = (self.last_at - self.first_at) if self.last_at and self.first_at else 0.0
         return {
             "name": self.name, "path": str(self.path), "state": self.state(now),
             "strategy": self.info.get("strategy"), "model": self.info.get("model"),
             "max_pages": (self.info.get("settings") or {}).get("crawl", {}).get("max_pages"),
             "urls": self.urls, "pages": self.pages, "recrawls": self.recrawls,
             "bad_lines": self.bad_lines, "queued": summary.get("queued"),
-            "pages_per_s_now": round(self.rate_now(now), 2),
-            "pages_per_s": round((self.urls - 1) / span, 2) if span > 0 else None,
+            # one definition, the crawl's own: URLs of the budget per second of crawling
+            # (the seconds between the first and the last fetch, idle gaps of more than
+            # _IDLE_GAP seconds left out: the time before a resume is no crawling)
+            "urls_per_s_now": round(self.rate_now(now), 2),
+            "urls_per_s": round((self.urls - 1) / self.active, 2) if self.active > 0 else None,
+            "crawl_seconds": round(self.active, 1),
             "harvest_model": _rate(self.model_relevant, self.pages),
             "harvest_labels": _rate(self.label_relevant, self.pages) if self.judge else None,
             "relevant_model": self.model_relevant,
@@ -190,6 +200,15 @@ class RunTail:
             "hosts": len(self.hosts), "top_hosts": self.hosts.most_common(8),
             "recent": list(self.recent)[::-1],
         }  # fmt: skip
+
+    def progress_curve(self) -> tuple[list[float], list[float]]:
+        """URLs crawled against seconds of crawling, at about ``_CURVE_POINTS`` points."""
+        n = len(self.time_curve)
+        step = max(1, n // _CURVE_POINTS)
+        xs = [*range(step, n + 1, step)]
+        if xs and xs[-1] != n:
+            xs.append(n)
+        return [self.time_curve[x - 1] for x in xs], [float(x) for x in xs]
 
     def curve(self, by_labels: bool) -> tuple[list[float], list[float]]:
         """The harvest rate among the pages of the first x URLs crawled (the
@@ -247,8 +266,13 @@ def render_fragment(tails: Sequence[RunTail], now: float | None = None) -> str:
     """The live part of the page: the table, the curves and each run's latest pages."""
     snaps = [t.snapshot(now) for t in tails]
     judged = any(t.judge is not None for t in tails)
-    head = ["run", "state", "strategy", "model", "URLs", "pages", "pages/s now", "pages/s",
+    head = ["run", "state", "strategy", "model", "URLs", "pages", "URLs/s now", "URLs/s",
             "queued", "harvest (model)"] + (["harvest (labels)"] if judged else []) + ["hosts"]  # fmt: skip
+    tips = {"URLs": "URLs crawled (every URL of the budget) / the budget",
+            "pages": "answers 200 without error", "URLs/s now": "over the last 10 s of fetches",
+            "URLs/s": "URLs / seconds of crawling (pauses of more than 30 s left out)",
+            "harvest (model)": "relevant pages / pages, by the crawl's own model",
+            "harvest (labels)": "relevant pages / pages, by the label file"}  # fmt: skip
     rows = []
     for s in snaps:
         budget = f" / {s['max_pages']:,}" if s["max_pages"] else ""
@@ -258,8 +282,8 @@ def render_fragment(tails: Sequence[RunTail], now: float | None = None) -> str:
             f'<td class="l">{escape(str(s["strategy"] or "–"))}</td>',
             f'<td class="l">{escape(str(s["model"] or "–"))}</td>',
             f"<td>{s['urls']:,}{budget}</td>", f"<td>{s['pages']:,}</td>",
-            f"<td>{_num(s['pages_per_s_now'] if s['state'] == 'running' else None, '{:.1f}')}</td>",
-            f"<td>{_num(s['pages_per_s'], '{:.1f}')}</td>",
+            f"<td>{_num(s['urls_per_s_now'] if s['state'] == 'running' else None, '{:.1f}')}</td>",
+            f"<td>{_num(s['urls_per_s'], '{:.1f}')}</td>",
             f"<td>{_num(s['queued'])}</td>",
             f"<td>{_num(s['harvest_model'], '{:.3f}')} <span class=muted>({s['relevant_model']:,})</span></td>",
         ]  # fmt: skip
@@ -268,15 +292,25 @@ def render_fragment(tails: Sequence[RunTail], now: float | None = None) -> str:
                          f"<span class=muted>({_num(s['relevant_labels'])})</span></td>")  # fmt: skip
         cells.append(f"<td>{s['hosts']:,}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    table = ("<table><tr>" + "".join(f'<th class="{"l" if i < 4 else ""}">{h}</th>' for i, h in enumerate(head))
+    table = ("<table><tr>" + "".join(f'<th class="{"l" if i < 4 else ""}" title="{tips.get(h, "")}">{h}</th>'
+                                     for i, h in enumerate(head))
              + "</tr>" + "".join(rows) + "</table>")  # fmt: skip
     plots = []
+    progress = [(t.name, *t.progress_curve(), None) for t in tails if len(t.time_curve) > 1]
+    budgets = {s["max_pages"] for s in snaps if s["max_pages"]}
+    if progress:
+        mark = None
+        if len(budgets) == 1:  # the runs' one budget
+            budget = next(iter(budgets))
+            mark = (float(budget), f"budget: {budget:,} URLs")
+        plots.append(line_plot("URLs crawled over time", "seconds of crawling (pauses left out)",
+                               "URLs crawled", progress, mark=mark))  # fmt: skip
     for by_labels in (True, False) if judged else (False,):
         series = [(t.name, *t.curve(by_labels), None) for t in tails if t.pages]
         if series:
             judge = "labels" if by_labels else "the crawl's model"
             plots.append(line_plot(f"Harvest rate by {judge}", "URLs crawled",
-                                   "relevant pages / pages", series))  # fmt: skip
+                                   "harvest rate (relevant pages / pages)", series))  # fmt: skip
     runs = []
     for s in snaps:
         statuses = ", ".join(f"{escape(k)}: {v:,}" for k, v in s["statuses"].items())

@@ -59,7 +59,7 @@ def test_figures_of_a_run_computed_by_hand(tmp_path: Path) -> None:
     assert snap["statuses"] == {"200": 3, "404": 1, "timeout": 1}
     assert snap["hosts"] == 2
     assert snap["top_hosts"][0] == ("a.org", 3)
-    assert snap["pages_per_s"] == round(4 / 2.5, 2)  # 5 URLs between t=100 and t=102.5
+    assert snap["urls_per_s"] == round(4 / 2.5, 2)  # 5 URLs between t=100 and t=102.5
     assert snap["queued"] == 7
     assert snap["state"] == "finished"
     assert snap["recent"][0]["url"] == "http://b.org/z"  # the latest first
@@ -145,8 +145,8 @@ def test_the_page_is_self_contained(tmp_path: Path) -> None:
     for tail in tails:
         tail.update()
     html = render_page(tails, every=1.0)
-    assert html.count("<svg") == 1  # one harvest plot (no labels), both runs in it
-    assert html.count("<polyline") == 2
+    assert html.count("<svg") == 2  # progress and harvest (no labels), both runs in each
+    assert html.count("<polyline") == 4
     # nothing is loaded from anywhere: no src or href, no CSS url() or @import
     assert not re.search(r"""\b(src|href)\s*=|url\(|@import""", html)
 

@@ -87,18 +87,24 @@ def _svg(body: list[str], kind: str) -> str:
 def line_plot(
     title: str, xlabel: str, ylabel: str,
     series: Sequence[tuple[str, Sequence[float], Sequence[float], Sequence[float] | None]],
-    *, log_y: bool = False, y0: float | None = 0.0,
+    *, log_y: bool = False, y0: float | None = 0.0, mark: tuple[float, str] | None = None,
 ) -> str:  # fmt: skip
-    """Lines with optional ±error bars; series = (name, xs, ys, errors or None).
+    """Lines with optional ±error bars; series = (name, xs, ys, errors or None); ``mark``
+    a dashed horizontal line at a y value, labelled (e.g. a crawl's budget).
 
-    >>> svg = line_plot("t", "x", "y", [("a", [1, 2], [0.5, 0.7], [0.1, 0.1])])
-    >>> svg.count("<polyline"), svg.count('class="err"')
-    (1, 2)
+    >>> svg = line_plot("t", "x", "y", [("a", [1, 2], [0.5, 0.7], [0.1, 0.1])], mark=(1.0, "budget"))
+    >>> svg.count("<polyline"), svg.count('class="err"'), svg.count('class="mark"')
+    (1, 2, 1)
     """
     xs = [x for _, sx, _, _ in series for x in sx]
     ys = [y + (e[i] if e else 0) for _, _, sy, e in series for i, y in enumerate(sy)]
-    frame = _Frame(xs, ys, log_y=log_y, y0=y0)
+    frame = _Frame(xs, ys + ([mark[0]] if mark else []), log_y=log_y, y0=y0)
     body = frame.axes(title, xlabel, ylabel)
+    if mark is not None:
+        y = frame.y(mark[0])
+        body.append(f'<line class="mark" x1="{LEFT}" y1="{y:.1f}" x2="{W - RIGHT}" y2="{y:.1f}" '
+                    'stroke="#555" stroke-dasharray="5,4"/>')  # fmt: skip
+        body.append(f'<text x="{LEFT + 4}" y="{y + 13:.1f}">{escape(mark[1])}</text>')  # under it: clear of the title
     for i, (_, sx, sy, err) in enumerate(series):
         color = PALETTE[i % len(PALETTE)]
         pts = " ".join(f"{frame.x(x):.1f},{frame.y(y):.1f}" for x, y in zip(sx, sy, strict=True))
