@@ -42,6 +42,8 @@ SCALARS: dict[str, Callable[[Mapping[str, Any]], float | None]] = {
     "precision": lambda r: r["answer"]["precision"] if "answer" in r else None,
     "recall": lambda r: r["answer"]["recall"] if "answer" in r else None,
     "f1": lambda r: r["answer"]["f1"] if "answer" in r else None,
+    "f1_best": lambda r: r.get("f1_best"),
+    "f1_heldout": lambda r: r.get("f1_heldout"),
     "wall_seconds": lambda r: r.get("wall_seconds"),
 }
 
@@ -53,7 +55,7 @@ def evaluate_all(exp: Experiment, jobs: Sequence[tuple[StrategySpec, Topic, int]
     if exp.labels is None:
         raise ConfigError(f"{exp.path.name}: 'labels' is needed to judge the crawls")
     labels = load_labels(exp.labels)
-    points = checkpoints_for(exp.budget, exp.checkpoints)
+    points = checkpoints_for(exp.curve_budget or exp.budget, exp.checkpoints)
     lang_of = None
     if exp.lang_field:
         field = exp.lang_field
@@ -166,10 +168,44 @@ def _mean_curve(per_topic: Mapping[str, Sequence[float]]) -> dict[str, list[floa
     return {"mean": [m for m, _ in stats], "se": [s for _, s in stats]}
 
 
+def threshold_f1(runs: Sequence[dict[str, Any]]) -> None:
+    """Each run's F1 at its own best threshold (P3's practice: chosen on the data it is
+    reported on) and, honestly, at the threshold that is best on the strategy's *other*
+    topics (mean F1 there; leave one topic out), set as ``f1_best``, ``f1_best_threshold``,
+    ``f1_heldout`` and ``f1_heldout_threshold``.
+
+    >>> rs = [{"label": "x", "topic": t, "f1_by_threshold": [
+    ...     {"threshold": 0.2, "f1": a}, {"threshold": 0.4, "f1": b}]} for t, a, b in
+    ...     (("u", 0.5, 0.1), ("v", 0.3, 0.2), ("w", 0.1, 0.6))]
+    >>> threshold_f1(rs)
+    >>> [(r["f1_best"], r["f1_heldout"], r["f1_heldout_threshold"]) for r in rs]
+    [(0.5, 0.1, 0.4), (0.3, 0.2, 0.4), (0.6, 0.1, 0.2)]
+    """
+    by_label: dict[str, list[dict[str, Any]]] = {}
+    for r in runs:
+        if r.get("f1_by_threshold"):
+            by_label.setdefault(r["label"], []).append(r)
+    for mine in by_label.values():
+        for r in mine:
+            best = max(r["f1_by_threshold"], key=lambda x: x["f1"])
+            r["f1_best"], r["f1_best_threshold"] = best["f1"], best["threshold"]
+            others = [o for o in mine if o["topic"] != r["topic"]]
+            if not others:
+                continue
+            means = {
+                row["threshold"]: sum(o["f1_by_threshold"][i]["f1"] for o in others) / len(others)
+                for i, row in enumerate(r["f1_by_threshold"])
+            }  # fmt: skip
+            t = max(means, key=lambda k: (means[k], -k))  # ties: the lower threshold
+            r["f1_heldout_threshold"] = t
+            r["f1_heldout"] = next(x["f1"] for x in r["f1_by_threshold"] if x["threshold"] == t)
+
+
 def summarise(exp: Experiment, topics: Sequence[Topic], runs: list[dict[str, Any]]) -> dict[str, Any]:
     """results.json: the runs, per-strategy means ± SE, curves, t-tests, overlaps."""
+    threshold_f1(runs)
     labels = [s.label for s in exp.strategies]
-    points = checkpoints_for(exp.budget, exp.checkpoints)
+    points = checkpoints_for(exp.curve_budget or exp.budget, exp.checkpoints)
     summary: dict[str, dict[str, Any]] = {}
     curves: dict[str, dict[str, Any]] = {}
     for label in labels:
@@ -233,8 +269,8 @@ def share(value: float, floor: float, ceiling: float) -> float | None:
     """How far ``value`` went from the floor (breadth-first) to the ceiling (the oracle):
     0 at the floor, 1 at the ceiling; None where the two meet (nothing to share).
 
-    >>> share(0.5, 0.2, 0.8), share(0.2, 0.2, 0.8), share(0.9, 0.2, 0.8), share(0.3, 0.4, 0.4)
-    (0.5, 0.0, 1.1666666666666667, None)
+    >>> [round(share(v, 0.2, 0.8), 3) for v in (0.5, 0.2, 0.9)], share(0.3, 0.4, 0.4)
+    ([0.5, 0.0, 1.167], None)
     """
     gap = ceiling - floor
     return None if abs(gap) < 1e-9 else (value - floor) / gap
@@ -313,7 +349,7 @@ def _pm(cell: Mapping[str, Any] | None, digits: int = 3) -> str:
 
 def summary_table(results: Mapping[str, Any]) -> str:
     """The README table: one row per strategy, mean ± SE across topics at the budget."""
-    present = [m for m in ("harvest_rate", "harvest_rate_classifiers", "target_recall", "f1", "external_share", "external_harvest_rate", "domains", "wall_seconds")
+    present = [m for m in ("harvest_rate", "harvest_rate_classifiers", "target_recall", "f1", "f1_best", "f1_heldout", "external_share", "external_harvest_rate", "domains", "wall_seconds")
                if any(m in s for s in results["summary"].values())]  # fmt: skip
     head = "| strategy | " + " | ".join(m.replace("_", " ") for m in present) + " |"
     lines = [

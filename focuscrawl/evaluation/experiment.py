@@ -8,6 +8,7 @@ An experiment file (paths relative to the file; see ``experiments/*.toml``)::
     budget = 1000            # URLs per crawl (crawl.max_pages)
     repetitions = 1          # crawl.seed = 0, 1, ...
     checkpoints = 20         # evenly spaced budget points of the curves
+    curve_budget = 2000      # the curves end here instead of at the budget (P3's exhaustive crawls)
     mode = "simulate"        # or "live": through `focuscrawl replay` on 127.0.0.1
     compare = ["target_recall", "harvest_rate"]   # paired one-tailed t-tests at the budget
     [crawl]                  # settings every crawl shares, e.g. fetch_list_size = 50
@@ -43,7 +44,7 @@ _TOP_KEYS = {
     "name", "title", "archives", "labels", "budget", "repetitions", "checkpoints", "mode",
     "compare", "crawl", "topics", "topic", "strategy", "output", "answer", "thresholds",
     "skip_unlabelled", "lang_field", "perplexity", "notes", "fetch", "scope", "target_langs",
-    "in_archive_only", "web", "harvest_judge",
+    "in_archive_only", "web", "harvest_judge", "curve_budget",
 }  # fmt: skip
 
 
@@ -90,6 +91,7 @@ class Experiment:
     # a second harvest judge besides the labels: each topic's classifier of this algorithm
     # (P1: "majority", 2 of 3 classifiers) re-reading the crawled pages
     harvest_judge: str = ""
+    curve_budget: int = 0  # the curves' x range when it is not the budget (0: the budget)
     _scope_regex: str | None = None
 
     def resolve(self, value: str) -> Path:
@@ -183,7 +185,7 @@ def load_experiment(path: Path | str, *, out: Path | None = None) -> Experiment:
         lang_field=raw.get("lang_field"), target_langs=[str(x) for x in raw.get("target_langs", [])],
         perplexity=dict(raw.get("perplexity", {})), notes=str(raw.get("notes", "")),
         in_archive_only=bool(raw.get("in_archive_only", False)), web=web,
-        harvest_judge=str(raw.get("harvest_judge", "")),
+        harvest_judge=str(raw.get("harvest_judge", "")), curve_budget=int(raw.get("curve_budget", 0)),
     )  # fmt: skip
 
 

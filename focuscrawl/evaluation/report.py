@@ -65,6 +65,7 @@ METRIC_COLUMNS = (
     ("harvest_rate", "harvest rate", 3), ("harvest_rate_classifiers", "harvest (classifier judge)", 3),
     ("target_recall", "target recall", 3),
     ("precision", "precision", 3), ("recall", "recall", 3), ("f1", "F1", 3),
+    ("f1_best", "F1 at its best threshold (in-sample)", 3), ("f1_heldout", "F1 at the other topics' best threshold", 3),
     ("external_share", "external share", 3), ("external_harvest_rate", "harvest on external", 3),
     ("domains", "domains", 1), ("visited_per_relevant", "visited / relevant", 2),
     ("pages", "pages", 0), ("wall_seconds", "seconds", 1),
