@@ -13,11 +13,8 @@ from focuscrawl.frontier.indexed import IndexedFrontier
 from focuscrawl.replay.process import ReplayProcess
 from focuscrawl.replay.sample import SAMPLE_SEEDS
 from focuscrawl.strategies.base import STRATEGIES, Strategy, register_strategy
-from focuscrawl.strategies.best_first import BestFirstStrategy
-from focuscrawl.strategies.bfs import BreadthFirstStrategy
 from focuscrawl.types import (
     Decision,
-    Link,
     LinkScore,
     Merge,
     Page,
@@ -25,25 +22,35 @@ from focuscrawl.types import (
     ScoreUpdate,
     URLState,
 )
-
-PAGE = Page(url="http://h.example/", links=[Link("http://h.example/a"), Link("http://h.example/b", count=3)])
-QUEUED = QueuedURL("http://h.example/", 1.0, 0, "h.example")
+from tests.test_strategy_cash import Harness, TableModel, U
 
 
-def test_bfs_gives_every_link_the_same_score_and_keeps_the_first() -> None:
-    decision = BreadthFirstStrategy().on_page(PAGE, None, QUEUED)
-    assert [(ls.link.url, ls.score) for ls in decision.links] == [
-        ("http://h.example/a", 0.0),
-        ("http://h.example/b", 0.0),
-    ]
-    assert BreadthFirstStrategy.merge is Merge.KEEP
+def test_bfs_serves_urls_in_discovery_order(tmp_path: Path) -> None:
+    # s1 links a, b; a links c and b again: b keeps its first place, so a, b, c
+    h = Harness(tmp_path, "bfs")
+    h.seeds("s1")
+    assert [q.url for q in h.store.pop(1)] == [U["s1"]]
+    h.fetch("s1", ("a", "x"), ("b", "x"))
+    (a,) = h.store.pop(1)
+    h.fetch("a", ("c", "x"), ("b", "x"))
+    assert [a.url, *(q.url for q in h.store.pop(3))] == [U["a"], U["b"], U["c"]]
 
 
-@pytest.mark.parametrize(("relevance", "expected"), [(0.7, 0.7), (None, 0.0)], ids=["scored", "no-model"])
-def test_best_first_children_inherit_the_parent_relevance(relevance: float | None, expected: float) -> None:
-    decision = BestFirstStrategy().on_page(PAGE, relevance, QUEUED)
-    assert {ls.score for ls in decision.links} == {expected}
-    assert BestFirstStrategy.merge is Merge.MAX
+def test_best_first_serves_the_best_parent_first(tmp_path: Path) -> None:
+    # s1 (0.9) links a, b; a (0.2) links c; b (0.8) links d and c again: c keeps the
+    # better parent's 0.8 (MAX), d gets 0.8; c was found first, so c then d
+    model = TableModel({U["s1"]: 0.9, U["a"]: 0.2, U["b"]: 0.8})
+    h = Harness(tmp_path, "best-first", model)
+    h.seeds("s1")
+    h.store.pop(1)
+    h.fetch("s1", ("a", "x"), ("b", "x"))
+    assert [h.score("a"), h.score("b")] == pytest.approx([0.9, 0.9])
+    h.store.pop(2)
+    h.fetch("a", ("c", "x"))
+    assert h.score("c") == pytest.approx(0.2)
+    h.fetch("b", ("d", "x"), ("c", "x"))
+    assert [h.score("c"), h.score("d")] == pytest.approx([0.8, 0.8])
+    assert [q.url for q in h.store.pop(2)] == [U["c"], U["d"]]
 
 
 class _Recorder(Strategy):

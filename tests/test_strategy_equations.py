@@ -8,19 +8,23 @@ over a memory frontier with fabricated pages, so the values are the ones a crawl
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
+from focuscrawl.api import crawl
 from focuscrawl.frontier.memory import MemoryFrontier
-from focuscrawl.strategies.base import STRATEGIES
+from focuscrawl.replay.sample import SAMPLE_SEEDS
+from focuscrawl.strategies.base import STRATEGIES, Strategy, register_strategy
 from focuscrawl.strategies.filters import LanguageLinkFilter, Verdict
 from focuscrawl.strategies.oracle import OracleStrategy, distances_to, score_of
 from focuscrawl.strategies.view import FrontierView
-from focuscrawl.types import Link, Page, URLState
+from focuscrawl.types import Decision, Link, LinkScore, Merge, Page, QueuedURL, URLState
 from tests.test_strategy_cash import Harness, Relevant, TableModel, U
 
 
@@ -212,3 +216,50 @@ def test_p4_rule_tld_or_anchor_for_chinese_and_japanese(target: str, kept: list[
     rule = LanguageLinkFilter(target=[target])
     got = rule.keep(Page("http://start.example.org/"), links, Verdict())
     assert [links.index(link) for link in got] == kept
+
+
+# ------------------------------------------------------------- best-N-first (P1: N = 50)
+class _ListRecorder(Strategy):
+    """Links score the number of pages seen so far: the latest page's links are the best,
+    so a list taken before the previous list's last page was applied would show it."""
+
+    name: ClassVar[str] = "test-best-n"
+    merge: ClassVar[Merge] = Merge.MAX
+    calls: ClassVar[list[tuple[str, Any]]] = []
+
+    def on_fetch_list(self, urls: Sequence[QueuedURL]) -> Decision:
+        self.calls.append(("list", [q.url for q in urls]))
+        return Decision()
+
+    def on_page(self, page: Page, relevance: float | None, queued: QueuedURL) -> Decision:
+        seen = sum(1 for c in self.calls if c[0] != "list")
+        self.calls.append(("page", (queued.url, [link.url for link in page.links])))
+        return Decision(links=[LinkScore(link, float(seen + 1)) for link in page.links])
+
+    def on_failure(self, queued: QueuedURL, reason: str) -> Decision:
+        self.calls.append(("failure", (queued.url, [])))
+        return Decision()
+
+
+register_strategy("test-best-n")(_ListRecorder)
+
+
+def test_each_best_n_list_is_fully_applied_before_the_next(sample_archive: Path, tmp_path: Path) -> None:
+    _ListRecorder.calls.clear()
+    crawl(list(SAMPLE_SEEDS), tmp_path / "run", strategy="test-best-n", max_pages=30,
+          fetch_list_size=5, archives=[sample_archive])  # fmt: skip
+    lists = [i for i, c in enumerate(_ListRecorder.calls) if c[0] == "list"]
+    assert len(lists) >= 6
+    for k, (start, end) in enumerate(itertools.pairwise([*lists, len(_ListRecorder.calls)])):
+        listed = _ListRecorder.calls[start][1]
+        assert 1 <= len(listed) <= 5
+        # between two lists: a result for every URL of the list, and nothing else
+        done = [c[1][0] for c in _ListRecorder.calls[start + 1 : end]]
+        assert sorted(done) == sorted(listed), k
+    for nxt in lists[1:]:
+        # the next list starts with a new link of the list's last page, if it found one
+        last_url, last_links = _ListRecorder.calls[nxt - 1][1]
+        before = {u for c in _ListRecorder.calls[:nxt - 1] if c[0] != "list" for u in [c[1][0], *c[1][1]]}
+        fresh = [u for u in last_links if u not in before and u != last_url]
+        if fresh:
+            assert _ListRecorder.calls[nxt][1][0] in fresh
