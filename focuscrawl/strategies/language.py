@@ -27,6 +27,14 @@ pages, and N_a(i), all pages (Tamura's steps 2-3):
   in a directory not visited yet takes the class of its nearest visited
   ancestor directory. When a directory's class changes, its queued URLs are
   rescored (one pass over the queue per change; classes change rarely).
+
+Two deliberate differences from Tamura's policies as P4 describes them: the
+server and directory policies *lower* the URLs of a foreign server or directory
+(score 0, fetched after everything else) instead of dropping them, so a crawl with
+budget left still reaches them (``hard`` is the policy that drops); and Tamura's
+own TLD filter (his step 5, ``rule = "tld"``) is not part of ``soft``/``hard``: give
+``rule`` to add it (on a web whose hosts all have generic TLDs it keeps nothing or,
+as the ``tld-or-anchor`` rule, falls back to the anchors).
 """
 
 from __future__ import annotations
