@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
-from w3lib.url import safe_url_string
+from ada_url import join_url
+from ada_url import normalize_url as ada_normalize_url
 
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.settings import ScopeSettings, check_regex
@@ -37,7 +38,15 @@ def _psl() -> Any:
 
 
 def normalize_url(url: str, base: str | None = None) -> str | None:
-    """Absolute, normalised http(s) URL, or None if ``url`` is not one.
+    """Absolute, canonical http(s) URL, or None if ``url`` is not one. Never raises.
+
+    ``url`` is parsed as browsers parse it (the WHATWG URL Standard, by ada-url),
+    then put in the crawler's canonical form (docs/standards.md lists each rule):
+    the fragment is dropped, and an empty query; a trailing dot of the host is
+    dropped; percent-escapes are upper-cased and those of unreserved characters
+    decoded (RFC 3986 6.2.2); a host DNS cannot look up (empty labels, characters
+    outside letters, digits, ``-`` and ``_``) is refused. Query arguments keep
+    their order and ``//`` in paths is kept: servers may tell them apart.
 
     >>> normalize_url("HTTP://Example.COM:80/a/./b/../c?x=1#frag")
     'http://example.com/a/c?x=1'
@@ -47,6 +56,8 @@ def normalize_url(url: str, base: str | None = None) -> str | None:
     True
     >>> normalize_url("http://example.com")
     'http://example.com/'
+    >>> normalize_url("http://0x7f.1/%7euser/%2e%2E/%c3%a9?q=%7e")
+    'http://127.0.0.1/%C3%A9?q=~'
 
     The fast paths (plain ASCII links, relative or absolute) give what the
     general path gives:
@@ -56,112 +67,170 @@ def normalize_url(url: str, base: str | None = None) -> str | None:
     >>> normalize_url("#top", "http://h.org/a/b.html?x=2")
     'http://h.org/a/b.html?x=2'
     >>> normalize_url("e/..", "http://h.org/a//b/")
-    'http://h.org/a/b/'
+    'http://h.org/a//b/'
     >>> normalize_url("HTTP://WWW.H.ORG./a//b.html?")
     'http://www.h.org/a//b.html'
     """
-    url = url.strip()
-    if not url:
-        return None
-    if "\\" in url:
-        url = _backslashes_to_slashes(url)
-    scheme_match = _SCHEME.match(url)
-    if scheme_match is not None and scheme_match.group(1).lower() not in _SCHEMES:
-        return None  # mailto:, javascript:, ftp:... (urljoin keeps them as they are)
     try:
-        if base is not None:
-            url = _join(base, url)
-    except ValueError:  # urljoin on a bad base (e.g. a broken IPv6 literal)
+        return _normalize(url, base)
+    except Exception:  # a bug here must cost one link, never the page that holds it
         return None
+
+
+def _normalize(url: str, base: str | None) -> str | None:
+    url = url.strip(_C0_SPACE)  # WHATWG: leading and trailing C0 controls and spaces
     match = _SIMPLE_URL.match(url)
     if match is not None:
-        # the common case, no escaping or port to deal with: ~10x faster than below
-        scheme, host, path, query = match.groups()
-        host = host.rstrip(".").lower()
-        if host and _VALID_NAME.match(host):
-            out = f"{scheme.lower()}://{host}{_clean_path(path or '/')}"
-            return f"{out}?{query}" if query else out
+        return _simple(*match.groups())
+    if base is not None:
+        joined = _join_simple(url, base)
+        if joined is not None:
+            return joined
+    scheme = _SCHEME.match(url)
+    if scheme is not None and scheme.group(1).lower() not in _SCHEMES:
+        return None  # mailto:, javascript:, ftp:... (no need to parse them)
     try:
-        parts = urlsplit(url)
-        scheme = parts.scheme.lower()
-        hostname = parts.hostname
-        if scheme not in _SCHEMES or not hostname:
-            return None
-        host = hostname.rstrip(".").lower()
-        port = parts.port
-    except ValueError:  # bad port, bad IPv6 literal...
-        return None
-    if ":" in host:  # IPv6 literal (urlsplit checked it)
-        host = f"[{host}]"
-    elif not host or (host.isascii() and not _VALID_NAME.match(host)):
-        return None  # non-ASCII names are checked after IDNA, below
-    netloc = host if port in (None, _DEFAULT_PORTS[scheme]) else f"{host}:{port}"
-    if parts.username or parts.password:
-        netloc = parts.netloc.rsplit("@", 1)[0] + "@" + netloc
-    # w3lib strips spaces and C0 controls at the end of the URL, which is the
-    # query's end, or the path's if there is no query: done here first, so that
-    # dot segments are resolved on what is really kept ("/a/.. " is "/a/..")
-    query = parts.query.rstrip(_C0_SPACE)
-    path = _clean_path((parts.path if query else parts.path.rstrip(_C0_SPACE)) or "/")
-    out = urlunsplit((scheme, netloc, path, query, ""))
-    if _PLAIN.match(out) and host.isascii():
-        return out  # nothing to escape: skip w3lib
-    try:
-        out = safe_url_string(out)
+        if base is None:
+            href = ada_normalize_url(url)
+        else:
+            try:
+                href = join_url(base, url)
+            except ValueError:  # a bad base: an absolute URL does without it
+                if scheme is None:
+                    return None
+                href = ada_normalize_url(url)
     except ValueError:
         return None
-    # w3lib IDNA-encodes a non-ASCII name, or leaves it as it is if it cannot
-    if not host.isascii() and not _VALID_NAME.match(urlsplit(out).hostname or ""):
+    return _canonical(href)
+
+
+def _simple(scheme: str, host: str, path: str | None, query: str | None) -> str | None:
+    """The canonical form of a URL that _SIMPLE_URL matched: what WHATWG parsing and
+    :func:`_canonical` give, without them."""
+    host = host.lower().rstrip(".")
+    if not _VALID_NAME.match(host):
         return None
+    out = f"{scheme.lower()}://{host}{_clean_path(path or '/')}"
+    return f"{out}?{query}" if query else out
+
+
+def _canonical(href: str) -> str | None:
+    """The crawler's canonical form of a WHATWG-serialised URL ``href`` (None if it is
+    not an http(s) URL with a host DNS can look up)."""
+    parts = _SERIALISED.match(href)
+    if parts is None:
+        return None
+    scheme, userinfo, host, port, path, query = parts.groups()
+    if not host.startswith("["):  # IPv6 addresses are serialised canonically already
+        host = host.rstrip(".")
+        if not _VALID_NAME.match(host):
+            return None
+    netloc = f"{userinfo or ''}{host}:{port}" if port else f"{userinfo or ''}{host}"
+    if "%" in path:
+        path = _ESCAPE.sub(_escape_case, path)
+    out = f"{scheme}://{netloc}{path}"
+    if query:
+        if "%" in query:
+            query = _ESCAPE.sub(_escape_case, query)
+        return f"{out}?{query}"
     return out
 
 
-def is_plain_url(url: str) -> bool:
-    """Whether ``url`` holds only printable ASCII that no escaping would change
-    (what :func:`normalize_url` returns mostly): w3lib's ``safe_url_string`` can be skipped.
-
-    >>> is_plain_url("http://h.org/a?b=c&d"), is_plain_url("http://h.org/a b"), is_plain_url("http://h.org/%41")
-    (True, False, False)
-    """
-    return _PLAIN.match(url) is not None
+def _escape_case(match: re.Match[str]) -> str:
+    """A percent-escape as RFC 3986 6.2.2 normalises it: unreserved characters
+    decoded, the others upper-cased (``%7e`` -> ``~``, ``%c3`` -> ``%C3``)."""
+    char = chr(int(match.group(1), 16))
+    return char if char in _UNRESERVED else match.group(0).upper()
 
 
-def _backslashes_to_slashes(url: str) -> str:
-    r"""``\`` read as ``/`` before the query, as browsers do in http(s) URLs (WHATWG URL).
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+# A URL as the WHATWG serialiser writes an http(s) URL: the parts are where they
+# look to be (userinfo, host, port, path, query and fragment are escaped or checked).
+_SERIALISED = re.compile(
+    r"(https?)://([^@/]*@)?(\[[0-9a-f:.]+\]|[^:/?#\[\]]+)(?::([0-9]+))?(/[^?#]*)(?:\?([^#]*))?(?:#.*)?\Z",
+    re.DOTALL,
+)
 
-    >>> _backslashes_to_slashes("..\\..\\x?a\\b")
-    '../../x?a\\b'
-    """
-    cut = min((i for i in (url.find("?"), url.find("#")) if i >= 0), default=len(url))
-    return url[:cut].replace("\\", "/") + url[cut:]
+
+def _join_simple(href: str, base: str) -> str | None:
+    """The canonical form of ``href`` on ``base`` for plain relative links (a path,
+    a query, a fragment, all of characters WHATWG neither escapes nor strips), or
+    None to leave it to the general path."""
+    if href.startswith("//"):
+        split = _base_parts(base)
+        if split is None:
+            return None
+        match = _SIMPLE_URL.match(f"{split[0].split(':', 1)[0]}:{href}")
+        return _simple(*match.groups()) if match is not None else None
+    match = _RELATIVE.match(href)
+    if match is None:
+        return None
+    split = _base_parts(base)
+    if split is None:
+        return None
+    origin, directory, base_path, base_query = split
+    path, query = match.groups()
+    if not path:
+        if query is None:  # "" or "#x": the base itself
+            return f"{origin}{base_path}?{base_query}" if base_query else f"{origin}{base_path}"
+        path = base_path
+    elif path.startswith("/"):
+        path = _clean_path(path)
+    else:
+        path = _clean_path(directory + path)
+    return f"{origin}{path}?{query}" if query else f"{origin}{path}"
+
+
+@lru_cache(maxsize=256)
+def _base_parts(base: str) -> tuple[str, str, str, str] | None:
+    """``scheme://netloc``, directory (the path to its last '/'), path and query of
+    ``base`` once canonical; None if it is not an http(s) URL."""
+    canonical = normalize_url(base)
+    if canonical is None:
+        return None
+    parts = _SERIALISED.match(canonical)
+    if parts is None:
+        return None
+    scheme, userinfo, host, port, path, query = parts.groups()
+    netloc = f"{userinfo or ''}{host}:{port}" if port else f"{userinfo or ''}{host}"
+    return f"{scheme}://{netloc}", path[: path.rfind("/") + 1], path, query or ""
 
 
 _C0_SPACE = "".join(map(chr, range(0x21)))
-# printable ASCII that needs no escaping, and no '%' (whose escapes w3lib checks)
-_PLAIN = re.compile(r"[A-Za-z0-9\-._~:/?\[\]@!$&'()*+,;=]*\Z")
-# the scheme as urlsplit finds it (of a stripped URL without tabs or newlines before it)
+# the scheme as the WHATWG parser finds it (of a stripped URL without tabs or newlines before it)
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
 # A host name as it is fetched: dot-separated labels of letters, digits, '-' and '_'
 # (common in real names though not in RFC 952), IPv4 addresses included. Anything
-# else (spaces, '%', empty labels) is refused rather than queued in a form that a
-# second normalisation would change.
+# else that WHATWG lets through (empty labels, '!', '$', '*'...) is refused: DNS
+# cannot look it up.
 _VALID_NAME = re.compile(r"[a-z0-9_\-]{1,63}(?:\.[a-z0-9_\-]{1,63})*\Z")
-# An absolute http(s) URL made only of characters that _PLAIN passes, with a plain
-# host name and no port or user: what urlsplit + the general path would give is
-# then known without them. Anything else (escapes, non-ASCII, ports, IPv6,
-# controls, which urlsplit would strip) takes the general path.
+# An absolute http(s) URL whose WHATWG parse is known without the parser: a host
+# of ASCII letters, digits, '-' and '_' whose last label starts with a letter (a
+# last label that is a number makes the host an IPv4 address) and no label
+# 'xn--' (punycode is checked by IDNA); no port or userinfo; path and query only of
+# characters WHATWG neither escapes nor strips ("'" is escaped in http queries),
+# no '%'. Anything else takes the general path.
 _SIMPLE_URL = re.compile(
-    r"(https?)://([A-Za-z0-9\-.]+)"
+    r"(https?)://((?:(?!xn--)[A-Za-z0-9_\-]+\.)*(?!xn--)[A-Za-z][A-Za-z0-9_\-]*\.?)"
     r"(/[A-Za-z0-9\-._~!$&'()*+,;=:@/]*)?"
-    r"(?:\?([A-Za-z0-9\-._~!$&'()*+,;=:@/?\[\]]*))?"
+    r"(?:\?([A-Za-z0-9\-._~!$&()*+,;=:@/?\[\]]*))?"
     r"(?:#.*)?\Z",
     re.IGNORECASE | re.DOTALL,
+)
+# A relative reference of a path (not '//'), query and fragment of the characters
+# _SIMPLE_URL allows, with no ':' (a scheme) in the path.
+_RELATIVE = re.compile(
+    r"(/?(?!/)[A-Za-z0-9\-._~!$&'()*+,;=@/]*)"
+    r"(?:\?([A-Za-z0-9\-._~!$&()*+,;=:@/?\[\]]*))?"
+    r"(?:#.*)?\Z",
+    re.DOTALL,
 )
 
 
 def _clean_path(path: str) -> str:
-    """Dot segments removed as RFC 3986 5.2.4 says; empty segments ('//') are kept,
-    since servers may tell ``/a//b`` from ``/a/b``. ``path`` starts with '/'.
+    """Dot segments removed as WHATWG's path parser removes them (RFC 3986 5.2.4);
+    empty segments ('//') are kept. ``path`` starts with '/'.
 
     >>> _clean_path("/a/b/../c/./d"), _clean_path("/a//b.html"), _clean_path("/a/b/..")
     ('/a/c/d', '/a//b.html', '/a/')
@@ -185,78 +254,18 @@ def _clean_path(path: str) -> str:
     return "/" + "/".join(out)
 
 
-# A relative reference that urljoin would take as a plain path (+ query, fragment):
-# no scheme (':'), no params (';'), no network path ('//'), no backslash, and no
-# control character or space that urlsplit would strip or remove.
-_RELATIVE_PATH = re.compile(
-    r"([^\x00-\x20\x7f:;?#/\\][^\x00-\x20\x7f:;?#\\]*)"  # path
-    r"(?:\?([^#\x00-\x20\x7f]*))?"  # query
-    r"(?:#.*)?\Z",
-    re.DOTALL,
-)
-# A base URL split the way urlsplit would split it: origin, path (no params), query.
-_SPLIT_BASE = re.compile(
-    r"([A-Za-z][A-Za-z0-9+.\-]*://[^/?#;@\[\]\\\x00-\x20\x7f]+)"
-    r"(/[^?#;\\\x00-\x20\x7f]*)?"
-    r"(?:\?[^#\x00-\x20\x7f]*)?"
-    r"(?:#.*)?\Z",
-    re.DOTALL,
-)
+def is_plain_url(url: str) -> bool:
+    """Whether ``url`` holds only printable ASCII that no escaping would change
+    (what :func:`normalize_url` returns mostly).
 
-
-@lru_cache(maxsize=256)
-def _base_parts(base: str) -> tuple[str, tuple[str, ...]] | None:
-    """``scheme://netloc`` and the directory segments urljoin merges a relative path with."""
-    match = _SPLIT_BASE.match(base)
-    if match is None:
-        return None
-    origin, path = match.groups()
-    scheme, netloc = origin.split("://", 1)
-    if scheme.lower() not in _SCHEMES:
-        return None
-    segments = (path or "").split("/")
-    if segments[-1] != "":
-        del segments[-1]  # the last segment is a file name, not a directory
-    return f"{scheme.lower()}://{netloc}", tuple(segments)
-
-
-def _join(base: str, href: str) -> str:
-    """``urljoin(base, href)``, without urlparse for the common cases (absolute, relative path).
-
-    The relative-path case follows urljoin's own merge of RFC 3986 5.2 step by
-    step (Python 3.11's urllib.parse.urljoin), on a cached split of ``base``;
-    the fragment is left out, as the caller drops it.
+    >>> is_plain_url("http://h.org/a?b=c&d"), is_plain_url("http://h.org/a b"), is_plain_url("http://h.org/%41")
+    (True, False, False)
     """
-    if href.startswith(("http://", "https://")):
-        return href
-    split = _base_parts(base)
-    if href.startswith("/") and not href.startswith("//"):
-        if split is not None:
-            return f"{split[0]}{href}"
-        parts = urlsplit(base)
-        return f"{parts.scheme}://{parts.netloc}{href}"
-    if href.startswith("#") and split is not None:
-        return base.split("#", 1)[0]
-    match = _RELATIVE_PATH.match(href)
-    if match is None or split is None:
-        return urljoin(base, href)
-    origin, base_dirs = split
-    path, query = match.groups()
-    segments = [*base_dirs, *path.split("/")]
-    segments[1:-1] = filter(None, segments[1:-1])  # as urljoin: no redundant slashes
-    resolved: list[str] = []
-    for segment in segments:
-        if segment == "..":
-            if resolved:
-                resolved.pop()
-        elif segment != ".":
-            resolved.append(segment)
-    if segments[-1] in (".", ".."):
-        resolved.append("")
-    joined = "/".join(resolved) or "/"
-    if not joined.startswith("/"):
-        joined = "/" + joined
-    return f"{origin}{joined}?{query}" if query else f"{origin}{joined}"
+    return _PLAIN.match(url) is not None
+
+
+# printable ASCII that needs no escaping, and no '%'
+_PLAIN = re.compile(r"[A-Za-z0-9\-._~:/?\[\]@!$&'()*+,;=]*\Z")
 
 
 def read_url_lines(path: Path | str) -> list[str]:
