@@ -118,6 +118,36 @@ def test_tiny_experiment_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "f1" not in results["summary"]["BFS"]  # no model, no pages marked relevant: no P3 scores
 
 
+def test_oracle_ceiling_share_of_the_way_and_second_judge(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    exp = tmp_path / "tiny.toml"
+    exp.write_text(TINY.replace('compare = ["target_recall", "harvest_rate"]', 'harvest_judge = "majority"')
+                   + '[[strategy]]\nlabel = "oracle"\nstrategy = "oracle"\n')  # fmt: skip
+    out = tmp_path / "out"
+    assert main(["experiment", str(exp), "--out", str(out), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "share of the way from BFS (0) to oracle (1), target recall" in printed
+    results = json.loads((out / "results.json").read_text())
+    assert (results["share"]["floor"], results["share"]["ceiling"]) == ("BFS", "oracle")
+    recall = {lab: results["curves"][lab]["target_recall"]["mean"] for lab in ("BFS", "oracle", "best-first")}
+    # the oracle reads the labels: never behind breadth-first here, and ahead at the budget
+    assert all(o >= b for o, b in zip(recall["oracle"], recall["BFS"], strict=True))
+    assert recall["oracle"][-1] > recall["BFS"][-1]
+    share = results["share"]["labels"]
+    lo, hi, bf = recall["BFS"][-1], recall["oracle"][-1], recall["best-first"][-1]
+    assert share["BFS"]["target_recall"][-1] == 0.0
+    assert share["oracle"]["target_recall"][-1] == 1.0
+    assert share["best-first"]["target_recall"][-1] == pytest.approx((bf - lo) / (hi - lo))
+    # its graph is built once per experiment, from the archives
+    assert (out / "oracle" / "graph.json").is_file()
+    # the second harvest judge (2 of 3 classifiers per topic) and the threshold F1s
+    assert 0.0 <= results["summary"]["BFS"]["harvest_rate_classifiers"]["mean"] <= 1.0
+    assert "harvest_rate_classifiers" in results["curves"]["oracle"]
+    best = results["summary"]["best-first"]
+    assert best["f1_best"]["mean"] >= best["f1_heldout"]["mean"]
+    html = (out / "report.html").read_text()
+    assert "Share of the way BFS → oracle, target recall" in html
+
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
