@@ -4,7 +4,9 @@ dashboard answers loopback Host headers only."""
 
 from __future__ import annotations
 
+import asyncio
 import collections
+import time
 from typing import Any
 
 import aiohttp
@@ -147,3 +149,22 @@ async def test_the_dashboard_answers_loopback_host_headers_only(host: str, ok: b
                         assert "runs" not in await resp.text()
     finally:
         await runner.cleanup()
+
+
+async def test_where_lookups_hang_names_are_left_to_the_proxy_after_two() -> None:
+    """A sandbox whose DNS hangs: two lookups given up after 1 s each (at once), then no
+    more lookups, so a crawl through the replay server is not slowed host by host."""
+    asked: list[str] = []
+
+    async def hanging(name: str) -> list[str]:
+        asked.append(name)
+        await asyncio.sleep(60)
+        return ["10.0.0.1"]
+
+    policy = AddressPolicy(resolve=hanging)
+    started = time.monotonic()
+    first = await asyncio.gather(policy.name_refused("a.example"), policy.name_refused("b.example"))
+    later = await policy.name_refused("c.example")
+    assert (first, later) == ([False, False], False)
+    assert asked == ["a.example", "b.example"]
+    assert time.monotonic() - started < 5

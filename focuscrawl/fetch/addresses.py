@@ -14,14 +14,20 @@ proxy, a host name is also resolved here before the proxy is asked for it
 address (the hosts file's ``intranet 10.0.0.1``, ``10.0.0.1.nip.io``) is not sent.
 A name that does not resolve here is left to the proxy: the replay server's
 hosts (``www.cs.cornell.edu`` on a machine without DNS) resolve nowhere but in it.
+Where lookups hang instead of failing (a sandbox whose DNS server forwards to a
+network it cannot reach), two lookups that time out end the checks of names
+(one warning): a crawl through the replay server is not slowed by 1 s a host.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
+import logging
 import re
 import socket
+import threading
 from collections.abc import Awaitable, Callable, Iterable
 
 from aiohttp.abc import AbstractResolver, ResolveResult
@@ -35,20 +41,45 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 # inet_aton's forms: 1 to 4 parts, each decimal, octal (leading 0) or hex (0x)
 _LOOSE_IPV4 = re.compile(r"(?:0x[0-9a-f]*|[0-9]+)(?:\.(?:0x[0-9a-f]*|[0-9]+)){0,3}\.?")
 _LOOPBACK = ipaddress.IPv4Address("127.0.0.1")
+log = logging.getLogger(__name__)
 # names the usual hosts files give loopback addresses (Debian, Red Hat, systemd)
 _LOOPBACK_NAMES = frozenset({
     "localhost", "localhost.localdomain", "localhost4", "localhost4.localdomain4",
     "localhost6", "localhost6.localdomain6", "ip6-localhost", "ip6-loopback",
 })  # fmt: skip
-_RESOLVE_SECONDS = 5.0  # a name not resolved here in this time is left to the proxy
+_RESOLVE_SECONDS = 1.0  # a name not resolved here in this time is left to the proxy
+_RESOLVE_TIMEOUTS = 2  # after this many lookups timed out, DNS is taken as absent here
 
 Resolve = Callable[[str], Awaitable[list[str]]]  # host name -> its addresses
 
 
 async def resolve_here(hostname: str) -> list[str]:
-    """The addresses this machine's resolver gives ``hostname`` (the hosts file included)."""
-    infos = await asyncio.get_running_loop().getaddrinfo(hostname, None, type=socket.SOCK_STREAM)
-    return [str(info[4][0]) for info in infos]
+    """The addresses this machine's resolver gives ``hostname`` (the hosts file included).
+
+    The lookup runs in a daemon thread of its own, not the loop's executor: a lookup
+    that hangs (and is given up) holds no worker the crawl needs, nor its exit."""
+    loop = asyncio.get_running_loop()
+    answer: asyncio.Future[list[str]] = loop.create_future()
+
+    def settle(addresses: list[str] | None, error: BaseException | None) -> None:
+        if answer.done():
+            return  # given up already
+        if error is not None:
+            answer.set_exception(error)
+        else:
+            answer.set_result(addresses or [])
+
+    def lookup() -> None:
+        try:
+            infos = socket.getaddrinfo(hostname, None, type=socket.SOCK_STREAM)
+            found: tuple[list[str] | None, BaseException | None] = ([str(i[4][0]) for i in infos], None)
+        except (OSError, UnicodeError, ValueError) as exc:
+            found = (None, exc)
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(settle, *found)
+
+    threading.Thread(target=lookup, name="focuscrawl-resolve", daemon=True).start()
+    return await answer
 
 
 class BlockedAddressError(OSError):
@@ -146,6 +177,7 @@ class AddressPolicy:
     ) -> None:
         self.allow_all = False
         self._resolve: Resolve = resolve if resolve is not None else resolve_here
+        self._timeouts = 0  # lookups of name_refused that timed out
         self._hosts: set[str] = {h.lower().strip("[]").rstrip(".") for h in hosts}
         self._networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
         for entry in allow:
@@ -210,7 +242,7 @@ class AddressPolicy:
     async def name_refused(self, hostname: str) -> bool:
         """Does ``hostname`` resolve here to an address the policy refuses? Any one of
         its answers counts: a proxy given the name may connect to any of them. A name
-        that does not resolve here (an error, or no answer within 5 s) is not refused.
+        that does not resolve here (an error, or no answer within 1 s) is not refused.
 
         >>> async def hosts_file(name: str) -> list[str]:
         ...     return {"intranet": ["10.0.0.1"], "cdn": ["8.8.8.8", "fe80::1%eth0"]}[name]
@@ -218,12 +250,17 @@ class AddressPolicy:
         >>> [asyncio.run(policy.name_refused(h)) for h in ("intranet", "cdn", "unknown.test")]
         [True, True, False]
         """
-        if not self.needs_resolving(hostname):
+        if not self.needs_resolving(hostname) or self._timeouts >= _RESOLVE_TIMEOUTS:
             return False
         try:
             async with asyncio.timeout(_RESOLVE_SECONDS):
                 found = await self._resolve(hostname.strip("[]").rstrip("."))
-        except (OSError, TimeoutError, UnicodeError, KeyError, ValueError):
+        except TimeoutError:
+            self._timeouts += 1
+            if self._timeouts == _RESOLVE_TIMEOUTS:
+                log.warning("DNS lookups here time out: host names are left to the proxy from now on")
+            return False
+        except (OSError, UnicodeError, KeyError, ValueError):
             return False
         for address in found:
             ip = parse_ip(address.split("%", 1)[0])  # fe80::1%eth0: the scope is no part of it
