@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from focuscrawl.evaluation.experiment import Experiment, StrategySpec
 
 ALPHA = 0.05  # P1's significance level
+# curves reported as the share of the way from BFS to the oracle (% of the answer set
+# found: P3's "% relevant found", against the URLs crawled)
+SHARE_METRICS = ("target_recall", "relevant_found", "harvest_rate")
 
 # scalar metrics of a run: name -> how to read it from evaluate_run's result
 SCALARS: dict[str, Callable[[Mapping[str, Any]], float | None]] = {
@@ -224,6 +227,9 @@ def summarise(exp: Experiment, topics: Sequence[Topic], runs: list[dict[str, Any
         if fvv:
             mean = _mean_curve(fvv)["mean"]
             curves[label]["found_vs_visited"] = {"x": mean[0::2], "mean": mean[1::2]}
+            # the same % of the answer set found, against the URLs crawled (for the shares)
+            found = _mean_curve({t: v[1::2] for t, v in fvv.items()})
+            curves[label]["relevant_found"] = {"x": points, **found}
         f1t = _by_topic_curves(runs, label, lambda r: [x["f1"] for x in r["f1_by_threshold"]] if "f1_by_threshold" in r else None)
         if f1t:
             curves[label]["f1_by_threshold"] = {"x": exp.thresholds, **_mean_curve(f1t)}
@@ -286,7 +292,7 @@ def share_of_the_way(exp: Experiment, curves: Mapping[str, Mapping[str, Any]]) -
     if floor is None or ceiling is None:
         return {}
     out: dict[str, Any] = {"floor": floor, "ceiling": ceiling, "labels": {}}
-    for metric in ("target_recall", "harvest_rate"):
+    for metric in SHARE_METRICS:
         lo, hi = curves.get(floor, {}).get(metric), curves.get(ceiling, {}).get(metric)
         if lo is None or hi is None:
             continue
@@ -386,7 +392,7 @@ def share_table(results: Mapping[str, Any]) -> list[str]:
         return []
     lines: list[str] = []
     curves = results["curves"]
-    for metric in ("target_recall", "harvest_rate"):
+    for metric in SHARE_METRICS:
         rows = {lab: m[metric] for lab, m in share_info["labels"].items() if metric in m}
         if not rows:
             continue

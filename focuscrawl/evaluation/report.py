@@ -13,6 +13,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from focuscrawl.evaluation.aggregate import SHARE_METRICS
 from focuscrawl.evaluation.svg import bar_plot, line_plot
 
 STYLE = """
@@ -120,7 +121,7 @@ def _share_plots(results: Mapping[str, Any]) -> list[str]:
     info = results.get("share") or {}
     plots = []
     lo, hi = SHARE_CLIP
-    for metric in ("target_recall", "harvest_rate"):
+    for metric in SHARE_METRICS:
         series = []
         for label, by_metric in info.get("labels", {}).items():
             values = by_metric.get(metric)
@@ -140,7 +141,7 @@ def _share_table(results: Mapping[str, Any]) -> str:
     """The same shares as a table, at every checkpoint (of the means across topics)."""
     info = results.get("share") or {}
     out = []
-    for metric in ("target_recall", "harvest_rate"):
+    for metric in SHARE_METRICS:
         rows = [(label, m[metric]) for label, m in info.get("labels", {}).items() if metric in m]
         if not rows:
             continue
