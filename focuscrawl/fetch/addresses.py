@@ -16,7 +16,7 @@ A name that does not resolve here is left to the proxy: the replay server's
 hosts (``www.cs.cornell.edu`` on a machine without DNS) resolve nowhere but in it.
 Where lookups hang instead of failing (a sandbox whose DNS server forwards to a
 network it cannot reach), two lookups that time out end the checks of names
-(one warning): a crawl through the replay server is not slowed by 1 s a host.
+(logged with -v): a crawl through the replay server is not slowed by 1 s a host.
 """
 
 from __future__ import annotations
@@ -258,7 +258,7 @@ class AddressPolicy:
         except TimeoutError:
             self._timeouts += 1
             if self._timeouts == _RESOLVE_TIMEOUTS:
-                log.warning("DNS lookups here time out: host names are left to the proxy from now on")
+                log.info("DNS lookups here time out: host names are left to the proxy from now on")
             return False
         except (OSError, UnicodeError, KeyError, ValueError):
             return False
