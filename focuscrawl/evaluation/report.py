@@ -13,7 +13,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from focuscrawl.evaluation.aggregate import SHARE_METRICS
+from focuscrawl.evaluation.aggregate import SHARE_METRICS, share_points
 from focuscrawl.evaluation.svg import bar_plot, line_plot
 
 STYLE = """
@@ -146,15 +146,16 @@ def _share_table(results: Mapping[str, Any]) -> str:
         if not rows:
             continue
         x = results["curves"][info["floor"]][metric]["x"]
+        idx = share_points(x, 10)  # at most 10 columns: the page stays readable
         out.append(
             f"<h2>Share of the way from {escape(info['floor'])} (0) to {escape(info['ceiling'])} (1): "
             f"{metric.replace('_', ' ')}</h2><p class=\"note\">(strategy − floor) / (ceiling − floor) of the "
-            "means across topics at each checkpoint; — where floor and ceiling are equal. The oracle reads "
+            "means across topics at up to 10 of the checkpoints (all in results.json); — where floor and ceiling are equal. The oracle reads "
             "the labels and the link graph (focuscrawl.strategies.oracle): a reference, not a proven "
             "optimum, so a share can exceed 1.</p>"
         )
-        out.append(_table(["strategy", *(str(a) for a in x)],
-                          [[label, *("—" if v is None else f"{v:.2f}" for v in vals)] for label, vals in rows]))  # fmt: skip
+        out.append(_table(["strategy", *(str(x[i]) for i in idx)],
+                          [[label, *("—" if vals[i] is None else f"{vals[i]:.2f}" for i in idx)] for label, vals in rows]))  # fmt: skip
     return "".join(out)
 
 
