@@ -6,7 +6,11 @@ import math
 from collections.abc import Sequence
 from html import escape
 
-PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
+# 12 distinct colours: experiments with BFS, the oracle and up to 10 strategies never repeat one
+PALETTE = (
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+    "#000000", "#bcbd22", "#7f7f7f", "#aec7e8",
+)
 W, H = 560, 320
 LEFT, RIGHT, TOP, BOTTOM = 60, 170, 30, 45  # margins; the legend sits on the right
 
