@@ -130,7 +130,68 @@ def parse_param(text: str, option: str = "--model-param") -> tuple[str, Any]:
     return key.strip(), parsed
 
 
+# what a run directory holds (the crawl's own files); anything else is the user's
+RUN_FILES = frozenset({
+    "run.json", "run.json.tmp", "crawl.db", "crawl.db-wal", "crawl.db-shm", "crawl.db-journal",
+    "pages.jsonl", "corpus.warc.gz", "decisions.jsonl", "control.json", "control.json.tmp",
+    "control.ack.json", "control.ack.json.tmp", "run.lock",
+})  # fmt: skip
+
+
+def _entries(path: Path) -> set[str] | None:
+    """The names in directory ``path`` (None: no such directory)."""
+    try:
+        return {p.name for p in path.iterdir()}
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def check_out_dir(out: Path, *, resume: bool) -> None:
+    """One line where --out cannot be what the user meant: a resume without run.json (with
+    the crawl DB there), a new crawl into a folder of other files."""
+    names = _entries(out)
+    if names is None:
+        return
+    if resume and "run.json" not in names and "crawl.db" in names:
+        raise ConfigError(f"{out}: run.json is missing, though crawl.db holds a crawl; restore run.json "
+                          "(the crawl's settings and seeds) to resume it, or start afresh in another --out")  # fmt: skip
+    foreign = sorted(names - RUN_FILES)
+    if not resume and foreign:
+        shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+        raise ConfigError(f"{out} holds files that are not a crawl's ({shown}); a new crawl needs "
+                          "an empty or new --out")  # fmt: skip
+
+
+def remove_failed_start(out: Path, before: set[str] | None) -> None:
+    """Take back what a new crawl that failed before recording anything wrote (run.json,
+    crawl.db...): else the next attempt is told to --resume a crawl that never ran."""
+    pages = out / "pages.jsonl"
+    if "pages.jsonl" not in (before or set()) and pages.exists() and pages.stat().st_size > 0:
+        return  # pages were recorded: a crawl to resume
+    made = (_entries(out) or set()) - (before or set())
+    for name in made & RUN_FILES - {"run.lock"}:
+        with contextlib.suppress(OSError):
+            (out / name).unlink()
+    if before is None:  # the directory itself was made by this attempt
+        with contextlib.suppress(OSError):
+            (out / "run.lock").unlink()
+            out.rmdir()
+
+
 def cmd_crawl(args: argparse.Namespace) -> int:
+    """A crawl (or its resume), after :func:`check_out_dir`; a new crawl that fails before
+    recording anything leaves no files behind."""
+    check_out_dir(args.out, resume=args.resume)
+    before = _entries(args.out)
+    try:
+        return _run_crawl(args)
+    except FocuscrawlError:
+        if not args.resume:
+            remove_failed_start(args.out, before)
+        raise
+
+
+def _run_crawl(args: argparse.Namespace) -> int:
     from focuscrawl.api import open_crawl
     from focuscrawl.progress import ProgressView
 
