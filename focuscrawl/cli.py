@@ -463,6 +463,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"focuscrawl: {exc}", file=sys.stderr)
         return 2
+    except UnicodeDecodeError as exc:  # a binary file where text was expected, not caught above
+        print(f"focuscrawl: an input file is not UTF-8 text ({exc.reason} at byte {exc.start})", file=sys.stderr)
+        return 2
     except sqlite3.DatabaseError as exc:  # a damaged crawl.db, or a full disk under it
         where = f" in {args.out / 'crawl.db'}" if isinstance(getattr(args, "out", None), Path) else ""
         print(f"focuscrawl: the crawl DB failed{where}: {exc}", file=sys.stderr)

@@ -228,3 +228,44 @@ def test_replay_of_a_generated_web_says_where_to_start() -> None:
     assert lines[2].startswith("replay: seed URLs")
     assert len(seeds) == 3
     assert all(s.startswith("http://") and s.endswith("/") for s in seeds)
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        pytest.param(["eval", "{run}", "--labels", "{bin}", "--relevant", "a=b"], "not a label file (not UTF-8 text)", id="eval-labels"),
+        pytest.param(["dashboard", "{run}", "--labels", "{bin}", "--relevant", "a=b"], "not a label file (not UTF-8 text)", id="dashboard-labels"),
+        pytest.param(["experiment", "{bin}"], "not an experiment file (not UTF-8 text)", id="experiment-file"),
+    ],
+)
+def test_binary_files_are_one_line(
+    command: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    binary = tmp_path / "random.bin"
+    binary.write_bytes(bytes(range(128, 256)) * 8)
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "pages.jsonl").write_text("", encoding="utf-8")
+    argv = [a.replace("{run}", str(tmp_path / "run")).replace("{bin}", str(binary)) for a in command]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1, err
+
+
+def test_a_crawl_db_error_anywhere_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """sqlite3 errors the crawl DB's own checks do not turn into a message (a disk that
+    is still full on --resume, a page of the file damaged) end as one line, exit 1."""
+    import sqlite3
+
+    import focuscrawl.api
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(focuscrawl.api, "open_crawl", full)
+    run = tmp_path / "run"
+    assert main(["crawl", "--out", str(run), "--seeds", "http://a.example/", "-q"]) == 1
+    err = capsys.readouterr().err
+    assert err == f"focuscrawl: the crawl DB failed in {run / 'crawl.db'}: database or disk is full\n"

@@ -155,7 +155,10 @@ def check_hand_topics(exp: Any) -> None:
 def run_experiment(args: argparse.Namespace) -> int:
     from focuscrawl.evaluation.experiment import load_experiment, run_experiment_file
 
-    exp = load_experiment(args.experiment, out=args.out)
+    try:
+        exp = load_experiment(args.experiment, out=args.out)
+    except UnicodeDecodeError:
+        raise ConfigError(f"{args.experiment}: not an experiment file (not UTF-8 text)") from None
     check_hand_topics(exp)
     print(run_experiment_file(exp, progress=args.verbose >= 0, report_only=args.report_only))
     return 0

@@ -117,6 +117,8 @@ class LabelJudge:
             labels = load_labels(path)
         except OSError as exc:
             raise ConfigError(f"{path}: cannot read labels ({exc.strerror})") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"{path}: not a label file (not UTF-8 text)") from None
         return cls(labels, [selector] if isinstance(selector, str) else list(selector), Path(path).name)
 
     def __call__(self, url: str) -> bool | None:
