@@ -90,3 +90,17 @@ def test_eval_thresholds_that_are_no_numbers(
     err = capsys.readouterr().err
     assert err.startswith("focuscrawl: --thresholds: ")
     assert err.count("\n") == 1, err
+
+
+def test_a_seed_on_a_host_the_archive_lacks_is_not_blamed_on_robots(
+    sample_archive: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The replay web answers robots.txt of an unknown host with 502: that is the
+    gateway's "cannot reach it", not the host's robots.txt saying no."""
+    argv = ["simulate", "--archive", str(sample_archive), "--seeds", "http://not-in-the-archive.example/",
+            "--out", str(tmp_path / "run"), "-q"]  # fmt: skip
+    assert main(argv) == 1
+    out, err = capsys.readouterr()
+    assert "no page could be fetched: proxy (1): the proxy could not reach the host (a host the replay server or archive does not hold?)" in err
+    assert "robots" not in err
+    assert "; not fetched: proxy 1 -> " in out
