@@ -118,6 +118,11 @@ def test_progress_lines_show_an_eta_and_the_summary_why_urls_were_skipped() -> N
     assert line.endswith(", ETA 30s"), line  # 150 URLs left at 5 URLs/s
     summary = ProgressView.summary_line(stats, Path("runs/ja"))
     assert "; not fetched: robots 2,259, proxy 612 -> runs/ja" in summary
+    from rich.progress import TimeRemainingColumn
+
+    with ProgressView(enabled=True, max_pages=200) as view:  # the bar on a terminal
+        assert view._progress is not None
+        assert any(isinstance(c, TimeRemainingColumn) for c in view._progress.columns)
 
 
 def test_model_train_refuses_a_non_empty_out_without_force(
