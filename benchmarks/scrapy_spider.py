@@ -128,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, required=True, help="directory for items.jsonl")
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--per-host", type=int, default=1)
+    ap.add_argument("--delay", type=float, default=0.0, help="DOWNLOAD_DELAY (not randomised)")
+    ap.add_argument("--timeout", type=float, default=180.0, help="DOWNLOAD_TIMEOUT (Scrapy's default 180)")
     ap.add_argument(
         "--pqueue",
         default="scrapy.pqueues.DownloaderAwarePriorityQueue",
@@ -144,7 +146,9 @@ def main(argv: list[str] | None = None) -> int:
             },
             "CONCURRENT_REQUESTS": args.concurrency,
             "CONCURRENT_REQUESTS_PER_DOMAIN": args.per_host,
-            "DOWNLOAD_DELAY": 0,
+            "DOWNLOAD_DELAY": args.delay,
+            "RANDOMIZE_DOWNLOAD_DELAY": False,
+            "DOWNLOAD_TIMEOUT": args.timeout,
             "DEPTH_PRIORITY": 1,
             "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
             "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",

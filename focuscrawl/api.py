@@ -15,6 +15,7 @@ from focuscrawl.exceptions import ConfigError, ModelError
 from focuscrawl.fetch.factory import build_fetcher
 from focuscrawl.frontier.factory import open_frontier
 from focuscrawl.model_params import apply_to_saved_model, build_checked_model
+from focuscrawl.output.lock import RunLock
 from focuscrawl.output.writers import prepare_run_dir
 from focuscrawl.relevance.base import RelevanceModel, load_model
 from focuscrawl.settings import SECTIONS, Settings, load_settings, read_run_json, read_toml
@@ -76,6 +77,8 @@ def open_crawl(
     crawl is a simulation: pages come from those WARC files, no network, no sleeping.
     """
     out_dir = Path(out_dir)
+    if resume and not (out_dir / RUN_NAME).exists():
+        raise ConfigError(f"{out_dir}: nothing to resume (no {RUN_NAME})")
     overrides = dict(overrides or {})
     raw_seeds = list(seeds)
     if resume:
@@ -114,23 +117,32 @@ def open_crawl(
     counters: Counter[str] = Counter()  # shared by fetcher and engine, saved in run.json
     fetcher = build_fetcher(settings, counters, archives=archives)  # bad archives: before any file
     prepare_run_dir(out_dir)  # a file, or no permission: one line before anything is written
-    if not resume:
-        # run.json before crawl.db: a run directory killed at any moment can be resumed
-        write_run_json(out_dir, {
-            "seeds": normalize_seeds(raw_seeds), "strategy": strategy.name,
-            "settings": settings.to_dict(), "finished": False, "summary": {},
-        })  # fmt: skip
-    frontier = open_frontier(settings, out_dir / DB_NAME, parents=strategy.needs_parents)
-    if resume:
-        retry_unreached(frontier, run.get("summary") or {})
+    # before anything in the run directory is written: two processes never write one
+    # run directory (a second one gets a one-line error naming the first, exit 2)
+    lock = RunLock(out_dir).acquire()
     try:
-        crawler = Crawler(
-            settings, raw_seeds, out_dir, strategy=strategy, fetcher=fetcher,
-            frontier=frontier, model=relevance, filters=filters, resume=resume,
-            archives=[str(Path(a).resolve()) for a in archives],
-        )  # fmt: skip
-    except Exception:
-        frontier.close()
+        if not resume:
+            if (out_dir / DB_NAME).exists():  # (a crawl that started in the meantime)
+                raise ConfigError(f"{out_dir} holds a crawl already; use --resume or another --out")
+            # run.json before crawl.db: a run directory killed at any moment can be resumed
+            write_run_json(out_dir, {
+                "seeds": normalize_seeds(raw_seeds), "strategy": strategy.name,
+                "settings": settings.to_dict(), "finished": False, "summary": {},
+            })  # fmt: skip
+        frontier = open_frontier(settings, out_dir / DB_NAME, parents=strategy.needs_parents)
+        try:
+            if resume:
+                retry_unreached(frontier, run.get("summary") or {})
+            crawler = Crawler(
+                settings, raw_seeds, out_dir, strategy=strategy, fetcher=fetcher,
+                frontier=frontier, model=relevance, filters=filters, resume=resume,
+                archives=[str(Path(a).resolve()) for a in archives], lock=lock,
+            )  # fmt: skip
+        except Exception:
+            frontier.close()
+            raise
+    except BaseException:
+        lock.release()
         raise
     crawler.stats.counters = counters
     return crawler
@@ -176,7 +188,7 @@ async def crawl_async(
         async with crawler.fetcher:
             return await crawler.run()
     finally:
-        crawler.frontier.close()
+        crawler.close()
 
 
 def fetch_overrides(

@@ -68,6 +68,13 @@ def _add_crawl_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--concurrency", type=int, help="requests in flight" + d("fetch", "concurrency"))
     p.add_argument("--per-host", type=int, help="connections per host" + d("fetch", "per_host"))
     p.add_argument("--user-agent", help="User-Agent header" + d("fetch", "user_agent"))
+    p.add_argument("--schedule", choices=["as-completed", "ordered"],
+                   help="as-completed: results recorded as they arrive (fast on the real Web); "
+                        "ordered: in the order taken, the same crawl for the same settings, seed "
+                        "and web (default: ordered for simulate, as-completed for a live crawl)")
+    p.add_argument("--window", type=int,
+                   help="URLs taken and not yet recorded, 0 = the schedule's default "
+                        "(32 ordered, 4 x concurrency as-completed)" + d("crawl", "window"))
     p.add_argument("--fetch-list-size", type=int,
                    help="best-N-first batch size (0 = continuous)" + d("crawl", "fetch_list_size"))
     p.add_argument("--top-n", type=int, help="layered strategies: URLs per layer" + d("crawl", "top_n"))
@@ -101,6 +108,8 @@ def _crawl_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
         "strategy": args.strategy,
         "max_pages": args.max_pages,
         "fetch_list_size": args.fetch_list_size,
+        "schedule": args.schedule,
+        "window": args.window,
         "top_n": args.top_n,
         "depth": args.depth,
         "seed": args.seed,
@@ -237,7 +246,7 @@ def _run_crawl(args: argparse.Namespace) -> int:
     try:
         asyncio.run(main())
     finally:
-        crawler.frontier.close()
+        crawler.close()
     if args.json:
         summary = {"out": str(args.out), "interrupted": crawler.stopped, **crawler.stats.to_dict()}
         print(json.dumps(summary, ensure_ascii=False))

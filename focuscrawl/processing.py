@@ -1,8 +1,10 @@
-"""One result at a time: judge, filter, ask the strategy, apply its decision.
+"""The recorder: one result at a time, judged, filtered, scored and written.
 
-The engine hands every fetch result here in the order the URLs were taken from
-the frontier, so the crawl DB changes in the same order in every run with the
-same settings, seed and web. Nothing here waits or looks at the clock.
+The crawl loop hands every fetch result here in the order the scheduler gives
+(the order the URLs were taken in the ordered schedule, so the crawl DB changes
+in the same order in every run with the same settings, seed and web; the order
+of arrival as-completed). Nothing here waits or looks at the clock. What
+happens to a result is decided here only: a page, or one failure path.
 """
 
 from __future__ import annotations
@@ -62,7 +64,30 @@ class InFlight:
     recrawl: bool = False
 
 
-class ResultProcessor:
+class Recrawls:
+    """Fetched URLs a strategy asked to fetch again: queued until the scheduler takes them."""
+
+    def __init__(self, frontier: FrontierStore, pending: Iterable[str] = ()) -> None:
+        self.frontier = frontier
+        self.pending: set[str] = set(pending)
+
+    def queue(self, url: str) -> bool:
+        """Queue a fetched URL again (False: it is not fetched, nothing to do)."""
+        if self.frontier.state(url) != URLState.FETCHED:
+            return False
+        self.frontier.mark(url, URLState.QUEUED)
+        self.pending.add(url)
+        return True
+
+    def taken(self, url: str) -> bool:
+        """``url`` was taken from the queue: True if it is a re-crawl."""
+        if url in self.pending:
+            self.pending.discard(url)
+            return True
+        return False
+
+
+class Recorder:
     """Turns fetch results into records, frontier changes and decision-log lines."""
 
     def __init__(
@@ -78,6 +103,7 @@ class ResultProcessor:
         warc: WarcOutput,
         pages: JsonlOutput,
         decisions: JsonlOutput | None,
+        recrawls: Recrawls | None = None,
     ) -> None:
         self.settings = settings
         self.frontier = frontier
@@ -91,7 +117,7 @@ class ResultProcessor:
         self.decisions = decisions
         self.round = 0  # layered mode: the round (layer) being fetched
         self.results = 0  # results recorded, skipped ones included (the decision log's n)
-        self.recrawl_pending: set[str] = set()  # fetched URLs queued again by a strategy
+        self.recrawls = recrawls if recrawls is not None else Recrawls(frontier)
         # a page is parsed in full only for a reader of more than its links (a third of the cost)
         self.links_only = not (
             strategy.needs_text or model is not None or any(f.needs_text for f in self.filters)
@@ -111,13 +137,12 @@ class ResultProcessor:
         # the hooks see the URL as it is now: cash that arrived while it was in flight
         q = item.queued  # (built directly: dataclasses.replace costs ~8 us a call)
         queued = QueuedURL(q.url, current.score, q.depth, q.host, q.parent, self.round, q.seq, current.tier)
-        if result.error in NOT_FETCHED:
+        if result.error in NOT_FETCHED:  # the request never reached the origin server
             counters[f"skipped_{result.error}"] += 1
             if self.strategy.layered:
                 counters[f"layer_{self.round}_skipped"] += 1
             self.frontier.mark(queued.url, URLState.FAILED)
-            self._decide("failure", self.strategy.on_failure(queued, result.error or ""), queued)
-            return
+            return self._failed(queued, result.error or "", None)
         if item.recrawl:
             counters["recrawls_fetched"] += 1
         else:
@@ -131,23 +156,18 @@ class ResultProcessor:
             error=result.error, final_url=result.final_url if result.final_url != queued.url else None,
             layer=self.round, truncated=result.truncated, recrawl=item.recrawl,
         )  # fmt: skip
-        if result.error is not None and result.status == 0:
+        if result.error is not None and result.status == 0:  # no answer
             self.stats.errors += 1
             counters[f"error_{result.error}"] += 1
             self.frontier.mark(queued.url, URLState.FAILED)
-            self.pages.write(record)
-            self._decide("failure", self.strategy.on_failure(queued, result.error), queued)
-            return
+            return self._failed(queued, result.error, record)
         self._archive(queued.url, result, item.recrawl)
         self.frontier.mark(queued.url, URLState.FETCHED)
         if record.final_url:
             queued = self._merge_redirect_target(queued, result.final_url)
-        if result.error is not None or not (200 <= result.status < 300):
+        if result.error is not None or not (200 <= result.status < 300):  # an answer, not a page
             counters[f"status_{result.status}" if result.error is None else f"error_{result.error}"] += 1
-            self.pages.write(record)
-            reason = result.error or f"status-{result.status}"
-            self._decide("failure", self.strategy.on_failure(queued, reason), queued)
-            return
+            return self._failed(queued, result.error or f"status-{result.status}", record)
         try:
             page = page_from_fetch(
                 result,
@@ -157,9 +177,7 @@ class ResultProcessor:
             )
         except Exception as exc:  # a parser failure on hostile HTML is counted, not fatal
             counters[f"parse_error_{type(exc).__name__}"] += 1
-            self.pages.write(record)
-            self._decide("failure", self.strategy.on_failure(queued, "parse-error"), queued)
-            return
+            return self._failed(queued, "parse-error", record)
         page.depth = queued.depth
         page.parent = queued.parent
         self.stats.pages += 1
@@ -173,6 +191,13 @@ class ResultProcessor:
         page.links = links  # the page is the strategy's from here (no copy of all its fields)
         decision = self.strategy.on_page(page, verdict.relevance, queued)
         self._decide("page", decision, queued, relevance=verdict.relevance, dropped=dropped)
+
+    def _failed(self, queued: QueuedURL, reason: str, record: PageRecord | None) -> None:
+        """The one path of a result that gave no page: its line in pages.jsonl (none for
+        a URL never sent to its server), then the strategy's ``on_failure``."""
+        if record is not None:
+            self.pages.write(record)
+        self._decide("failure", self.strategy.on_failure(queued, reason), queued)
 
     def _judge(self, page: Page, record: PageRecord) -> Verdict:
         if self.model is None:
@@ -318,9 +343,7 @@ class ResultProcessor:
                     parent, decision.raise_siblings, exclude=queued.url
                 )
         for url in decision.recrawl:
-            if self.frontier.state(url) == URLState.FETCHED:
-                self.frontier.mark(url, URLState.QUEUED)
-                self.recrawl_pending.add(url)
+            if self.recrawls.queue(url):
                 counters["recrawls_queued"] += 1
         for op in decision.column_ops:
             self.frontier.combine_columns(op.dst, op.terms, add=op.add)

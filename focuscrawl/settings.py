@@ -27,7 +27,10 @@ DEFAULT_USER_AGENT = "focuscrawl/0.1 (+https://github.com/focuscrawl/focuscrawl;
 @dataclass(frozen=True)
 class FetchSettings:
     user_agent: str = DEFAULT_USER_AGENT
-    concurrency: int = 16  # requests in flight, all hosts together
+    # requests in flight, all hosts together: a broad crawl's default (Scrapy advises 100+
+    # for broad crawls); what waits for its host's delay holds no connection and no body,
+    # so bodies in memory are bounded by concurrency x max_body_size
+    concurrency: int = 128
     per_host: int = 1  # connections per host
     delay: float = 1.0  # seconds between two requests to one host
     respect_robots: bool = True
@@ -78,6 +81,10 @@ class ParseSettings:
     context_words: int = 20  # T of P1: words of link context, anchor included
 
 
+SCHEDULES = ("auto", "as-completed", "ordered")
+ORDERED_WINDOW = 32  # the reproducible schedule's default window
+
+
 @dataclass(frozen=True)
 class CrawlSettings:
     strategy: str = "bfs"
@@ -90,14 +97,35 @@ class CrawlSettings:
     frontier: str = "indexed"  # crawl DB store: "indexed" (numpy + SQLite journal) or "sqlite"
     seed: int = 0  # random seed for ties and sampling
     commit_seconds: float = 2.0  # and at least this often (a slow host never holds commits back)
-    # URLs taken ahead of the one being recorded; part of the schedule, so that the
-    # crawl order depends on it but not on fetch.concurrency (which only sets the speed)
-    window: int = 32
+    # "as-completed": a result is recorded when it arrives and its slot refilled at once
+    # (a straggler costs its own slot, never the crawl); "ordered": results recorded in
+    # the order their URLs were taken, the reproducible schedule (same settings, seed and
+    # web: same pages in the same order); "auto": ordered for a simulation, as-completed live
+    schedule: str = "auto"
+    # URLs taken and not yet recorded (0: auto, 32 ordered, 4 x fetch.concurrency as-completed).
+    # In the ordered schedule it is part of the order (the order depends on it, not on
+    # fetch.concurrency); as-completed it only bounds the URLs waiting for their host
+    window: int = 0
+    # best-N-first lists, as-completed: once 90 % of a list is recorded, the next list is
+    # generated after at most this many seconds more, its stragglers recorded when they come
+    straggler_seconds: float = 10.0
     provenance: bool = True  # write decisions.jsonl: why every URL got its priority
     # build the WARC records in a child process, on another core (focuscrawl.output.warc_builder),
     # once this many results are recorded (a short crawl needs none); never on a 1-core machine
     warc_builder: bool = True
     warc_builder_after: int = 100
+
+
+def ordered_schedule(crawl: CrawlSettings, simulated: bool) -> bool:
+    """Whether a crawl records its results in the order taken (see ``crawl.schedule``)."""
+    return crawl.schedule == "ordered" or (crawl.schedule == "auto" and simulated)
+
+
+def window_size(settings: Settings, ordered: bool) -> int:
+    """URLs taken and not yet recorded at most (``crawl.window``, 0: the schedule's default)."""
+    if settings.crawl.window > 0:
+        return settings.crawl.window
+    return ORDERED_WINDOW if ordered else 4 * settings.fetch.concurrency
 
 
 @dataclass(frozen=True)
@@ -200,6 +228,10 @@ def _validate(section: str, obj: Any) -> None:
             lowest = -1 if f.name == "max_depth" else 0
             if value < lowest:
                 raise ConfigError(f"config: {section}.{f.name} = {value} must be >= {lowest}")
+    if section == "crawl" and obj.schedule not in SCHEDULES:
+        raise ConfigError(
+            f"config: crawl.schedule = {obj.schedule!r} is not one of {', '.join(SCHEDULES)}"
+        )
     if section == "fetch" and (obj.concurrency < 1 or obj.per_host < 1):
         raise ConfigError("config: fetch.concurrency and fetch.per_host must be >= 1")
     if section == "scope":

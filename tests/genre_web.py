@@ -1,4 +1,4 @@
-"""The tiny web of the P3 tests: fabricated pages processed by the real ResultProcessor."""
+"""The tiny web of the P3 tests: fabricated pages processed by the real Recorder."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.output.writers import JsonlOutput, WarcOutput
-from focuscrawl.processing import InFlight, ResultProcessor
+from focuscrawl.processing import InFlight, Recorder
 from focuscrawl.settings import Settings
 from focuscrawl.stats import CrawlStats
 from focuscrawl.strategies.base import Strategy
@@ -64,12 +64,12 @@ def result(url: str, text: str, hrefs: list[str]) -> FetchResult:
 
 def processor(
     tmp_path: Path, store: MemoryFrontier, strategy: Strategy, seeds: list[str]
-) -> ResultProcessor:
+) -> Recorder:
     settings = Settings()
     tmp_path.mkdir(parents=True, exist_ok=True)
     store.ensure_columns(("relevance", *strategy.columns))
     strategy.attach(FrontierView(store), random.Random(0))
-    proc = ResultProcessor(
+    proc = Recorder(
         settings, frontier=store, strategy=strategy, model=strategy.model, filters=[],
         scope=Scope.for_seeds(settings.scope, seeds), stats=CrawlStats(),
         warc=WarcOutput(tmp_path / "c.warc.gz"), pages=JsonlOutput(tmp_path / "pages.jsonl"),
@@ -80,7 +80,7 @@ def processor(
 
 
 def visit(
-    proc: ResultProcessor, store: MemoryFrontier, web: dict[str, tuple[str, list[str]]]
+    proc: Recorder, store: MemoryFrontier, web: dict[str, tuple[str, list[str]]]
 ) -> str:
     """Pop the best URL (RemoveURL, step 3), fetch it from ``web`` and process it."""
     (queued,) = store.pop(1)
@@ -89,7 +89,7 @@ def visit(
     return queued.url
 
 
-def decisions(proc: ResultProcessor, run: Path) -> list[dict[str, Any]]:
+def decisions(proc: Recorder, run: Path) -> list[dict[str, Any]]:
     assert proc.decisions is not None
     proc.decisions.close()
     return [json.loads(x) for x in (run / "decisions.jsonl").read_text().splitlines()]

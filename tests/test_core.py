@@ -11,7 +11,7 @@ import pytest
 
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.output.writers import JsonlOutput, WarcOutput
-from focuscrawl.processing import InFlight, ResultProcessor
+from focuscrawl.processing import InFlight, Recorder
 from focuscrawl.provenance import explain, format_explanation
 from focuscrawl.settings import ScopeSettings, Settings
 from focuscrawl.stats import CrawlStats
@@ -69,7 +69,7 @@ def _result(url: str, body: bytes, final_url: str | None = None) -> FetchResult:
 def _processor(
     tmp_path: Path, store: MemoryFrontier, filters: list[dict[str, Any]] | None = None,
     strategy: Strategy | None = None,
-) -> ResultProcessor:  # fmt: skip
+) -> Recorder:  # fmt: skip
     settings = Settings(scope=ScopeSettings(deny_hosts=("d.org",)))
     strategy = strategy or _Cash()
     import random
@@ -78,7 +78,7 @@ def _processor(
 
     store.ensure_columns(("relevance", "history"))
     strategy.attach(FrontierView(store), random.Random(0))
-    return ResultProcessor(
+    return Recorder(
         settings, frontier=store, strategy=strategy, model=None,
         filters=build_filters(filters or []), scope=Scope.for_seeds(settings.scope, [A]),
         stats=CrawlStats(), warc=WarcOutput(tmp_path / "c.warc.gz"),

@@ -229,7 +229,7 @@ def test_a_stop_cancels_a_hung_fetch_after_the_grace_period(tmp_path: Path) -> N
                 await hung.wait()  # /slow is in flight, its body never ends
                 crawler.request_stop()
                 await task
-            crawler.frontier.close()
+            crawler.close()
             return json.loads((tmp_path / "run" / "run.json").read_text())
 
     info = asyncio.run(main_())

@@ -1,5 +1,6 @@
-"""Same settings, seed and web: the same URLs in the same order, whatever the
-concurrency, the network's timing, or a stop and resume in the middle."""
+"""The ordered schedule: same settings, seed and web, the same URLs in the same
+order, whatever the concurrency, the network's timing, or a stop and resume in
+the middle."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def order(run: Path) -> list[tuple[str, int, Any]]:
 
 
 def _crawl(replay: ReplayProcess, out: Path, **kw: Any) -> None:
-    args: dict[str, Any] = {"max_pages": 400, "delay": 0.0, "proxy": replay.proxy_url}
+    args: dict[str, Any] = {"max_pages": 400, "delay": 0.0, "proxy": replay.proxy_url, "schedule": "ordered"}
     crawl(WEBKB_SEEDS, out, **{**args, **kw})
 
 
@@ -70,13 +71,13 @@ def _stop_after(run: Path, replay: ReplayProcess, pages: int, **kw: Any) -> None
     try:
         asyncio.run(main())
     finally:
-        crawler.frontier.close()
+        crawler.close()
 
 
 def _overrides(replay: ReplayProcess, **kw: Any) -> dict[str, Any]:
     crawl_kw = {k: v for k, v in kw.items() if k not in ("model",)}
     return {
-        "crawl": {"max_pages": 300, **crawl_kw},
+        "crawl": {"max_pages": 300, "schedule": "ordered", **crawl_kw},
         "fetch": {"delay": 0.0, "proxy": replay.proxy_url, "allow_private": ("127.0.0.1",)},
     }
 

@@ -37,7 +37,7 @@ from tests.conftest import shared_file
 
 KEYWORDS = {"name": "keyword", "keywords": ["course", "syllabus", "homework", "lecture"]}
 CAT_KEYWORDS = {"name": "keyword", "keywords": ["cat", "cats", "kitten"]}
-RUN_FILES = {"crawl.db", "corpus.warc.gz", "pages.jsonl", "decisions.jsonl", "run.json"}
+RUN_FILES = {"crawl.db", "corpus.warc.gz", "pages.jsonl", "decisions.jsonl", "run.json", "run.lock"}
 
 
 # --------------------------------------------------------------------------- helpers
@@ -86,9 +86,11 @@ def both_runs(
     seeds: Sequence[str],
     **kwargs: Any,
 ) -> tuple[Path, Path]:
-    """The same crawl twice: live through the replay server, and simulated."""
+    """The same crawl twice: live through the replay server in the ordered schedule
+    (simulate's default), and simulated."""
     live, sim = tmp_path / "live", tmp_path / "sim"
-    crawl(list(seeds), live, proxy=replay.proxy_url, proxy_ca=replay.ca_cert_path, **kwargs)
+    crawl(list(seeds), live, proxy=replay.proxy_url, proxy_ca=replay.ca_cert_path,
+          **{"schedule": "ordered", **kwargs})  # fmt: skip
     crawl(list(seeds), sim, archives=list(archives), **kwargs)
     return live, sim
 

@@ -16,7 +16,7 @@ import pytest
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.output.writers import JsonlOutput, WarcOutput
-from focuscrawl.processing import InFlight, ResultProcessor
+from focuscrawl.processing import InFlight, Recorder
 from focuscrawl.settings import Settings
 from focuscrawl.stats import CrawlStats
 from focuscrawl.strategies.base import STRATEGIES, Strategy
@@ -62,7 +62,7 @@ class Harness:
         settings = Settings()
         self.store.ensure_columns(("relevance", *self.strategy.columns, "_digest"))
         self.strategy.attach(FrontierView(self.store), random.Random(7))
-        self.proc = ResultProcessor(
+        self.proc = Recorder(
             settings, frontier=self.store, strategy=self.strategy, model=model, filters=[],
             scope=Scope.for_seeds(settings.scope, [U["s1"]]), stats=CrawlStats(),
             warc=WarcOutput(tmp_path / "c.warc.gz"), pages=JsonlOutput(tmp_path / "p.jsonl"),

@@ -1,6 +1,6 @@
 """P3 FCrawl (Algorithm 2) and its queue policies, checked by hand on a tiny web.
 
-Pages are fabricated fetch results processed by the real ResultProcessor over a
+Pages are fabricated fetch results processed by the real Recorder over a
 MemoryFrontier, judged by the real cosine model, so each FinalSimilarity S is a
 number computed by hand below and each score in the frontier follows from the
 policy's rule (section 4.4 of the thesis).

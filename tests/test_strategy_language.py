@@ -14,7 +14,7 @@ from focuscrawl.exceptions import ConfigError
 from focuscrawl.frontier.factory import open_frontier
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.output.writers import JsonlOutput, WarcOutput
-from focuscrawl.processing import InFlight, ResultProcessor
+from focuscrawl.processing import InFlight, Recorder
 from focuscrawl.replay.archive import load_labels
 from focuscrawl.replay.process import ReplayProcess
 from focuscrawl.settings import Settings
@@ -42,13 +42,13 @@ def _result(url: str, body: bytes) -> FetchResult:
     )  # fmt: skip
 
 
-def _crawler(tmp_path: Path, seed: str, **params: object) -> tuple[ResultProcessor, MemoryFrontier, LanguageStrategy]:
+def _crawler(tmp_path: Path, seed: str, **params: object) -> tuple[Recorder, MemoryFrontier, LanguageStrategy]:
     settings = Settings()
     strategy = LanguageStrategy(None, **params)
     store = MemoryFrontier()
     store.ensure_columns(("relevance", *strategy.columns))
     strategy.attach(FrontierView(store), random.Random(0))
-    proc = ResultProcessor(
+    proc = Recorder(
         settings, frontier=store, strategy=strategy, model=None, filters=[],
         scope=Scope.for_seeds(settings.scope, [seed]), stats=CrawlStats(),
         warc=WarcOutput(tmp_path / "c.warc.gz"), pages=JsonlOutput(tmp_path / "pages.jsonl"),
@@ -58,7 +58,7 @@ def _crawler(tmp_path: Path, seed: str, **params: object) -> tuple[ResultProcess
     return proc, store, strategy
 
 
-def _next(proc: ResultProcessor, store: MemoryFrontier, expected: str, body: bytes) -> None:
+def _next(proc: Recorder, store: MemoryFrontier, expected: str, body: bytes) -> None:
     (queued,) = store.pop(1)
     assert queued.url == expected
     proc.record(InFlight(queued), _result(queued.url, body))

@@ -19,7 +19,7 @@ from focuscrawl.control import wait_for_ack, write_request
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.output.writers import JsonlOutput, WarcOutput
-from focuscrawl.processing import InFlight, ResultProcessor
+from focuscrawl.processing import InFlight, Recorder
 from focuscrawl.relevance.language import LanguageModel
 from focuscrawl.relevance.ngram_lm import PerplexityModel
 from focuscrawl.replay.process import ReplayProcess
@@ -72,11 +72,11 @@ def _result(url: str, body: bytes) -> FetchResult:
     )  # fmt: skip
 
 
-def _processor(tmp_path: Path, store: MemoryFrontier, strategy: PerplexityStrategy) -> ResultProcessor:
+def _processor(tmp_path: Path, store: MemoryFrontier, strategy: PerplexityStrategy) -> Recorder:
     settings = Settings()
     store.ensure_columns(("relevance", *strategy.columns))
     strategy.attach(FrontierView(store), random.Random(0))
-    return ResultProcessor(
+    return Recorder(
         settings, frontier=store, strategy=strategy, model=strategy.model, filters=[],
         scope=Scope.for_seeds(settings.scope, [A]), stats=CrawlStats(),
         warc=WarcOutput(tmp_path / "c.warc.gz"), pages=JsonlOutput(tmp_path / "pages.jsonl"),
@@ -84,7 +84,7 @@ def _processor(tmp_path: Path, store: MemoryFrontier, strategy: PerplexityStrate
     )  # fmt: skip
 
 
-def _next(proc: ResultProcessor, store: MemoryFrontier, expected: str, body: bytes) -> None:
+def _next(proc: Recorder, store: MemoryFrontier, expected: str, body: bytes) -> None:
     """Pop one URL as the engine does (the strategy hears of the list), check it, record its page."""
     (queued,) = store.pop(1)
     assert queued.url == expected
