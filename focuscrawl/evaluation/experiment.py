@@ -243,7 +243,10 @@ def run_one(
         model=model,
         archives=exp.archives if exp.mode == "simulate" else (),
         proxy=proxy, proxy_ca=proxy_ca, delay=0.0 if proxy else None,
-        fetch=exp.fetch or None, scope=scope or None, filters=spec.filters, **settings,
+        fetch=exp.fetch or None, scope=scope or None, filters=spec.filters,
+        # the reproducible schedule, live too (the same pages for the same seed; a
+        # [crawl] schedule in the experiment file says otherwise)
+        **{"schedule": "ordered", **settings},
     )  # fmt: skip
     stamp.write_text(job, encoding="utf-8")
     return time.perf_counter() - started
