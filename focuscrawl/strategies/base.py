@@ -8,8 +8,9 @@ Call order, for one crawl:
 2. ``seed_scores(seeds)`` once, before anything is fetched (not on resume).
 3. ``on_fetch_list(urls)`` whenever a fetch list is generated (every pop of the
    scheduler; in best-N-first mode, each list of N).
-4. For every fetched HTML page, in the order the URLs were taken from the
-   frontier (whatever order the fetches complete in):
+4. For every fetched HTML page, in the order its result is recorded (the
+   order the URLs were taken from the frontier in the ordered schedule,
+   whatever order the fetches complete in; the order of arrival as-completed):
    ``on_page(page, relevance, queued)``. ``relevance`` is the model's score
    (None without a model); ``queued`` is the URL's row *now* (its current
    score, i.e. any cash it gathered while in flight, depth, tier and the round
