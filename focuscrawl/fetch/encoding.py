@@ -1,19 +1,19 @@
 """Charset detection and decoding of HTML bodies, the way browsers do it.
 
-Order (WHATWG "encoding sniffing", simplified): byte-order mark, the HTTP
-``charset`` parameter, ``<meta charset>`` / ``http-equiv`` in the first 4 KB, the
-XML declaration, then "valid UTF-8" and finally windows-1252.
+Order (HTML's "encoding sniffing algorithm"): byte-order mark, the HTTP
+``charset`` parameter, the ``<meta>`` prescan of the first 1024 bytes (the
+standard's algorithm, step by step), then focuscrawl's own last steps: an XML
+declaration, a ``<meta>`` further on (up to 64 KiB: where a browser would change
+the encoding while parsing), "valid UTF-8" and finally windows-1252.
 
-Two deliberate departures from a plain reading of the standard:
-
-* An HTTP ``charset=utf-8`` on a body that is *not* valid UTF-8 is ignored (a
-  common server misconfiguration on old Latin-1 pages); the page's own
-  declaration or the fallback decides.
-* Labels are mapped like the WHATWG Encoding Standard: ``iso-8859-1``,
-  ``latin-1`` and ``us-ascii`` mean windows-1252 (``"cp1252"``), ``gb2312`` and
-  ``gbk`` mean ``"gb18030"``. ``"euc-kr"`` and ``"shift_jis"`` keep their
-  names, but :func:`decode_html` decodes them with their Microsoft supersets
-  (cp949, cp932), which is what the standard's decoders really are.
+Labels are the WHATWG Encoding Standard's (its table, as ``webencodings``
+carries it): ``iso-8859-1``, ``latin1`` and ``us-ascii`` mean windows-1252,
+``gb2312`` and ``gbk`` gb18030, ``utf-16`` UTF-16LE, ``iso-8859-8-i`` ISO-8859-8;
+a label outside the table (``cp437``, ``utf-7``, ``ucs-2``) is unknown. The names
+returned are Python codec names (``"cp1252"``, ``"iso8859-2"``), except
+``"euc-kr"``, ``"shift_jis"``, ``"big5"`` and ``"euc-jp"``, which
+:func:`decode_html` decodes with what the standard's decoders really are (cp949,
+cp932, big5hkscs). docs/standards.md lists where this departs from the standard.
 """
 
 from __future__ import annotations
@@ -21,95 +21,74 @@ from __future__ import annotations
 import codecs
 import re
 
+from webencodings import LABELS
+from webencodings import lookup as whatwg_lookup
+
 __all__ = ["charset_label", "decode_html", "detect_charset", "looks_like_html", "sniff_charset"]
 
-_PRESCAN_BYTES = 4096
+_PRESCAN_BYTES = 1024  # HTML: the prescan reads the first 1024 bytes
 
-# WHATWG label -> name returned here; anything else goes through codecs.lookup.
-_ALIASES: dict[str, str] = {
-    **dict.fromkeys(
-        (
-            "iso-8859-1", "iso8859-1", "iso_8859-1", "iso88591", "latin-1", "latin1", "l1",
-            "us-ascii", "ascii", "ansi_x3.4-1968", "cp819", "ibm819", "windows-1252",
-            "cp1252", "x-cp1252", "csisolatin1", "iso-ir-100", "x-user-defined",
-        ),
-        "cp1252",
-    ),
-    **dict.fromkeys(("iso-8859-9", "iso8859-9", "latin5", "l5", "windows-1254"), "cp1254"),
-    **dict.fromkeys(("iso-8859-11", "tis-620", "windows-874", "dos-874"), "cp874"),
-    **dict.fromkeys(
-        ("gb2312", "gbk", "x-gbk", "chinese", "csgb2312", "gb_2312-80", "iso-ir-58", "gb18030", "cp936"),
-        "gb18030",
-    ),
-    **dict.fromkeys(
-        ("euc-kr", "euc_kr", "euckr", "ks_c_5601-1987", "ks_c_5601-1989", "ksc5601", "korean",
-         "windows-949", "cp949", "csksc56011987", "iso-ir-149"),
-        "euc-kr",
-    ),
-    **dict.fromkeys(
-        ("shift_jis", "shift-jis", "sjis", "x-sjis", "ms_kanji", "csshiftjis", "windows-31j", "cp932"),
-        "shift_jis",
-    ),
-    **dict.fromkeys(("euc-jp", "euc_jp", "x-euc-jp", "cseucpkdfmtjapanese"), "euc-jp"),
-    **dict.fromkeys(("big5", "big5-hkscs", "cn-big5", "x-x-big5", "csbig5"), "big5"),
-    **dict.fromkeys(("utf-8", "utf8", "unicode-1-1-utf-8", "unicode11utf8", "x-unicode20utf8"), "utf-8"),
-    **dict.fromkeys(("utf-16", "utf-16le", "unicode", "ucs-2", "csunicode"), "utf-16-le"),
+# WHATWG encoding name -> the name returned here (others: their Python codec's name)
+_OWN_NAMES = {
+    "gbk": "gb18030",  # the gbk decoder is the gb18030 decoder (Encoding Standard)
+    "euc-kr": "euc-kr",
+    "shift_jis": "shift_jis",
+    "big5": "big5",
+    "euc-jp": "euc-jp",
+    "utf-16le": "utf-16-le",
     "utf-16be": "utf-16-be",
-}  # fmt: skip
-
-# Names returned above -> the codec that decodes them like a browser.
+    "x-user-defined": "x-user-defined",
+}
+# A name returned here -> the codec that decodes it like a browser.
 _DECODERS = {"euc-kr": "cp949", "shift_jis": "cp932", "big5": "big5hkscs", "euc-jp": "euc_jp"}
 
-# Labels the standard refuses (UTF-7 is an XSS vector; the rest are not text encodings).
-_REFUSED = frozenset({"utf-7", "utf7", "unicode-1-1-utf-7", "replacement", "iso-2022-kr"})
+
+def _name_of(encoding: str) -> str | None:
+    """The name returned for the WHATWG encoding ``encoding`` (None: "replacement",
+    which decodes a whole page as one U+FFFD: the label is ignored instead)."""
+    if encoding == "replacement":
+        return None
+    own = _OWN_NAMES.get(encoding)
+    if own is not None:
+        return own
+    return codecs.lookup(whatwg_lookup(encoding).codec_info.name).name
+
+
+_NAMES: dict[str, str | None] = {label: _name_of(encoding) for label, encoding in LABELS.items()}
+# every name returned here, and the WHATWG encoding it stands for
+_WHATWG = {name: LABELS[label] for label, name in _NAMES.items() if name is not None}
+_WHATWG["gb18030"] = "gb18030"
 
 _BOMS = (
     (codecs.BOM_UTF8, "utf-8"),
-    (codecs.BOM_UTF16_LE, "utf-16-le"),
     (codecs.BOM_UTF16_BE, "utf-16-be"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
 )
 
-_HTTP_CHARSET = re.compile(r"""charset\s*=\s*["']?\s*([^\s"';,]+)""", re.IGNORECASE)
-_META = re.compile(rb"<meta\b[^>]*?\bcharset\s*=\s*[\"']?\s*([A-Za-z0-9_\-:.()]+)", re.IGNORECASE)
+_HTTP_CHARSET = re.compile(r"""charset\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"';,]+))""", re.IGNORECASE)
 _XML_DECL = re.compile(rb"""^\s*<\?xml[^>]*?\bencoding\s*=\s*["']([A-Za-z0-9_\-.:]+)""")
 _HTML_START = re.compile(
     rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body|title|meta|script|div|p|a|table|br|h1|!--)[\s>/]",
     re.IGNORECASE | re.DOTALL,
 )
+_ASCII_WHITESPACE = "\t\n\f\r "
 
 
 def charset_label(label: str) -> str | None:
-    """The charset name for an encoding label, or None if unknown or refused.
+    """The charset name for an encoding label (WHATWG "get an encoding"), or None if
+    the label is not in the standard's table.
 
     >>> charset_label("ISO-8859-1"), charset_label("GB2312"), charset_label(" EUC-KR ")
     ('cp1252', 'gb18030', 'euc-kr')
-    >>> charset_label("koi8-r"), charset_label("x-bogus"), charset_label("base64")
-    ('koi8-r', None, None)
-    >>> charset_label("idna"), charset_label("punycode"), charset_label("unicode-escape")
-    (None, None, None)
+    >>> charset_label("koi8"), charset_label("iso-8859-8-i"), charset_label("utf-16")
+    ('koi8-r', 'iso8859-8', 'utf-16-le')
+    >>> charset_label("x-bogus"), charset_label("cp437"), charset_label("utf-7"), charset_label("\\xa0utf-8")
+    (None, None, None, None)
     """
-    key = label.strip().strip("\"'").lower()
-    if not key or key in _REFUSED:
+    key = label.strip(_ASCII_WHITESPACE)
+    if not key.isascii():
         return None
-    if key in _ALIASES:
-        return _ALIASES[key]
-    try:
-        name = codecs.lookup(key).name
-        # HTML is read as ASCII until its charset is known, so a usable charset
-        # reads ASCII as ASCII, and decodes anything with U+FFFD for bad bytes.
-        # This refuses bytes-to-bytes codecs (base64, zlib), idna (no "replace"
-        # handler), punycode, unicode-escape and hz (they rewrite ASCII).
-        if _ASCII_PROBE.decode(name) != _ASCII_TEXT:
-            return None
-        _BAD_BYTES.decode(name, errors="replace")
-    except (LookupError, ValueError):  # UnicodeError is a ValueError
-        return None
-    return _ALIASES.get(name, name)
-
-
-_ASCII_TEXT = '<a href="x?a=1&b=~{2}">\\u00e9\\n \\x41 xn--a-b</a>'
-_ASCII_PROBE = _ASCII_TEXT.encode("ascii")
-_BAD_BYTES = bytes(range(256))
+    return _NAMES.get(key.lower())
 
 
 def _is_utf8(body: bytes) -> bool:
@@ -147,33 +126,217 @@ def sniff_charset(headers_content_type: str, body: bytes) -> tuple[str, bool]:
     ('utf-8', True)
     >>> sniff_charset("text/html", b'<meta charset="utf-8"><p>caf\\xc3\\xa9')  # declared: not checked
     ('utf-8', False)
+    >>> sniff_charset("text/html; charset=utf-16le", "<a href=x>".encode("utf-16-le"))
+    ('utf-16-le', False)
     """
     for bom, bom_name in _BOMS:
         if body.startswith(bom):
             return bom_name, False
     match = _HTTP_CHARSET.search(headers_content_type or "")
     if match:
-        declared = charset_label(match.group(1))
+        declared = charset_label(next(g for g in match.groups() if g is not None))
         if declared == "utf-8":
             if _is_utf8(body):
                 return declared, True
         elif declared is not None:
             return declared, False
-    head = body[:_PRESCAN_BYTES]
-    for pattern in (_META, _XML_DECL):
-        found = pattern.search(head)
+    name = prescan(body[:_PRESCAN_BYTES])
+    if name is None and len(body) > _PRESCAN_BYTES:
+        name = _late_meta(body)
+    if name is None:
+        found = _XML_DECL.search(body[:_PRESCAN_BYTES])
         if found:
-            name = charset_label(found.group(1).decode("ascii", "replace"))
+            name = charset_label(found.group(1).decode("ascii"))
             if name in ("utf-16-le", "utf-16-be"):
-                name = "utf-8"  # a document in ASCII cannot be UTF-16 (WHATWG prescan)
-            if name is not None:
-                return name, False
+                name = "utf-8"  # a declaration read as ASCII is not in UTF-16
+    if name is not None:
+        return name, False
     valid = _is_utf8(body)
     return ("utf-8" if valid else "cp1252"), valid
 
 
+def _late_meta(body: bytes) -> str | None:
+    """The charset of a ``<meta>`` after the prescan's 1024 bytes (up to 64 KiB) and
+    outside comments: a browser's tokenizer meets it and changes the encoding (HTML
+    "changing the encoding while parsing"); found with a regex, read by the prescan."""
+    for match in _META_TAG.finditer(body, _PRESCAN_BYTES - 5, _LATE_META_BYTES):
+        start = match.start()
+        if body.rfind(b"<!--", 0, start) > body.rfind(b"-->", 0, start):
+            continue  # inside a comment
+        name = prescan(body[start : start + _PRESCAN_BYTES])
+        if name is not None:
+            return name
+    return None
+
+
+_LATE_META_BYTES = 64 * 1024
+_META_TAG = re.compile(rb"<meta[\t\n\f\r /]", re.IGNORECASE)
+
+
+# --- the prescan (HTML "prescan a byte stream to determine its encoding") ----------
+
+_SPACE = frozenset(b"\t\n\f\r ")
+_SPACE_OR_SLASH = frozenset(b"\t\n\f\r /")
+_LETTER = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_TAG_NAME_END = re.compile(rb"[\t\n\f\r >]")
+
+
+class _End(Exception):
+    """The prescan ran out of bytes: it gives up (the standard's "abort")."""
+
+
+def prescan(head: bytes) -> str | None:
+    """The charset a ``<meta>`` in ``head`` declares, as the HTML standard's prescan
+    finds it (comments skipped, attributes read one by one, ``http-equiv`` needed
+    for ``content``, a bad label skipped for the next ``<meta>``), or None.
+
+    >>> prescan(b'<!-- <meta charset="iso-8859-2"> --><meta charset="utf-8">')
+    'utf-8'
+    >>> prescan(b'<meta content="text/html; charset=koi8-r">'), prescan(b'<meta charset=x><meta charset=koi8-r>')
+    (None, 'koi8-r')
+    """
+    try:
+        return _prescan(head)
+    except _End:
+        return None
+
+
+def _prescan(head: bytes) -> str | None:
+    if _META_TAG.search(head) is None:
+        return None  # the prescan answers at a "<meta" only
+    pos, size = 0, len(head)
+    while pos < size:
+        if head.startswith(b"<!--", pos):
+            end = head.find(b"-->", pos + 2)  # "<!-->" is a whole comment
+            if end < 0:
+                return None
+            pos = end + 3
+        elif head[pos : pos + 5].lower() == b"<meta" and pos + 5 < size and head[pos + 5] in _SPACE_OR_SLASH:
+            pos += 5
+            name, pos = _meta(head, pos)
+            if name is not None:
+                return name
+        elif head[pos : pos + 1] == b"<" and pos + 1 < size and (
+            head[pos + 1] in _LETTER or (head[pos + 1] == 0x2F and pos + 2 < size and head[pos + 2] in _LETTER)
+        ):
+            name_end = _TAG_NAME_END.search(head, pos + 2)
+            if name_end is None:
+                return None
+            pos = name_end.start()
+            while True:  # the tag's attributes, read only to be skipped
+                attribute, pos = _attribute(head, pos)
+                if attribute is None:
+                    break
+            pos += 1
+        elif head.startswith((b"<!", b"</", b"<?"), pos):
+            end = head.find(b">", pos + 2)
+            if end < 0:
+                return None
+            pos = end + 1
+        else:
+            next_tag = head.find(b"<", pos + 1)
+            if next_tag < 0:
+                return None
+            pos = next_tag
+    return None
+
+
+def _meta(head: bytes, pos: int) -> tuple[str | None, int]:
+    """The charset one ``<meta>``'s attributes declare (None if none), and where its tag ends."""
+    seen: set[bytes] = set()
+    got_pragma = False
+    need_pragma: bool | None = None
+    charset: str | None = None
+    failed = False  # a label was found but is not an encoding ("failure")
+    while True:
+        attribute, pos = _attribute(head, pos)
+        if attribute is None:
+            break
+        key, value = attribute
+        if key in seen:
+            continue
+        seen.add(key)
+        if key == b"http-equiv":
+            got_pragma = got_pragma or value == b"content-type"
+        elif key == b"content":
+            if charset is None and not failed:
+                label = _charset_in_content(value)
+                found = charset_label(label) if label is not None else None
+                if found is not None:  # a label that is not an encoding counts for nothing here
+                    charset, need_pragma = found, True
+        elif key == b"charset" and charset is None and not failed:
+            charset = charset_label(value.decode("latin-1"))
+            failed = charset is None
+            need_pragma = False
+    pos += 1
+    if need_pragma is None or (need_pragma and not got_pragma) or charset is None:
+        return None, pos
+    if charset in ("utf-16-le", "utf-16-be"):
+        return "utf-8", pos  # a <meta> read as ASCII is not in UTF-16
+    if charset == "x-user-defined":
+        return "cp1252", pos
+    return charset, pos
+
+
+def _attribute(head: bytes, pos: int) -> tuple[tuple[bytes, bytes] | None, int]:
+    """HTML "get an attribute": (name, value) lower-cased, or None at the tag's '>'
+    (where the position is left); _End where the algorithm would read past the bytes."""
+    match = _ATTRIBUTE.match(head, pos)
+    if match is None or match.group(5) is not None:
+        raise _End  # nothing but spaces left, or an unclosed quote
+    if match.group(1) is not None:
+        return None, match.start(1)
+    name, quoted, single, bare = match.group(2, 3, 4, 6)
+    if match.end() >= len(head) and quoted is None and single is None:
+        raise _End  # the bytes end inside the name or value
+    value = quoted if quoted is not None else single if single is not None else bare or b""
+    return (name.lower(), value.lower()), match.end()
+
+
+# "get an attribute" as one regex: spaces and '/' skipped; '>' ends the tag; a name
+# (its first byte may be '='); '=' and a value, quoted ("..." or '...') or bare.
+_ATTRIBUTE = re.compile(
+    rb"""[\t\n\f\r /]*(?:(>)|([^\t\n\f\r />][^\t\n\f\r />=]*)"""
+    rb"""(?:[\t\n\f\r ]*=[\t\n\f\r ]*(?:"([^"]*)"|'([^']*)'|(["'])|([^\t\n\f\r >]*)))?)""",
+)
+
+
+def _charset_in_content(value: bytes) -> str | None:
+    """HTML "extracting a character encoding from a meta element": the label after
+    ``charset=`` in a ``content`` value, or None.
+
+    >>> _charset_in_content(b"text/html; charset=euc-jp"), _charset_in_content(b"charset='x y'; z")
+    ('euc-jp', 'x y')
+    >>> _charset_in_content(b'charset="unclosed'), _charset_in_content(b"charsetx charset = a;b")
+    (None, 'a')
+    """
+    pos = 0
+    while True:
+        found = value.find(b"charset", pos)
+        if found < 0:
+            return None
+        pos = found + 7
+        while pos < len(value) and value[pos] in _SPACE:
+            pos += 1
+        if pos < len(value) and value[pos] == 0x3D:
+            break
+    pos += 1
+    while pos < len(value) and value[pos] in _SPACE:
+        pos += 1
+    if pos >= len(value):
+        return None
+    if value[pos] in (0x22, 0x27):
+        end = value.find(value[pos : pos + 1], pos + 1)
+        return value[pos + 1 : end].decode("latin-1") if end >= 0 else None
+    end = pos
+    while end < len(value) and value[end] not in _SPACE and value[end] != 0x3B:
+        end += 1
+    return value[pos:end].decode("latin-1")
+
+
 def decode_html(body: bytes, charset: str | None = None) -> str:
     """Decode ``body`` (detecting the charset if None); bad bytes become U+FFFD.
+    ``charset`` is a name returned here or a label.
 
     >>> decode_html("안녕".encode("euc-kr"), "euc-kr")
     '안녕'
@@ -181,14 +344,19 @@ def decode_html(body: bytes, charset: str | None = None) -> str:
     'ok'
     >>> decode_html(b"\\x93quoted\\x94", "iso-8859-1")
     '“quoted”'
+    >>> decode_html("<p>עברית".encode("iso-8859-8"), "iso-8859-8-i")
+    '<p>עברית'
     """
-    name = charset_label(charset) if charset else None
+    name = charset if charset in _WHATWG else charset_label(charset) if charset else None
     if name is None:
         name = detect_charset("", body)
     for bom, bom_name in _BOMS:
         if body.startswith(bom) and bom_name == name:
             body = body[len(bom) :]
             break
+    if name == "x-user-defined":
+        text: str = whatwg_lookup(name).codec_info.decode(body, "replace")[0]
+        return text
     try:
         return body.decode(_DECODERS.get(name, name), errors="replace")
     except (LookupError, ValueError):  # a codec that fails even with "replace": the fallback
