@@ -48,9 +48,24 @@ def first_sentence(doc: str | None) -> str:
     return (paragraph if end < 0 else paragraph[: end + 1]).replace("``", "")
 
 
+class _Stderr(logging.Handler):
+    """Log lines on whatever ``sys.stderr`` is when they are written (not the stream of
+    the first call: tests and embedding programs swap it)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            print(self.format(record), file=sys.stderr)
+        except Exception:
+            self.handleError(record)
+
+
 def set_verbosity(level: int) -> None:
     """The package's log lines on stderr: -q errors only, default warnings, -v info, -vv debug."""
-    logging.basicConfig(format="focuscrawl: %(message)s", stream=sys.stderr)
-    logging.getLogger("focuscrawl").setLevel(
-        logging.ERROR if level < 0 else logging.WARNING if level == 0 else logging.INFO if level == 1 else logging.DEBUG
-    )
+    logger = logging.getLogger("focuscrawl")
+    if not any(isinstance(h, _Stderr) for h in logger.handlers):
+        handler = _Stderr()
+        handler.setFormatter(logging.Formatter("focuscrawl: %(message)s"))
+        logger.addHandler(handler)
+        logger.propagate = False  # (a program's root handler would print them twice)
+    levels = {-1: logging.ERROR, 0: logging.WARNING, 1: logging.INFO}
+    logger.setLevel(levels.get(level, logging.DEBUG))
