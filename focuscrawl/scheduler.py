@@ -333,8 +333,11 @@ class Scheduler(ABC):
     async def _wait_any(self) -> list[tuple[Slot, FetchResult]]:
         if not self._finished:
             self._wake.clear()
-            timeout = self.wake_in()
-            await _first_of(asyncio.ensure_future(self._wake.wait()), self._stop, timeout)
+            woken = asyncio.ensure_future(self._wake.wait())
+            try:
+                await _first_of(woken, self._stop, self.wake_in())
+            finally:
+                woken.cancel()
         out: list[tuple[Slot, FetchResult]] = []
         finished = self._finished
         while finished:

@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from focuscrawl.replay.process import ReplayProcess
@@ -144,10 +145,14 @@ def _builders_left() -> list[int]:
     return left
 
 
-def test_sigkill_then_resume_on_the_generated_web(sample_replay: ReplayProcess, tmp_path: Path) -> None:
+@pytest.mark.parametrize("schedule", ["as-completed", "ordered"])
+def test_sigkill_then_resume_on_the_generated_web(
+    sample_replay: ReplayProcess, tmp_path: Path, schedule: str
+) -> None:
     # the same on the web the project generates (runs without ../shared): 54 URLs, 32
-    # of them on one host, at 0.4 s per host make a crawl of 13 s, long enough to kill
-    start = ["--seeds", *SAMPLE_SEEDS, "--delay", "0.4"]
+    # of them on one host, at 0.4 s per host make a crawl of 13 s, long enough to kill;
+    # in both schedules (the ordered one re-issues its window in its order)
+    start = ["--seeds", *SAMPLE_SEEDS, "--delay", "0.4", "--schedule", schedule]
     _kill_and_resume(sample_replay.proxy_url, tmp_path, start)
 
 
