@@ -60,6 +60,10 @@ def make_strategy(settings: Settings, model: RelevanceModel | None) -> Strategy:
     return cls(model, **dict(settings.crawl.strategy_params))
 
 
+# what to do about a run directory that holds a crawl, in the CLI's words and the API's
+_ALREADY = "resume it (--resume; resume=True in Python) or choose another directory (--out; out)"
+
+
 def open_crawl(
     out_dir: Path,
     seeds: Sequence[str] = (),
@@ -78,6 +82,9 @@ def open_crawl(
     """
     out_dir = Path(out_dir)
     if resume and not (out_dir / RUN_NAME).exists():
+        if (out_dir / DB_NAME).exists():
+            raise ConfigError(f"{out_dir}: {RUN_NAME} is missing, though {DB_NAME} holds a crawl; restore "
+                              f"{RUN_NAME} (the crawl's settings and seeds) to resume it")  # fmt: skip
         raise ConfigError(f"{out_dir}: nothing to resume (no {RUN_NAME})")
     overrides = dict(overrides or {})
     raw_seeds = list(seeds)
@@ -100,7 +107,7 @@ def open_crawl(
             settings = replace(settings, model=model_table, base_dir=Path(saved["base_dir"]))
     else:
         if (out_dir / DB_NAME).exists():
-            raise ConfigError(f"{out_dir} holds a crawl already; use --resume or another --out")
+            raise ConfigError(f"{out_dir} holds a crawl already: {_ALREADY}")
         if config is not None and not raw_seeds:
             raw_seeds = [str(s) for s in read_toml(config).get("seeds", [])]
         settings = load_settings(config, overrides)
@@ -123,7 +130,7 @@ def open_crawl(
     try:
         if not resume:
             if (out_dir / DB_NAME).exists():  # (a crawl that started in the meantime)
-                raise ConfigError(f"{out_dir} holds a crawl already; use --resume or another --out")
+                raise ConfigError(f"{out_dir} holds a crawl already: {_ALREADY}")
             # run.json before crawl.db: a run directory killed at any moment can be resumed
             write_run_json(out_dir, {
                 "seeds": normalize_seeds(raw_seeds), "strategy": strategy.name,

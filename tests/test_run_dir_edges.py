@@ -54,3 +54,16 @@ def test_a_new_crawl_does_not_write_among_other_files(
     err = capsys.readouterr().err
     assert "holds files that are not a crawl's (notes.txt); a new crawl needs an empty or new --out" in err
     assert sorted(p.name for p in folder.iterdir()) == ["notes.txt"]
+
+
+def test_the_api_speaks_to_python_callers_too(sample_archive: Path, tmp_path: Path) -> None:
+    from focuscrawl import crawl
+    from focuscrawl.exceptions import ConfigError
+
+    run = tmp_path / "run"
+    crawl(list(SAMPLE_SEEDS), run, archives=[sample_archive], max_pages=3)
+    with pytest.raises(ConfigError, match=r"resume=True in Python"):
+        crawl(list(SAMPLE_SEEDS), run, archives=[sample_archive], max_pages=3)
+    (run / "run.json").unlink()
+    with pytest.raises(ConfigError, match=r"run\.json is missing, though crawl\.db holds a crawl"):
+        crawl([], run, archives=[sample_archive], resume=True)
