@@ -1,0 +1,525 @@
+"""A :class:`~focuscrawl.frontier.base.FrontierStore` on Redis: the crawl DB shared
+past one machine (issue 25, the store; the workers that share it come next).
+
+Layout. The URLs are spread over ``partitions`` logical partitions by a hash of
+their host (every URL of a host in one partition: one owner per host). Every key
+of a partition carries the partition's hash tag, and every change is one Lua
+script on one partition (:mod:`focuscrawl.frontier.redis_scripts`), so the store
+runs unchanged on a Redis Cluster and a change is atomic where its data lives.
+Per host and layer a sorted set holds the queued URLs in pop order (tier desc,
+score desc, discovery order asc, as :class:`~focuscrawl.frontier.memory.MemoryFrontier`),
+per partition and layer a sorted set the hosts by their best URL. Global keys
+(meta, the discovery counter, the column names, the layers) carry their own tag.
+
+Merge rules. ADD / MAX / KEEP / SET are applied inside the scripts, on the stored
+value, so updates from several writers commute where the rule does (ADD, MAX, KEEP)
+and a link's score when new vs when known is decided atomically.
+
+Pop. The client keeps each (partition, layer)'s best key, returned by every
+script that changed it; a pop takes, in order, from the best (partition, layer) the
+URLs better than the next one's best key, then moves on: exactly the reference's
+greedy order with its per-host caps and tier strictness, in one script per switch.
+
+Discovery order. ``seq`` comes from one counter (``INCRBY`` of a block per batch:
+the parent of item i gets ``base + 2i``, the URL ``base + 2i + 1``), so the order
+is the reference's; the numbers have gaps (the reference counts 1, 2, 3 ...).
+
+Durability. Each script is atomic and applied when the call returns; Redis has no
+transaction spanning the engine's batch, so :meth:`commit` is a no-op. With
+``appendonly yes`` (``appendfsync always`` for power loss) the AOF holds a prefix
+of the scripts, and the engine writes its ``meta`` (output offsets) last. A crash of
+the *crawler* between two commits leaves Redis ahead of the outputs: URLs marked
+FETCHED after the last commit lose their records on resume (IN_FLIGHT ones are
+queued again). The workers' outbox (frontier updates delivered only after the
+outputs are synced, each batch with a sequence number the script checks) closes
+that gap; until then a resume after a crash is at-most-once for the last batch.
+
+Costs. add/update/mark/pop/get/state/value are O(log n) per URL (one round trip
+per call, one pipelined script per partition touched); count is one pipelined read
+per partition; iter_urls, top, combine_columns, update_host and requeue scan
+(per partition, O(n / partitions) each).
+"""
+
+from __future__ import annotations
+
+import heapq
+import zlib
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import redis
+
+from focuscrawl.exceptions import FrontierError
+from focuscrawl.frontier.base import FrontierStore, no_edges_error
+from focuscrawl.frontier.redis_scripts import FRONTIER_LUA
+from focuscrawl.frontier.rules import (
+    INT64,
+    SCORE,
+    aggregated,
+    checked_column,
+    checked_int,
+    checked_score,
+    host_of,
+)
+from focuscrawl.types import Merge, QueuedURL, URLState
+
+__all__ = ["PARTITIONS", "RedisFrontier", "partition_host"]
+
+PARTITIONS = 1024  # logical partitions: a few per worker and core, leased whole (next)
+# state, tier, score, depth, layer, seq, host, first parent ("" = none)
+_Row = tuple[int, int, float, int, int, int, str, str]
+
+
+def partition_host(host: str) -> str:
+    """The host a partition is chosen by: lower case, no port, no IPv6 brackets.
+
+    >>> partition_host("Example.org:8080"), partition_host("[::1]:80")
+    ('example.org', '::1')
+    """
+    host = host.lower()
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else host[1:]
+    return host.split(":", 1)[0]
+
+
+def _float(value: float) -> str:
+    return repr(float(value))
+
+
+def _text(raw: bytes | str) -> str:
+    return raw.decode("utf-8") if isinstance(raw, bytes) else raw
+
+
+def _row(raw: bytes | str) -> _Row:
+    f = _text(raw).split("\0")
+    return (int(f[0]), int(f[1]), float(f[2]), int(f[3]), int(f[4]), int(f[5]), f[6], f[7])
+
+
+def _queued(url: str, row: _Row) -> QueuedURL:
+    _, tier, score, depth, layer, seq, host, parent = row
+    return QueuedURL(url, score, depth, host, parent or None, layer, seq, tier)
+
+
+def _checked_url(url: str) -> str:
+    if "\0" in url:
+        raise FrontierError(f"URL {url!r} holds a NUL character")
+    return url
+
+
+class RedisFrontier:
+    """The crawl DB in Redis under the key prefix ``prefix`` (one crawl's namespace).
+
+    ``url``: ``redis://HOST:PORT/DB``; ``parents``: keep every parent edge (else the
+    first parent only; a namespace created with edges keeps them). ``partitions``
+    applies to a new namespace; an existing one keeps its own.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        prefix: str,
+        parents: bool = True,
+        partitions: int = PARTITIONS,
+    ) -> None:
+        try:
+            self._db = redis.Redis.from_url(url)
+            conf = self._db.hgetall(f"{prefix}:{{{prefix}:m}}:conf")
+        except (redis.RedisError, ValueError) as exc:
+            raise FrontierError(f"frontier {url}: {exc}") from exc
+        self.url, self.prefix = url, prefix
+        meta = f"{prefix}:{{{prefix}:m}}:"
+        self._meta, self._seq = meta + "meta", meta + "seq"
+        self._cols_key, self._layers_key = meta + "cols", meta + "layers"
+        if conf:
+            self.partitions = int(conf[b"partitions"])
+            if parents and conf[b"parents"] == b"0":
+                raise FrontierError(
+                    f"frontier {url} {prefix}: created without parent edges, opened with them"
+                )
+            self._keep_edges = conf[b"parents"] == b"1"
+        else:
+            self.partitions = checked_int("partitions", partitions, (1, 1 << 20))
+            self._keep_edges = parents
+            self._db.hset(
+                meta + "conf",
+                mapping={"partitions": self.partitions, "parents": int(parents)},
+            )
+        self._script = self._db.register_script(FRONTIER_LUA)
+        self._columns = {_text(c) for c in self._db.smembers(self._cols_key)}
+        self._layers = {int(x) for x in self._db.smembers(self._layers_key)}
+        # best pop key of every (partition, layer) with queued URLs
+        self._heads: dict[tuple[int, int], bytes] = {}
+        pipe = self._db.pipeline(transaction=False)
+        keys = [(p, layer) for layer in sorted(self._layers) for p in range(self.partitions)]
+        for p, layer in keys:
+            pipe.zrange(f"{self._key(p)}r:{layer}", 0, 0)
+        for (p, layer), best in zip(keys, pipe.execute(), strict=True):
+            if best:
+                self._heads[p, layer] = bytes(best[0][:20])
+
+    # ------------------------------------------------------------------ plumbing
+    def _key(self, partition: int) -> str:
+        return f"{self.prefix}:{{{self.prefix}:{partition}}}:"
+
+    def _part(self, url: str) -> int:
+        return self._part_host(host_of(url))
+
+    def _part_host(self, host: str) -> int:
+        return zlib.crc32(partition_host(host).encode("utf-8")) % self.partitions
+
+    def _heads_from(self, partition: int, heads: Sequence[bytes]) -> None:
+        for i in range(0, len(heads), 2):
+            layer, key = int(heads[i]), bytes(heads[i + 1])
+            if key:
+                self._heads[partition, layer] = key
+            else:
+                self._heads.pop((partition, layer), None)
+
+    def _call(self, partition: int, *args: Any) -> Any:
+        result, heads = self._script(keys=[self._key(partition)], args=args)
+        self._heads_from(partition, heads)
+        return result
+
+    def _calls(self, calls: Sequence[tuple[int, Sequence[Any]]]) -> list[Any]:
+        """One script per partition, pipelined (no order between partitions)."""
+        if len(calls) == 1:
+            p, args = calls[0]
+            return [self._call(p, *args)]
+        pipe = self._db.pipeline(transaction=False)
+        for p, args in calls:
+            self._script(keys=[self._key(p)], args=args, client=pipe)
+        out = []
+        for (p, _), (result, heads) in zip(calls, pipe.execute(), strict=True):
+            self._heads_from(p, heads)
+            out.append(result)
+        return out
+
+    def _column(self, name: str) -> str:
+        if name != SCORE and name not in self._columns:
+            self._columns = {_text(c) for c in self._db.smembers(self._cols_key)}
+            if name not in self._columns:
+                raise FrontierError(f"unknown column {name!r}")
+        return name
+
+    def _edges_kept(self) -> None:
+        if not self._keep_edges:
+            raise no_edges_error("this frontier")
+
+    def _rows(self, urls: Iterable[str]) -> dict[str, _Row]:
+        urls = list(dict.fromkeys(urls))
+        pipe = self._db.pipeline(transaction=False)
+        for url in urls:
+            pipe.hget(self._key(self._part(url)) + "u", url)
+        return {u: _row(raw) for u, raw in zip(urls, pipe.execute(), strict=True) if raw}
+
+    def _row(self, url: str) -> _Row | None:
+        raw = self._db.hget(self._key(self._part(url)) + "u", url)
+        return None if raw is None else _row(raw)
+
+    # ------------------------------------------------------------------ writes
+    def add(
+        self,
+        url: str,
+        score: float,
+        *,
+        depth: int,
+        parent: str | None,
+        host: str,
+        merge: Merge = Merge.MAX,
+        layer: int = 0,
+        count: int = 1,
+        tier: int = 0,
+    ) -> bool:
+        """Add a URL or merge ``(tier, score)`` into it (any state); record the parent edge."""
+        return (
+            self.add_many(
+                [(url, score, depth, parent, host, count, tier)], merge=merge, layer=layer
+            )
+            == 1
+        )
+
+    def add_many(
+        self,
+        items: Iterable[tuple[str, float, int, str | None, str, int, int]],
+        *,
+        merge: Merge = Merge.MAX,
+        layer: int = 0,
+    ) -> int:
+        """:meth:`add` over ``(url, score, depth, parent, host, count, tier)`` items, one
+        script per partition touched; returns the number of new URLs."""
+        checked = []
+        layer = checked_int("layer", layer)
+        for url, score, depth, parent, host, count, tier in items:
+            score = checked_score(url, score)
+            tier = checked_int(f"tier of {url!r}", tier)
+            count = checked_int(f"link count of {url!r}", count, INT64)
+            _checked_url(url)
+            if parent == url:
+                parent = None
+            if parent is not None:
+                _checked_url(parent)
+            checked.append((url, score, int(depth), parent, host, count, tier))
+        if not checked:
+            return 0
+        if layer not in self._layers:
+            self._db.sadd(self._layers_key, layer)
+            self._layers.add(layer)
+        base = int(self._db.incrby(self._seq, 2 * len(checked))) - 2 * len(checked)
+        groups: dict[int, list[Any]] = {}
+        edges = self._keep_edges
+        for i, (url, score, depth, parent, host, count, tier) in enumerate(checked):
+            if parent is not None:  # the referrer first: it is known before its link
+                groups.setdefault(self._part(parent), []).extend(
+                    ("t", parent, 0, 0, depth, layer, base + 2 * i + 1, host_of(parent), url, count)
+                )
+            groups.setdefault(self._part(url), []).extend(
+                (
+                    "a",
+                    url,
+                    _float(score),
+                    tier,
+                    depth,
+                    layer,
+                    base + 2 * i + 2,
+                    host,
+                    parent or "",
+                    0,
+                )
+            )
+        head = (merge.value, int(edges))
+        results = self._calls([(p, (b"add", *head, *args)) for p, args in groups.items()])
+        return sum(int(r) for r in results)
+
+    def update_scores(self, updates: Iterable[tuple[str, float]], merge: Merge) -> int:
+        """Merge scores into known URLs of any state; unknown URLs are ignored."""
+        return self.update_values(SCORE, updates, merge)
+
+    def update_values(self, column: str, updates: Iterable[tuple[str, float]], merge: Merge) -> int:
+        """Merge values of ``column`` into known URLs (repeats combined first, as the reference)."""
+        column = self._column(column)
+        groups: dict[int, list[Any]] = {}
+        for url, value in aggregated(updates, merge).items():
+            groups.setdefault(self._part(url), []).extend((url, _float(value)))
+        if not groups:
+            return 0
+        calls = [(p, ("values", column, merge.value, *args)) for p, args in groups.items()]
+        return sum(int(r) for r in self._calls(calls))
+
+    def ensure_columns(self, names: Iterable[str]) -> None:
+        """Create the extra columns ``names`` (``"score"`` always exists)."""
+        new = {checked_column(n) for n in names if n != SCORE} - self._columns
+        if new:
+            self._db.sadd(self._cols_key, *sorted(new))
+            self._columns |= new
+
+    def combine_columns(
+        self, dst: str, terms: Iterable[tuple[str, float]] = (), *, add: bool = True
+    ) -> None:
+        """For every known URL: ``dst = (dst if add else 0) + Σ factor · src`` (one scan per partition)."""
+        dst = self._column(dst)
+        flat: list[Any] = []
+        for src, factor in terms:
+            flat += [self._column(src), _float(checked_score(src, factor))]
+        self._calls([(p, ("combine", dst, int(add), *flat)) for p in range(self.partitions)])
+
+    def update_host(
+        self,
+        host: str,
+        score: float,
+        merge: Merge,
+        *,
+        states: Collection[URLState] = (URLState.QUEUED,),
+    ) -> int:
+        """Merge ``score`` into every URL of ``host`` in ``states`` (a scan of its partition)."""
+        value = checked_score(host, score)
+        wanted = sorted({int(URLState(s)) for s in states})
+        args = ("host", host, _float(value), merge.value, *wanted)
+        return int(self._call(self._part_host(host), *args))
+
+    def set_tier(self, updates: Iterable[tuple[str, int]]) -> int:
+        """Set the tiers of known URLs (the last of repeats wins); returns how many known URLs."""
+        tiers = {url: checked_int(f"tier of {url!r}", tier) for url, tier in updates}
+        groups: dict[int, list[Any]] = {}
+        for url, tier in tiers.items():
+            groups.setdefault(self._part(url), []).extend((url, tier))
+        if not groups:
+            return 0
+        return sum(int(r) for r in self._calls([(p, ("tier", *a)) for p, a in groups.items()]))
+
+    def raise_children(self, parent: str, score: float, *, exclude: str | None = None) -> int:
+        """Raise queued children of ``parent`` below ``score`` to ``score``."""
+        score = checked_score(parent, score)
+        self._edges_kept()
+        groups: dict[int, list[str]] = {}
+        for child in self._db.hkeys(self._key(self._part(parent)) + "ch:" + parent):
+            url = _text(child)
+            groups.setdefault(self._part(url), []).append(url)
+        if not groups:
+            return 0
+        calls = [(p, ("raise", _float(score), exclude or "", *urls)) for p, urls in groups.items()]
+        return sum(int(r) for r in self._calls(calls))
+
+    def mark(self, url: str, state: URLState, *, score: float | None = None) -> None:
+        """Set the state of a URL (and its score, if given)."""
+        state = URLState(state)
+        value = "" if score is None else _float(checked_score(url, score))
+        if int(self._call(self._part(url), "mark", url, int(state), value)) < 0:
+            raise FrontierError(f"cannot mark unknown URL {url!r}")
+
+    def requeue_in_flight(self) -> int:
+        """Every IN_FLIGHT URL back to QUEUED (each partition's in-flight set)."""
+        return sum(int(r) for r in self._calls([(p, ("requeue",)) for p in range(self.partitions)]))
+
+    # ------------------------------------------------------------------ pop
+    def pop(
+        self,
+        n: int,
+        *,
+        exclude_hosts: Collection[str] = (),
+        max_per_host: int = 0,
+        max_layer: int | None = None,
+    ) -> list[QueuedURL]:
+        """The reference's greedy pop, merged across (partition, layer) queues."""
+        if n <= 0:
+            return []
+        bounds = [
+            (key, p, layer)
+            for (p, layer), key in self._heads.items()
+            if max_layer is None or layer <= max_layer
+        ]
+        if not bounds:
+            return []
+        heapq.heapify(bounds)
+        tier = 2147483647 - int.from_bytes(bounds[0][0][:4], "big")  # tiers are strict
+        excluded = sorted(set(exclude_hosts))
+        taken: list[QueuedURL] = []
+        per_host: dict[str, int] = {}
+        while bounds and len(taken) < n:
+            _, p, layer = heapq.heappop(bounds)
+            bound = bounds[0][0] if bounds else b""
+            flat_taken = [x for host, k in per_host.items() for x in (host, k)]
+            args = ("pop", layer, tier, n - len(taken), bound, max_per_host, len(excluded))
+            got, rest = self._call(p, *args, *excluded, *flat_taken)
+            for i in range(0, len(got), 2):
+                url = _text(got[i])
+                row = _queued(url, _row(got[i + 1]))
+                per_host[row.host] = per_host.get(row.host, 0) + 1
+                taken.append(row)
+            if rest:
+                heapq.heappush(bounds, (bytes(rest), p, layer))
+        return taken
+
+    # ------------------------------------------------------------------ reads
+    def get(self, url: str) -> QueuedURL | None:
+        row = self._row(url)
+        return None if row is None else _queued(url, row)
+
+    def state(self, url: str) -> URLState | None:
+        row = self._row(url)
+        return None if row is None else URLState(row[0])
+
+    def value(self, url: str, column: str) -> float | None:
+        """``column`` of ``url``: None if the URL is unknown, 0.0 if never set."""
+        column = self._column(column)
+        key = self._key(self._part(url))
+        pipe = self._db.pipeline(transaction=False)
+        pipe.hget(key + "u", url)
+        pipe.hget(key + "c:" + column, url)
+        raw, value = pipe.execute()
+        if raw is None:
+            return None
+        if column == SCORE:
+            return _row(raw)[2]
+        return 0.0 if value is None else float(value)
+
+    def column_names(self) -> list[str]:
+        self._columns = {_text(c) for c in self._db.smembers(self._cols_key)}
+        return sorted(self._columns)
+
+    def top(self, column: str, state: URLState = URLState.FETCHED) -> tuple[str, float] | None:
+        """The URL in ``state`` with the highest ``column``; ties: discovery order (a scan)."""
+        column = self._column(column)
+        calls = [(p, ("top", column, int(URLState(state)))) for p in range(self.partitions)]
+        best: tuple[float, int, str] | None = None
+        for result in self._calls(calls):
+            if not result:
+                continue
+            url, value, seq = _text(result[0]), float(result[1]), int(result[2])
+            if best is None or value > best[0] or (value == best[0] and seq < best[1]):
+                best = (value, seq, url)
+        return None if best is None else (best[2], best[0])
+
+    def parents(self, url: str) -> list[str]:
+        """First parent first, then the others in discovery order."""
+        self._edges_kept()
+        row = self._row(url)
+        if row is None or not row[7]:
+            return []
+        first = row[7]
+        others = [_text(p) for p in self._db.smembers(self._key(self._part(url)) + "par:" + url)]
+        rows = self._rows(o for o in others if o != first)
+        return [first, *sorted(rows, key=lambda p: rows[p][5])]
+
+    def children(self, parent: str) -> list[str]:
+        """Children in discovery order."""
+        return [child for child, _ in self.children_counts(parent)]
+
+    def children_counts(self, parent: str) -> list[tuple[str, int]]:
+        """Children with t(parent, child), in discovery order."""
+        self._edges_kept()
+        raw = self._db.hgetall(self._key(self._part(parent)) + "ch:" + parent)
+        counts = {_text(c): int(k) for c, k in raw.items()}
+        rows = self._rows(counts)
+        return [(c, counts[c]) for c in sorted(counts, key=lambda c: rows[c][5])]
+
+    def count(self, state: URLState | None = None) -> int:
+        pipe = self._db.pipeline(transaction=False)
+        for p in range(self.partitions):
+            if state is None:
+                pipe.hlen(self._key(p) + "u")
+            else:
+                pipe.hget(self._key(p) + "n", int(URLState(state)))
+        return sum(int(x or 0) for x in pipe.execute())
+
+    def host_count(self, host: str, states: Collection[URLState] = ()) -> int:
+        counts = self._db.hgetall(self._key(self._part_host(host)) + "hc:" + host)
+        wanted = {int(URLState(s)) for s in states}
+        return sum(int(v) for k, v in counts.items() if not wanted or int(k) in wanted)
+
+    def iter_urls(self, state: URLState | None = None) -> Iterator[QueuedURL]:
+        """Every URL (in ``state``) in discovery order: a scan of every partition."""
+        rows: list[QueuedURL] = []
+        for p in range(self.partitions):
+            for url, raw in self._db.hscan_iter(self._key(p) + "u", count=1000):
+                row = _row(raw)
+                if state is None or row[0] == state:
+                    rows.append(_queued(_text(url), row))
+        rows.sort(key=lambda q: q.seq)
+        yield from rows
+
+    # ------------------------------------------------------------------ run state
+    def get_meta(self, key: str) -> str | None:
+        raw = self._db.hget(self._meta, key)
+        return None if raw is None else _text(raw)
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._db.hset(self._meta, key, value)
+
+    def commit(self) -> None:
+        """Nothing to do: every call's scripts are applied when it returns (see the module)."""
+
+    def close(self) -> None:
+        self._db.close()
+
+    def drop(self) -> int:
+        """Delete the whole namespace (every key under the prefix); returns how many keys."""
+        removed = 0
+        for key in self._db.scan_iter(match=f"{self.prefix}:*", count=1000):
+            removed += int(self._db.delete(key))
+        self._heads.clear()
+        return removed
+
+
+if TYPE_CHECKING:  # mypy proves the protocol is implemented
+    _STORE: type[FrontierStore] = RedisFrontier
