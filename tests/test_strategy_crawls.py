@@ -41,7 +41,8 @@ def test_live_and_simulated_crawls_agree(
     model = None if strategy == "opic" else CATS
     common: dict[str, Any] = {"strategy": strategy, "model": model, "max_pages": 30, **extra}
     crawl(list(SAMPLE_SEEDS), tmp_path / "sim", archives=[sample_archive], **common)
-    crawl(list(SAMPLE_SEEDS), tmp_path / "live", proxy=sample_replay.proxy_url, delay=0.0, **common)
+    crawl(list(SAMPLE_SEEDS), tmp_path / "live", proxy=sample_replay.proxy_url, delay=0.0,
+          schedule="ordered", **common)  # fmt: skip
     sim, live = _urls(tmp_path / "sim"), _urls(tmp_path / "live")
     assert sim == live
     first = [url for url, again in sim if not again]

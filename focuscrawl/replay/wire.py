@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import socket
 import struct
 import time
@@ -88,13 +89,26 @@ async def read_request(reader: asyncio.StreamReader) -> Request | None:
     raise BadRequest(b"too many headers")
 
 
+_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = chr(int(match.group()[1:], 16))
+    return char if char in _UNRESERVED else match.group().upper()
+
+
 def canonical_url(url: str) -> str:
-    """Scheme and host lower-cased, default port dropped, empty path as ``/``.
+    """Scheme and host lower-cased, default port dropped, empty path as ``/``, and the
+    percent-escapes of path and query in RFC 3986's normal form (6.2.2.1-2: hex digits
+    upper-cased, unreserved characters decoded), as a crawler's canonical URLs have them.
 
     >>> canonical_url("HTTP://WWW.Example.ORG:80")
     'http://www.example.org/'
     >>> canonical_url("https://a.org:8443/X?y")
     'https://a.org:8443/X?y'
+    >>> canonical_url("http://a.org/x%2fy%7Ez")
+    'http://a.org/x%2Fy~z'
     """
     try:
         parts = urlsplit(url)
@@ -104,7 +118,10 @@ def canonical_url(url: str) -> str:
     except ValueError:
         return url
     netloc = host if port in (None, DEFAULT_PORTS.get(scheme)) else f"{host}:{port}"
-    return urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
+    path, query = parts.path or "/", parts.query
+    if "%" in url:
+        path, query = _ESCAPE.sub(_escape, path), _ESCAPE.sub(_escape, query)
+    return urlunsplit((scheme, netloc, path, query, ""))
 
 
 def host_of(url: str) -> str:
@@ -255,6 +272,7 @@ def host_table(urls: Iterable[str]) -> tuple[set[str], dict[str, str]]:
             and netloc
             and netloc.islower()
             and not any(c in netloc for c in ":@?#[")
+            and "%" not in url
         ):
             hosts.add(netloc)
             continue
