@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import os
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -139,7 +141,9 @@ def open_crawl(
         frontier = open_frontier(settings, out_dir / DB_NAME, parents=strategy.needs_parents)
         try:
             if resume:
-                retry_unreached(frontier, run.get("summary") or {})
+                # a proxy given anew (a wrong one fixed) is a reason to try again
+                proxy_changed = (saved.get("fetch") or {}).get("proxy") != settings.fetch.proxy
+                retry_unreached(frontier, run.get("summary") or {}, out_dir, proxy_changed=proxy_changed)
             crawler = Crawler(
                 settings, raw_seeds, out_dir, strategy=strategy, fetcher=fetcher,
                 frontier=frontier, model=relevance, filters=filters, resume=resume,
@@ -159,20 +163,34 @@ def open_crawl(
 _UNREACHED = ("skipped_proxy", "skipped_connect", "skipped_dns", "skipped_ssl")
 
 
-def retry_unreached(frontier: Any, summary: Mapping[str, Any]) -> int:
-    """Queue again the failed URLs of a crawl that reached no host at all (a wrong
-    ``--proxy``, the network down): its resume, with the cause fixed, starts it again
-    instead of crawling 0 URLs. Returns how many URLs were queued again.
+def retry_unreached(
+    frontier: Any, summary: Mapping[str, Any], out_dir: Path, *, proxy_changed: bool = False
+) -> int:
+    """Queue again, on a resume, the URLs that failed before reaching their host, where
+    the cause may be fixed: all failed URLs of a crawl that reached no host at all (a
+    wrong ``--proxy``, the network down), which would otherwise crawl 0 URLs; and, when
+    the resume gives another proxy, every failed URL without a line in pages.jsonl
+    (those that never reached their host: robots.txt refusals among them, refused
+    again at no cost to the budget). Returns how many URLs were queued again.
 
-    A crawl that did fetch pages keeps its failures: which of them failed for
-    connection reasons is not recorded per URL.
+    Otherwise failures stay as they are: which URLs failed for connection reasons is
+    not recorded per URL, and a resume goes on as the crawl would have.
     """
     counters = summary.get("counters") or {}
-    if summary.get("fetched") or counters.get("recrawls_fetched") or frontier.count(URLState.FETCHED):
-        return 0
     if not any(counters.get(key) for key in _UNREACHED):
         return 0
-    failed = [q.url for q in frontier.iter_urls(URLState.FAILED)]
+    fetched_any = bool(
+        summary.get("fetched") or counters.get("recrawls_fetched") or frontier.count(URLState.FETCHED)
+    )
+    if fetched_any and not proxy_changed:
+        return 0
+    recorded: set[str] = set()
+    if fetched_any:  # URLs with a line in pages.jsonl reached their host (or count as fetched)
+        with contextlib.suppress(OSError), (out_dir / "pages.jsonl").open("rb") as fh:
+            for line in fh:
+                with contextlib.suppress(ValueError, TypeError, KeyError):
+                    recorded.add(str(json.loads(line)["url"]))
+    failed = [q.url for q in frontier.iter_urls(URLState.FAILED) if q.url not in recorded]
     for url in failed:
         frontier.mark(url, URLState.QUEUED)
     if failed:

@@ -67,3 +67,22 @@ def test_the_api_speaks_to_python_callers_too(sample_archive: Path, tmp_path: Pa
     (run / "run.json").unlink()
     with pytest.raises(ConfigError, match=r"run\.json is missing, though crawl\.db holds a crawl"):
         crawl([], run, archives=[sample_archive], resume=True)
+
+
+async def test_a_resume_through_another_proxy_retries_what_never_reached_its_host(tmp_path: Path) -> None:
+    """The first proxy reaches a.example only: b.example's robots.txt gets 502 and its page
+    is skipped ("proxy"); resumed through a proxy that reaches both, b.example is fetched."""
+    from focuscrawl.api import crawl_async
+    from tests.sites import html, serve, serve_proxy
+
+    routes = {"/": html('<a href="http://b.example/">b</a> <a href="/x">x</a>'), "/x": html("x")}
+    run = tmp_path / "run"
+    fetch = {"delay": 0.0, "retries": 0}
+    async with serve(routes) as origin:
+        async with serve_proxy({"a.example": origin}) as narrow:
+            first = await crawl_async(run, ["http://a.example/"], overrides={"fetch": {**fetch, "proxy": narrow.url("")}})
+        assert first.counters["skipped_proxy"] == 1
+        async with serve_proxy({"a.example": origin, "b.example": origin}) as wide:
+            await crawl_async(run, [], resume=True, overrides={"fetch": {"proxy": wide.url("")}})
+    urls = [json.loads(line)["url"] for line in (run / "pages.jsonl").read_text().splitlines()]
+    assert sorted(urls) == ["http://a.example/", "http://a.example/x", "http://b.example/", "http://b.example/x"]
