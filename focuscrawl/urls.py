@@ -107,7 +107,7 @@ def _normalize(url: str, base: str | None) -> str | None:
 def _simple(scheme: str, host: str, path: str | None, query: str | None) -> str | None:
     """The canonical form of a URL that _SIMPLE_URL matched: what WHATWG parsing and
     :func:`_canonical` give, without them."""
-    host = host.lower().rstrip(".")
+    host = host.lower().removesuffix(".")
     if not _VALID_NAME.match(host):
         return None
     out = f"{scheme.lower()}://{host}{_clean_path(path or '/')}"
@@ -122,7 +122,7 @@ def _canonical(href: str) -> str | None:
         return None
     scheme, userinfo, host, port, path, query = parts.groups()
     if not host.startswith("["):  # IPv6 addresses are serialised canonically already
-        host = host.rstrip(".")
+        host = host.removesuffix(".")  # one: "80.." is not "80" (an IPv4 address)
         if not _VALID_NAME.match(host):
             return None
     netloc = f"{userinfo or ''}{host}:{port}" if port else f"{userinfo or ''}{host}"
@@ -138,13 +138,28 @@ def _canonical(href: str) -> str | None:
 
 def _escape_case(match: re.Match[str]) -> str:
     """A percent-escape as RFC 3986 6.2.2 normalises it: unreserved characters
-    decoded, the others upper-cased (``%7e`` -> ``~``, ``%c3`` -> ``%C3``)."""
+    decoded, the others upper-cased (``%7e`` -> ``~``, ``%c3`` -> ``%C3``); a hex
+    digit is not decoded after a stray ``%`` or ``%a``, where it would make a new
+    escape (``%a%41`` is not ``%aA``).
+
+    >>> _ESCAPE.sub(_escape_case, "%7e%c3%41/%a%41/%%34")
+    '~%C3A/%a%41/%%34'
+    """
     char = chr(int(match.group(1), 16))
-    return char if char in _UNRESERVED else match.group(0).upper()
+    if char not in _UNRESERVED:
+        return match.group(0).upper()
+    if char in _HEX_DIGITS:
+        start, text = match.start(), match.string
+        if text[start - 1 : start] == "%" or (
+            start >= 2 and text[start - 2] == "%" and text[start - 1] in _HEX_DIGITS
+        ):
+            return match.group(0).upper()
+    return char
 
 
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+_HEX_DIGITS = frozenset("0123456789ABCDEFabcdef")
 # A URL as the WHATWG serialiser writes an http(s) URL: the parts are where they
 # look to be (userinfo, host, port, path, query and fragment are escaped or checked).
 _SERIALISED = re.compile(
