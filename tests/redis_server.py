@@ -1,0 +1,74 @@
+"""A real redis-server on a free 127.0.0.1 port for the tests, started and stopped here.
+
+Where ``redis-server`` is not installed the tests that need it skip, except in CI
+(``CI`` set), where they fail: a CI run must not pass by skipping the Redis store.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class RedisServer:
+    """``redis-server`` in its own directory; ``url`` is ``redis://127.0.0.1:PORT/0``."""
+
+    def __init__(self, directory: Path, *, appendonly: bool = False) -> None:
+        binary = shutil.which("redis-server") or (
+            "/usr/bin/redis-server" if Path("/usr/bin/redis-server").exists() else None
+        )
+        if binary is None:
+            if os.environ.get("CI"):
+                pytest.fail("CI: redis-server is not installed (apt-get install redis-server)")
+            pytest.skip("redis-server is not installed")
+        self.port = _free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        args = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
+        args += ["--appendonly", "yes" if appendonly else "no", "--dir", str(directory)]
+        self._log = (directory / "redis.log").open("wb")
+        self.process = subprocess.Popen(args, stdout=self._log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return
+            except OSError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    self.stop()
+                    log = (directory / "redis.log").read_text(errors="replace")
+                    raise RuntimeError(f"redis-server did not start: {log[-500:]}") from None
+                time.sleep(0.02)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._log.close()
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """One redis-server for the test session (no persistence); tests use their own prefixes."""
+    server = RedisServer(tmp_path_factory.mktemp("redis"))
+    try:
+        yield server
+    finally:
+        server.stop()
