@@ -162,7 +162,8 @@ def _check(store: _Store, ops: list[tuple[Any, ...]]) -> None:
         assert _apply(store.db, op) == _apply(memory, op), op
     assert _snapshot(store.db) == _snapshot(memory)
     # what is queued pops in the reference's order, to the last URL
-    assert _apply(store.db, ("pop", 100, set(), 0, None)) == _apply(memory, ("pop", 100, set(), 0, None))
+    drain = ("pop", 100, set(), 0, None)
+    assert _apply(store.db, drain) == _apply(memory, drain)
 
 
 _SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
