@@ -95,6 +95,7 @@ class CrawlSettings:
     depth: int = 10  # layered mode: number of layers
     commit_every: int = 50  # results per durable commit
     frontier: str = "indexed"  # crawl DB store: "indexed" (numpy + SQLite journal) or "sqlite"
+    frontier_url: str = ""  # the server of a shared store: "redis://HOST:PORT/DB" for "redis"
     seed: int = 0  # random seed for ties and sampling
     commit_seconds: float = 2.0  # and at least this often (a slow host never holds commits back)
     # "as-completed": a result is recorded when it arrives and its slot refilled at once
