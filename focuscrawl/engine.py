@@ -232,6 +232,8 @@ class Crawler:
         if now:
             self._abort = True
         self._stop.set()
+        if self._scheduler is not None:
+            self._scheduler.wake()
 
     @property
     def stopped(self) -> bool:
@@ -244,7 +246,8 @@ class Crawler:
             raise ConfigError(f"{self.out_dir}: crawl DB has no engine state; cannot resume")
         if meta is not None and not self.resume:
             raise ConfigError(
-                f"{self.out_dir} holds a crawl already; use --resume or another --out"
+                f"{self.out_dir} holds a crawl already: resume it (--resume; resume=True in Python)"
+                " or choose another directory (--out; out)"
             )
         state = ResumeState.from_json(meta) if meta else None
         self.out_dir.mkdir(parents=True, exist_ok=True)

@@ -117,7 +117,7 @@ class Scheduler(ABC):
         self._new = 0  # of them, URLs that are not re-crawls (they use the page budget)
         self._hosts: dict[str, int] = {}  # host -> slots not recorded
         self._finished: deque[Slot] = deque()  # as-completed: fetches done, not yet handed over
-        self._wake = asyncio.Event()
+        self._waiter: asyncio.Future[None] | None = None  # as-completed: the loop waiting
         # as-completed: how long recent fetches took from being taken to their result
         # (politeness waits included), for what counts as a straggler
         self._durations: deque[float] = deque(maxlen=_DURATIONS)
@@ -214,7 +214,13 @@ class Scheduler(ABC):
 
     def _done(self, slot: Slot, _task: asyncio.Future[FetchResult]) -> None:
         self._finished.append(slot)
-        self._wake.set()
+        self.wake()
+
+    def wake(self) -> None:
+        """Wake the loop waiting for results (a result came, a stop, a timer)."""
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     async def _fetch(self, url: str) -> FetchResult:
         try:
@@ -331,13 +337,19 @@ class Scheduler(ABC):
         return [(slot, head.result())]
 
     async def _wait_any(self) -> list[tuple[Slot, FetchResult]]:
-        if not self._finished:
-            self._wake.clear()
-            woken = asyncio.ensure_future(self._wake.wait())
+        # one future a wait, resolved by the first fetch done, a stop (the crawler calls
+        # wake) or the timer: no task per wait, as results come one by one on a fast web
+        if not self._finished and not self._stop.is_set():
+            loop = asyncio.get_running_loop()
+            self._waiter = waiter = loop.create_future()
+            within = self.wake_in()
+            timer = None if within is None else loop.call_later(within, self.wake)
             try:
-                await _first_of(woken, self._stop, self.wake_in())
+                await waiter
             finally:
-                woken.cancel()
+                self._waiter = None
+                if timer is not None:
+                    timer.cancel()
         out: list[tuple[Slot, FetchResult]] = []
         finished = self._finished
         while finished:
