@@ -75,6 +75,9 @@ def _add_crawl_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--window", type=int,
                    help="URLs taken and not yet recorded, 0 = the schedule's default "
                         "(32 ordered, 4 x concurrency as-completed)" + d("crawl", "window"))
+    p.add_argument("--frontier", metavar="STORE|redis://HOST:PORT/DB",
+                   help="the crawl DB store: indexed, sqlite, or a Redis server shared past one "
+                        "machine" + d("crawl", "frontier"))  # fmt: skip
     p.add_argument("--fetch-list-size", type=int,
                    help="best-N-first batch size (0 = continuous)" + d("crawl", "fetch_list_size"))
     p.add_argument("--top-n", type=int, help="layered strategies: URLs per layer" + d("crawl", "top_n"))
@@ -114,6 +117,10 @@ def _crawl_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
         "depth": args.depth,
         "seed": args.seed,
     }
+    if args.frontier:  # a URL names the shared store's server
+        shared = "://" in args.frontier
+        crawl["frontier"] = "redis" if shared else args.frontier
+        crawl["frontier_url"] = args.frontier if shared else None
     if args.strategy_param:
         crawl["strategy_params"] = dict(parse_param(p, "--strategy-param") for p in args.strategy_param)
     scope = {"max_depth": args.max_depth}

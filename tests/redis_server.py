@@ -1,5 +1,9 @@
 """A real redis-server on a free 127.0.0.1 port for the tests, started and stopped here.
 
+A test module takes the session's server with
+``from tests.redis_server import redis_server_fixture  # noqa: F401`` and an argument
+named ``redis_server``.
+
 Where ``redis-server`` is not installed the tests that need it skip, except in CI
 (``CI`` set), where they fail: a CI run must not pass by skipping the Redis store.
 """
@@ -64,8 +68,8 @@ class RedisServer:
         self._log.close()
 
 
-@pytest.fixture(scope="session")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+@pytest.fixture(scope="session", name="redis_server")
+def redis_server_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
     """One redis-server for the test session (no persistence); tests use their own prefixes."""
     server = RedisServer(tmp_path_factory.mktemp("redis"))
     try:

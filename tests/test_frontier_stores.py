@@ -23,7 +23,7 @@ from focuscrawl.frontier.indexed import IndexedFrontier
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.frontier.redis_store import RedisFrontier
 from focuscrawl.types import Merge, QueuedURL, URLState
-from tests.redis_server import RedisServer, redis_server  # noqa: F401 (a fixture)
+from tests.redis_server import RedisServer, redis_server_fixture  # noqa: F401 (the fixture)
 
 Q = URLState.QUEUED
 _URLS = [f"http://h{i % 4}/{i}" for i in range(12)]
@@ -193,7 +193,7 @@ def test_indexed_store_matches_reference(ops: list[tuple[Any, ...]]) -> None:
 @_SETTINGS
 @given(ops=st.lists(_ops, max_size=30))
 def test_redis_store_matches_reference(
-    redis_server: RedisServer,  # noqa: F811 (the fixture)
+    redis_server: RedisServer,
     partitions: int,
     ops: list[tuple[Any, ...]],
 ) -> None:

@@ -1,31 +1,85 @@
 """One place that turns the settings into a crawl DB store (``crawl.frontier``).
 
-The engine, the simulation and any later shared store open their frontier here,
-so a new store plugs in without editing the API.
+The engine, the simulation and the shared store open their frontier here, so a new
+store plugs in without editing the API.
+
+A crawl on Redis (``crawl.frontier = "redis"``, the server in ``crawl.frontier_url``)
+keeps no frontier in its run directory: its ``crawl.db`` is a small JSON marker that
+names the crawl's key prefix in Redis (``fc:<random hex>``, made when the crawl
+starts). Two crawls on one Redis never share keys, ``--resume`` finds its own, and
+the run directory's checks ("holds a crawl already", a failed start taken back)
+work unchanged.
 """
 
 from __future__ import annotations
 
+import json
+import secrets
 from pathlib import Path
 from typing import Protocol
 
-from focuscrawl.exceptions import ConfigError
+from focuscrawl.exceptions import ConfigError, FrontierError
 from focuscrawl.frontier.base import FrontierStore
 from focuscrawl.frontier.indexed import IndexedFrontier
 from focuscrawl.frontier.sqlite import SqliteFrontier
 from focuscrawl.settings import Settings
 
+MARKER_STORE = "focuscrawl-redis-frontier"  # the "store" of a Redis crawl's crawl.db marker
+
 
 class Opener(Protocol):
-    """A store's constructor: its DB file, and whether the caller reads parent edges."""
+    """A store's constructor: its DB file (or marker), whether the caller reads parent
+    edges, and the server of a shared store (``crawl.frontier_url``; embedded stores
+    ignore it)."""
 
-    def __call__(self, path: Path, *, parents: bool = ...) -> FrontierStore: ...
+    def __call__(self, path: Path, *, parents: bool = ..., url: str = ...) -> FrontierStore: ...
+
+
+def open_indexed(path: Path, *, parents: bool = True, url: str = "") -> FrontierStore:
+    return IndexedFrontier(path, parents=parents)
+
+
+def open_sqlite(path: Path, *, parents: bool = True, url: str = "") -> FrontierStore:
+    return SqliteFrontier(path, parents=parents)
+
+
+def redis_prefix(path: Path) -> str:
+    """The key prefix of the Redis crawl whose marker is ``path`` (made if absent)."""
+    if path.exists():
+        try:
+            marker = json.loads(path.read_bytes())
+            if marker.get("store") != MARKER_STORE:
+                raise ValueError(marker.get("store"))
+            return str(marker["prefix"])
+        except (ValueError, AttributeError, KeyError, TypeError) as exc:
+            raise FrontierError(
+                f"crawl DB {path} is not a Redis crawl's marker (a crawl of another"
+                f" store: crawl.frontier as in its run.json): {exc}"
+            ) from None
+    prefix = f"fc:{secrets.token_hex(6)}"
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps({"store": MARKER_STORE, "prefix": prefix}) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return prefix
+
+
+def open_redis(path: Path, *, parents: bool = True, url: str = "") -> FrontierStore:
+    """The Redis store of the crawl whose run directory holds ``path`` (its marker)."""
+    from focuscrawl.frontier.redis_store import RedisFrontier  # the redis client only when used
+
+    if not url:
+        raise ConfigError(
+            'config: crawl.frontier = "redis" needs crawl.frontier_url'
+            " (--frontier redis://HOST:PORT/DB)"
+        )
+    return RedisFrontier(url, prefix=redis_prefix(Path(path)), parents=parents)
 
 
 # name in ``crawl.frontier`` -> opener of the store's DB file
 STORES: dict[str, Opener] = {
-    "indexed": IndexedFrontier,  # the default: numpy hot state + SQLite journal
-    "sqlite": SqliteFrontier,
+    "indexed": open_indexed,  # the default: numpy hot state + SQLite journal
+    "sqlite": open_sqlite,
+    "redis": open_redis,  # shared past one machine: crawl.frontier_url names the server
 }
 
 
@@ -44,4 +98,4 @@ def open_frontier(settings: Settings, path: Path, *, parents: bool = False) -> F
     if opener is None:
         choices = ", ".join(STORES)
         raise ConfigError(f"config: crawl.frontier = {name!r} (one of: {choices})")
-    return opener(Path(path), parents=parents)
+    return opener(Path(path), parents=parents, url=settings.crawl.frontier_url)
