@@ -302,8 +302,8 @@ def test_open_frontier_by_settings(tmp_path: Path, name: str, kind: type) -> Non
 
 
 def test_open_frontier_unknown_store_is_one_config_line(tmp_path: Path) -> None:
-    settings = Settings(crawl=CrawlSettings(frontier="redis"))
+    settings = Settings(crawl=CrawlSettings(frontier="cassandra"))
     with pytest.raises(ConfigError) as info:
         open_frontier(settings, tmp_path / "f.db")
-    assert str(info.value) == "config: crawl.frontier = 'redis' (one of: indexed, sqlite)"
+    assert str(info.value) == "config: crawl.frontier = 'cassandra' (one of: indexed, sqlite, redis)"
     assert not (tmp_path / "f.db").exists()
