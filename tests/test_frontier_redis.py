@@ -188,19 +188,32 @@ def _pages(run: Path) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize(
-    ("strategy", "model"),
-    [("bfs", None), ("best-first", CAT_KEYWORDS), ("opic", None), ("otie", CAT_KEYWORDS)],
-    ids=["bfs", "best-first", "opic", "otie"],
-)
+    ("strategy", "model", "extra"),
+    [
+        ("bfs", None, {}),
+        ("best-first", CAT_KEYWORDS, {}),
+        ("best-first", CAT_KEYWORDS, {"fetch_list_size": 8}),
+        ("opic", None, {}),
+        ("otie", CAT_KEYWORDS, {}),
+        ("link-context", CAT_KEYWORDS, {}),
+        ("genre", CAT_KEYWORDS, {}),
+        ("commd", CAT_KEYWORDS, {}),
+        ("opic-commd", CAT_KEYWORDS, {}),
+    ],
+    ids=["bfs", "best-first", "best-n", "opic", "otie", "link-context", "genre", "commd-layered",
+         "opic-commd-layered"],
+)  # fmt: skip
 def test_simulated_crawl_on_redis_is_the_default_crawl(
     sample_archive: Path,
     tmp_path: Path,
     redis_server: RedisServer,
     strategy: str,
     model: dict[str, Any] | None,
+    extra: dict[str, Any],
 ) -> None:
     """The ordered schedule over the sample web: the same pages in the same order, every
-    field but the time stamp (OPIC's and OTIE's cash, ADD-merged in the scripts, too)."""
+    field but the time stamp (OPIC's and OTIE's cash, ADD-merged in the scripts; genre's
+    host and sibling updates; the layered strategies' pops by layer)."""
     runs = {}
     for name, frontier in (
         ("indexed", {}),
@@ -209,7 +222,7 @@ def test_simulated_crawl_on_redis_is_the_default_crawl(
         runs[name] = tmp_path / name
         crawl(
             list(SAMPLE_SEEDS), runs[name], archives=[sample_archive], strategy=strategy,
-            model=model, max_pages=40, schedule="ordered", **frontier,
+            model=model, max_pages=40, schedule="ordered", **frontier, **extra,
         )  # fmt: skip
     assert _pages(runs["redis"]) == _pages(runs["indexed"])
     assert len(_pages(runs["redis"])) == 40  # the budget binds (the sample web: 54)
