@@ -145,7 +145,7 @@ class RedisFrontier:
                 meta + "conf",
                 mapping={"partitions": self.partitions, "parents": int(parents)},
             )
-        self._script = self._db.register_script(FRONTIER_LUA)
+        self._sha = self._db.script_load(FRONTIER_LUA)
         self._columns = {_text(c) for c in self._db.smembers(self._cols_key)}
         self._layers = {int(x) for x in self._db.smembers(self._layers_key)}
         # best pop key of every (partition, layer) with queued URLs
@@ -177,20 +177,27 @@ class RedisFrontier:
                 self._heads.pop((partition, layer), None)
 
     def _call(self, partition: int, *args: Any) -> Any:
-        result, heads = self._script(keys=[self._key(partition)], args=args)
-        self._heads_from(partition, heads)
-        return result
+        return self._calls([(partition, args)])[0]
 
     def _calls(self, calls: Sequence[tuple[int, Sequence[Any]]]) -> list[Any]:
-        """One script per partition, pipelined (no order between partitions)."""
-        if len(calls) == 1:
-            p, args = calls[0]
-            return [self._call(p, *args)]
-        pipe = self._db.pipeline(transaction=False)
-        for p, args in calls:
-            self._script(keys=[self._key(p)], args=args, client=pipe)
+        """One script per partition, pipelined (no order between partitions).
+
+        EVALSHA without redis-py's SCRIPT EXISTS round trip; a server that lost its
+        script cache (restarted) answers NOSCRIPT to every call of the pipeline, none
+        applied: the script is loaded again and the pipeline sent again."""
+        for attempt in (0, 1):
+            pipe = self._db.pipeline(transaction=False)
+            for p, args in calls:
+                pipe.evalsha(self._sha, 1, self._key(p), *args)
+            try:
+                replies = pipe.execute()
+                break
+            except redis.exceptions.NoScriptError:
+                if attempt:
+                    raise
+                self._sha = self._db.script_load(FRONTIER_LUA)
         out = []
-        for (p, _), (result, heads) in zip(calls, pipe.execute(), strict=True):
+        for (p, _), (result, heads) in zip(calls, replies, strict=True):
             self._heads_from(p, heads)
             out.append(result)
         return out
@@ -268,8 +275,10 @@ class RedisFrontier:
         base = int(self._db.incrby(self._seq, 2 * len(checked))) - 2 * len(checked)
         groups: dict[int, list[Any]] = {}
         edges = self._keep_edges
+        touched: set[str] = set()  # without edges a parent is touched once a batch
         for i, (url, score, depth, parent, host, count, tier) in enumerate(checked):
-            if parent is not None:  # the referrer first: it is known before its link
+            if parent is not None and (edges or parent not in touched):
+                touched.add(parent)  # the referrer first: it is known before its link
                 groups.setdefault(self._part(parent), []).extend(
                     ("t", parent, 0, 0, depth, layer, base + 2 * i + 1, host_of(parent), url, count)
                 )
