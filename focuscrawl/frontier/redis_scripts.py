@@ -22,10 +22,12 @@ Keys of partition ``P`` (a prefix ending in ``:``):
 * ``P par:<url>``      set of parents of url (when edges are kept)
 * ``P ch:<url>``       hash child -> t(url, child) (when edges are kept)
 
-A mutating script returns ``{result, heads}``: ``heads`` a flat list
-``layer, key`` of the new best key of every layer whose queues it changed ("" if
-the layer is now empty in this partition); the client keeps them to merge pops
-across partitions without reading every partition.
+A mutating script returns ``{result, changes}``: ``changes`` a flat list of
+``"s<state>", delta`` (the change of the partition's count of URLs in that state,
+which the client adds to the global counts) and ``layer, best`` (the new best host of
+every layer whose queues it changed: its best key and its name, "" if the layer
+is now empty in this partition; the client keeps them to merge pops across partitions without reading
+every partition).
 """
 
 from __future__ import annotations
@@ -99,8 +101,11 @@ local function enqueue(url, r)
   mark_dirty(r)
 end
 
+local deltas = {} -- state -> change of the partition's count, returned for the global counts
+
 local function count(r, state, delta)
   redis.call('HINCRBY', P .. 'n', int(state), delta)
+  deltas[state] = (deltas[state] or 0) + delta
   redis.call('HINCRBY', P .. 'hc:' .. r.host, int(state), delta)
 end
 
@@ -142,10 +147,16 @@ local function heads()
     touched[layer] = true
   end
   local out = {}
+  for state, delta in pairs(deltas) do
+    if delta ~= 0 then
+      out[#out + 1] = 's' .. int(state)
+      out[#out + 1] = int(delta)
+    end
+  end
   for layer, _ in pairs(touched) do
     local best = redis.call('ZRANGE', P .. 'r:' .. int(layer), 0, 0)[1]
     out[#out + 1] = int(layer)
-    out[#out + 1] = best and string.sub(best, 1, 20) or ''
+    out[#out + 1] = best or ''
   end
   return out
 end
@@ -334,6 +345,8 @@ elseif op == 'pop' then
   -- eligible URLs of this partition and layer with key < bound; returns them and the
   -- lowest key it did not take ('' = nothing eligible left).
   local layer, n, bound, cap = tonumber(ARGV[2]), tonumber(ARGV[4]), ARGV[5], tonumber(ARGV[6])
+  local peek = n == 0 -- n = 0: take nothing, say the first eligible key
+  if peek then n = 1 end
   local tierb = struct.pack('>I4', 2147483647 - tonumber(ARGV[3]))
   local nex = tonumber(ARGV[7])
   local excluded, taken = {}, {}
@@ -369,9 +382,10 @@ elseif op == 'pop' then
     pos = pos + 64
   end
   table.sort(cand, function(a, b) return a[1] < b[1] end)
-  local out, rest = {}, ''
+  local out, rest, took = {}, '', 0
   for i, c in ipairs(cand) do
-    if #out < n and (bound == '' or c[1] < bound) then
+    if not peek and took < n and (bound == '' or c[1] < bound) then
+      took = took + 1
       local r = getrow(c[2])
       set_state(c[2], r, IN_FLIGHT)
       putrow(c[2], r)

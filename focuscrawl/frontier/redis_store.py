@@ -131,6 +131,8 @@ class RedisFrontier:
         meta = f"{prefix}:{{{prefix}:m}}:"
         self._meta, self._seq = meta + "meta", meta + "seq"
         self._cols_key, self._layers_key = meta + "cols", meta + "layers"
+        self._counts = meta + "n"  # state -> URLs: the partitions' counts summed
+        self._pending: dict[int, int] = {}  # count changes not yet added to self._counts
         if conf:
             self.partitions = int(conf[b"partitions"])
             if parents and conf[b"parents"] == b"0":
@@ -148,7 +150,8 @@ class RedisFrontier:
         self._sha = self._db.script_load(FRONTIER_LUA)
         self._columns = {_text(c) for c in self._db.smembers(self._cols_key)}
         self._layers = {int(x) for x in self._db.smembers(self._layers_key)}
-        # best pop key of every (partition, layer) with queued URLs
+        # the best host of every (partition, layer) with queued URLs: its pop key (20
+        # bytes) and its name; the best key of the partition's queues in that layer
         self._heads: dict[tuple[int, int], bytes] = {}
         pipe = self._db.pipeline(transaction=False)
         keys = [(p, layer) for layer in sorted(self._layers) for p in range(self.partitions)]
@@ -156,7 +159,25 @@ class RedisFrontier:
             pipe.zrange(f"{self._key(p)}r:{layer}", 0, 0)
         for (p, layer), best in zip(keys, pipe.execute(), strict=True):
             if best:
-                self._heads[p, layer] = bytes(best[0][:20])
+                self._heads[p, layer] = bytes(best[0])
+        self._recount()
+
+    def _recount(self) -> None:
+        """The global counts summed again from the partitions' (exact; run at open, when
+        this process is the crawl's one writer: changes another writer has not yet
+        added would be counted twice)."""
+        pipe = self._db.pipeline(transaction=False)
+        for p in range(self.partitions):
+            pipe.hgetall(self._key(p) + "n")
+        totals: dict[int, int] = {}
+        for counts in pipe.execute():
+            for state, k in counts.items():
+                totals[int(state)] = totals.get(int(state), 0) + int(k)
+        pipe.delete(self._counts)
+        if totals:
+            pipe.hset(self._counts, mapping=totals)  # type: ignore[arg-type]
+        pipe.execute()
+        self._pending.clear()
 
     # ------------------------------------------------------------------ plumbing
     def _key(self, partition: int) -> str:
@@ -168,13 +189,22 @@ class RedisFrontier:
     def _part_host(self, host: str) -> int:
         return zlib.crc32(partition_host(host).encode("utf-8")) % self.partitions
 
-    def _heads_from(self, partition: int, heads: Sequence[bytes]) -> None:
-        for i in range(0, len(heads), 2):
-            layer, key = int(heads[i]), bytes(heads[i + 1])
-            if key:
-                self._heads[partition, layer] = key
+    def _changes_from(self, partition: int, changes: Sequence[bytes]) -> None:
+        for i in range(0, len(changes), 2):
+            what, value = bytes(changes[i]), changes[i + 1]
+            if what.startswith(b"s"):  # a change of a state's count
+                state = int(what[1:])
+                self._pending[state] = self._pending.get(state, 0) + int(value)
+            elif value:
+                self._heads[partition, int(what)] = bytes(value)
             else:
-                self._heads.pop((partition, layer), None)
+                self._heads.pop((partition, int(what)), None)
+
+    def _flush_counts(self, pipe: Any) -> int:
+        """Queue the pending count changes on ``pipe``; returns how many replies they take."""
+        for state, delta in self._pending.items():
+            pipe.hincrby(self._counts, str(state), delta)
+        return len(self._pending)
 
     def _call(self, partition: int, *args: Any) -> Any:
         return self._calls([(partition, args)])[0]
@@ -187,18 +217,20 @@ class RedisFrontier:
         applied: the script is loaded again and the pipeline sent again."""
         for attempt in (0, 1):
             pipe = self._db.pipeline(transaction=False)
+            flushed = self._flush_counts(pipe)  # the last call's count changes ride along
             for p, args in calls:
                 pipe.evalsha(self._sha, 1, self._key(p), *args)
             try:
-                replies = pipe.execute()
+                replies = pipe.execute()[flushed:]
+                self._pending.clear()
                 break
             except redis.exceptions.NoScriptError:
                 if attempt:
                     raise
                 self._sha = self._db.script_load(FRONTIER_LUA)
         out = []
-        for (p, _), (result, heads) in zip(calls, replies, strict=True):
-            self._heads_from(p, heads)
+        for (p, _), (result, changes) in zip(calls, replies, strict=True):
+            self._changes_from(p, changes)
             out.append(result)
         return out
 
@@ -389,12 +421,17 @@ class RedisFrontier:
         max_per_host: int = 0,
         max_layer: int | None = None,
     ) -> list[QueuedURL]:
-        """The reference's greedy pop, merged across (partition, layer) queues."""
+        """The reference's greedy pop, merged across (partition, layer) queues.
+
+        Each (partition, layer) is known by its best key, a lower bound of what it can
+        give: the best one takes what is better than the next one's bound and says its
+        own next eligible key; one script per switch. Those whose best host is
+        excluded are asked their first eligible key first, in one pipeline."""
         if n <= 0:
             return []
         bounds = [
-            (key, p, layer)
-            for (p, layer), key in self._heads.items()
+            (head[:20], p, layer)
+            for (p, layer), head in self._heads.items()
             if max_layer is None or layer <= max_layer
         ]
         if not bounds:
@@ -402,6 +439,8 @@ class RedisFrontier:
         heapq.heapify(bounds)
         tier = 2147483647 - int.from_bytes(bounds[0][0][:4], "big")  # tiers are strict
         excluded = sorted(set(exclude_hosts))
+        if excluded:
+            bounds = self._peeked(bounds, n, tier, excluded, max_per_host)
         taken: list[QueuedURL] = []
         per_host: dict[str, int] = {}
         while bounds and len(taken) < n:
@@ -418,6 +457,34 @@ class RedisFrontier:
             if rest:
                 heapq.heappush(bounds, (bytes(rest), p, layer))
         return taken
+
+    def _peeked(
+        self,
+        bounds: list[tuple[bytes, int, int]],
+        n: int,
+        tier: int,
+        excluded: list[str],
+        max_per_host: int,
+    ) -> list[tuple[bytes, int, int]]:
+        """``bounds`` (a heap) with the first eligible key of every (partition, layer)
+        among the best ``n + len(excluded)`` whose best host is excluded (asked in one
+        pipeline): the pop then switches only where URLs are taken."""
+        hosts = {h.encode("utf-8") for h in excluded}
+        best = heapq.nsmallest(n + len(excluded), bounds)
+        ask = [(k, p, layer) for k, p, layer in best if self._heads[p, layer][20:] in hosts]
+        if not ask:
+            return bounds
+        args = ("pop", tier, 0, b"", max_per_host, len(excluded), *excluded)
+        replies = self._calls([(p, (args[0], layer, *args[1:])) for _, p, layer in ask])
+        asked = {(p, layer) for _, p, layer in ask}
+        out = [b for b in bounds if (b[1], b[2]) not in asked]
+        out += [
+            (bytes(rest), p, layer)
+            for (_, p, layer), (_, rest) in zip(ask, replies, strict=True)
+            if rest
+        ]
+        heapq.heapify(out)
+        return out
 
     # ------------------------------------------------------------------ reads
     def get(self, url: str) -> QueuedURL | None:
@@ -483,13 +550,16 @@ class RedisFrontier:
         return [(c, counts[c]) for c in sorted(counts, key=lambda c: rows[c][5])]
 
     def count(self, state: URLState | None = None) -> int:
+        """From the global counts (one round trip; another writer's changes count once
+        that writer has sent its next call)."""
         pipe = self._db.pipeline(transaction=False)
-        for p in range(self.partitions):
-            if state is None:
-                pipe.hlen(self._key(p) + "u")
-            else:
-                pipe.hget(self._key(p) + "n", int(URLState(state)))
-        return sum(int(x or 0) for x in pipe.execute())
+        flushed = self._flush_counts(pipe)
+        pipe.hgetall(self._counts)
+        counts = pipe.execute()[flushed]
+        self._pending.clear()
+        if state is None:
+            return sum(int(k) for k in counts.values())
+        return int(counts.get(str(int(URLState(state))).encode(), 0))
 
     def host_count(self, host: str, states: Collection[URLState] = ()) -> int:
         counts = self._db.hgetall(self._key(self._part_host(host)) + "hc:" + host)
@@ -516,9 +586,16 @@ class RedisFrontier:
         self._db.hset(self._meta, key, value)
 
     def commit(self) -> None:
-        """Nothing to do: every call's scripts are applied when it returns (see the module)."""
+        """Only the global counts' pending changes are sent: every call's scripts are
+        applied when it returns (see the module)."""
+        if self._pending:
+            pipe = self._db.pipeline(transaction=False)
+            self._flush_counts(pipe)
+            pipe.execute()
+            self._pending.clear()
 
     def close(self) -> None:
+        self.commit()
         self._db.close()
 
     def drop(self) -> int:
