@@ -298,6 +298,8 @@ class RedisFrontier:
                 parent = None
             if parent is not None:
                 _checked_url(parent)
+            if self._part_host(host) != self._part(url):  # a host's URLs share one partition
+                raise FrontierError(f"host {host!r} is not the host of {url!r}")
             checked.append((url, score, int(depth), parent, host, count, tier))
         if not checked:
             return 0
@@ -438,21 +440,25 @@ class RedisFrontier:
             return []
         heapq.heapify(bounds)
         tier = 2147483647 - int.from_bytes(bounds[0][0][:4], "big")  # tiers are strict
-        excluded = sorted(set(exclude_hosts))
+        excluded: dict[int, list[str]] = {}  # each partition is told of its own hosts
+        for host in sorted(set(exclude_hosts)):
+            excluded.setdefault(self._part_host(host), []).append(host)
         if excluded:
             bounds = self._peeked(bounds, n, tier, excluded, max_per_host)
         taken: list[QueuedURL] = []
-        per_host: dict[str, int] = {}
+        per_host: dict[int, dict[str, int]] = {}  # partition -> host -> taken by this pop
         while bounds and len(taken) < n:
             _, p, layer = heapq.heappop(bounds)
             bound = bounds[0][0] if bounds else b""
-            flat_taken = [x for host, k in per_host.items() for x in (host, k)]
-            args = ("pop", layer, tier, n - len(taken), bound, max_per_host, len(excluded))
-            got, rest = self._call(p, *args, *excluded, *flat_taken)
+            hosts = per_host.setdefault(p, {})
+            flat_taken = [x for host, k in hosts.items() for x in (host, k)]
+            ex = excluded.get(p, [])
+            args = ("pop", layer, tier, n - len(taken), bound, max_per_host, len(ex))
+            got, rest = self._call(p, *args, *ex, *flat_taken)
             for i in range(0, len(got), 2):
                 url = _text(got[i])
                 row = _queued(url, _row(got[i + 1]))
-                per_host[row.host] = per_host.get(row.host, 0) + 1
+                hosts[row.host] = hosts.get(row.host, 0) + 1
                 taken.append(row)
             if rest:
                 heapq.heappush(bounds, (bytes(rest), p, layer))
@@ -463,25 +469,32 @@ class RedisFrontier:
         bounds: list[tuple[bytes, int, int]],
         n: int,
         tier: int,
-        excluded: list[str],
+        excluded: dict[int, list[str]],
         max_per_host: int,
     ) -> list[tuple[bytes, int, int]]:
         """``bounds`` (a heap) with the first eligible key of every (partition, layer)
-        among the best ``n + len(excluded)`` whose best host is excluded (asked in one
-        pipeline): the pop then switches only where URLs are taken."""
-        hosts = {h.encode("utf-8") for h in excluded}
-        best = heapq.nsmallest(n + len(excluded), bounds)
-        ask = [(k, p, layer) for k, p, layer in best if self._heads[p, layer][20:] in hosts]
+        whose best host is excluded, of those ahead of the ``n``-th one whose best host
+        is not (asked in one pipeline): the pop then switches only where it takes."""
+        hosts = {h.encode("utf-8") for part in excluded.values() for h in part}
+        ask, free = [], 0
+        for _, p, layer in heapq.nsmallest(n + len(hosts), bounds):
+            if self._heads[p, layer][20:] in hosts:
+                ask.append((p, layer))
+            else:
+                free += 1
+                if free >= n:
+                    break
         if not ask:
             return bounds
-        args = ("pop", tier, 0, b"", max_per_host, len(excluded), *excluded)
-        replies = self._calls([(p, (args[0], layer, *args[1:])) for _, p, layer in ask])
-        asked = {(p, layer) for _, p, layer in ask}
+        calls = []
+        for p, layer in ask:
+            ex = excluded.get(p, [])
+            calls.append((p, ("pop", layer, tier, 0, b"", max_per_host, len(ex), *ex)))
+        replies = self._calls(calls)
+        asked = set(ask)
         out = [b for b in bounds if (b[1], b[2]) not in asked]
         out += [
-            (bytes(rest), p, layer)
-            for (_, p, layer), (_, rest) in zip(ask, replies, strict=True)
-            if rest
+            (bytes(rest), p, lay) for (p, lay), (_, rest) in zip(ask, replies, strict=True) if rest
         ]
         heapq.heapify(out)
         return out
