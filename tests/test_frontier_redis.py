@@ -149,6 +149,17 @@ def test_no_server_is_one_line(tmp_path: Path) -> None:
         RedisFrontier("redis://127.0.0.1:1/0", prefix="x")
 
 
+def test_a_server_gone_mid_crawl_is_one_line(tmp_path: Path) -> None:
+    server = RedisServer(tmp_path)
+    db = RedisFrontier(server.url, prefix="gone", partitions=4)
+    _add(db, "http://a/1", 1.0)
+    server.stop()
+    with pytest.raises(FrontierError, match=rf"^frontier {re.escape(server.url)}: "):
+        db.pop(1)
+    with pytest.raises(FrontierError, match=rf"^frontier {re.escape(server.url)}: "):
+        list(db.iter_urls())
+
+
 # -- the factory: crawl.frontier = "redis", a namespace per run directory ------------------
 
 

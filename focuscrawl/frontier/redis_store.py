@@ -42,9 +42,10 @@ per partition; iter_urls, top, combine_columns, update_host and requeue scan
 
 from __future__ import annotations
 
+import functools
 import heapq
 import zlib
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import redis
@@ -581,6 +582,9 @@ class RedisFrontier:
 
     def iter_urls(self, state: URLState | None = None) -> Iterator[QueuedURL]:
         """Every URL (in ``state``) in discovery order: a scan of every partition."""
+        return iter(self._all_rows(state))
+
+    def _all_rows(self, state: URLState | None) -> list[QueuedURL]:
         rows: list[QueuedURL] = []
         for p in range(self.partitions):
             for url, raw in self._db.hscan_iter(self._key(p) + "u", count=1000):
@@ -588,7 +592,7 @@ class RedisFrontier:
                 if state is None or row[0] == state:
                     rows.append(_queued(_text(url), row))
         rows.sort(key=lambda q: q.seq)
-        yield from rows
+        return rows
 
     # ------------------------------------------------------------------ run state
     def get_meta(self, key: str) -> str | None:
@@ -618,6 +622,25 @@ class RedisFrontier:
             removed += int(self._db.delete(key))
         self._heads.clear()
         return removed
+
+
+def _one_line(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` with a Redis error (the server gone, out of memory...) turned into
+    one line naming the server: the CLI prints it and exits, no traceback."""
+
+    @functools.wraps(method)
+    def guarded(self: RedisFrontier, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except redis.RedisError as exc:
+            raise FrontierError(f"frontier {self.url}: {exc}") from exc
+
+    return guarded
+
+
+for _name in [n for n in vars(RedisFrontier) if not n.startswith("__") and n != "iter_urls"]:
+    if callable(vars(RedisFrontier)[_name]):
+        setattr(RedisFrontier, _name, _one_line(vars(RedisFrontier)[_name]))
 
 
 if TYPE_CHECKING:  # mypy proves the protocol is implemented
