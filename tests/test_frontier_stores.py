@@ -160,10 +160,22 @@ def _check(store: _Store, ops: list[tuple[Any, ...]]) -> None:
             assert _snapshot(store.db) == _snapshot(memory)
             continue
         assert _apply(store.db, op) == _apply(memory, op), op
+        if isinstance(store.db, RedisFrontier):
+            _check_heads(store.db)
     assert _snapshot(store.db) == _snapshot(memory)
     # what is queued pops in the reference's order, to the last URL
     drain = ("pop", 100, set(), 0, None)
     assert _apply(store.db, drain) == _apply(memory, drain)
+
+
+def _check_heads(db: RedisFrontier) -> None:
+    """The Redis store's view of its queues' heads is Redis's, and every head is in its
+    heap (a head missing there would never be popped)."""
+    fresh = RedisFrontier(db.url, prefix=db.prefix)
+    assert fresh._heads == db._heads
+    valid = {(p, layer) for key, p, layer in db._heap if db._heads.get((p, layer), b"")[:20] == key}
+    assert valid == set(db._heads)
+    fresh._db.close()
 
 
 _SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

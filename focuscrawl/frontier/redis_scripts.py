@@ -24,7 +24,7 @@ Keys of partition ``P`` (a prefix ending in ``:``):
 
 A mutating script returns ``{result, changes}``: ``changes`` a flat list of
 ``"s<state>", delta`` (the change of the partition's count of URLs in that state,
-which the client adds to the global counts) and ``layer, best`` (the new best host of
+which the client adds to its counts) and ``layer, best`` (the new best host of
 every layer whose queues it changed: its best key and its name, "" if the layer
 is now empty in this partition; the client keeps them to merge pops across partitions without reading
 every partition).
@@ -101,7 +101,7 @@ local function enqueue(url, r)
   mark_dirty(r)
 end
 
-local deltas = {} -- state -> change of the partition's count, returned for the global counts
+local deltas = {} -- state -> change of the partition's count, returned to the client
 
 local function count(r, state, delta)
   redis.call('HINCRBY', P .. 'n', int(state), delta)

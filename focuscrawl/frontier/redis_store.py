@@ -35,15 +35,17 @@ outputs are synced, each batch with a sequence number the script checks) closes
 that gap; until then a resume after a crash is at-most-once for the last batch.
 
 Costs. add/update/mark/pop/get/state/value are O(log n) per URL (one round trip
-per call, one pipelined script per partition touched); count is one pipelined read
-per partition; iter_urls, top, combine_columns, update_host and requeue scan
-(per partition, O(n / partitions) each).
+per call, one pipelined script per partition touched); count reads every
+partition's counts at most once a second (COUNTS_EVERY) and adds this client's own
+changes, which the scripts return; iter_urls, top, combine_columns, update_host and
+requeue scan (per partition, O(n / partitions) each).
 """
 
 from __future__ import annotations
 
 import functools
 import heapq
+import time
 import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -67,6 +69,7 @@ from focuscrawl.types import Merge, QueuedURL, URLState
 __all__ = ["PARTITIONS", "RedisFrontier", "partition_host"]
 
 PARTITIONS = 1024  # logical partitions: a few per worker and core, leased whole (next)
+COUNTS_EVERY = 1.0  # seconds between two reads of every partition's counts (count())
 # state, tier, score, depth, layer, seq, host, first parent ("" = none)
 _Row = tuple[int, int, float, int, int, int, str, str]
 
@@ -132,8 +135,10 @@ class RedisFrontier:
         meta = f"{prefix}:{{{prefix}:m}}:"
         self._meta, self._seq = meta + "meta", meta + "seq"
         self._cols_key, self._layers_key = meta + "cols", meta + "layers"
-        self._counts = meta + "n"  # state -> URLs: the partitions' counts summed
-        self._pending: dict[int, int] = {}  # count changes not yet added to self._counts
+        # the partitions' counts summed when last read, and this client's changes since
+        self._counts: dict[int, int] = {}
+        self._local: dict[int, int] = {}
+        self._counted_at = -COUNTS_EVERY
         if conf:
             self.partitions = int(conf[b"partitions"])
             if parents and conf[b"parents"] == b"0":
@@ -161,24 +166,13 @@ class RedisFrontier:
         for (p, layer), best in zip(keys, pipe.execute(), strict=True):
             if best:
                 self._heads[p, layer] = bytes(best[0])
-        self._recount()
+        # the heads' keys in a heap, entries no longer a head dropped when met
+        self._heap: list[tuple[bytes, int, int]] = []
+        self._rebuild_heap()
 
-    def _recount(self) -> None:
-        """The global counts summed again from the partitions' (exact; run at open, when
-        this process is the crawl's one writer: changes another writer has not yet
-        added would be counted twice)."""
-        pipe = self._db.pipeline(transaction=False)
-        for p in range(self.partitions):
-            pipe.hgetall(self._key(p) + "n")
-        totals: dict[int, int] = {}
-        for counts in pipe.execute():
-            for state, k in counts.items():
-                totals[int(state)] = totals.get(int(state), 0) + int(k)
-        pipe.delete(self._counts)
-        if totals:
-            pipe.hset(self._counts, mapping=totals)  # type: ignore[arg-type]
-        pipe.execute()
-        self._pending.clear()
+    def _rebuild_heap(self) -> None:
+        self._heap = [(head[:20], p, layer) for (p, layer), head in self._heads.items()]
+        heapq.heapify(self._heap)
 
     # ------------------------------------------------------------------ plumbing
     def _key(self, partition: int) -> str:
@@ -195,17 +189,15 @@ class RedisFrontier:
             what, value = bytes(changes[i]), changes[i + 1]
             if what.startswith(b"s"):  # a change of a state's count
                 state = int(what[1:])
-                self._pending[state] = self._pending.get(state, 0) + int(value)
+                self._local[state] = self._local.get(state, 0) + int(value)
             elif value:
-                self._heads[partition, int(what)] = bytes(value)
+                head = bytes(value)
+                self._heads[partition, int(what)] = head
+                heapq.heappush(self._heap, (head[:20], partition, int(what)))
             else:
                 self._heads.pop((partition, int(what)), None)
-
-    def _flush_counts(self, pipe: Any) -> int:
-        """Queue the pending count changes on ``pipe``; returns how many replies they take."""
-        for state, delta in self._pending.items():
-            pipe.hincrby(self._counts, str(state), delta)
-        return len(self._pending)
+        if len(self._heap) > 2 * len(self._heads) + 1024:
+            self._rebuild_heap()
 
     def _call(self, partition: int, *args: Any) -> Any:
         return self._calls([(partition, args)])[0]
@@ -218,12 +210,10 @@ class RedisFrontier:
         applied: the script is loaded again and the pipeline sent again."""
         for attempt in (0, 1):
             pipe = self._db.pipeline(transaction=False)
-            flushed = self._flush_counts(pipe)  # the last call's count changes ride along
             for p, args in calls:
                 pipe.evalsha(self._sha, 1, self._key(p), *args)
             try:
-                replies = pipe.execute()[flushed:]
-                self._pending.clear()
+                replies = pipe.execute()
                 break
             except redis.exceptions.NoScriptError:
                 if attempt:
@@ -432,23 +422,62 @@ class RedisFrontier:
         excluded are asked their first eligible key first, in one pipeline."""
         if n <= 0:
             return []
-        bounds = [
-            (head[:20], p, layer)
-            for (p, layer), head in self._heads.items()
-            if max_layer is None or layer <= max_layer
-        ]
-        if not bounds:
+        pulled: list[tuple[bytes, int, int]] = []  # out of self._heap while this pop runs
+        try:
+            return self._pop(n, set(exclude_hosts), max_per_host, max_layer, pulled)
+        finally:
+            for entry in pulled:
+                heapq.heappush(self._heap, entry)
+
+    def _pop(
+        self,
+        n: int,
+        exclude_hosts: set[str],
+        max_per_host: int,
+        max_layer: int | None,
+        pulled: list[tuple[bytes, int, int]],
+    ) -> list[QueuedURL]:
+        seen: set[tuple[int, int]] = set()
+
+        def pull() -> tuple[bytes, int, int] | None:
+            """The next best head of a layer <= max_layer (self._heap in order)."""
+            while self._heap:
+                entry = heapq.heappop(self._heap)
+                key, p, layer = entry
+                head = self._heads.get((p, layer))
+                if head is None or head[:20] != key:
+                    continue  # no longer a head: dropped
+                if (p, layer) in seen:  # pushed again by this pop's scripts: kept for later
+                    pulled.append(entry)
+                    continue
+                seen.add((p, layer))
+                pulled.append(entry)
+                if max_layer is None or layer <= max_layer:
+                    return entry
+            return None
+
+        bounds: list[tuple[bytes, int, int]] = []  # a heap: lower bounds of the pulled
+        ahead = pull()
+        if ahead is None:
             return []
-        heapq.heapify(bounds)
-        tier = 2147483647 - int.from_bytes(bounds[0][0][:4], "big")  # tiers are strict
+        tier = 2147483647 - int.from_bytes(ahead[0][:4], "big")  # tiers are strict
         excluded: dict[int, list[str]] = {}  # each partition is told of its own hosts
-        for host in sorted(set(exclude_hosts)):
+        for host in sorted(exclude_hosts):
             excluded.setdefault(self._part_host(host), []).append(host)
         if excluded:
+            while ahead is not None and len(bounds) < n + len(exclude_hosts):
+                heapq.heappush(bounds, ahead)
+                ahead = pull()
             bounds = self._peeked(bounds, n, tier, excluded, max_per_host)
         taken: list[QueuedURL] = []
         per_host: dict[int, dict[str, int]] = {}  # partition -> host -> taken by this pop
-        while bounds and len(taken) < n:
+        while len(taken) < n:
+            # the two best bounds are pulled: the best takes what is better than the next
+            while ahead is not None and (len(bounds) < 2 or ahead < min(bounds[1:3])):
+                heapq.heappush(bounds, ahead)
+                ahead = pull()
+            if not bounds:
+                break
             _, p, layer = heapq.heappop(bounds)
             bound = bounds[0][0] if bounds else b""
             hosts = per_host.setdefault(p, {})
@@ -564,16 +593,24 @@ class RedisFrontier:
         return [(c, counts[c]) for c in sorted(counts, key=lambda c: rows[c][5])]
 
     def count(self, state: URLState | None = None) -> int:
-        """From the global counts (one round trip; another writer's changes count once
-        that writer has sent its next call)."""
-        pipe = self._db.pipeline(transaction=False)
-        flushed = self._flush_counts(pipe)
-        pipe.hgetall(self._counts)
-        counts = pipe.execute()[flushed]
-        self._pending.clear()
+        """The partitions' counts, read again at most every COUNTS_EVERY seconds (a
+        pipeline over every partition), plus this client's own changes since: exact
+        for one writer; with several, the others' changes of the last interval missing
+        (OPIC's virtual page reads count() for every page)."""
+        now = time.monotonic()
+        if now - self._counted_at >= COUNTS_EVERY:
+            pipe = self._db.pipeline(transaction=False)
+            for p in range(self.partitions):
+                pipe.hgetall(self._key(p) + "n")
+            totals: dict[int, int] = {}
+            for counts in pipe.execute():
+                for k, v in counts.items():
+                    totals[int(k)] = totals.get(int(k), 0) + int(v)
+            self._counts, self._local, self._counted_at = totals, {}, now
         if state is None:
-            return sum(int(k) for k in counts.values())
-        return int(counts.get(str(int(URLState(state))).encode(), 0))
+            return sum(self._counts.values()) + sum(self._local.values())
+        state = URLState(state)
+        return self._counts.get(state, 0) + self._local.get(state, 0)
 
     def host_count(self, host: str, states: Collection[URLState] = ()) -> int:
         counts = self._db.hgetall(self._key(self._part_host(host)) + "hc:" + host)
@@ -603,16 +640,9 @@ class RedisFrontier:
         self._db.hset(self._meta, key, value)
 
     def commit(self) -> None:
-        """Only the global counts' pending changes are sent: every call's scripts are
-        applied when it returns (see the module)."""
-        if self._pending:
-            pipe = self._db.pipeline(transaction=False)
-            self._flush_counts(pipe)
-            pipe.execute()
-            self._pending.clear()
+        """Nothing to do: every call's scripts are applied when it returns (see the module)."""
 
     def close(self) -> None:
-        self.commit()
         self._db.close()
 
     def drop(self) -> int:
