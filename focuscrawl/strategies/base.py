@@ -219,7 +219,7 @@ STRATEGIES: Registry[type[Strategy]] = Registry(
         f"focuscrawl.strategies.{m}"
         for m in (
             "bfs", "best_first", "link_context", "opic", "otie", "comments", "genre",
-            "perplexity", "language", "oracle",
+            "perplexity", "language", "oracle", "learning",
         )
     ),
 )

@@ -1,0 +1,181 @@
+"""An online link model: it learns, while the crawl runs, which links lead to relevant pages.
+
+What a link is known by when it is found (the features): its anchor words, the
+words of its context window (P1's T words), the tokens of its URL (host, path
+and query words), the parent page's relevance as the crawl's page model judged
+it, and the link's depth. The labels come from the crawl itself: when a page is
+judged, the link that led to it gets its relevance as a reward, and the links
+that led to its ancestors within ``hops`` links get ``gamma ** h`` times it
+(Chakrabarti et al.'s "apprentice", WWW 2002; ACHE's adaptive link classifier,
+Barbosa & Freire, WWW 2007).
+
+The model is a linear regression on hashed features updated with
+scikit-learn's ``SGDRegressor.partial_fit`` (no GPU, a few ms per update),
+seeded, so the same examples in the same order give the same weights. Hashing
+(``FeatureHasher``, 2^15 features) needs no vocabulary, so an update costs the
+same at page 1,000 and at page 1,000,000. Its weights go into the crawl's resume
+state as float32 (base64), so a resumed crawl goes on with the same model.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import numpy as np
+from scipy import sparse
+from sklearn.linear_model import SGDRegressor
+from sklearn.utils import murmurhash3_32
+
+__all__ = ["N_FEATURES", "OnlineLinkModel", "link_tokens"]
+
+N_FEATURES = 1 << 15
+_WORD = re.compile(r"[^\W\d_]{2,}", re.UNICODE)
+_URL_WORD = re.compile(r"[A-Za-z]{2,}")
+_MAX_CONTEXT = 40  # context words kept per link
+
+
+def link_tokens(
+    url: str, anchor: str, context: str, parent_relevance: float, depth: int
+) -> list[str]:
+    """The hashed tokens of one link, prefixed by where they come from.
+
+    >>> link_tokens("http://a.org/Mammals/Cat.htm", "the cat", "a cat and a dog", 0.8, 2)
+    ['a:the', 'a:cat', 'c:cat', 'c:and', 'c:dog', 'h:a.org', 'u:mammals', 'u:cat', 'u:htm', 'p:0.8', 'd:2']
+    """
+    tokens = [f"a:{w}" for w in _WORD.findall(anchor.lower())]
+    words = [w for w in _WORD.findall(context.lower()) if len(w) > 2][:_MAX_CONTEXT]
+    tokens += [f"c:{w}" for w in dict.fromkeys(words)]
+    try:
+        parts = urlsplit(url)
+        tokens.append(f"h:{(parts.hostname or '').lower()}")
+        tokens += [f"u:{w.lower()}" for w in _URL_WORD.findall(parts.path + " " + parts.query)]
+    except ValueError:
+        pass
+    tokens.append(f"p:{min(1.0, max(0.0, round(parent_relevance, 1)))}")  # parent relevance, binned
+    tokens.append(f"d:{min(depth, 10)}")
+    return tokens
+
+
+_INDEX: dict[str, int] = {}  # token -> column, remembered (tokens repeat: a dict get, not a hash)
+_INDEX_MAX = 1 << 20
+
+
+def _index(token: str) -> int:
+    """The column of ``token``: what scikit-learn's FeatureHasher gives it (alternate_sign off)."""
+    column = _INDEX.get(token)
+    if column is None:
+        if len(_INDEX) >= _INDEX_MAX:
+            _INDEX.clear()
+        column = _INDEX[token] = int(abs(murmurhash3_32(token, seed=0))) % N_FEATURES
+    return column
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """Why the model gave a link its score: its version and its strongest tokens."""
+
+    version: int
+    score: float
+    top: tuple[tuple[str, float], ...]
+
+    def text(self) -> str:
+        terms = ", ".join(f"{t} {w:+.2f}" for t, w in self.top)
+        return f"online link model v{self.version}: {self.score:.3f} ({terms})"
+
+
+class OnlineLinkModel:
+    """A linear link scorer updated from the crawl's own judgements (see the module doc)."""
+
+    def __init__(self, seed: int = 0, alpha: float = 1e-4) -> None:
+        self._sgd = SGDRegressor(
+            alpha=alpha, random_state=seed, learning_rate="invscaling", eta0=0.05
+        )
+        self.version = 0  # updates so far
+        self.examples = 0  # examples learnt from
+        self.positives = 0  # of them with a reward > 0
+
+    @property
+    def ready(self) -> bool:
+        return self.version > 0
+
+    @staticmethod
+    def columns(tokens: Sequence[str]) -> np.ndarray:
+        """A link's hashed columns (what :meth:`update` and :meth:`score` take): kept per
+        queued URL, so a rescore builds its matrix without hashing again."""
+        return np.fromiter(map(_index, tokens), dtype=np.int32, count=len(tokens))
+
+    @staticmethod
+    def _matrix(rows: Sequence[np.ndarray]) -> sparse.csr_matrix:
+        """The rows as FeatureHasher would give them (a token's count in its column)."""
+        lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
+        indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        indices = np.concatenate(rows) if len(rows) else np.zeros(0, dtype=np.int32)
+        data = np.ones(len(indices), dtype=np.float64)
+        matrix = sparse.csr_matrix((data, indices, indptr), shape=(len(rows), N_FEATURES))
+        matrix.sum_duplicates()
+        return matrix
+
+    def update(self, rows: Sequence[np.ndarray], rewards: Sequence[float]) -> None:
+        """One ``partial_fit`` pass over new examples (in their order: reproducible)."""
+        if not len(rows):
+            return
+        self._sgd.partial_fit(self._matrix(rows), np.asarray(rewards, dtype=np.float64))
+        self.version += 1
+        self.examples += len(rows)
+        self.positives += sum(1 for r in rewards if r > 0)
+
+    def score(self, rows: Sequence[np.ndarray]) -> list[float]:
+        """Predicted rewards in [0, 1] (0 for every row before the first update)."""
+        if not len(rows):
+            return []
+        if not self.ready:
+            return [0.0] * len(rows)
+        predicted = self._sgd.predict(self._matrix(rows))
+        return [float(x) for x in np.clip(predicted, 0.0, 1.0)]
+
+    def explain(
+        self, tokens: Iterable[str], score: float | None = None, top: int = 3
+    ) -> Explanation:
+        """The score of one link (``score`` if already known) and its ``top`` tokens by
+        weight (what ``why`` shows): a few weight look-ups, no prediction."""
+        tokens = list(dict.fromkeys(tokens))
+        if score is None:
+            score = self.score([self.columns(tokens)])[0]
+        if not self.ready:
+            return Explanation(self.version, score, ())
+        coef = self._sgd.coef_
+        weights = sorted(((t, float(coef[_index(t)])) for t in tokens), key=lambda tw: -abs(tw[1]))
+        return Explanation(self.version, score, tuple(weights[:top]))
+
+    # ------------------------------------------------------------------ state
+    def state(self) -> dict[str, object]:
+        """JSON-able state: the weights as float32, base64 (about 175 KB at 2^15)."""
+        out: dict[str, object] = {
+            "version": self.version,
+            "examples": self.examples,
+            "positives": self.positives,
+        }
+        if self.ready:
+            coef = np.asarray(self._sgd.coef_, dtype=np.float32)
+            out["coef"] = base64.b64encode(coef.tobytes()).decode("ascii")
+            out["intercept"] = float(self._sgd.intercept_[0])
+            out["t"] = float(self._sgd.t_)
+        return out
+
+    def load(self, state: dict[str, object]) -> None:
+        self.version = int(state.get("version", 0))  # type: ignore[call-overload]
+        self.examples = int(state.get("examples", 0))  # type: ignore[call-overload]
+        self.positives = int(state.get("positives", 0))  # type: ignore[call-overload]
+        coef = state.get("coef")
+        if isinstance(coef, str):
+            weights = np.frombuffer(base64.b64decode(coef), dtype=np.float32).astype(np.float64)
+            # a fitted SGDRegressor from saved weights: one empty-effect fit sets its shapes
+            self._sgd.partial_fit(sparse.csr_matrix((1, N_FEATURES)), np.zeros(1))
+            self._sgd.coef_ = weights
+            self._sgd.intercept_ = np.asarray([float(state.get("intercept", 0.0))])  # type: ignore[arg-type]
+            self._sgd.t_ = float(state.get("t", 1.0))  # type: ignore[arg-type]

@@ -1,0 +1,161 @@
+"""The learning strategy (issue 28): the examples a hand-built web makes, with the
+rewards computed here by hand; updates at the stated points; a rescore that reaches
+the frontier; the same crawl twice in the ordered schedule; a model that resumes."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from focuscrawl.api import crawl
+from focuscrawl.frontier.memory import MemoryFrontier
+from focuscrawl.output.writers import JsonlOutput, WarcOutput
+from focuscrawl.processing import Recorder
+from focuscrawl.relevance.online_link import OnlineLinkModel, link_tokens
+from focuscrawl.settings import Settings
+from focuscrawl.stats import CrawlStats
+from focuscrawl.strategies.base import STRATEGIES
+from focuscrawl.strategies.learning import LearningStrategy
+from focuscrawl.strategies.view import FrontierView
+from focuscrawl.types import Link, Merge, Page, QueuedURL, URLState
+from focuscrawl.urls import Scope
+
+from .conftest import shared_file
+
+S, A, B, C, D = (f"http://w.org/{name}" for name in ("s", "a", "b", "c", "d"))
+# the web: S links to A ("cat") and B ("car"); A to C ("kitten"); C to D ("lion")
+LINKS = {S: [Link(A, "cat", "a cat"), Link(B, "car", "a car")], A: [Link(C, "kitten", "kitten")],
+         C: [Link(D, "lion", "lion")], B: [], D: []}  # fmt: skip
+PARENT = {S: None, A: S, B: S, C: A, D: C}
+DEPTH = {S: 0, A: 1, B: 1, C: 2, D: 3}
+
+
+def _strategy(**params: object) -> tuple[LearningStrategy, MemoryFrontier]:
+    strategy = LearningStrategy(None, **params)
+    store = MemoryFrontier()
+    strategy.attach(FrontierView(store), random.Random(0))
+    return strategy, store
+
+
+def _visit(strategy: LearningStrategy, url: str, relevance: float) -> object:
+    queued = QueuedURL(url, 1.0, DEPTH[url], "w.org", PARENT[url])
+    return strategy.on_page(Page(url, links=list(LINKS[url])), relevance, queued)
+
+
+def _columns(url: str, parent: str, relevance_of_parent: float) -> list[int]:
+    """The hashed link from ``parent`` to ``url``, as the parent's page gave it."""
+    link = next(link for link in LINKS[parent] if link.url == url)
+    tokens = link_tokens(link.url, link.anchor, link.context, relevance_of_parent, DEPTH[url])
+    return sorted(OnlineLinkModel.columns(tokens).tolist())
+
+
+def test_the_strategy_is_registered() -> None:
+    assert STRATEGIES.get("learning") is LearningStrategy
+
+
+def test_the_examples_a_small_web_makes() -> None:
+    """Rewards by hand (gamma 0.5, hops 2, relevant from 0.5):
+    A (0.9): its link S->A, 0.9; S has no link (a seed): nothing more.
+    B (0.2): its link S->B, 0.2; not relevant: no ancestor rewarded.
+    C (0.8): A->C 0.8; hop 1: S->A 0.5 * 0.8 = 0.4.
+    D (1.0): C->D 1.0; hop 1: A->C 0.5; hop 2: S->A 0.25."""
+    strategy, _ = _strategy(update_every=1000, hops=2, gamma=0.5)
+    relevance = {S: 0.1, A: 0.9, B: 0.2, C: 0.8, D: 1.0}
+    for url in (S, A, B, C, D):
+        _visit(strategy, url, relevance[url])
+    got = [(sorted(cols.tolist()), round(reward, 9)) for cols, reward in strategy.pending]
+    sa, sb, ac, cd = (
+        _columns(A, S, 0.1),
+        _columns(B, S, 0.1),
+        _columns(C, A, 0.9),
+        _columns(D, C, 0.8),
+    )
+    assert got == [(sa, 0.9), (sb, 0.2), (ac, 0.8), (sa, 0.4), (cd, 1.0), (ac, 0.5), (sa, 0.25)]
+
+
+def test_hops_bound_the_rewards() -> None:
+    strategy, _ = _strategy(update_every=1000, hops=1, gamma=0.5)
+    for url, r in ((S, 0.1), (A, 0.9), (C, 0.8), (D, 1.0)):
+        _visit(strategy, url, r)
+    rewards = [round(reward, 9) for _, reward in strategy.pending]
+    assert rewards == [0.9, 0.8, 0.4, 1.0, 0.5]  # D's reward stops one hop up
+
+
+def test_the_model_is_updated_every_n_pages() -> None:
+    strategy, _ = _strategy(update_every=2)
+    versions = []
+    for url, r in ((S, 0.1), (A, 0.9), (B, 0.2), (C, 0.8)):
+        _visit(strategy, url, r)
+        versions.append(strategy.link_model.version)
+    assert versions == [0, 1, 1, 2]
+    assert strategy.link_model.examples == 4  # S->A; then S->B, A->C, S->A (hop)
+    assert strategy.pending == []
+
+
+def test_a_rescore_reaches_the_frontier(tmp_path: Path) -> None:
+    """Once the model scores links, an update rescores the queued URLs, through the
+    recorder, into the frontier: their stored scores are the model's."""
+    strategy, store = _strategy(update_every=1, min_examples=1)
+    settings = Settings()
+    proc = Recorder(
+        settings, frontier=store, strategy=strategy, model=None, filters=[],
+        scope=Scope.for_seeds(settings.scope, [S]), stats=CrawlStats(),
+        warc=WarcOutput(tmp_path / "c.warc.gz"), pages=JsonlOutput(tmp_path / "p.jsonl"),
+        decisions=None,
+    )  # fmt: skip
+    proc.add_seeds([S])
+    for url, r in ((S, 0.1), (A, 0.9)):
+        queued = QueuedURL(url, 1.0, DEPTH[url], "w.org", PARENT[url])
+        if store.state(url) is not None:
+            store.mark(url, URLState.FETCHED)
+        proc.apply(_visit(strategy, url, r), queued)  # type: ignore[arg-type]
+    assert strategy.active
+    queued_b = store.get(B)
+    assert queued_b is not None
+    assert store.state(B) == URLState.QUEUED
+    expected = strategy.link_model.score(
+        [OnlineLinkModel.columns(link_tokens(B, "car", "a car", 0.1, 1))]
+    )
+    assert queued_b.score == pytest.approx(expected[0])
+
+
+def test_the_resumed_model_scores_as_before() -> None:
+    strategy, _ = _strategy(update_every=1)
+    for url, r in ((S, 0.1), (A, 0.9), (B, 0.2), (C, 0.8)):
+        _visit(strategy, url, r)
+    state = json.loads(json.dumps(strategy.state_dict()))
+    again, _ = _strategy(update_every=1)
+    again.load_state(state)
+    rows = [OnlineLinkModel.columns(link_tokens(u, "cat", "a cat", 0.5, 1)) for u in (A, B, D)]
+    assert again.link_model.version == strategy.link_model.version
+    assert np.allclose(again.link_model.score(rows), strategy.link_model.score(rows), atol=1e-6)
+
+
+def test_the_ordered_schedule_gives_the_same_crawl_twice(tmp_path: Path) -> None:
+    archive = shared_file("wikispeedia.warc.gz")
+    model = {"name": "keyword", "keywords": ["mammal", "mammals", "species", "carnivore"]}
+    runs = []
+    for name in ("a", "b"):
+        out = tmp_path / name
+        crawl(["http://schools-wikipedia.org/wp/c/Cat.htm"], out, strategy="learning", model=model,
+              max_pages=150, archives=[archive], strategy_params={"update_every": 10, "min_examples": 20})  # fmt: skip
+        runs.append(
+            [json.loads(line)["url"] for line in (out / "pages.jsonl").read_text().splitlines()]
+        )
+        summary = json.loads((out / "run.json").read_text())["summary"]
+        assert summary["counters"]["link_model_version"] >= 10
+    assert runs[0] == runs[1]
+    reasons = (tmp_path / "a" / "decisions.jsonl").read_text()
+    assert "online link model v" in reasons  # provenance: the version and the top tokens
+
+
+def test_parameters_are_checked() -> None:
+    from focuscrawl.exceptions import ConfigError
+
+    with pytest.raises(ConfigError):
+        LearningStrategy(None, gamma=2.0)
+    assert LearningStrategy.merge is Merge.MAX
