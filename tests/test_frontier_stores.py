@@ -172,9 +172,8 @@ def _check_heads(db: RedisFrontier) -> None:
     """The Redis store's view of its queues' heads is Redis's, and every head is in its
     heap (a head missing there would never be popped)."""
     fresh = RedisFrontier(db.url, prefix=db.prefix)
-    assert fresh._heads == db._heads
-    valid = {(p, layer) for key, p, layer in db._heap if db._heads.get((p, layer), b"")[:20] == key}
-    assert valid == set(db._heads)
+    assert fresh._heads.heads == db._heads.heads
+    assert db._heads.in_heap() == set(db._heads.heads)
     fresh._db.close()
 
 

@@ -44,7 +44,6 @@ requeue scan (per partition, O(n / partitions) each).
 from __future__ import annotations
 
 import functools
-import heapq
 import time
 import zlib
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
@@ -54,6 +53,16 @@ import redis
 
 from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.base import FrontierStore, no_edges_error
+from focuscrawl.frontier.redis_heads import QueueHeads
+from focuscrawl.frontier.redis_rows import (
+    Row,
+    checked_url,
+    float_arg,
+    partition_host,
+    queued,
+    row_of,
+    text,
+)
 from focuscrawl.frontier.redis_scripts import FRONTIER_LUA
 from focuscrawl.frontier.rules import (
     INT64,
@@ -70,44 +79,6 @@ __all__ = ["PARTITIONS", "RedisFrontier", "partition_host"]
 
 PARTITIONS = 1024  # logical partitions: a few per worker and core, leased whole (next)
 COUNTS_EVERY = 1.0  # seconds between two reads of every partition's counts (count())
-# state, tier, score, depth, layer, seq, host, first parent ("" = none)
-_Row = tuple[int, int, float, int, int, int, str, str]
-
-
-def partition_host(host: str) -> str:
-    """The host a partition is chosen by: lower case, no port, no IPv6 brackets.
-
-    >>> partition_host("Example.org:8080"), partition_host("[::1]:80")
-    ('example.org', '::1')
-    """
-    host = host.lower()
-    if host.startswith("["):
-        return host[1 : host.find("]")] if "]" in host else host[1:]
-    return host.split(":", 1)[0]
-
-
-def _float(value: float) -> str:
-    return repr(float(value))
-
-
-def _text(raw: bytes | str) -> str:
-    return raw.decode("utf-8") if isinstance(raw, bytes) else raw
-
-
-def _row(raw: bytes | str) -> _Row:
-    f = _text(raw).split("\0")
-    return (int(f[0]), int(f[1]), float(f[2]), int(f[3]), int(f[4]), int(f[5]), f[6], f[7])
-
-
-def _queued(url: str, row: _Row) -> QueuedURL:
-    _, tier, score, depth, layer, seq, host, parent = row
-    return QueuedURL(url, score, depth, host, parent or None, layer, seq, tier)
-
-
-def _checked_url(url: str) -> str:
-    if "\0" in url:
-        raise FrontierError(f"URL {url!r} holds a NUL character")
-    return url
 
 
 class RedisFrontier:
@@ -154,25 +125,19 @@ class RedisFrontier:
                 mapping={"partitions": self.partitions, "parents": int(parents)},
             )
         self._sha = self._db.script_load(FRONTIER_LUA)
-        self._columns = {_text(c) for c in self._db.smembers(self._cols_key)}
+        self._columns = {text(c) for c in self._db.smembers(self._cols_key)}
         self._layers = {int(x) for x in self._db.smembers(self._layers_key)}
         # the best host of every (partition, layer) with queued URLs: its pop key (20
         # bytes) and its name; the best key of the partition's queues in that layer
-        self._heads: dict[tuple[int, int], bytes] = {}
+        heads: dict[tuple[int, int], bytes] = {}
         pipe = self._db.pipeline(transaction=False)
         keys = [(p, layer) for layer in sorted(self._layers) for p in range(self.partitions)]
         for p, layer in keys:
             pipe.zrange(f"{self._key(p)}r:{layer}", 0, 0)
         for (p, layer), best in zip(keys, pipe.execute(), strict=True):
             if best:
-                self._heads[p, layer] = bytes(best[0])
-        # the heads' keys in a heap, entries no longer a head dropped when met
-        self._heap: list[tuple[bytes, int, int]] = []
-        self._rebuild_heap()
-
-    def _rebuild_heap(self) -> None:
-        self._heap = [(head[:20], p, layer) for (p, layer), head in self._heads.items()]
-        heapq.heapify(self._heap)
+                heads[p, layer] = bytes(best[0])
+        self._heads = QueueHeads(heads)
 
     # ------------------------------------------------------------------ plumbing
     def _key(self, partition: int) -> str:
@@ -190,14 +155,8 @@ class RedisFrontier:
             if what.startswith(b"s"):  # a change of a state's count
                 state = int(what[1:])
                 self._local[state] = self._local.get(state, 0) + int(value)
-            elif value:
-                head = bytes(value)
-                self._heads[partition, int(what)] = head
-                heapq.heappush(self._heap, (head[:20], partition, int(what)))
             else:
-                self._heads.pop((partition, int(what)), None)
-        if len(self._heap) > 2 * len(self._heads) + 1024:
-            self._rebuild_heap()
+                self._heads.update(partition, int(what), bytes(value) or None)
 
     def _call(self, partition: int, *args: Any) -> Any:
         return self._calls([(partition, args)])[0]
@@ -227,7 +186,7 @@ class RedisFrontier:
 
     def _column(self, name: str) -> str:
         if name != SCORE and name not in self._columns:
-            self._columns = {_text(c) for c in self._db.smembers(self._cols_key)}
+            self._columns = {text(c) for c in self._db.smembers(self._cols_key)}
             if name not in self._columns:
                 raise FrontierError(f"unknown column {name!r}")
         return name
@@ -236,16 +195,16 @@ class RedisFrontier:
         if not self._keep_edges:
             raise no_edges_error("this frontier")
 
-    def _rows(self, urls: Iterable[str]) -> dict[str, _Row]:
+    def _rows(self, urls: Iterable[str]) -> dict[str, Row]:
         urls = list(dict.fromkeys(urls))
         pipe = self._db.pipeline(transaction=False)
         for url in urls:
             pipe.hget(self._key(self._part(url)) + "u", url)
-        return {u: _row(raw) for u, raw in zip(urls, pipe.execute(), strict=True) if raw}
+        return {u: row_of(raw) for u, raw in zip(urls, pipe.execute(), strict=True) if raw}
 
-    def _row(self, url: str) -> _Row | None:
+    def _row(self, url: str) -> Row | None:
         raw = self._db.hget(self._key(self._part(url)) + "u", url)
-        return None if raw is None else _row(raw)
+        return None if raw is None else row_of(raw)
 
     # ------------------------------------------------------------------ writes
     def add(
@@ -284,11 +243,11 @@ class RedisFrontier:
             score = checked_score(url, score)
             tier = checked_int(f"tier of {url!r}", tier)
             count = checked_int(f"link count of {url!r}", count, INT64)
-            _checked_url(url)
+            checked_url(url)
             if parent == url:
                 parent = None
             if parent is not None:
-                _checked_url(parent)
+                checked_url(parent)
             if self._part_host(host) != self._part(url):  # a host's URLs share one partition
                 raise FrontierError(f"host {host!r} is not the host of {url!r}")
             checked.append((url, score, int(depth), parent, host, count, tier))
@@ -311,7 +270,7 @@ class RedisFrontier:
                 (
                     "a",
                     url,
-                    _float(score),
+                    float_arg(score),
                     tier,
                     depth,
                     layer,
@@ -334,7 +293,7 @@ class RedisFrontier:
         column = self._column(column)
         groups: dict[int, list[Any]] = {}
         for url, value in aggregated(updates, merge).items():
-            groups.setdefault(self._part(url), []).extend((url, _float(value)))
+            groups.setdefault(self._part(url), []).extend((url, float_arg(value)))
         if not groups:
             return 0
         calls = [(p, ("values", column, merge.value, *args)) for p, args in groups.items()]
@@ -354,7 +313,7 @@ class RedisFrontier:
         dst = self._column(dst)
         flat: list[Any] = []
         for src, factor in terms:
-            flat += [self._column(src), _float(checked_score(src, factor))]
+            flat += [self._column(src), float_arg(checked_score(src, factor))]
         self._calls([(p, ("combine", dst, int(add), *flat)) for p in range(self.partitions)])
 
     def update_host(
@@ -368,7 +327,7 @@ class RedisFrontier:
         """Merge ``score`` into every URL of ``host`` in ``states`` (a scan of its partition)."""
         value = checked_score(host, score)
         wanted = sorted({int(URLState(s)) for s in states})
-        args = ("host", host, _float(value), merge.value, *wanted)
+        args = ("host", host, float_arg(value), merge.value, *wanted)
         return int(self._call(self._part_host(host), *args))
 
     def set_tier(self, updates: Iterable[tuple[str, int]]) -> int:
@@ -387,17 +346,19 @@ class RedisFrontier:
         self._edges_kept()
         groups: dict[int, list[str]] = {}
         for child in self._db.hkeys(self._key(self._part(parent)) + "ch:" + parent):
-            url = _text(child)
+            url = text(child)
             groups.setdefault(self._part(url), []).append(url)
         if not groups:
             return 0
-        calls = [(p, ("raise", _float(score), exclude or "", *urls)) for p, urls in groups.items()]
+        calls = [
+            (p, ("raise", float_arg(score), exclude or "", *urls)) for p, urls in groups.items()
+        ]
         return sum(int(r) for r in self._calls(calls))
 
     def mark(self, url: str, state: URLState, *, score: float | None = None) -> None:
         """Set the state of a URL (and its score, if given)."""
         state = URLState(state)
-        value = "" if score is None else _float(checked_score(url, score))
+        value = "" if score is None else float_arg(checked_score(url, score))
         if int(self._call(self._part(url), "mark", url, int(state), value)) < 0:
             raise FrontierError(f"cannot mark unknown URL {url!r}")
 
@@ -414,125 +375,19 @@ class RedisFrontier:
         max_per_host: int = 0,
         max_layer: int | None = None,
     ) -> list[QueuedURL]:
-        """The reference's greedy pop, merged across (partition, layer) queues.
-
-        Each (partition, layer) is known by its best key, a lower bound of what it can
-        give: the best one takes what is better than the next one's bound and says its
-        own next eligible key; one script per switch. Those whose best host is
-        excluded are asked their first eligible key first, in one pipeline."""
+        """The reference's greedy pop, merged across the partitions' queues
+        (:mod:`focuscrawl.frontier.redis_heads`)."""
         if n <= 0:
             return []
-        pulled: list[tuple[bytes, int, int]] = []  # out of self._heap while this pop runs
-        try:
-            return self._pop(n, set(exclude_hosts), max_per_host, max_layer, pulled)
-        finally:
-            for entry in pulled:
-                heapq.heappush(self._heap, entry)
-
-    def _pop(
-        self,
-        n: int,
-        exclude_hosts: set[str],
-        max_per_host: int,
-        max_layer: int | None,
-        pulled: list[tuple[bytes, int, int]],
-    ) -> list[QueuedURL]:
-        seen: set[tuple[int, int]] = set()
-
-        def pull() -> tuple[bytes, int, int] | None:
-            """The next best head of a layer <= max_layer (self._heap in order)."""
-            while self._heap:
-                entry = heapq.heappop(self._heap)
-                key, p, layer = entry
-                head = self._heads.get((p, layer))
-                if head is None or head[:20] != key:
-                    continue  # no longer a head: dropped
-                if (p, layer) in seen:  # pushed again by this pop's scripts: kept for later
-                    pulled.append(entry)
-                    continue
-                seen.add((p, layer))
-                pulled.append(entry)
-                if max_layer is None or layer <= max_layer:
-                    return entry
-            return None
-
-        bounds: list[tuple[bytes, int, int]] = []  # a heap: lower bounds of the pulled
-        ahead = pull()
-        if ahead is None:
-            return []
-        tier = 2147483647 - int.from_bytes(ahead[0][:4], "big")  # tiers are strict
         excluded: dict[int, list[str]] = {}  # each partition is told of its own hosts
-        for host in sorted(exclude_hosts):
+        for host in sorted(set(exclude_hosts)):
             excluded.setdefault(self._part_host(host), []).append(host)
-        if excluded:
-            while ahead is not None and len(bounds) < n + len(exclude_hosts):
-                heapq.heappush(bounds, ahead)
-                ahead = pull()
-            bounds = self._peeked(bounds, n, tier, excluded, max_per_host)
-        taken: list[QueuedURL] = []
-        per_host: dict[int, dict[str, int]] = {}  # partition -> host -> taken by this pop
-        while len(taken) < n:
-            # the two best bounds are pulled: the best takes what is better than the next
-            while ahead is not None and (len(bounds) < 2 or ahead < min(bounds[1:3])):
-                heapq.heappush(bounds, ahead)
-                ahead = pull()
-            if not bounds:
-                break
-            _, p, layer = heapq.heappop(bounds)
-            bound = bounds[0][0] if bounds else b""
-            hosts = per_host.setdefault(p, {})
-            flat_taken = [x for host, k in hosts.items() for x in (host, k)]
-            ex = excluded.get(p, [])
-            args = ("pop", layer, tier, n - len(taken), bound, max_per_host, len(ex))
-            got, rest = self._call(p, *args, *ex, *flat_taken)
-            for i in range(0, len(got), 2):
-                url = _text(got[i])
-                row = _queued(url, _row(got[i + 1]))
-                hosts[row.host] = hosts.get(row.host, 0) + 1
-                taken.append(row)
-            if rest:
-                heapq.heappush(bounds, (bytes(rest), p, layer))
-        return taken
-
-    def _peeked(
-        self,
-        bounds: list[tuple[bytes, int, int]],
-        n: int,
-        tier: int,
-        excluded: dict[int, list[str]],
-        max_per_host: int,
-    ) -> list[tuple[bytes, int, int]]:
-        """``bounds`` (a heap) with the first eligible key of every (partition, layer)
-        whose best host is excluded, of those ahead of the ``n``-th one whose best host
-        is not (asked in one pipeline): the pop then switches only where it takes."""
-        hosts = {h.encode("utf-8") for part in excluded.values() for h in part}
-        ask, free = [], 0
-        for _, p, layer in heapq.nsmallest(n + len(hosts), bounds):
-            if self._heads[p, layer][20:] in hosts:
-                ask.append((p, layer))
-            else:
-                free += 1
-                if free >= n:
-                    break
-        if not ask:
-            return bounds
-        calls = []
-        for p, layer in ask:
-            ex = excluded.get(p, [])
-            calls.append((p, ("pop", layer, tier, 0, b"", max_per_host, len(ex), *ex)))
-        replies = self._calls(calls)
-        asked = set(ask)
-        out = [b for b in bounds if (b[1], b[2]) not in asked]
-        out += [
-            (bytes(rest), p, lay) for (p, lay), (_, rest) in zip(ask, replies, strict=True) if rest
-        ]
-        heapq.heapify(out)
-        return out
+        return self._heads.pop(n, excluded, max_per_host, max_layer, self._calls)
 
     # ------------------------------------------------------------------ reads
     def get(self, url: str) -> QueuedURL | None:
         row = self._row(url)
-        return None if row is None else _queued(url, row)
+        return None if row is None else queued(url, row)
 
     def state(self, url: str) -> URLState | None:
         row = self._row(url)
@@ -549,11 +404,11 @@ class RedisFrontier:
         if raw is None:
             return None
         if column == SCORE:
-            return _row(raw)[2]
+            return row_of(raw)[2]
         return 0.0 if value is None else float(value)
 
     def column_names(self) -> list[str]:
-        self._columns = {_text(c) for c in self._db.smembers(self._cols_key)}
+        self._columns = {text(c) for c in self._db.smembers(self._cols_key)}
         return sorted(self._columns)
 
     def top(self, column: str, state: URLState = URLState.FETCHED) -> tuple[str, float] | None:
@@ -564,7 +419,7 @@ class RedisFrontier:
         for result in self._calls(calls):
             if not result:
                 continue
-            url, value, seq = _text(result[0]), float(result[1]), int(result[2])
+            url, value, seq = text(result[0]), float(result[1]), int(result[2])
             if best is None or value > best[0] or (value == best[0] and seq < best[1]):
                 best = (value, seq, url)
         return None if best is None else (best[2], best[0])
@@ -576,7 +431,7 @@ class RedisFrontier:
         if row is None or not row[7]:
             return []
         first = row[7]
-        others = [_text(p) for p in self._db.smembers(self._key(self._part(url)) + "par:" + url)]
+        others = [text(p) for p in self._db.smembers(self._key(self._part(url)) + "par:" + url)]
         rows = self._rows(o for o in others if o != first)
         return [first, *sorted(rows, key=lambda p: rows[p][5])]
 
@@ -588,7 +443,7 @@ class RedisFrontier:
         """Children with t(parent, child), in discovery order."""
         self._edges_kept()
         raw = self._db.hgetall(self._key(self._part(parent)) + "ch:" + parent)
-        counts = {_text(c): int(k) for c, k in raw.items()}
+        counts = {text(c): int(k) for c, k in raw.items()}
         rows = self._rows(counts)
         return [(c, counts[c]) for c in sorted(counts, key=lambda c: rows[c][5])]
 
@@ -625,16 +480,16 @@ class RedisFrontier:
         rows: list[QueuedURL] = []
         for p in range(self.partitions):
             for url, raw in self._db.hscan_iter(self._key(p) + "u", count=1000):
-                row = _row(raw)
+                row = row_of(raw)
                 if state is None or row[0] == state:
-                    rows.append(_queued(_text(url), row))
+                    rows.append(queued(text(url), row))
         rows.sort(key=lambda q: q.seq)
         return rows
 
     # ------------------------------------------------------------------ run state
     def get_meta(self, key: str) -> str | None:
         raw = self._db.hget(self._meta, key)
-        return None if raw is None else _text(raw)
+        return None if raw is None else text(raw)
 
     def set_meta(self, key: str, value: str) -> None:
         self._db.hset(self._meta, key, value)
@@ -650,7 +505,7 @@ class RedisFrontier:
         removed = 0
         for key in self._db.scan_iter(match=f"{self.prefix}:*", count=1000):
             removed += int(self._db.delete(key))
-        self._heads.clear()
+        self._heads = QueueHeads({})
         return removed
 
 
