@@ -97,7 +97,7 @@ def _curve_plots(results: Mapping[str, Any]) -> list[str]:
     for key, title, ylabel in (
         ("harvest_rate", "Harvest rate vs. URLs crawled", "harvest rate"),
         ("target_recall", "Target recall vs. URLs crawled", "target recall"),
-        ("harvest_rate_classifiers", "Harvest rate (classifier judge) vs. URLs crawled", "harvest rate"),
+        ("harvest_rate_classifiers", "Harvest, classifier judge", "harvest rate"),
     ):
         series = [(label, c[key]["x"], c[key]["mean"], c[key]["se"]) for label, c in curves.items() if key in c]
         if series:
