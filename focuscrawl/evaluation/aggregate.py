@@ -107,11 +107,18 @@ def evaluate_all(exp: Experiment, jobs: Sequence[tuple[StrategySpec, Topic, int]
 def _classifier_harvest(model_dir: Any, run_dir: Any, seen: dict[str, bool]) -> list[float]:
     """The harvest rate judged by a trained classifier (P1: 2 of 3 classifiers) re-reading the
     run's corpus, after each URL of the budget; ``seen`` caches the verdicts of a topic's pages
-    across its runs. A page the corpus lacks counts as not relevant."""
+    across its runs, and the run directory keeps its curve (``classifier-harvest.json``, for
+    that model). A page the corpus lacks counts as not relevant."""
     from focuscrawl.evaluation.run import RunPages
     from focuscrawl.relevance.base import judge, load_model
     from focuscrawl.relevance.examples import iter_archive_pages
 
+    cache = run_dir / "classifier-harvest.json"
+    key = str(model_dir)
+    if cache.is_file():
+        data = json.loads(cache.read_text(encoding="utf-8"))
+        if data.get("model") == key:
+            return [float(v) for v in data["curve"]]
     rows = read_run(run_dir).rows
     pages = [RunPages.content_url(r) if RunPages.is_page(r) else None for r in rows]
     todo = {u for u in pages if u is not None and u not in seen}
@@ -126,6 +133,7 @@ def _classifier_harvest(model_dir: Any, run_dir: Any, seen: dict[str, bool]) -> 
             got += 1
             hits += seen.get(u, False)
         curve.append(hits / got if got else 0.0)
+    cache.write_text(json.dumps({"model": key, "curve": curve}), encoding="utf-8")
     return curve
 
 
