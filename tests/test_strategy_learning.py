@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from focuscrawl.api import crawl
+from focuscrawl.exceptions import ConfigError
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.output.writers import JsonlOutput, WarcOutput
 from focuscrawl.processing import Recorder
@@ -154,8 +155,23 @@ def test_the_ordered_schedule_gives_the_same_crawl_twice(tmp_path: Path) -> None
 
 
 def test_parameters_are_checked() -> None:
-    from focuscrawl.exceptions import ConfigError
-
     with pytest.raises(ConfigError):
         LearningStrategy(None, gamma=2.0)
     assert LearningStrategy.merge is Merge.MAX
+
+
+@pytest.mark.parametrize("strategy", ["link-context", "otie"])
+def test_the_online_score_serves_otie_and_link_context(tmp_path: Path, strategy: str) -> None:
+    """``link_model = "online"``: the learnt score replaces the context score of eq. 9
+    (and so eq. 7's predicted similarity in OTIE) once the model has learnt enough."""
+    archive = shared_file("wikispeedia.warc.gz")
+    model = {"name": "keyword", "keywords": ["mammal", "mammals", "species", "carnivore"]}
+    out = tmp_path / strategy
+    crawl(["http://schools-wikipedia.org/wp/c/Cat.htm"], out, strategy=strategy, model=model,
+          max_pages=200, archives=[archive], strategy_params={"link_model": "online"})  # fmt: skip
+    counters = json.loads((out / "run.json").read_text())["summary"]["counters"]
+    assert counters["link_model_version"] >= 5
+    if strategy == "link-context":  # its reasons name the score they used
+        assert " online v" in (out / "decisions.jsonl").read_text()
+    with pytest.raises(ConfigError):
+        STRATEGIES.get(strategy)(None, link_model="learnt")

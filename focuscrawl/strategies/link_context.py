@@ -10,21 +10,34 @@ and β = 0.25. A URL found again keeps the higher score (``Merge.MAX``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from focuscrawl.strategies.base import Strategy, register_strategy
-from focuscrawl.strategies.scoring import context_scores, eq9
+from focuscrawl.strategies.learning import (
+    LearningParams,
+    OnlineLinkLearner,
+    link_model_counters,
+    online_or_fixed,
+)
+from focuscrawl.strategies.scoring import eq9
 from focuscrawl.types import Decision, LinkScore, Merge, Page, QueuedURL
 
 
 @dataclass(frozen=True)
 class LinkContextParams:
     beta: float = 0.25  # eq. 9: weight of the page's own score
+    # eq. 9's context score: "fixed" (the page model on the context window, P1) or
+    # "online" (the online link model learnt during the crawl, once it has learnt enough;
+    # the page model's context score until then): focuscrawl.strategies.learning
+    link_model: str = "fixed"
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.beta <= 1.0:
             raise ValueError(f"beta = {self.beta} must be in [0, 1]")
+        if self.link_model not in ("fixed", "online"):
+            raise ValueError(f"link_model = {self.link_model!r} must be 'fixed' or 'online'")
 
 
 @register_strategy("link-context")
@@ -37,14 +50,34 @@ class LinkContextStrategy(Strategy):
     default_fetch_list_size: ClassVar[int] = 50
     Params: ClassVar[type[Any]] = LinkContextParams
 
+    def __init__(self, model: Any = None, **params: Any) -> None:
+        super().__init__(model, **params)
+        self.learner = (
+            OnlineLinkLearner(LearningParams(rescore=0)) if self.p.link_model == "online" else None
+        )
+
     def on_page(self, page: Page, relevance: float | None, queued: QueuedURL) -> Decision:
         assert self.model is not None
         page_score = 0.0 if relevance is None else relevance
         beta = self.p.beta
-        contexts = context_scores(self.model, page.links)
+        contexts, kind = online_or_fixed(self.learner, self.model, page, page_score, queued)
         return Decision(
             links=[
-                LinkScore(link, eq9(page_score, c, beta), reason=f"eq9 page {page_score:.4g} context {c:.4g}")
+                LinkScore(
+                    link,
+                    eq9(page_score, c, beta),
+                    reason=f"eq9 page {page_score:.4g} {kind} {c:.4g}",
+                )
                 for link, c in zip(page.links, contexts, strict=True)
             ]
         )
+
+    def counters(self) -> Mapping[str, int]:
+        return {} if self.learner is None else link_model_counters(self.learner)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {} if self.learner is None else {"learner": self.learner.state()}
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        if self.learner is not None and "learner" in state:
+            self.learner.load(state["learner"])

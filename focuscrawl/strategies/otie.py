@@ -32,7 +32,13 @@ from fractions import Fraction
 from typing import Any, ClassVar
 
 from focuscrawl.strategies.base import Strategy, register_strategy
-from focuscrawl.strategies.scoring import context_scores, eq9
+from focuscrawl.strategies.learning import (
+    LearningParams,
+    OnlineLinkLearner,
+    link_model_counters,
+    online_or_fixed,
+)
+from focuscrawl.strategies.scoring import eq9
 from focuscrawl.types import Decision, LinkScore, Merge, Page, QueuedURL, ScoreUpdate, URLState
 
 
@@ -64,8 +70,14 @@ class OtieParams:
     d: float = 3.0  # eq. 8: flatness of the revision near r = 0.5
     beta: float = 0.25  # eq. 9, for the predicted similarity of unfetched pages
     recrawl_every: int = 10  # line 4: every this many fetch lists (0: never)
+    # eq. 7's predicted similarity of an unfetched page: "fixed" (eq. 9 on the page
+    # model's context score, P1) or "online" (eq. 9 on the online link model's score,
+    # once it has learnt enough): focuscrawl.strategies.learning
+    link_model: str = "fixed"
 
     def __post_init__(self) -> None:
+        if self.link_model not in ("fixed", "online"):
+            raise ValueError(f"link_model = {self.link_model!r} must be 'fixed' or 'online'")
         if not self.a > 0:
             raise ValueError(f"a = {self.a} must be > 0 (eq. 8)")
         frac = Fraction(self.d).limit_denominator(1000)
@@ -94,10 +106,16 @@ class OtieStrategy(Strategy):
     def __init__(self, model: Any = None, **params: Any) -> None:
         super().__init__(model, **params)
         self.lists = 0  # fetch lists generated so far (the periodical condition)
+        self.learner = (
+            OnlineLinkLearner(LearningParams(rescore=0)) if self.p.link_model == "online" else None
+        )
 
     def seed_scores(self, seeds: Sequence[str]) -> list[ScoreUpdate]:
         share = 1.0 / len(seeds)  # line 1
-        return [ScoreUpdate(url, share, Merge.SET, reason=f"line 1: 1/{len(seeds)} of the cash") for url in seeds]
+        return [
+            ScoreUpdate(url, share, Merge.SET, reason=f"line 1: 1/{len(seeds)} of the cash")
+            for url in seeds
+        ]
 
     def on_fetch_list(self, urls: Sequence[QueuedURL]) -> Decision:
         self.lists += 1
@@ -107,7 +125,9 @@ class OtieStrategy(Strategy):
         best = self.view.top("score", URLState.FETCHED)  # line 5
         if best is None or best[1] <= 0.0:
             return Decision()
-        return Decision(recrawl=[best[0]], reason=f"line 5: fetched page with the most cash {best[1]:.4g}")
+        return Decision(
+            recrawl=[best[0]], reason=f"line 5: fetched page with the most cash {best[1]:.4g}"
+        )
 
     def on_page(self, page: Page, relevance: float | None, queued: QueuedURL) -> Decision:
         assert self.model is not None
@@ -116,18 +136,22 @@ class OtieStrategy(Strategy):
         updates = [ScoreUpdate(queued.url, 0.0, Merge.SET, reason="line 13: cash = 0")]
         if not page.links:
             return Decision(updates=updates)
-        sims = self._similarities(page, r)
+        sims = self._similarities(page, r, queued)
         total = sum(sim for sim, _ in sims)
         links = []
         for link, (sim, kind) in zip(page.links, sims, strict=True):
             share = sim / total if total > 0 else 1.0 / len(page.links)  # eq. 6
-            links.append(LinkScore(link, share * cash, reason=f"eq6 {kind} sim {sim:.4g}/{total:.4g} of {cash:.4g}"))
+            links.append(
+                LinkScore(
+                    link, share * cash, reason=f"eq6 {kind} sim {sim:.4g}/{total:.4g} of {cash:.4g}"
+                )
+            )
         return Decision(links=links, updates=updates)
 
-    def _similarities(self, page: Page, r: float) -> list[tuple[float, str]]:
+    def _similarities(self, page: Page, r: float, queued: QueuedURL) -> list[tuple[float, str]]:
         """sim'(j, t) of eq. 7 for every out-link j of the page, with its branch."""
         assert self.model is not None
-        predicted = context_scores(self.model, page.links)
+        predicted, _ = online_or_fixed(self.learner, self.model, page, r, queued)
         out: list[tuple[float, str]] = []
         for link, context in zip(page.links, predicted, strict=True):
             if self.view.state(link.url) == URLState.FETCHED:
@@ -138,9 +162,15 @@ class OtieStrategy(Strategy):
             out.append((eq9(r, context, self.p.beta), "predicted"))
         return out
 
+    def counters(self) -> Mapping[str, int]:
+        return {} if self.learner is None else link_model_counters(self.learner)
+
     def state_dict(self) -> dict[str, Any]:
-        return {"lists": self.lists}
+        if self.learner is None:
+            return {"lists": self.lists}
+        return {"lists": self.lists, "learner": self.learner.state()}
 
     def load_state(self, state: Mapping[str, Any]) -> None:
         self.lists = int(state.get("lists", 0))
-
+        if self.learner is not None and "learner" in state:
+            self.learner.load(state["learner"])
