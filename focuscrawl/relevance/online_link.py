@@ -36,6 +36,7 @@ N_FEATURES = 1 << 15
 _WORD = re.compile(r"[^\W\d_]{2,}", re.UNICODE)
 _URL_WORD = re.compile(r"[A-Za-z]{2,}")
 _MAX_CONTEXT = 40  # context words kept per link
+_POSITIVE = 0.5  # an example counts as positive from this reward
 
 
 def link_tokens(
@@ -96,7 +97,7 @@ class OnlineLinkModel:
         )
         self.version = 0  # updates so far
         self.examples = 0  # examples learnt from
-        self.positives = 0  # of them with a reward > 0
+        self.positives = 0  # of them with a reward of at least 0.5
 
     @property
     def ready(self) -> bool:
@@ -127,7 +128,7 @@ class OnlineLinkModel:
         self._sgd.partial_fit(self._matrix(rows), np.asarray(rewards, dtype=np.float64))
         self.version += 1
         self.examples += len(rows)
-        self.positives += sum(1 for r in rewards if r > 0)
+        self.positives += sum(1 for r in rewards if r >= _POSITIVE)
 
     def score(self, rows: Sequence[np.ndarray]) -> list[float]:
         """Predicted rewards in [0, 1] (0 for every row before the first update)."""

@@ -1,0 +1,115 @@
+"""What learning costs: CPU per page of the online link model (issue 28) on the generated web.
+
+    python benchmarks/bench_learning.py                    # 1,000 and 50,000 pages
+    python benchmarks/bench_learning.py --pages 1000 5000
+
+The pages of the project's generated web (200,000 pages on 2,000 hosts, seed 1)
+are parsed once, in breadth-first order from the first host, outside the timing;
+then the learner of ``focuscrawl.strategies.learning`` sees them one by one with a
+relevance drawn from the page's section (a stand-in for a page model), at its
+defaults (an update every 25 pages, a rescore of the 2,000 latest queued URLs),
+and the CPU time of each of its steps is summed:
+
+* observe: the page's examples, its links' tokens and hashed columns;
+* score: the online model's scores of the page's links (once it scores);
+* update: ``partial_fit`` at the update points;
+* rescore: the new scores of the latest queued URLs after an update.
+
+Printed: ms of CPU per page for each step and in all, over the first 1,000 pages
+and over the last 1,000 of each run, so the cost at scale shows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+import zlib
+from collections import deque
+
+from focuscrawl.parse.html import parse_html
+from focuscrawl.replay.generated import GeneratedWeb
+from focuscrawl.strategies.learning import LearningParams, OnlineLinkLearner
+from focuscrawl.types import QueuedURL, URLState
+
+
+class _AllQueued:
+    """A frontier view where every URL the learner asks about is queued."""
+
+    def state(self, url: str) -> URLState:
+        return URLState.QUEUED
+
+
+def pages_in_bfs(web: GeneratedWeb, count: int) -> list[tuple[str, str | None, int, str]]:
+    """(url, parent, depth, html) of ``count`` pages in breadth-first order."""
+    seen, out = {0}, []
+    todo: deque[tuple[int, str | None, int]] = deque([(0, None, 0)])
+    while todo and len(out) < count:
+        page, parent, depth = todo.popleft()
+        if web.status_of(page) != 200:
+            continue
+        url = web.url_of(page)
+        out.append((url, parent, depth, web.html_of(page).decode("utf-8")))
+        for child in web.links_of(page):
+            if child not in seen:
+                seen.add(child)
+                todo.append((child, url, depth + 1))
+    return out
+
+
+def run(web: GeneratedWeb, count: int) -> None:
+    pages = pages_in_bfs(web, count)
+    parsed = [(parse_html(url, html), parent, depth) for url, parent, depth, html in pages]
+    learner = OnlineLinkLearner(LearningParams(), seed=1)
+    view = _AllQueued()
+    rng = random.Random(1)
+    steps = ("observe", "score", "update", "rescore")
+    per_page: list[dict[str, float]] = []
+    clock = time.process_time
+    for page, parent, depth in parsed:
+        spent = dict.fromkeys(steps, 0.0)
+        # a stand-in judge: pages of some sections are the topic (about 1 in 8)
+        section = page.url.split("/")[3] if page.url.count("/") > 3 else ""
+        relevance = 1.0 if zlib.crc32(section.encode()) % 8 == 0 else rng.random() * 0.3
+        queued = QueuedURL(page.url, 1.0, depth, "", parent)
+        t = clock()
+        _, rows = learner.observe(page, relevance, queued)
+        spent["observe"] = clock() - t
+        if learner.active:
+            t = clock()
+            learner.model.score(rows)
+            spent["score"] = clock() - t
+        t = clock()
+        updated = learner.tick()
+        spent["update"] = clock() - t
+        if updated:
+            t = clock()
+            learner.rescore(view, 2000)  # type: ignore[arg-type]
+            spent["rescore"] = clock() - t
+        per_page.append(spent)
+    for label, part in (
+        ("first 1,000", per_page[:1000]),
+        (f"last 1,000 of {len(per_page):,}", per_page[-1000:]),
+    ):
+        n = len(part)
+        cells = "  ".join(f"{s} {1000 * sum(p[s] for p in part) / n:6.3f}" for s in steps)
+        total = 1000 * sum(sum(p.values()) for p in part) / n
+        print(f"  {label:<24} ms CPU per page: {cells}  all {total:6.3f}")
+    print(f"  model: {learner.model.version} updates, {learner.model.examples:,} examples "
+          f"({learner.model.positives:,} positive)")  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    ap.add_argument("--pages", type=int, nargs="+", default=[1000, 50000])
+    args = ap.parse_args(argv)
+    web = GeneratedWeb(200_000, 2_000, 1)
+    for count in args.pages:
+        print(f"\n== {count:,} pages of the generated web (BFS from {web.url_of(0)})", flush=True)
+        run(web, count)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
