@@ -16,6 +16,10 @@ Starts its own ``redis-server`` (no persistence) on a free loopback port unless
     µs per popped URL (wall; Redis CPU too), each URL then marked FETCHED;
 (d) memory: ``INFO memory`` used_memory after the inserts minus before, per queued URL.
 
+``--listpack N``: the server's ``zset-max-listpack-entries`` set to N (and
+``zset-max-listpack-value`` to 128) first, so that hosts of up to N queued URLs keep
+them in a compact listpack instead of a skiplist (a server setting, not the store's).
+
 Wall time is the client's (Python, one process, one connection: round trips
 included); Redis CPU (``INFO cpu``, user + sys of the server) is what one Redis core
 spends, the figure that bounds many workers sharing one Redis.
@@ -76,8 +80,11 @@ def start_server(directory: Path) -> tuple[subprocess.Popen[bytes], str]:
     return process, f"redis://127.0.0.1:{port}/0"
 
 
-def run(url: str, n: int, partitions: int, pages: int) -> None:
+def run(url: str, n: int, partitions: int, pages: int, listpack: int) -> None:
     client = redis.Redis.from_url(url)
+    if listpack:
+        client.config_set("zset-max-listpack-entries", listpack)
+        client.config_set("zset-max-listpack-value", 128)
     prefix = f"bench{uuid.uuid4().hex[:8]}"
     store = RedisFrontier(url, prefix=prefix, partitions=partitions, parents=False)
     rng = random.Random(1)
@@ -139,6 +146,8 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=PARTITIONS)
     parser.add_argument("--pages", type=int, default=2000, help="pages of 30 link updates in (b)")
     parser.add_argument("--url", help="a running Redis (default: start one)")
+    parser.add_argument("--listpack", type=int, default=0, metavar="N",
+                        help="zset-max-listpack-entries of the server (default: its own, 128)")  # fmt: skip
     args = parser.parse_args()
     process = None
     with tempfile.TemporaryDirectory() as tmp:
@@ -146,8 +155,9 @@ def main() -> None:
         if url is None:
             process, url = start_server(Path(tmp))
         try:
-            print(f"Redis frontier, {args.n:,} URLs, {args.partitions} partitions, {url}")
-            run(url, args.n, args.partitions, args.pages)
+            listpack = f", zset listpacks up to {args.listpack}" if args.listpack else ""
+            print(f"Redis frontier, {args.n:,} URLs, {args.partitions} partitions{listpack}, {url}")
+            run(url, args.n, args.partitions, args.pages, args.listpack)
         finally:
             if process is not None:
                 process.terminate()
