@@ -19,6 +19,7 @@ import pytest
 
 from focuscrawl.api import crawl
 from focuscrawl.frontier.memory import MemoryFrontier
+from focuscrawl.relevance.base import register_model
 from focuscrawl.replay.sample import SAMPLE_SEEDS
 from focuscrawl.strategies.base import STRATEGIES, Strategy, register_strategy
 from focuscrawl.strategies.filters import LanguageLinkFilter, Verdict
@@ -263,3 +264,37 @@ def test_each_best_n_list_is_fully_applied_before_the_next(sample_archive: Path,
         fresh = [u for u in last_links if u not in before and u != last_url]
         if fresh:
             assert _ListRecorder.calls[nxt][1][0] in fresh
+
+
+class _HalfModel(Constant):
+    """Every page and link context is exactly half relevant (r = 0.5)."""
+
+    name = "test-half"
+
+    @classmethod
+    def from_config(cls, params: Any, base_dir: Path) -> _HalfModel:
+        return cls(0.5)
+
+
+register_model("test-half")(_HalfModel)
+
+
+def test_otie_at_one_half_crawls_in_opic_without_virtual_page_order(tmp_path: Path) -> None:
+    # the hand-computed case above, over a whole crawl: 300 URLs in the same order. On
+    # Wikispeedia every link leads to a page; on a web of dead links (WebKB) the two part
+    # after ~70 URLs, rightly: eq. 7 gives a fetched URL that gave no page its real
+    # similarity, 0, so OTIE sends it no cash, while OPIC splits evenly over every link.
+    from tests.conftest import shared_file
+
+    archive = shared_file("wikispeedia.warc.gz")
+    seed = ["http://schools-wikipedia.org/wp/c/Cat.htm"]
+    common: dict[str, Any] = {"max_pages": 300, "fetch_list_size": 50, "archives": [archive]}
+    crawl(seed, tmp_path / "otie", strategy="otie", model={"name": "test-half"},
+          strategy_params={"recrawl_every": 0}, **common)  # fmt: skip
+    crawl(seed, tmp_path / "opic", strategy="opic", strategy_params={"virtual_page": False}, **common)
+    order = [
+        [json.loads(x)["url"] for x in (tmp_path / name / "pages.jsonl").read_text().splitlines()]
+        for name in ("otie", "opic")
+    ]
+    assert len(order[0]) == 300
+    assert order[0] == order[1]
