@@ -19,6 +19,7 @@ Keys of partition ``P`` (a prefix ending in ``:``):
 * ``P n``              hash state -> URLs of the partition in that state
 * ``P hc:<host>``      hash state -> URLs of the host in that state
 * ``P if``             set of IN_FLIGHT URLs (requeue after a crash in O(k))
+* ``P fs``             zset of FETCHED URLs, members ``key .. url`` (tier 0): ``top``
 * ``P par:<url>``      set of parents of url (when edges are kept)
 * ``P ch:<url>``       hash child -> t(url, child) (when edges are kept)
 
@@ -35,7 +36,7 @@ from __future__ import annotations
 FRONTIER_LUA = r"""
 local P = KEYS[1]
 local op = ARGV[1]
-local QUEUED, IN_FLIGHT = 0, 1
+local QUEUED, IN_FLIGHT, FETCHED = 0, 1, 2
 local dirty = {}   -- layer -> {host -> true}: host entries of r:<layer> to refresh
 local touched = {} -- layer -> true
 
@@ -109,22 +110,32 @@ local function count(r, state, delta)
   redis.call('HINCRBY', P .. 'hc:' .. r.host, int(state), delta)
 end
 
+-- the FETCHED URLs by score (desc, then discovery order): OTIE's "fetched page with
+-- the most cash" without a scan
+local function unfetched(url, r) redis.call('ZREM', P .. 'fs', okey(0, r.score, r.seq) .. url) end
+local function fetched(url, r) redis.call('ZADD', P .. 'fs', 0, okey(0, r.score, r.seq) .. url) end
+
 local function set_state(url, r, state)
   if r.state == state then return end
   if r.state == QUEUED then unqueue(url, r) end
   if r.state == IN_FLIGHT then redis.call('SREM', P .. 'if', url) end
+  if r.state == FETCHED then unfetched(url, r) end
   count(r, r.state, -1)
   r.state = state
   count(r, state, 1)
   if state == QUEUED then enqueue(url, r) end
   if state == IN_FLIGHT then redis.call('SADD', P .. 'if', url) end
+  if state == FETCHED then fetched(url, r) end
 end
 
--- a new (tier, score) for a row: its queue entry moves with it
+-- a new (tier, score) for a row: its queue (or fetched) entry moves with it
 local function rescore(url, r, tier, score)
   if r.state == QUEUED then unqueue(url, r) end
+  if r.state == FETCHED and score ~= r.score then unfetched(url, r) end
+  local old = r.score
   r.tier, r.score = tier, score
   if r.state == QUEUED then enqueue(url, r) end
+  if r.state == FETCHED and score ~= old then fetched(url, r) end
 end
 
 local function heads()

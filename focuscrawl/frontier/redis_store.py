@@ -412,8 +412,21 @@ class RedisFrontier:
         return sorted(self._columns)
 
     def top(self, column: str, state: URLState = URLState.FETCHED) -> tuple[str, float] | None:
-        """The URL in ``state`` with the highest ``column``; ties: discovery order (a scan)."""
+        """The URL in ``state`` with the highest ``column``; ties: discovery order.
+
+        The score of FETCHED URLs (OTIE's re-crawl) is indexed: each partition's best,
+        one pipelined read; anything else is a scan of every partition."""
         column = self._column(column)
+        if column == SCORE and state == URLState.FETCHED:
+            pipe = self._db.pipeline(transaction=False)
+            for p in range(self.partitions):
+                pipe.zrange(self._key(p) + "fs", 0, 0)
+            firsts = [bytes(m[0]) for m in pipe.execute() if m]
+            if not firsts:
+                return None
+            url = text(min(firsts)[20:])
+            row = self._row(url)
+            return None if row is None else (url, row[2])
         calls = [(p, ("top", column, int(URLState(state)))) for p in range(self.partitions)]
         best: tuple[float, int, str] | None = None
         for result in self._calls(calls):
