@@ -142,3 +142,82 @@ def test_sniffer_never_raises_and_names_a_known_charset(body: bytes, header: str
         assert charset == "utf-8"
         codecs.getincrementaldecoder("utf-8")().decode(body, final=False)
     assert isinstance(decode_html(body, charset), str)
+
+
+# --- the prescan's "get an attribute" against a plain transcription of the standard ---
+
+
+class _Abort(Exception):
+    pass
+
+
+def _spec_attribute(head: bytes, pos: int) -> tuple[tuple[bytes, bytes] | None, int]:
+    """HTML's "get an attribute", step by step, byte by byte (the regex in
+    focuscrawl.fetch.encoding must answer the same)."""
+    space = b"\t\n\f\r "
+
+    def at(i: int) -> int:
+        if i >= len(head):
+            raise _Abort
+        return head[i]
+
+    def lower(c: int) -> int:
+        return c | 0x20 if 0x41 <= c <= 0x5A else c
+
+    while at(pos) in space + b"/":
+        pos += 1
+    if at(pos) == 0x3E:
+        return None, pos
+    name, value = bytearray(), bytearray()
+    while True:
+        c = at(pos)
+        if c == 0x3D and name:
+            pos += 1
+            break
+        if c in space:
+            while at(pos) in space:
+                pos += 1
+            if at(pos) != 0x3D:
+                return (bytes(name), b""), pos
+            pos += 1
+            break
+        if c in b"/>":
+            return (bytes(name), b""), pos
+        name.append(lower(c))
+        pos += 1
+    while at(pos) in space:
+        pos += 1
+    c = at(pos)
+    if c in b"\"'":
+        pos += 1
+        while (d := at(pos)) != c:
+            value.append(lower(d))
+            pos += 1
+        return (bytes(name), bytes(value)), pos + 1
+    if c == 0x3E:
+        return (bytes(name), b""), pos
+    while (c := at(pos)) not in space + b">":
+        value.append(lower(c))
+        pos += 1
+    return (bytes(name), bytes(value)), pos
+
+
+_ATTRIBUTE_PIECES = st.sampled_from(
+    [b" ", b"\t", b"/", b"=", b">", b'"', b"'", b"a", b"B", b"charset", b"content", b"-", b"\xe9", b"  = "]
+)
+
+
+@settings(max_examples=10_000, deadline=None)
+@given(st.lists(_ATTRIBUTE_PIECES, max_size=12).map(b"".join))
+def test_get_an_attribute_is_the_standards(head: bytes) -> None:
+    from focuscrawl.fetch.encoding import _attribute, _End
+
+    try:
+        expected: object = _spec_attribute(head, 0)
+    except _Abort:
+        expected = "abort"
+    try:
+        got: object = _attribute(head, 0)
+    except _End:
+        got = "abort"
+    assert got == expected

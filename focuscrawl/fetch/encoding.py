@@ -289,6 +289,13 @@ def _attribute(head: bytes, pos: int) -> tuple[tuple[bytes, bytes] | None, int]:
     name, quoted, single, bare = match.group(2, 3, 4, 6)
     if match.end() >= len(head) and quoted is None and single is None:
         raise _End  # the bytes end inside the name or value
+    if bare is None and quoted is None and single is None:  # a name alone: spaces may follow
+        end = match.end()
+        while head[end] in _SPACE:  # what comes after them says the name is done
+            end += 1
+            if end >= len(head):
+                raise _End
+        return (name.lower(), b""), end
     value = quoted if quoted is not None else single if single is not None else bare or b""
     return (name.lower(), value.lower()), match.end()
 
