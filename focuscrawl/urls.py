@@ -136,6 +136,16 @@ def _canonical(href: str) -> str | None:
     return out
 
 
+def normalize_escapes(text: str) -> str:
+    """``text`` with its percent-escapes as :func:`normalize_url` writes them
+    (RFC 3986 6.2.2: upper-cased, those of unreserved characters decoded).
+
+    >>> normalize_escapes("/%7euser/%2f%41")
+    '/~user/%2FA'
+    """
+    return _ESCAPE.sub(_escape_case, text) if "%" in text else text
+
+
 def _escape_case(match: re.Match[str]) -> str:
     """A percent-escape as RFC 3986 6.2.2 normalises it: unreserved characters
     decoded, the others upper-cased (``%7e`` -> ``~``, ``%c3`` -> ``%C3``); a hex

@@ -31,6 +31,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from focuscrawl.urls import normalize_escapes
+
 __all__ = ["RobotsCache", "RobotsRules", "RobotsTxt", "robots_url", "user_agent_token"]
 
 # (status, body, error): status 0 and an error code when no HTTP response came back.
@@ -230,16 +232,9 @@ def _escapes(text: str) -> str:
     """
     if not text.isascii():
         text = "".join(c if c.isascii() else "".join(f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass")) for c in text)
-    return _ESCAPE.sub(_escape_case, text) if "%" in text else text
+    return normalize_escapes(text)
 
 
-def _escape_case(match: re.Match[str]) -> str:
-    char = chr(int(match.group(1), 16))
-    return char if char in _UNRESERVED else match.group(0).upper()
-
-
-_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
-_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
 
 def _path_of(url: str) -> str:
@@ -257,7 +252,7 @@ def _path_of(url: str) -> str:
         rest = rest[cut:]
     if not rest.startswith("/"):
         rest = "/" + rest
-    return _ESCAPE.sub(_escape_case, rest) if "%" in rest else rest
+    return normalize_escapes(rest)
 
 
 @dataclass(frozen=True, slots=True)
