@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis
 
 
 def _free_port() -> int:
@@ -31,7 +32,7 @@ def _free_port() -> int:
 class RedisServer:
     """``redis-server`` in its own directory; ``url`` is ``redis://127.0.0.1:PORT/0``."""
 
-    def __init__(self, directory: Path, *, appendonly: bool = False) -> None:
+    def __init__(self, directory: Path, *, appendonly: bool = False, cluster: bool = False) -> None:
         binary = shutil.which("redis-server") or (
             "/usr/bin/redis-server" if Path("/usr/bin/redis-server").exists() else None
         )
@@ -43,19 +44,33 @@ class RedisServer:
         self.url = f"redis://127.0.0.1:{self.port}/0"
         args = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
         args += ["--appendonly", "yes" if appendonly else "no", "--dir", str(directory)]
+        if cluster:  # a one-node Redis Cluster holding every slot: scripts are slot-checked
+            args += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]
+            args += ["--cluster-port", str(_free_port())]  # (port + 10000 may be > 65535)
         self._log = (directory / "redis.log").open("wb")
         self.process = subprocess.Popen(args, stdout=self._log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 10
         while True:
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                    return
+                    break
             except OSError:
                 if self.process.poll() is not None or time.monotonic() > deadline:
                     self.stop()
                     log = (directory / "redis.log").read_text(errors="replace")
                     raise RuntimeError(f"redis-server did not start: {log[-500:]}") from None
                 time.sleep(0.02)
+        if cluster:
+            self._own_every_slot(deadline)
+
+    def _own_every_slot(self, deadline: float) -> None:
+        client = redis.Redis(port=self.port)
+        client.execute_command("CLUSTER", "ADDSLOTSRANGE", 0, 16383)
+        while b"cluster_state:ok" not in client.execute_command("CLUSTER", "INFO"):
+            if time.monotonic() > deadline:
+                raise RuntimeError("redis-server: the one-node cluster never became ok")
+            time.sleep(0.05)
+        client.close()
 
     def stop(self) -> None:
         if self.process.poll() is None:

@@ -241,6 +241,27 @@ def test_simulated_crawl_on_redis_is_the_default_crawl(
     assert run["settings"]["crawl"]["frontier"] == "redis"
 
 
+def test_a_crawl_runs_on_a_redis_cluster_node(sample_archive: Path, tmp_path: Path) -> None:
+    """A one-node Redis Cluster refuses a script that touches keys of two slots (Redis 7):
+    a whole simulated crawl on it, OPIC's cash and parent edges (genre) included."""
+    server = RedisServer(tmp_path, cluster=True)
+    try:
+        client = redis.Redis.from_url(server.url)
+        with pytest.raises(redis.ResponseError, match="slot"):  # the check is there
+            client.eval("#!lua\nredis.call('SET', KEYS[1], 1) redis.call('SET', 'b', 1)", 1, "a")
+        client.close()
+        for strategy in ("opic", "genre"):
+            out = tmp_path / strategy
+            crawl(
+                list(SAMPLE_SEEDS), out, archives=[sample_archive], strategy=strategy,
+                model=CAT_KEYWORDS, max_pages=30, schedule="ordered", frontier="redis",
+                frontier_url=server.url,
+            )  # fmt: skip
+            assert len(_pages(out)) == 30
+    finally:
+        server.stop()
+
+
 def test_cli_frontier_option_and_resume(
     sample_archive: Path,
     tmp_path: Path,

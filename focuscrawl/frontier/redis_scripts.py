@@ -33,7 +33,9 @@ every partition).
 
 from __future__ import annotations
 
-FRONTIER_LUA = r"""
+# "#!lua" (Redis 7 script flags, none given): on a Redis Cluster the server refuses a
+# script that touches keys of two slots, and one that would write past maxmemory
+FRONTIER_LUA = r"""#!lua
 local P = KEYS[1]
 local op = ARGV[1]
 local QUEUED, IN_FLIGHT, FETCHED = 0, 1, 2
