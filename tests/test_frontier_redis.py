@@ -124,6 +124,24 @@ def test_a_link_new_and_known_is_decided_in_the_script(
     other.close()
 
 
+def test_a_server_that_lost_its_scripts_gets_them_again(
+    store: RedisFrontier, redis_server: RedisServer
+) -> None:
+    """After a restart (or SCRIPT FLUSH) every EVALSHA is refused, none applied: the
+    script is loaded again and the calls sent again, each applied once."""
+    _add(store, "http://a/1", 1.0, merge=Merge.ADD)
+    client = redis.Redis.from_url(redis_server.url)
+    client.script_flush()
+    client.close()
+    store.add_many(
+        [(f"http://h{i}/x", 1.0, 1, None, f"h{i}", 1, 0) for i in range(20)]
+        + [("http://a/1", 1.0, 1, None, "a", 1, 0)],
+        merge=Merge.ADD,
+    )
+    assert store.value("http://a/1", "score") == 2.0
+    assert store.count(URLState.QUEUED) == 21
+
+
 def test_unknown_mark_and_column_are_one_line_errors(store: RedisFrontier) -> None:
     with pytest.raises(FrontierError, match="cannot mark unknown URL"):
         store.mark("http://nowhere/", URLState.FETCHED)
