@@ -18,11 +18,13 @@ and a link's score when new vs when known is decided atomically.
 Pop. The client keeps each (partition, layer)'s best key, returned by every
 script that changed it; a pop takes, in order, from the best (partition, layer) the
 URLs better than the next one's best key, then moves on: exactly the reference's
-greedy order with its per-host caps and tier strictness, in one script per switch.
+greedy order with its per-host caps and tier strictness, in one script per switch
+(:mod:`focuscrawl.frontier.redis_heads`). The keys it knows are those its own
+scripts returned: one writer per partition (the next step's leases) keeps them true.
 
 Discovery order. ``seq`` comes from one counter (``INCRBY`` of a block per batch:
-the parent of item i gets ``base + 2i``, the URL ``base + 2i + 1``), so the order
-is the reference's; the numbers have gaps (the reference counts 1, 2, 3 ...).
+the parent of item i gets ``base + 2i + 1``, the URL ``base + 2i + 2``), so the
+order is the reference's; the numbers have gaps (the reference counts 1, 2, 3 ...).
 
 Durability. Each script is atomic and applied when the call returns; Redis has no
 transaction spanning the engine's batch, so :meth:`commit` is a no-op. With
@@ -33,11 +35,14 @@ FETCHED after the last commit lose their records on resume (IN_FLIGHT ones are
 queued again). The workers' outbox (frontier updates delivered only after the
 outputs are synced, each batch with a sequence number the script checks) closes
 that gap; until then a resume after a crash is at-most-once for the last batch.
+The script declares ``#!lua`` (Redis 7 flags): refused, not half applied, when the
+server is past ``maxmemory``, and refused on a Cluster if it ever touched two slots.
 
 Costs. add/update/mark/pop/get/state/value are O(log n) per URL (one round trip
 per call, one pipelined script per partition touched); count reads every
 partition's counts at most once a second (COUNTS_EVERY) and adds this client's own
-changes, which the scripts return; iter_urls, top, combine_columns, update_host and
+changes, which the scripts return; top of the FETCHED URLs' score (OTIE) reads each
+partition's best; iter_urls, top of anything else, combine_columns, update_host and
 requeue scan (per partition, O(n / partitions) each).
 """
 
