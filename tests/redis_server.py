@@ -42,13 +42,23 @@ class RedisServer:
             pytest.skip("redis-server is not installed")
         self.port = _free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.directory = directory
         args = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
-        args += ["--appendonly", "yes" if appendonly else "no", "--dir", str(directory)]
+        args += ["--dir", str(directory), "--appendonly", "yes" if appendonly else "no"]
+        if appendonly:  # every acknowledged write on disk: a SIGKILL loses none
+            args += ["--appendfsync", "always"]
         if cluster:  # a one-node Redis Cluster holding every slot: scripts are slot-checked
             args += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]
             args += ["--cluster-port", str(_free_port())]  # (port + 10000 may be > 65535)
-        self._log = (directory / "redis.log").open("wb")
-        self.process = subprocess.Popen(args, stdout=self._log, stderr=subprocess.STDOUT)
+        self._args = args
+        self._log = (directory / "redis.log").open("ab")
+        self.start()
+        if cluster:
+            self._own_every_slot(time.monotonic() + 10)
+
+    def start(self) -> None:
+        """Start the server (again: same port, same directory, its AOF read back)."""
+        self.process = subprocess.Popen(self._args, stdout=self._log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 10
         while True:
             try:
@@ -57,11 +67,21 @@ class RedisServer:
             except OSError:
                 if self.process.poll() is not None or time.monotonic() > deadline:
                     self.stop()
-                    log = (directory / "redis.log").read_text(errors="replace")
+                    log = (self.directory / "redis.log").read_text(errors="replace")
                     raise RuntimeError(f"redis-server did not start: {log[-500:]}") from None
                 time.sleep(0.02)
-        if cluster:
-            self._own_every_slot(deadline)
+        client = redis.Redis(port=self.port)
+        deadline = time.monotonic() + 10
+        while client.info("persistence").get("loading"):  # the AOF read back first
+            if time.monotonic() > deadline:
+                raise RuntimeError("redis-server: still loading its data")
+            time.sleep(0.02)
+        client.close()
+
+    def kill(self) -> None:
+        """SIGKILL: the server dies at once, as in a crash."""
+        self.process.kill()
+        self.process.wait()
 
     def _own_every_slot(self, deadline: float) -> None:
         client = redis.Redis(port=self.port)
@@ -80,7 +100,8 @@ class RedisServer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-        self._log.close()
+        if not self._log.closed:
+            self._log.close()
 
 
 @pytest.fixture(scope="session", name="redis_server")

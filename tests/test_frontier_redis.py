@@ -259,6 +259,38 @@ def test_simulated_crawl_on_redis_is_the_default_crawl(
     assert run["settings"]["crawl"]["frontier"] == "redis"
 
 
+def test_a_redis_killed_with_sigkill_keeps_every_acknowledged_change(tmp_path: Path) -> None:
+    """appendonly yes, appendfsync always: the AOF holds every script that answered."""
+    server = RedisServer(tmp_path, appendonly=True)
+    try:
+        db = RedisFrontier(server.url, prefix="aof", partitions=8)
+        db.ensure_columns(["cash"])
+        for i in range(30):
+            _add(db, f"http://h{i % 7}/{i}", float(i), merge=Merge.ADD, parent=f"http://h0/{i - 1}")
+        db.update_values("cash", [(f"http://h{i % 7}/{i}", 0.5) for i in range(30)], Merge.ADD)
+        popped = [q.url for q in db.pop(5)]
+        db.mark(popped[0], URLState.FETCHED)
+        db.set_meta("engine", "after the mark")
+        before = (list(db.iter_urls()), [db.count(s) for s in URLState], db.children("http://h0/3"))
+        db.close()
+        server.kill()
+        server.start()
+        again = RedisFrontier(server.url, prefix="aof")
+        after = (
+            list(again.iter_urls()),
+            [again.count(s) for s in URLState],
+            again.children("http://h0/3"),
+        )
+        assert after == before
+        assert again.get_meta("engine") == "after the mark"
+        assert again.value("http://h3/3", "cash") == 0.5
+        assert again.requeue_in_flight() == 4
+        assert [q.url for q in again.pop(4)] == popped[1:]
+        again.close()
+    finally:
+        server.stop()
+
+
 def test_a_crawl_runs_on_a_redis_cluster_node(sample_archive: Path, tmp_path: Path) -> None:
     """A one-node Redis Cluster refuses a script that touches keys of two slots (Redis 7):
     a whole simulated crawl on it, OPIC's cash and parent edges (genre) included."""
