@@ -82,8 +82,10 @@ local function getrow(url)
 end
 
 local function putrow(url, r)
-  redis.call('HSET', P .. 'u', url, table.concat({int(r.state), int(r.tier), num(r.score),
-    int(r.depth), int(r.layer), int(r.seq), r.host, r.parent}, '\0'))
+  local s = table.concat({int(r.state), int(r.tier), num(r.score), int(r.depth),
+    int(r.layer), int(r.seq), r.host, r.parent}, '\0')
+  redis.call('HSET', P .. 'u', url, s)
+  return s
 end
 
 local function mark_dirty(r)
@@ -401,9 +403,8 @@ elseif op == 'pop' then
       took = took + 1
       local r = getrow(c[2])
       set_state(c[2], r, IN_FLIGHT)
-      putrow(c[2], r)
       out[#out + 1] = c[2]
-      out[#out + 1] = redis.call('HGET', P .. 'u', c[2])
+      out[#out + 1] = putrow(c[2], r)
     else
       rest = c[1]
       break
