@@ -392,7 +392,8 @@ class Crawler:
                 break
             if self._stop.is_set():
                 async for slot, result in scheduler.drain(abort=self._abort):
-                    await self._record(slot, result)
+                    if not scheduler.budget_spent():  # (else put back, as below)
+                        await self._record(slot, result)
                 break
             for slot, result in await scheduler.wait():
                 if scheduler.budget_spent():
