@@ -79,6 +79,7 @@ from focuscrawl.frontier.rules import (
     host_of,
 )
 from focuscrawl.types import Merge, QueuedURL, URLState
+from focuscrawl.urls import host_of as url_host
 
 __all__ = ["PARTITIONS", "RedisFrontier", "partition_host"]
 
@@ -149,7 +150,8 @@ class RedisFrontier:
         return f"{self.prefix}:{{{self.prefix}:{partition}}}:"
 
     def _part(self, url: str) -> int:
-        return self._part_host(host_of(url))
+        # the engine's own host function: the hosts it passes always match
+        return self._part_host(url_host(url))
 
     def _part_host(self, host: str) -> int:
         return zlib.crc32(partition_host(host).encode("utf-8")) % self.partitions
