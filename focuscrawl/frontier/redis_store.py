@@ -22,9 +22,10 @@ greedy order with its per-host caps and tier strictness, in one script per switc
 (:mod:`focuscrawl.frontier.redis_heads`). The keys it knows are those its own
 scripts returned: one writer per partition (the next step's leases) keeps them true.
 
-Discovery order. ``seq`` comes from one counter (``INCRBY`` of a block per batch:
-the parent of item i gets ``base + 2i + 1``, the URL ``base + 2i + 2``), so the
-order is the reference's; the numbers have gaps (the reference counts 1, 2, 3 ...).
+Discovery order. ``seq`` comes from one shared counter, taken in blocks of
+SEQ_BLOCK (the parent of a batch's item i gets ``base + 2i + 1``, the URL
+``base + 2i + 2``), so one client's order is the reference's; the numbers have gaps
+(the reference counts 1, 2, 3 ...); several clients interleave by blocks.
 
 Durability. Each script is atomic and applied when the call returns; Redis has no
 transaction spanning the engine's batch, so :meth:`commit` is a no-op. With
@@ -85,6 +86,7 @@ __all__ = ["PARTITIONS", "RedisFrontier", "partition_host"]
 
 PARTITIONS = 1024  # logical partitions: a few per worker and core, leased whole (next)
 COUNTS_EVERY = 1.0  # seconds between two reads of every partition's counts (count())
+SEQ_BLOCK = 1 << 16  # discovery numbers taken from the shared counter at once
 
 
 class RedisFrontier:
@@ -112,6 +114,7 @@ class RedisFrontier:
         meta = f"{prefix}:{{{prefix}:m}}:"
         self._meta, self._seq = meta + "meta", meta + "seq"
         self._cols_key, self._layers_key = meta + "cols", meta + "layers"
+        self._seq_next = self._seq_end = 0  # a block of discovery numbers of this client
         # the partitions' counts summed when last read, and this client's changes since
         self._counts: dict[int, int] = {}
         self._local: dict[int, int] = {}
@@ -191,6 +194,18 @@ class RedisFrontier:
             out.append(result)
         return out
 
+    def _seqs(self, k: int) -> int:
+        """``k`` consecutive discovery numbers: the first one less 1. Taken from the
+        shared counter in blocks (one INCRBY every SEQ_BLOCK numbers, not every batch);
+        a block left unused leaves a gap, never an order against discovery."""
+        if self._seq_next + k > self._seq_end:
+            size = max(k, SEQ_BLOCK)
+            self._seq_end = int(self._db.incrby(self._seq, size))
+            self._seq_next = self._seq_end - size
+        base = self._seq_next
+        self._seq_next += k
+        return base
+
     def _column(self, name: str) -> str:
         if name != SCORE and name not in self._columns:
             self._columns = {text(c) for c in self._db.smembers(self._cols_key)}
@@ -263,7 +278,7 @@ class RedisFrontier:
         if layer not in self._layers:
             self._db.sadd(self._layers_key, layer)
             self._layers.add(layer)
-        base = int(self._db.incrby(self._seq, 2 * len(checked))) - 2 * len(checked)
+        base = self._seqs(2 * len(checked))
         groups: dict[int, list[Any]] = {}
         edges = self._keep_edges
         touched: set[str] = set()  # without edges a parent is touched once a batch
