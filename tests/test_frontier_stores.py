@@ -183,7 +183,8 @@ _SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[Heal
 @_SETTINGS
 @given(ops=st.lists(_ops, max_size=30))
 def test_memory_store_matches_reference(ops: list[tuple[Any, ...]]) -> None:
-    """The reference against itself, reopened as a fresh copy never (it is not durable)."""
+    """The reference against a second copy of itself: the suite's own check (no reopen: it
+    keeps nothing)."""
     store = _Store(MemoryFrontier)
     _check(store, [op for op in ops if op[0] != "reopen"])
 
