@@ -19,6 +19,7 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 
 from focuscrawl.exceptions import ArchiveError
+from focuscrawl.urls import normalize_escapes
 
 
 @dataclass(slots=True)
@@ -222,16 +223,56 @@ class ArchiveIndex:
         return len(self.entries)
 
 
-def load_labels(path: Path | str) -> dict[str, dict[str, Any]]:
-    """A ``*.labels.jsonl`` file as ``{url: label object}``; bad lines are an error."""
-    labels: dict[str, dict[str, Any]] = {}
+class Labels(dict[str, dict[str, Any]]):
+    """``{url: label object}`` that also answers for a URL written with its percent-escapes
+    in the crawler's normal form (RFC 3986 6.2.2: ``%2f`` is ``%2F``, ``%7e`` is ``~``),
+    as the crawler records it; iteration and ``len`` see each labelled URL once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._aliases: dict[str, str] = {}
+
+    def add(self, url: str, label: dict[str, Any]) -> None:
+        self[url] = label
+        if "%" in url:
+            canon = normalize_escapes(url)
+            if canon != url:
+                self._aliases.setdefault(canon, url)
+
+    def __missing__(self, url: str) -> dict[str, Any]:
+        raw = self._aliases.get(url)
+        if raw is None:
+            raise KeyError(url)
+        return dict.__getitem__(self, raw)
+
+    def get(self, url: str, default: Any = None) -> Any:
+        found = dict.get(self, url)
+        if found is None and url in self._aliases:
+            found = dict.get(self, self._aliases[url])
+        return default if found is None else found
+
+    def __contains__(self, url: object) -> bool:
+        return dict.__contains__(self, url) or url in self._aliases
+
+
+def load_labels(path: Path | str) -> Labels:
+    """A ``*.labels.jsonl`` file as ``{url: label object}``; bad lines are an error.
+
+    >>> import tempfile, os
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as fh:
+    ...     _ = fh.write('{"url": "http://a.org/x%2fy%7e", "type": "course"}' + chr(10))
+    >>> labels = load_labels(fh.name); os.unlink(fh.name)
+    >>> labels.get("http://a.org/x%2Fy~")["type"], len(labels), "http://a.org/x%2Fy~" in labels
+    ('course', 1, True)
+    """
+    labels = Labels()
     with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue
             try:
                 obj = json.loads(line)
-                labels[str(obj["url"])] = obj
+                labels.add(str(obj["url"]), obj)
             except (ValueError, KeyError, TypeError):
                 raise ArchiveError(f"{path}:{lineno}: not a label line") from None
     return labels
