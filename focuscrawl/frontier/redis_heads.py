@@ -33,10 +33,18 @@ class QueueHeads:
         self.heads = heads  # (partition, layer) -> pop key (20 bytes) + host
         self._heap: list[Entry] = []
         self._rebuild()
+        self._versions: dict[int, int] = {}  # partition -> scripts run on it so far
+        # (partition, layer) -> (version, excluded, max_per_host, tier, first eligible key):
+        # a queue whose best host is excluded, asked once while nothing changes there
+        self._peeks: dict[tuple[int, int], tuple[int, tuple[str, ...], int, int, bytes]] = {}
 
     def _rebuild(self) -> None:
         self._heap = [(head[:20], p, layer) for (p, layer), head in self.heads.items()]
         heapq.heapify(self._heap)
+
+    def touched(self, partition: int) -> None:
+        """A script ran on ``partition``: what was asked of it may have changed."""
+        self._versions[partition] = self._versions.get(partition, 0) + 1
 
     def update(self, partition: int, layer: int, head: bytes | None) -> None:
         """A script's news: the queue's best host now (None: the queue is empty)."""
@@ -148,27 +156,42 @@ class QueueHeads:
     ) -> list[Entry]:
         """``bounds`` (a heap) with the first eligible key of every (partition, layer)
         whose best host is excluded, of those ahead of the ``n``-th one whose best host
-        is not (asked in one pipeline): the pop then switches only where it takes."""
+        is not (asked in one pipeline, unless asked already with the same exclusions
+        and no script run there since): the pop then switches only where it takes."""
         hosts = {h.encode("utf-8") for part in excluded.values() for h in part}
-        ask, free = [], 0
+        ask: list[tuple[int, int]] = []
+        known: dict[tuple[int, int], bytes] = {}
+        free = 0
         for _, p, layer in heapq.nsmallest(n + len(hosts), bounds):
             if self.heads[p, layer][20:] in hosts:
-                ask.append((p, layer))
+                question = (tuple(excluded.get(p, ())), max_per_host, tier)
+                peek = self._peeks.get((p, layer))
+                if peek is not None and peek[:4] == (self._versions.get(p, 0), *question):
+                    known[p, layer] = peek[4]
+                else:
+                    ask.append((p, layer))
             else:
                 free += 1
                 if free >= n:
                     break
-        if not ask:
+        if ask:
+            calls = []
+            for p, layer in ask:
+                ex = excluded.get(p, [])
+                calls.append((p, ("pop", layer, tier, 0, b"", max_per_host, len(ex), *ex)))
+            for (p, layer), (_, rest) in zip(ask, scripts(calls), strict=True):
+                known[p, layer] = bytes(rest)
+                ex_p = tuple(excluded.get(p, ()))
+                self._peeks[p, layer] = (
+                    self._versions.get(p, 0),
+                    ex_p,
+                    max_per_host,
+                    tier,
+                    bytes(rest),
+                )
+        if not known:
             return bounds
-        calls = []
-        for p, layer in ask:
-            ex = excluded.get(p, [])
-            calls.append((p, ("pop", layer, tier, 0, b"", max_per_host, len(ex), *ex)))
-        replies = scripts(calls)
-        asked = set(ask)
-        out = [b for b in bounds if (b[1], b[2]) not in asked]
-        out += [
-            (bytes(rest), p, lay) for (p, lay), (_, rest) in zip(ask, replies, strict=True) if rest
-        ]
+        out = [b for b in bounds if (b[1], b[2]) not in known]
+        out += [(rest, p, layer) for (p, layer), rest in known.items() if rest]
         heapq.heapify(out)
         return out

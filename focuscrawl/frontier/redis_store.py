@@ -190,6 +190,7 @@ class RedisFrontier:
                 self._sha = self._db.script_load(FRONTIER_LUA)
         out = []
         for (p, _), (result, changes) in zip(calls, replies, strict=True):
+            self._heads.touched(p)
             self._changes_from(p, changes)
             out.append(result)
         return out
@@ -558,7 +559,7 @@ def _one_line(method: Callable[..., Any]) -> Callable[..., Any]:
     return guarded
 
 
-for _name in [n for n in vars(RedisFrontier) if not n.startswith("__") and n != "iter_urls"]:
+for _name in [n for n in vars(RedisFrontier) if not n.startswith("_")]:
     if callable(vars(RedisFrontier)[_name]):
         setattr(RedisFrontier, _name, _one_line(vars(RedisFrontier)[_name]))
 
