@@ -7,7 +7,9 @@ reference's order, from the (partition, layer) of the best key the URLs better t
 the next one's key, and learns that queue's next eligible key: one script per
 switch between queues, whatever the number of partitions. A key is a lower bound of
 what its queue can give (its host may be excluded, or full): those whose best host
-is excluded are asked their first eligible key first, in one pipeline.
+is excluded are asked their first eligible key first, in one pipeline, and the
+answer is kept while no script runs on that partition and the exclusions stay (the
+hosts a crawl excludes, those waiting out their delay, stay excluded for many pops).
 """
 
 from __future__ import annotations
