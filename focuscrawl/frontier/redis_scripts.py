@@ -26,8 +26,8 @@ Keys of partition ``P`` (a prefix ending in ``:``):
 A mutating script returns ``{result, changes}``: ``changes`` a flat list of
 ``"s<state>", delta`` (the change of the partition's count of URLs in that state,
 which the client adds to its counts) and ``layer, best`` (the new best host of
-every layer whose queues it changed: its best key and its name, "" if the layer
-is now empty in this partition; the client keeps them to merge pops across partitions without reading
+every layer whose best hosts it changed: its best key and its name, "" if the
+layer is now empty in this partition; the client keeps them to merge pops across partitions without reading
 every partition).
 """
 
@@ -39,8 +39,9 @@ FRONTIER_LUA = r"""#!lua
 local P = KEYS[1]
 local op = ARGV[1]
 local QUEUED, IN_FLIGHT, FETCHED = 0, 1, 2
-local dirty = {}   -- layer -> {host -> true}: host entries of r:<layer> to refresh
-local touched = {} -- layer -> true
+-- layer -> host -> {old = its r:<layer> member before, cur = now, stale = cur unknown}:
+-- a host's best is read once a call, and read again only if its best URL left
+local best = {}
 
 local function int(x) return string.format('%.0f', x) end
 local function num(x) return string.format('%.17g', x) end
@@ -88,22 +89,32 @@ local function putrow(url, r)
   return s
 end
 
-local function mark_dirty(r)
-  local d = dirty[r.layer]
-  if not d then d = {} dirty[r.layer] = d end
-  d[r.host] = true
+local function hostbest(r)
+  local l = best[r.layer]
+  if not l then l = {} best[r.layer] = l end
+  local b = l[r.host]
+  if not b then
+    local m = redis.call('HGET', P .. 'hb:' .. int(r.layer), r.host)
+    b = {old = m, cur = m, stale = false}
+    l[r.host] = b
+  end
+  return b
 end
 
 local function qkey(r) return P .. 'q:' .. int(r.layer) .. ':' .. r.host end
 
 local function unqueue(url, r)
-  redis.call('ZREM', qkey(r), okey(r.tier, r.score, r.seq) .. url)
-  mark_dirty(r)
+  local key = okey(r.tier, r.score, r.seq)
+  redis.call('ZREM', qkey(r), key .. url)
+  local b = hostbest(r)
+  if b.cur and string.sub(b.cur, 1, 20) == key then b.stale = true end
 end
 
 local function enqueue(url, r)
-  redis.call('ZADD', qkey(r), 0, okey(r.tier, r.score, r.seq) .. url)
-  mark_dirty(r)
+  local key = okey(r.tier, r.score, r.seq)
+  redis.call('ZADD', qkey(r), 0, key .. url)
+  local b = hostbest(r)
+  if not b.stale and (not b.cur or key < string.sub(b.cur, 1, 20)) then b.cur = key .. r.host end
 end
 
 local deltas = {} -- state -> change of the partition's count, returned to the client
@@ -143,23 +154,25 @@ local function rescore(url, r, tier, score)
 end
 
 local function heads()
-  for layer, hosts in pairs(dirty) do
+  local touched = {} -- layers whose ready set changed: their best is reported
+  for layer, hosts in pairs(best) do
     local rk, hb = P .. 'r:' .. int(layer), P .. 'hb:' .. int(layer)
-    for host, _ in pairs(hosts) do
-      local best = redis.call('ZRANGE', P .. 'q:' .. int(layer) .. ':' .. host, 0, 0)[1]
-      local old = redis.call('HGET', hb, host)
-      local new = best and (string.sub(best, 1, 20) .. host) or false
-      if old ~= new then
-        if old then redis.call('ZREM', rk, old) end
-        if new then
-          redis.call('ZADD', rk, 0, new)
-          redis.call('HSET', hb, host, new)
+    for host, b in pairs(hosts) do
+      if b.stale then
+        local first = redis.call('ZRANGE', P .. 'q:' .. int(layer) .. ':' .. host, 0, 0)[1]
+        b.cur = first and (string.sub(first, 1, 20) .. host) or false
+      end
+      if b.old ~= b.cur then
+        if b.old then redis.call('ZREM', rk, b.old) end
+        if b.cur then
+          redis.call('ZADD', rk, 0, b.cur)
+          redis.call('HSET', hb, host, b.cur)
         else
           redis.call('HDEL', hb, host)
         end
+        touched[layer] = true
       end
     end
-    touched[layer] = true
   end
   local out = {}
   for state, delta in pairs(deltas) do
