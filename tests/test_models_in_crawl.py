@@ -34,7 +34,8 @@ TOPICS = {
 
 
 def test_every_registered_model_has_a_topic_case() -> None:
-    assert set(MODELS.names()) == set(TOPICS)
+    # models that other test modules register for themselves ("test-...") are not the package's
+    assert {name for name in MODELS.names() if not name.startswith("test-")} == set(TOPICS)
 
 
 @pytest.mark.parametrize("name", sorted(TOPICS))
