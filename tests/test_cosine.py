@@ -16,12 +16,12 @@ from focuscrawl.exceptions import ConfigError, FocuscrawlError, ModelError
 from focuscrawl.parse.html import page_from_bytes
 from focuscrawl.relevance.base import build_model, load_model, save_model
 from focuscrawl.relevance.cosine import (
-    CLI_COMMANDS,
     CosineModel,
     cosine_similarity,
     url_tokens,
     weighted_mean,
 )
+from focuscrawl.relevance.cosine_cli import CLI_COMMANDS
 from focuscrawl.relevance.terms import (
     IdfTable,
     compute_idf,

@@ -8,9 +8,10 @@ import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from itertools import combinations
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from focuscrawl.evaluation import crawl_metrics as cm
+from focuscrawl.evaluation.experiment_file import Experiment, StrategySpec, run_dir_for
 from focuscrawl.evaluation.run import (
     LabelJudge,
     checkpoints_for,
@@ -22,9 +23,6 @@ from focuscrawl.evaluation.statistics import mean_se, paired_t_greater
 from focuscrawl.evaluation.topics import Topic
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.replay.archive import load_labels
-
-if TYPE_CHECKING:
-    from focuscrawl.evaluation.experiment import Experiment, StrategySpec
 
 ALPHA = 0.05  # P1's significance level
 # curves reported as the share of the way from BFS to the oracle (% of the answer set
@@ -53,8 +51,6 @@ SCALARS: dict[str, Callable[[Mapping[str, Any]], float | None]] = {
 
 def evaluate_all(exp: Experiment, jobs: Sequence[tuple[StrategySpec, Topic, int]]) -> list[dict[str, Any]]:
     """Every run of ``jobs`` evaluated against the experiment's label file."""
-    from focuscrawl.evaluation.experiment import run_dir_for
-
     if exp.labels is None:
         raise ConfigError(f"{exp.path.name}: 'labels' is needed to judge the crawls")
     labels = load_labels(exp.labels)

@@ -153,7 +153,8 @@ def check_hand_topics(exp: Any) -> None:
 
 
 def run_experiment(args: argparse.Namespace) -> int:
-    from focuscrawl.evaluation.experiment import load_experiment, run_experiment_file
+    from focuscrawl.evaluation.experiment import run_experiment_file
+    from focuscrawl.evaluation.experiment_file import load_experiment
 
     try:
         exp = load_experiment(args.experiment, out=args.out)

@@ -7,7 +7,9 @@
   — accuracy, precision, recall, F1 and AUC against a label (``--where k=v``
   restricts), on every labelled page except those the model was trained on
   (``train-urls.txt`` of the model), i.e. at the collection's real class ratio;
-* every ``CLI_COMMANDS`` entry of a model module, e.g. ``generate-terms``.
+* every ``CLI_COMMANDS`` entry of the models' command modules (``cosine_cli``:
+  ``idf``, ``generate-terms``; ``ngram_cli``: ``perplexity``) and of a model module
+  (``learn-comment-keywords``, a third party's commands).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 
 from focuscrawl.evaluation.metrics import auc, binary_scores
 from focuscrawl.exceptions import ConfigError, ModelError
+from focuscrawl.relevance import cosine_cli, ngram_cli
 from focuscrawl.relevance.base import (
     MODEL_INFO,
     MODELS,
@@ -35,7 +38,8 @@ Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Na
 
 
 def _module_commands() -> dict[str, Command]:
-    commands: dict[str, Command] = {}
+    # a command module imports its model, never the reverse
+    commands: dict[str, Command] = {**cosine_cli.CLI_COMMANDS, **ngram_cli.CLI_COMMANDS}
     for name in MODELS.names():
         module = sys.modules[MODELS.get(name).__module__]
         commands.update(getattr(module, "CLI_COMMANDS", {}))

@@ -38,7 +38,7 @@ from urllib.parse import urlsplit
 
 from focuscrawl.evaluation.metrics import BinaryScores
 from focuscrawl.exceptions import ModelError
-from focuscrawl.relevance.comments import (
+from focuscrawl.relevance.comment_keywords import (
     LabelledNames,
     LearnedKeyword,
     candidate_keywords,

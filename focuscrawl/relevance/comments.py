@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -45,6 +44,14 @@ from focuscrawl.exceptions import ArchiveError, ModelError
 from focuscrawl.fetch.encoding import decode_html, detect_charset
 from focuscrawl.parse.html import class_names_and_ids
 from focuscrawl.relevance.base import register_model, save_model
+from focuscrawl.relevance.comment_keywords import (
+    LabelledNames,
+    LearnedKeyword,
+    candidate_keywords,
+    fold_name,
+    greedy_cover,
+)
+from focuscrawl.relevance.comment_sites import NameIndex, site_of, split_sites, tune_learner
 from focuscrawl.replay.archive import iter_responses, load_labels
 from focuscrawl.types import Page
 
@@ -80,40 +87,6 @@ DEFAULT_KEYWORDS: tuple[str, ...] = (
     "comment-avatar", "user-comment", "reader-comment", "thread-even", "thread-odd",
     "bypostauthor", "byuser", "dsq-comment", "kommentar", "leserbrief", "comentario",
 )  # fmt: skip
-
-_TOKEN = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
-_FOLD = re.compile(r"[-_]")
-
-
-def fold_name(name: str, fold_separators: bool = True) -> str:
-    """Lower-case ``name``; drop ``-`` and ``_`` when ``fold_separators``.
-
-    >>> fold_name("Comment_Body"), fold_name("Comment_Body", False)
-    ('commentbody', 'comment_body')
-    """
-    low = name.strip().lower()
-    return _FOLD.sub("", low) if fold_separators else low
-
-
-def candidate_keywords(name: str, fold_separators: bool = True, min_length: int = 4) -> set[str]:
-    """Spans of 1-3 alphabetic word tokens of a class/id name (the learner's candidates).
-
-    >>> sorted(candidate_keywords("commentList-item2"))
-    ['comment', 'commentlist', 'commentlistitem', 'item', 'list', 'listitem']
-    """
-    parts = [(m.start(), m.end(), m.group().isdigit()) for m in _TOKEN.finditer(name)]
-    out: set[str] = set()
-    for i, (start, _, digit) in enumerate(parts):
-        if digit:
-            continue
-        for j in range(i, min(i + 3, len(parts))):
-            if parts[j][2]:
-                break
-            span = fold_name(name[start : parts[j][1]], fold_separators)
-            if len(span) >= min_length:
-                out.add(span)
-    return out
-
 
 @register_model("comments")
 @dataclass
@@ -219,27 +192,6 @@ class CommentModel:
         return _learn_from_args(args, report=None)
 
 
-@dataclass(frozen=True, slots=True)
-class LabelledNames:
-    """The class and id names of one labelled page."""
-
-    url: str
-    class_names: frozenset[str]
-    ids: frozenset[str]
-    label: bool
-
-    def names(self, use_ids: bool) -> list[str]:
-        return [*self.class_names, *self.ids] if use_ids else list(self.class_names)
-
-
-@dataclass(frozen=True, slots=True)
-class LearnedKeyword:
-    keyword: str
-    gain: int  # rise in training accuracy (pages) when it was added
-    tp: int  # training comment pages it matches
-    fp: int  # training non-comment pages it matches
-
-
 def split_half(url: str) -> str:
     """Deterministic 50/50 split by URL hash: ``"learn"`` or ``"report"``.
 
@@ -267,8 +219,6 @@ def learn_keywords(
     sites (:func:`focuscrawl.relevance.comment_sites.site_of`); ``candidates``
     restricts the choice to those keywords.
     """
-    from focuscrawl.relevance.comment_sites import site_of  # that module builds on this one
-
     if top_k < 1:
         raise ModelError("comments model: --top-k must be at least 1")
     labels = [p.label for p in pages]
@@ -294,31 +244,6 @@ def learn_keywords(
         if n_pos >= min_support and (min_sites <= 1 or len(sites[cand]) >= min_sites):
             cover[cand] = sum(1 << i for i, blob in enumerate(blobs) if cand in blob)
     return greedy_cover(cover, pos_mask, top_k=top_k, min_gain=min_gain)
-
-
-def greedy_cover(
-    cover: dict[str, int], pos_mask: int, *, top_k: int, min_gain: int
-) -> list[LearnedKeyword]:
-    """Greedy forward selection: add the keyword whose pages (bit masks) gain the most
-    (new positives minus new negatives) until ``top_k`` or the gain falls below ``min_gain``.
-    ``cover`` is consumed."""
-    chosen: list[LearnedKeyword] = []
-    covered = 0
-    while len(chosen) < top_k and cover:
-        best: tuple[int, int, int, str] | None = None  # (gain, -fp, -len, keyword), maximised
-        for cand, matched in cover.items():
-            new = matched & ~covered
-            gain = (new & pos_mask).bit_count() - (new & ~pos_mask).bit_count()
-            key = (gain, -(matched & ~pos_mask).bit_count(), -len(cand), cand)
-            if best is None or key > best:
-                best = key
-        if best is None or best[0] < min_gain:
-            break
-        matched = cover.pop(best[3])
-        tp = (matched & pos_mask).bit_count()
-        chosen.append(LearnedKeyword(best[3], best[0], tp, matched.bit_count() - tp))
-        covered |= matched
-    return chosen
 
 
 def evaluate_keywords(model: CommentModel, pages: Sequence[LabelledNames]) -> BinaryScores:
@@ -378,8 +303,6 @@ def _learn_from_args(args: argparse.Namespace, report: list[str] | None) -> Comm
         pages = load_labelled_names(args.archive, args.labels, args.field)
     except ArchiveError as exc:
         raise ModelError(str(exc)) from None
-    from focuscrawl.relevance.comment_sites import NameIndex, split_sites, tune_learner
-
     index = NameIndex(pages, use_ids=use_ids, fold_separators=fold)
     learn = index.all_mask if args.all else index.mask(lambda p: split_sites(p.url) == "learn")
     held = 0 if args.all else index.all_mask & ~learn

@@ -38,7 +38,6 @@ from urllib.parse import unquote, urlsplit
 
 from focuscrawl.exceptions import ConfigError, ModelError
 from focuscrawl.relevance.base import register_model
-from focuscrawl.relevance.cosine_cli import CLI_COMMANDS, load_topic_model_table
 from focuscrawl.relevance.terms import (
     IdfTable,
     count_terms,
@@ -47,15 +46,26 @@ from focuscrawl.relevance.terms import (
     page_tokens,
 )
 from focuscrawl.relevance.text import available_languages, tokenize
+from focuscrawl.settings import read_toml
 from focuscrawl.types import Page
 
-__all__ = ["CLI_COMMANDS", "CosineModel", "cosine_similarity", "weighted_mean"]
+__all__ = ["CosineModel", "cosine_similarity", "weighted_mean"]
 
 SETS = ("genre", "content", "url")
 PARAMS = frozenset(
     {f"{s}_terms" for s in SETS}
     | {"gw", "cw", "gcw", "uw", "threshold", "idf", "lang", "stem", "topic"}
 )
+
+
+def load_topic_model_table(path: Path) -> dict[str, Any]:
+    """The ``[model]`` table of a topic file, without ``name`` (which must be "cosine")."""
+    table = read_toml(path).get("model")
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: no [model] table")
+    if table.get("name", "cosine") != "cosine":
+        raise ConfigError(f"{path}: [model] name is {table['name']!r}, not 'cosine'")
+    return {k: v for k, v in table.items() if k != "name"}
 
 
 def cosine_similarity(freqs: Sequence[int], idfs: Sequence[float], query: Sequence[float]) -> float:

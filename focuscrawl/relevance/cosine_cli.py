@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from focuscrawl.exceptions import ConfigError, FocuscrawlError, ModelError
+from focuscrawl.relevance.cosine import CosineModel, load_topic_model_table
 from focuscrawl.relevance.examples import iter_archive_pages, select_urls
 from focuscrawl.relevance.terms import (
     COUNTS,
@@ -28,20 +29,9 @@ from focuscrawl.relevance.terms import (
 )
 from focuscrawl.relevance.text import available_languages
 from focuscrawl.replay.archive import load_labels
-from focuscrawl.settings import read_toml
 from focuscrawl.urls import read_url_lines
 
 Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
-
-
-def load_topic_model_table(path: Path) -> dict[str, Any]:
-    """The ``[model]`` table of a topic file, without ``name`` (which must be "cosine")."""
-    table = read_toml(path).get("model")
-    if not isinstance(table, dict):
-        raise ConfigError(f"{path}: no [model] table")
-    if table.get("name", "cosine") != "cosine":
-        raise ConfigError(f"{path}: [model] name is {table['name']!r}, not 'cosine'")
-    return {k: v for k, v in table.items() if k != "name"}
 
 
 def toml_value(value: Any) -> str:
@@ -202,8 +192,6 @@ def _sample(urls: list[str], n: int, seed: int) -> list[str]:
 
 
 def run_generate(args: argparse.Namespace) -> int:
-    from focuscrawl.relevance.cosine import CosineModel  # here: cosine imports this module
-
     if args.lang not in available_languages():
         raise ConfigError(f"generate-terms: no stop-word list for {args.lang!r}")
     labels = load_labels(args.labels) if args.labels else None

@@ -25,17 +25,23 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
-import pycld2
-
 from focuscrawl.exceptions import ModelError
 from focuscrawl.relevance.base import register_model
+from focuscrawl.relevance.language_id import (
+    BACKENDS,
+    DEFAULT_BACKEND,
+    UNKNOWN,
+    cld2_languages,
+    language_distribution,
+    normalise_lang,
+    py3langid_languages,
+)
+from focuscrawl.relevance.language_share import language_shares, target_share
 from focuscrawl.relevance.scripts import script_counts, script_of
 from focuscrawl.types import Page
 from focuscrawl.urls import hostname_of
@@ -57,22 +63,8 @@ __all__ = [
     "tld_languages",
 ]
 
-BACKENDS = ("cld2", "py3langid")
-DEFAULT_BACKEND = "cld2"
 DECISIONS = ("share", "top")
 MIN_SHARE = 0.25  # default threshold of the share rule: a quarter of the page's text
-UNKNOWN = "und"
-
-# Chinese varieties and scripts fold into zh: a crawl for Chinese wants them all,
-# and detectors split them unreliably (py3langid calls some Traditional pages yue)
-_CHINESE = "yue wuu gan hak nan cmn hsn cjy cdo cpx czh mnp lzh zh-yue zh-min-nan"
-_ALIASES = {
-    **dict.fromkeys(_CHINESE.split(), "zh"),
-    "zh-hant": "zh", "zh-hans": "zh", "zh-cn": "zh", "zh-tw": "zh", "zh-hk": "zh", "zh-sg": "zh",
-    "iw": "he", "in": "id", "jw": "jv", "nb": "no", "nn": "no", "un": UNKNOWN, "": UNKNOWN,
-}  # fmt: skip
-
-
 # ccTLD -> languages, the main one first. Where a country has several official
 # languages the order follows the share of speakers (ch: de, fr, it; be: nl, fr);
 # English-speaking ccTLDs are listed so that a table hit means "not the target".
@@ -100,19 +92,6 @@ def _parse_tld_table(spec: str) -> dict[str, tuple[str, ...]]:
 TLD_LANGUAGES: dict[str, tuple[str, ...]] = _parse_tld_table(_TLD_TABLE)
 
 
-def normalise_lang(code: str) -> str:
-    """Primary language subtag, lower-cased, Chinese variants folded into ``zh``.
-
-    >>> [normalise_lang(c) for c in ("zh-TW", "yue", "wuu", "pt_BR", "EN-us", "zh-Hant", "un")]
-    ['zh', 'zh', 'zh', 'pt', 'en', 'zh', 'und']
-    """
-    low = code.strip().lower().replace("_", "-")
-    if low in _ALIASES:
-        return _ALIASES[low]
-    primary = low.split("-", 1)[0]
-    return _ALIASES.get(primary, primary)
-
-
 def tld_language(host: str) -> str | None:
     """Primary language of the host's country-code TLD, None for generic TLDs.
 
@@ -127,65 +106,6 @@ def tld_languages(host: str) -> tuple[str, ...]:
     """Every language of the ccTLD's table entry, the main one first (``ch`` -> de, fr, it)."""
     name = hostname_of(host).rstrip(".").lower()
     return TLD_LANGUAGES.get(name.rsplit(".", 1)[-1], ())
-
-
-@lru_cache(maxsize=1)
-def _py3langid() -> Any:
-    """py3langid with normalised probabilities (loaded once, ~0.5 s)."""
-    from py3langid import langid
-
-    return langid.LanguageIdentifier.from_modelpath(
-        langid.MODEL_DIR / langid.MODEL_FILE, norm_probs=True
-    )
-
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
-
-
-def cld2_languages(text: str) -> list[tuple[str, float]]:
-    """cld2's languages with their share of the text (0-1), best first."""
-    clean = _CONTROL.sub(" ", text)
-    try:
-        _, _, details = pycld2.detect(clean)
-    except pycld2.error:  # still invalid somewhere: drop what does not encode
-        _, _, details = pycld2.detect(clean.encode("utf-8", "ignore").decode("utf-8"))
-    return [
-        (normalise_lang(code), percent / 100) for _, code, percent, _ in details if code != "un"
-    ]
-
-
-def py3langid_languages(text: str, candidates: Iterable[str] | None) -> list[tuple[str, float]]:
-    ranked = [(normalise_lang(lang), p) for lang, p in _py3langid().rank(text)]
-    if candidates is not None:
-        wanted = {normalise_lang(c) for c in candidates}
-        ranked = [(lang, p) for lang, p in ranked if lang in wanted]
-        total = sum(p for _, p in ranked)  # renormalise over the candidate set
-        ranked = [(lang, p / total) for lang, p in ranked] if total > 0 else []
-    merged: dict[str, float] = {}
-    for lang, p in ranked:  # yue and zh both become zh: add their probabilities
-        merged[lang] = merged.get(lang, 0.0) + p
-    return sorted(merged.items(), key=lambda item: -item[1])
-
-
-def language_distribution(
-    text: str, backend: str = DEFAULT_BACKEND, candidates: Iterable[str] | None = None
-) -> list[tuple[str, float]]:
-    """(language, probability or share of text) pairs, best first; empty if undecided.
-
-    With ``backend="cld2"`` and no usable answer from cld2 (short or odd text),
-    py3langid answers instead.
-    """
-    if backend not in BACKENDS:
-        raise ModelError(
-            f"language: unknown backend {backend!r} (use one of {', '.join(BACKENDS)})"
-        )
-    if not text.strip():
-        return []
-    if backend == "cld2" and candidates is None:
-        found = cld2_languages(text)
-        if found:
-            return found
-    return py3langid_languages(text, candidates)
 
 
 def text_language(
@@ -284,8 +204,6 @@ class LanguageModel:
     def score(self, page: Page) -> float:
         text = f"{page.title}\n{page.text}"
         if self.decide == "share":
-            from focuscrawl.relevance.language_share import language_shares, target_share
-
             # no han_context: it is for short anchors; a page of Han without any kana
             # is Chinese (a ja-only target sets it to ja, and Chinese pages passed)
             return target_share(language_shares(text, self.backend), self._targets)

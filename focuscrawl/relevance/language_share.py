@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from focuscrawl.relevance.language import (
+from focuscrawl.relevance.language_id import (
     DEFAULT_BACKEND,
     language_distribution,
     normalise_lang,

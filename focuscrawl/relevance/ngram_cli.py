@@ -9,6 +9,7 @@ from pathlib import Path
 from focuscrawl.exceptions import ModelError
 from focuscrawl.relevance.base import load_model
 from focuscrawl.relevance.lm_text import read_texts
+from focuscrawl.relevance.ngram_lm import PerplexityModel
 from focuscrawl.types import Page
 
 
@@ -19,8 +20,6 @@ def _add_perplexity_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_perplexity(args: argparse.Namespace) -> int:
-    from focuscrawl.relevance.ngram_lm import PerplexityModel  # that module imports this one
-
     path: Path = args.model
     if path.is_file():
         model = PerplexityModel.from_arpa(path)

@@ -63,7 +63,6 @@ from focuscrawl.relevance.kneser_ney import (
     train_kneser_ney,
 )
 from focuscrawl.relevance.lm_text import lm_sentences, read_texts, training_sentences
-from focuscrawl.relevance.ngram_cli import CLI_COMMANDS  # `focuscrawl model perplexity`
 from focuscrawl.types import Page
 
 ARPA_FILE = "model.arpa.gz"
@@ -444,4 +443,4 @@ def _resolve(base_dir: Path, value: Any) -> Path:
     return path if path.is_absolute() else base_dir / path
 
 
-__all__ = ["CLI_COMMANDS", "PerplexityModel"]
+__all__ = ["PerplexityModel"]

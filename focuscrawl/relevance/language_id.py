@@ -1,0 +1,104 @@
+"""Language codes and the identification backends: which languages a text is in.
+
+cld2 (pycld2) reports each language's share of the text, py3langid its
+probabilities; codes are normalised to the primary ISO 639-1 subtag with the
+Chinese variants folded into ``zh``. Used by the language model
+(:mod:`focuscrawl.relevance.language`) and the per-language shares of a page
+(:mod:`focuscrawl.relevance.language_share`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+from typing import Any
+
+import pycld2
+
+from focuscrawl.exceptions import ModelError
+
+BACKENDS = ("cld2", "py3langid")
+DEFAULT_BACKEND = "cld2"
+UNKNOWN = "und"
+
+# Chinese varieties and scripts fold into zh: a crawl for Chinese wants them all,
+# and detectors split them unreliably (py3langid calls some Traditional pages yue)
+_CHINESE = "yue wuu gan hak nan cmn hsn cjy cdo cpx czh mnp lzh zh-yue zh-min-nan"
+_ALIASES = {
+    **dict.fromkeys(_CHINESE.split(), "zh"),
+    "zh-hant": "zh", "zh-hans": "zh", "zh-cn": "zh", "zh-tw": "zh", "zh-hk": "zh", "zh-sg": "zh",
+    "iw": "he", "in": "id", "jw": "jv", "nb": "no", "nn": "no", "un": UNKNOWN, "": UNKNOWN,
+}  # fmt: skip
+
+
+def normalise_lang(code: str) -> str:
+    """Primary language subtag, lower-cased, Chinese variants folded into ``zh``.
+
+    >>> [normalise_lang(c) for c in ("zh-TW", "yue", "wuu", "pt_BR", "EN-us", "zh-Hant", "un")]
+    ['zh', 'zh', 'zh', 'pt', 'en', 'zh', 'und']
+    """
+    low = code.strip().lower().replace("_", "-")
+    if low in _ALIASES:
+        return _ALIASES[low]
+    primary = low.split("-", 1)[0]
+    return _ALIASES.get(primary, primary)
+
+
+@lru_cache(maxsize=1)
+def _py3langid() -> Any:
+    """py3langid with normalised probabilities (loaded once, ~0.5 s)."""
+    from py3langid import langid
+
+    return langid.LanguageIdentifier.from_modelpath(
+        langid.MODEL_DIR / langid.MODEL_FILE, norm_probs=True
+    )
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def cld2_languages(text: str) -> list[tuple[str, float]]:
+    """cld2's languages with their share of the text (0-1), best first."""
+    clean = _CONTROL.sub(" ", text)
+    try:
+        _, _, details = pycld2.detect(clean)
+    except pycld2.error:  # still invalid somewhere: drop what does not encode
+        _, _, details = pycld2.detect(clean.encode("utf-8", "ignore").decode("utf-8"))
+    return [
+        (normalise_lang(code), percent / 100) for _, code, percent, _ in details if code != "un"
+    ]
+
+
+def py3langid_languages(text: str, candidates: Iterable[str] | None) -> list[tuple[str, float]]:
+    ranked = [(normalise_lang(lang), p) for lang, p in _py3langid().rank(text)]
+    if candidates is not None:
+        wanted = {normalise_lang(c) for c in candidates}
+        ranked = [(lang, p) for lang, p in ranked if lang in wanted]
+        total = sum(p for _, p in ranked)  # renormalise over the candidate set
+        ranked = [(lang, p / total) for lang, p in ranked] if total > 0 else []
+    merged: dict[str, float] = {}
+    for lang, p in ranked:  # yue and zh both become zh: add their probabilities
+        merged[lang] = merged.get(lang, 0.0) + p
+    return sorted(merged.items(), key=lambda item: -item[1])
+
+
+def language_distribution(
+    text: str, backend: str = DEFAULT_BACKEND, candidates: Iterable[str] | None = None
+) -> list[tuple[str, float]]:
+    """(language, probability or share of text) pairs, best first; empty if undecided.
+
+    With ``backend="cld2"`` and no usable answer from cld2 (short or odd text),
+    py3langid answers instead.
+    """
+    if backend not in BACKENDS:
+        raise ModelError(
+            f"language: unknown backend {backend!r} (use one of {', '.join(BACKENDS)})"
+        )
+    if not text.strip():
+        return []
+    if backend == "cld2" and candidates is None:
+        found = cld2_languages(text)
+        if found:
+            return found
+    return py3langid_languages(text, candidates)
