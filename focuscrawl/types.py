@@ -106,11 +106,6 @@ class Page:
     relevance: float | None = None  # the crawl model's score, set before strategies see the page
     relevant: bool | None = None  # and its binary judgement (1_i of P0)
 
-    @property
-    def n_outlinks(self) -> int:
-        """n(i) of P0: the number of link occurrences to other pages."""
-        return sum(link.count for link in self.links if link.url != self.url)
-
 
 @dataclass(frozen=True, slots=True)
 class QueuedURL:

@@ -356,15 +356,6 @@ def registered_domain(url_or_host: str) -> str:
     return name
 
 
-def tld_of(url_or_host: str) -> str:
-    """The last label of the host name: the country or generic TLD.
-
-    >>> tld_of("http://www.asahi.co.jp/")
-    'jp'
-    """
-    return hostname_of(url_or_host).rsplit(".", 1)[-1].lower()
-
-
 def path_of(url: str) -> str:
     """The path of a URL ('' if it has none).
 

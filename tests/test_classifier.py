@@ -26,7 +26,7 @@ from focuscrawl.relevance.training import (
     split_labels,
 )
 from focuscrawl.replay.archive import load_labels
-from focuscrawl.types import Link, Page
+from focuscrawl.types import Page
 from tests.conftest import TESTWEB
 
 WEBKB = TESTWEB / "webkb.warc.gz"
@@ -151,21 +151,6 @@ def test_eq9_by_hand() -> None:
     model = _stubbed("svm-rbf", 0.6)
     assert model.link_score(0.2, "cat dog") == pytest.approx(0.25 * 0.2 + 0.75 * 0.6)
     assert model.link_score(0.2, "cat dog", beta=0.5) == pytest.approx(0.4)
-
-
-def test_link_scores_of_a_page_match_single_calls() -> None:
-    model = ClassifierModel(algorithm="naive-bayes").train(POS, NEG)
-    page = Page(
-        url="http://a.test/",
-        text="cat fish dog",
-        links=[
-            Link("http://a.test/1", anchor="cat", context="cat cat here"),
-            Link("http://a.test/2", anchor="bird", context=""),  # falls back to the anchor
-        ],
-    )
-    ps = model.score(page)
-    expected = [model.link_score(ps, "cat cat here"), model.link_score(ps, "bird")]
-    assert model.link_scores(page) == pytest.approx(expected)
 
 
 # -- bad input ---------------------------------------------------------------

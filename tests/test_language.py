@@ -194,8 +194,8 @@ def test_anchor_candidates_and_page_context() -> None:
         url="http://example.org/", lang="ja", text="日本語のページ",
         links=[Link("http://a.test/", "設定"), Link("http://b.test/", "Setup guide")],
     )  # fmt: skip
-    only_ja = LanguageModel(["ja"], han_context="ko")  # wrong context by hand: page's wins
-    assert only_ja.link_scores(page) == [1.0, 0.0]
+    only_ja = LanguageModel(["ja"], han_context="ko")  # wrong context by hand: a given one wins
+    assert [only_ja.score_link(link.url, link.anchor, page.lang) for link in page.links] == [1.0, 0.0]
     assert only_ja.score_text("設定") == 0.0  # read in the configured context (ko)
 
 

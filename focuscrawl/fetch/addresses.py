@@ -207,11 +207,6 @@ class AddressPolicy:
         plain = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
         return any(ip in net or (plain is not None and plain in net) for net in self._networks)
 
-    def check_literal(self, hostname: str) -> bool:
-        """False only for an IP literal the policy refuses (host names are checked at resolve)."""
-        ip = parse_ip(hostname)
-        return ip is None or self.allows_host(hostname) or self.allows_ip(ip)
-
     def check_target(self, hostname: str) -> bool:
         """May a request for a URL on ``hostname`` be sent at all (directly or to a proxy)?
 

@@ -336,17 +336,6 @@ class ClassifierModel:
         """Eq. 9 for one link: the page's score mixed with its context's (β: ``self.beta``)."""
         return link_score(page_score, self.score_text(context), self.beta if beta is None else beta)
 
-    def link_scores(self, page: Page, page_score: float | None = None) -> list[float]:
-        """Eq. 9 for every link of ``page`` (in ``page.links`` order), contexts scored in one batch.
-
-        One batch costs about what two single ``score_text`` calls do, so a
-        strategy scoring all out-links of a page should use this.
-        """
-        if page_score is None:
-            page_score = self.score(page)
-        contexts = self.score_texts([link.context or link.anchor for link in page.links])
-        return [link_score(page_score, c, self.beta) for c in contexts]
-
     # -- persistence ----------------------------------------------------------
     def params(self) -> dict[str, Any]:
         return {

@@ -166,9 +166,8 @@ class LanguageModel:
     ``score_text``: 1.0 if :func:`anchor_language` of the text is a target,
     Latin-script text decided by py3langid among ``anchor_candidates`` (default:
     the targets and English, the usual other language of a link) and Han-only
-    text read in the ``han_context`` language. ``link_scores(page)`` does the
-    same with the page's own language as the Han context. ``score_link``: P4's
-    queueing rule, 1.0 if the URL's ccTLD or else the anchor is in a target language.
+    text read in the ``han_context`` language (or the ``context`` given). ``score_link``:
+    P4's queueing rule, 1.0 if the URL's ccTLD or else the anchor is in a target language.
     """
 
     name: ClassVar[str] = "language"
@@ -227,14 +226,6 @@ class LanguageModel:
         if tld_language(url) in self._targets:
             return 1.0
         return self.score_text(anchor, context)
-
-    def link_scores(self, page: Page, page_score: float | None = None) -> list[float]:
-        """P4's rule for every link of ``page`` (``page.links`` order), Han-only anchors
-        read in the page's language (its ``<html lang>``, else its identified language)."""
-        context = normalise_lang(page.lang) if page.lang else None
-        if not context or context == UNKNOWN:
-            context = page_language(page, self.backend)[0]
-        return [self.score_link(link.url, link.anchor, context) for link in page.links]
 
     def _params(self) -> dict[str, Any]:
         return {

@@ -29,7 +29,6 @@ NEWS = "http://www.daily-news.example"
 CATS = "http://cats.example"
 SHOP = "http://shop.example"
 SAMPLE_SEEDS: tuple[str, ...] = (f"{NEWS}/",)
-SAMPLE_TOPIC = "cats felines kittens: cat breeds, cat care, cat behaviour"
 _DATE = "Wed, 01 Jan 2020 00:00:00 GMT"
 _WARC_DATE = "2020-01-01T00:00:00Z"
 
