@@ -957,9 +957,10 @@ async def test_host_busy_and_ready_at() -> None:
         return await html("x")(request)
 
     routes = {"/": wait_for_test}
+    clock = VirtualClock(start=100.0)  # moves only when told: the delay is counted exactly
     async with (
         serve(routes) as site,
-        AiohttpFetcher(settings(delay=5.0, respect_robots=False)) as fetcher,
+        AiohttpFetcher(settings(delay=5.0, respect_robots=False), clock=clock) as fetcher,
     ):
         assert (fetcher.host_busy(site.host), fetcher.host_ready_at(site.host)) == (False, 0.0)
         task = asyncio.create_task(fetcher.fetch(site.url("/")))
@@ -968,17 +969,24 @@ async def test_host_busy_and_ready_at() -> None:
         release.set()
         assert (await task).status == 200
         assert not fetcher.host_busy(site.host)
-        assert time.monotonic() < fetcher.host_ready_at(site.host) <= time.monotonic() + 5.0
+        assert fetcher.host_ready_at(site.host) == 105.0  # the start at 100 + the delay
+        clock.advance(4.0)
+        assert fetcher.host_ready_at(site.host) == 105.0
+        clock.advance(1.0)
+        assert fetcher.host_ready_at(site.host) == 0.0  # the delay has passed: ready now
 
 
 # --------------------------------------------------------------------------- units
 
 
 async def test_politeness_retry_after_defers_host() -> None:
-    polite = HostPoliteness(concurrency=1, per_host=1, delay=0.0)
+    clock = VirtualClock(start=10.0)
+    polite = HostPoliteness(concurrency=1, per_host=1, delay=0.0, clock=clock)
     polite.defer("h", 30.0)
-    assert polite.host_ready_at("h") >= time.monotonic() + 29.0
+    assert polite.host_ready_at("h") == 40.0
     assert polite.host_ready_at("other") == 0.0
+    clock.advance(30.0)
+    assert polite.host_ready_at("h") == 0.0
 
 
 async def test_virtual_clock_politeness_spaces_starts_without_sleeping() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import subprocess
 import sys
 
@@ -17,8 +18,11 @@ def test_every_public_name_is_its_modules_object() -> None:
     assert focuscrawl.Crawler is engine.Crawler
     assert focuscrawl.load_settings is settings.load_settings
     assert focuscrawl.Page is types.Page
-    for name in focuscrawl.__all__:
-        assert getattr(focuscrawl, name) is not None
+    for name in set(focuscrawl.__all__) - {"__version__"}:
+        obj = getattr(focuscrawl, name)
+        assert obj.__module__.startswith("focuscrawl."), name  # defined here, not a dependency's
+        assert getattr(sys.modules[obj.__module__], name) is obj, name  # the module's own object
+    assert focuscrawl.__version__ == importlib.metadata.version("focuscrawl")
     assert set(focuscrawl.__all__) <= set(dir(focuscrawl))
     # every name listed is one the package can load, and none is loadable unlisted
     assert set(focuscrawl.__all__) == {*focuscrawl._MODULE_OF, "__version__"}
