@@ -62,6 +62,7 @@ __all__ = [
 STOP_GRACE = 5.0  # seconds in-flight fetches may take to finish after a stop request
 _LIST_DONE = 0.9  # best-N, as-completed: the share of a list after which stragglers are timed
 _DURATIONS = 256  # recent fetch durations kept (as-completed)
+_END_GAME = 100  # as-completed: 1 / this of the budget may be taken beyond it at its end
 _STRAGGLER_FACTOR = 2.0  # a straggler: in flight for longer than this x the 95th percentile...
 _STRAGGLER_FLOOR = 1.0  # ... and than this many seconds (and crawl.straggler_seconds at most)
 
@@ -137,14 +138,19 @@ class Scheduler(ABC):
         in flight. As-completed, a URL in flight for longer than ``crawl.straggler_seconds``
         holds no budget: another URL is taken in its place, and whichever of the two is
         not needed when the budget is reached is cancelled and put back (re-issued on
-        resume). So a hung request never holds the end of a crawl back either."""
+        resume). So a hung request never holds the end of a crawl back either; nor do the
+        slowest of the last fetches (the end game: 1 % of the budget beyond it)."""
         limit = self.settings.crawl.max_pages
         if limit <= 0:
             return 1 << 30
         left = limit - self.stats.fetched - self._new
         if left > 0 or self.ordered or not self._new:
             return left
-        return left + sum(1 for _ in self._stragglers(time.monotonic()))
+        # the end game (as BitTorrent's): with the whole budget in flight, 1 % more URLs
+        # (at least one), or one for each straggler if more, so the crawl ends with the
+        # fastest answers, not its slowest; what is not needed is put back
+        stragglers = sum(1 for _ in self._stragglers(time.monotonic()))
+        return left + max(stragglers, max(1, limit // _END_GAME))
 
     def _stragglers(self, now: float) -> Iterator[Slot]:
         """Fetches (not re-crawls) in flight for longer than a straggler's time."""

@@ -30,7 +30,7 @@ class FetchSettings:
     # requests in flight, all hosts together: a broad crawl's default (Scrapy advises 100+
     # for broad crawls); what waits for its host's delay holds no connection and no body,
     # so bodies in memory are bounded by concurrency x max_body_size
-    concurrency: int = 128
+    concurrency: int = 256
     per_host: int = 1  # connections per host
     delay: float = 1.0  # seconds between two requests to one host
     respect_robots: bool = True

@@ -64,13 +64,14 @@ def test_a_straggler_at_the_head_does_not_stop_the_crawl(
     state = json.loads((run / "run.json").read_text())
     assert state["schedule"] == "as-completed"
     assert stats.counters["cancelled_in_flight"] >= 1
-    # put back: a resume with a larger budget takes it again (it hangs again: 1 s this time)
+    # put back: a resume with a larger budget takes it again first (it hangs again, and
+    # the end game ends the crawl without it once more), and records nothing twice
     stats = crawl(
         [], run, resume=True, max_pages=70, fetch={"read_timeout": 1.0, "fetch_timeout": 1.0}
     )
     urls = [p["url"] for p in _pages(run)]
     assert len(urls) == len(set(urls)) == 70
-    assert HUNG in urls
+    assert stats.counters["resume_reissued"] >= 1
 
 
 def test_the_ordered_schedule_records_in_the_order_taken(
