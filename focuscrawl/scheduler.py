@@ -62,7 +62,8 @@ __all__ = [
 STOP_GRACE = 5.0  # seconds in-flight fetches may take to finish after a stop request
 _LIST_DONE = 0.9  # best-N, as-completed: the share of a list after which stragglers are timed
 _DURATIONS = 256  # recent fetch durations kept (as-completed)
-_END_GAME = 100  # as-completed: 1 / this of the budget may be taken beyond it at its end
+_END_GAME = 100  # as-completed: 1 / this of the budget may be taken beyond it at its end,
+_END_GAME_LIVE = 20  # or 1 / this of the URLs in flight
 _STRAGGLER_FACTOR = 2.0  # a straggler: in flight for longer than this x the 95th percentile...
 _STRAGGLER_FLOOR = 1.0  # ... and than this many seconds (and crawl.straggler_seconds at most)
 
@@ -146,11 +147,12 @@ class Scheduler(ABC):
         left = limit - self.stats.fetched - self._new
         if left > 0 or self.ordered or not self._new:
             return left
-        # the end game (as BitTorrent's): with the whole budget in flight, 1 % more URLs
-        # (at least one), or one for each straggler if more, so the crawl ends with the
-        # fastest answers, not its slowest; what is not needed is put back
+        # the end game (as BitTorrent's): with the whole budget in flight, more URLs than
+        # it needs (1 % of the budget or 5 % of the URLs in flight, at least one, or one
+        # for each straggler if more), so the crawl ends with the fastest answers, not
+        # its slowest; what is not needed is put back
         stragglers = sum(1 for _ in self._stragglers(time.monotonic()))
-        return left + max(stragglers, max(1, limit // _END_GAME))
+        return left + max(stragglers, 1, limit // _END_GAME, self._live // _END_GAME_LIVE)
 
     def _stragglers(self, now: float) -> Iterator[Slot]:
         """Fetches (not re-crawls) in flight for longer than a straggler's time."""
