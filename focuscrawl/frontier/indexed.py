@@ -219,18 +219,6 @@ class IndexedFrontier(IndexedAdds):
             self._set_state(rows, _QUEUED)
         return len(rows)
 
-    def drop_queued(self, max_layer: int | None = None) -> int:
-        """Mark queued URLs (of layers ``<= max_layer``, or all) DROPPED."""
-        table = self._table
-        wanted = table.column("state") == _QUEUED
-        if max_layer is not None:
-            wanted &= table.column("layer") <= min(max(max_layer, INT32[0]), INT32[1])
-        rows = np.flatnonzero(wanted).astype(np.int64)
-        if rows.size:
-            self._begin()
-            self._set_state(rows, int(URLState.DROPPED))
-        return len(rows)
-
     def set_meta(self, key: str, value: str) -> None:
         self._begin()
         self._conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))

@@ -220,10 +220,6 @@ class BestQueue:
         if self._offered_n > _PILE:
             self._sort_out()
 
-    def offer_one(self, row: int) -> None:
-        """:meth:`offer` of one row."""
-        self.offer_list([row])
-
     def offer_list(self, rows: list[int], *, rising: bool = False) -> None:
         """:meth:`offer` of a few rows, as a list."""
         if self._built:
@@ -586,12 +582,6 @@ class BestQueue:
         if len(taken) < n:
             return [h for _, h in marks[j:] if open_host(h)]
         return []
-
-    def _exact(
-        self, taken: list[int], n: int, excluded: npt.NDArray[np.bool_] | None, per_host: int
-    ) -> bool:
-        """True if no truncated host stands in the way of ``taken`` (:meth:`_blocking`)."""
-        return not self._blocking(taken, n, excluded, per_host)
 
     def _refill(self, hosts: list[int]) -> None:
         """Let the next ``cap`` rows of each of these truncated hosts into the buffer (their

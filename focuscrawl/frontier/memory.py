@@ -311,17 +311,6 @@ class MemoryFrontier:
             row.state = URLState.QUEUED
         return len(rows)
 
-    def drop_queued(self, max_layer: int | None = None) -> int:
-        """Mark queued URLs (of layers ``<= max_layer``, or all) DROPPED."""
-        rows = [
-            r
-            for r in self._rows.values()
-            if r.state is URLState.QUEUED and (max_layer is None or r.layer <= max_layer)
-        ]
-        for row in rows:
-            row.state = URLState.DROPPED
-        return len(rows)
-
     def _queued(self, row: _Row) -> QueuedURL:
         parent = row.parents[0] if row.parents else None
         return QueuedURL(

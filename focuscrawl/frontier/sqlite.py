@@ -365,22 +365,6 @@ class SqliteFrontier(SqliteColumns):
         self._dirty.update(hosts)
         return len(hosts)
 
-    def drop_queued(self, max_layer: int | None = None) -> int:
-        """Mark queued URLs (of layers ``<= max_layer``, or all) DROPPED.
-
-        Layered crawls (P0) drop what is left beyond topN at the end of a round.
-        """
-        self._begin()
-        limit = _NO_LAYER_LIMIT if max_layer is None else max_layer
-        rows = self._conn.execute(
-            "UPDATE urls SET state = 4 WHERE state = 0 AND layer <= ? RETURNING host_id", (limit,)
-        )
-        dropped = 0
-        for (host_id,) in rows:
-            self._dirty.add(host_id)
-            dropped += 1
-        return dropped
-
     def set_meta(self, key: str, value: str) -> None:
         self._begin()
         self._conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
