@@ -76,8 +76,8 @@ def _add_crawl_arguments(p: argparse.ArgumentParser) -> None:
                    help="URLs taken and not yet recorded, 0 = the schedule's default "
                         "(32 ordered, 4 x concurrency as-completed)" + d("crawl", "window"))
     p.add_argument("--frontier", metavar="STORE|redis://HOST:PORT/DB",
-                   help="the crawl DB store: indexed, sqlite, or a Redis server shared past one "
-                        "machine" + d("crawl", "frontier"))  # fmt: skip
+                   help="the crawl DB store: indexed, sqlite, or a Redis server (one crawler "
+                        "process for now; workers come later)" + d("crawl", "frontier"))  # fmt: skip
     p.add_argument("--fetch-list-size", type=int,
                    help="best-N-first batch size (0 = continuous)" + d("crawl", "fetch_list_size"))
     p.add_argument("--top-n", type=int, help="layered strategies: URLs per layer" + d("crawl", "top_n"))
