@@ -136,11 +136,11 @@ class Scheduler(ABC):
 
     def budget_left(self) -> int:
         """Pages that may still be taken: the budget less the pages recorded and the URLs
-        in flight. As-completed, a URL in flight for longer than ``crawl.straggler_seconds``
-        holds no budget: another URL is taken in its place, and whichever of the two is
-        not needed when the budget is reached is cancelled and put back (re-issued on
-        resume). So a hung request never holds the end of a crawl back either; nor do the
-        slowest of the last fetches (the end game: 1 % of the budget beyond it)."""
+        in flight. As-completed, a URL in flight for longer than a straggler's time (see
+        :meth:`_learn_duration`) holds no budget: another URL is taken in its place, and
+        whichever of the two is not needed when the budget is reached is cancelled and put
+        back (re-issued on resume). So a hung request never holds the end of a crawl back
+        either; nor do the slowest of the last fetches (the end game below)."""
         limit = self.settings.crawl.max_pages
         if limit <= 0:
             return 1 << 30
@@ -154,17 +154,16 @@ class Scheduler(ABC):
         stragglers = sum(1 for _ in self._stragglers(time.monotonic()))
         return left + max(stragglers, 1, limit // _END_GAME, self._live // _END_GAME_LIVE)
 
+    def _fetching(self) -> Iterator[Slot]:
+        """Fetches (not re-crawls) taken and not done yet: what holds page budget."""
+        for slot in self._slots:
+            if not slot.recorded and not slot.item.recrawl and not _done(slot):
+                yield slot
+
     def _stragglers(self, now: float) -> Iterator[Slot]:
         """Fetches (not re-crawls) in flight for longer than a straggler's time."""
         cutoff = now - self._straggler_after
-        for slot in self._slots:
-            if (
-                slot.started < cutoff
-                and not slot.recorded
-                and not slot.item.recrawl
-                and not _done(slot)
-            ):
-                yield slot
+        return (slot for slot in self._fetching() if slot.started < cutoff)
 
     def budget_spent(self) -> bool:
         """As-completed: the budget is reached by pages recorded (what is still in flight
@@ -178,12 +177,10 @@ class Scheduler(ABC):
         limit = self.settings.crawl.max_pages
         if self.ordered or limit <= 0 or limit - self.stats.fetched - self._new > 0:
             return None
-        starts = [
-            s.started for s in self._slots if not s.recorded and not s.item.recrawl and not _done(s)
-        ]
-        if not starts:
+        first = min((s.started for s in self._fetching()), default=None)
+        if first is None:
             return None
-        return max(0.0, min(starts) + self._straggler_after - time.monotonic())
+        return max(0.0, first + self._straggler_after - time.monotonic())
 
     def _learn_duration(self, slot: Slot) -> None:
         """A straggler is a fetch in flight for longer than 2 x the 95th percentile of

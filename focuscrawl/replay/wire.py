@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
 import socket
 import struct
 import time
@@ -16,6 +15,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from http import HTTPStatus
 from urllib.parse import urlsplit, urlunsplit
+
+from focuscrawl.urls import normalize_escapes
 
 # bodies are stored decoded (warcio undoes chunking and gzip), so the framing
 # and coding headers of the archived response no longer describe them
@@ -89,15 +90,6 @@ async def read_request(reader: asyncio.StreamReader) -> Request | None:
     raise BadRequest(b"too many headers")
 
 
-_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
-_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-
-
-def _escape(match: re.Match[str]) -> str:
-    char = chr(int(match.group()[1:], 16))
-    return char if char in _UNRESERVED else match.group().upper()
-
-
 def canonical_url(url: str) -> str:
     """Scheme and host lower-cased, default port dropped, empty path as ``/``, and the
     percent-escapes of path and query in RFC 3986's normal form (6.2.2.1-2: hex digits
@@ -119,8 +111,7 @@ def canonical_url(url: str) -> str:
         return url
     netloc = host if port in (None, DEFAULT_PORTS.get(scheme)) else f"{host}:{port}"
     path, query = parts.path or "/", parts.query
-    if "%" in url:
-        path, query = _ESCAPE.sub(_escape, path), _ESCAPE.sub(_escape, query)
+    path, query = normalize_escapes(path), normalize_escapes(query)
     return urlunsplit((scheme, netloc, path, query, ""))
 
 

@@ -169,12 +169,6 @@ def _keep(table: OrderedDict[str, Any], key: str, value: Any) -> None:
         table.popitem(last=False)
 
 
-def learner_params(p: Any) -> LearningParams:
-    """The learning parameters of a strategy's own Params (the same names, no rescore)."""
-    names = ("update_every", "min_examples", "hops", "gamma", "relevant")
-    return LearningParams(**{n: getattr(p, n) for n in names if hasattr(p, n)}, rescore=0)
-
-
 @register_strategy("learning")
 class LearningStrategy(Strategy):
     """Best-first on a link model learnt online from the crawl's own page judgements."""
