@@ -2,7 +2,8 @@
 
 A request is a small JSON file in the run directory, ``control.json``:
 ``{"id": 3, "strategy": {"high": 80.0}}``, written atomically (``write_request``,
-or ``focuscrawl control RUN_DIR high=80``). The engine looks for a new ``id``
+or ``focuscrawl control RUN_DIR high=80``:
+:mod:`focuscrawl.commands.control`). The engine looks for a new ``id``
 a few times a second, applies the change through the strategy's ``set_params``
 (validated like the initial parameters) and answers in ``control.ack.json``
 ``{"id": 3, "ok": true}`` or ``{"id": 3, "ok": false, "error": "..."}``. Every
@@ -36,20 +37,6 @@ def _read(path: Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
-
-
-def parse_assignments(items: list[str]) -> dict[str, Any]:
-    """``["high=80", "tiers=false"]`` -> ``{"high": 80, "tiers": False}`` (JSON values, else text)."""
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"control: {item!r} is not key=value")
-        try:
-            out[key.strip()] = json.loads(value)
-        except ValueError:
-            out[key.strip()] = value
-    return out
 
 
 def write_request(run_dir: Path, strategy: Mapping[str, Any]) -> int:

@@ -16,7 +16,8 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from focuscrawl.dashboard import RunTail, build_app, render_page, tails_for
+from focuscrawl.commands.dashboard import build_app, tails_for
+from focuscrawl.dashboard import RunTail, render_page
 from focuscrawl.exceptions import ConfigError
 
 ROWS: list[dict[str, Any]] = [

@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from focuscrawl.dashboard import render_fragment, tails_for
+from focuscrawl.commands.dashboard import tails_for
+from focuscrawl.dashboard import render_fragment
 
 # 6 URLs a second, stopped for 10 minutes, resumed: 6 more at the same rate
 ROWS = [{"url": f"http://a.org/{i}", "status": 200, "fetched_at": 100.0 + i / 6} for i in range(6)]

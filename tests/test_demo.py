@@ -10,6 +10,7 @@ import pytest
 
 from focuscrawl import demo
 from focuscrawl.cli import main
+from focuscrawl.commands.demo import DEMO_MARK, run_demo
 from focuscrawl.replay.archive import load_labels
 
 
@@ -20,8 +21,8 @@ def test_demo_on_the_generated_web(
     out_dir = tmp_path / "demo"
     (out_dir / "bfs").mkdir(parents=True)  # an earlier demo run: replaced
     (out_dir / "bfs" / "stale.txt").write_text("from an earlier run\n", encoding="utf-8")
-    (out_dir / demo.DEMO_MARK).write_text("", encoding="utf-8")
-    assert demo.run_demo(out_dir, max_pages=25) == 0
+    (out_dir / DEMO_MARK).write_text("", encoding="utf-8")
+    assert run_demo(out_dir, max_pages=25) == 0
     assert not (out_dir / "bfs" / "stale.txt").exists()
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("demo web: generated sample web")

@@ -131,7 +131,7 @@ def test_report_escapes_every_cell() -> None:
 async def test_the_dashboard_answers_loopback_host_headers_only(host: str, ok: bool, tmp_path: Any) -> None:
     from aiohttp import web
 
-    from focuscrawl.dashboard import build_app, tails_for
+    from focuscrawl.commands.dashboard import build_app, tails_for
 
     runner = web.AppRunner(build_app(tails_for([tmp_path], None, []), 1.0))
     await runner.setup()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from focuscrawl.cli import main
-from focuscrawl.dashboard import tails_for
+from focuscrawl.commands.dashboard import tails_for
 from focuscrawl.exceptions import ConfigError
 
 LABELS = [

@@ -3,20 +3,24 @@ that gave it a score (which parent, which equation term), from ``decisions.jsonl
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 from typing import Any
 
-from focuscrawl.engine import DB_NAME, RUN_NAME
+from focuscrawl.commands import Command
 from focuscrawl.exceptions import ConfigError
-from focuscrawl.frontier.factory import open_frontier
-from focuscrawl.provenance import explain, format_explanation
-from focuscrawl.settings import load_settings
-from focuscrawl.urls import normalize_url
+
+# the crawl's modules are imported when the command runs: `focuscrawl --help` imports
+# every command module
 
 
 def db_row(run_dir: Path, url: str) -> dict[str, Any] | None:
     """The URL's state, score, tier, depth and strategy columns, read from the crawl DB."""
+    from focuscrawl.engine import DB_NAME, RUN_NAME
+    from focuscrawl.frontier.factory import open_frontier
+    from focuscrawl.settings import load_settings
+
     try:
         run = json.loads((run_dir / RUN_NAME).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -47,6 +51,23 @@ def db_row(run_dir: Path, url: str) -> dict[str, Any] | None:
 
 
 def why(run_dir: Path, url: str) -> str:
+    """The explanation ``focuscrawl why`` prints: the URL's decisions, then its row."""
+    from focuscrawl.provenance import explain, format_explanation
+    from focuscrawl.urls import normalize_url
+
     run_dir = Path(run_dir)
     target = normalize_url(url) or url
     return format_explanation(explain(run_dir, target), db_row(run_dir, target))
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run_dir", type=Path)
+    p.add_argument("url")
+
+
+def run(args: argparse.Namespace) -> int:
+    print(why(args.run_dir, args.url))
+    return 0
+
+
+COMMAND = Command("why", "why a URL of a run has its priority: parents, equation terms", add_arguments, run)

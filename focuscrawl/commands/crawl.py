@@ -1,0 +1,299 @@
+"""``focuscrawl crawl``: run (or ``--resume``) a crawl, with a progress view, Ctrl-C as a
+clean stop, a summary line and an exit code that says what happened.
+
+The run directory is checked first (:func:`check_out_dir`) and a new crawl that failed
+before recording anything takes back what it wrote (:func:`remove_failed_start`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import dataclasses
+import json
+import signal
+import sys
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from focuscrawl.commands import Command
+from focuscrawl.exceptions import ConfigError, FocuscrawlError
+from focuscrawl.urls import read_url_lines
+
+
+def _seed_list(values: Sequence[str]) -> list[str]:
+    """Seeds from URLs and/or files of URLs (one per line, # comments)."""
+    seeds: list[str] = []
+    for value in values:
+        if "://" in value:
+            seeds.append(value)
+            continue
+        if not Path(value).is_file():
+            raise ConfigError(f"seed {value!r} is neither a URL nor a readable file")
+        seeds.extend(read_url_lines(value))
+    return seeds
+
+
+def _default(section: str, name: str) -> str:
+    """" (default: X)" with the settings' own default, for --help (the options default to
+    None so that a config file's value is kept when the option is not given)."""
+    from focuscrawl.settings import SECTIONS
+
+    value = next(f.default for f in dataclasses.fields(SECTIONS[section]) if f.name == name)
+    return f" (default: {value})"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``crawl`` (and of ``simulate``, which adds ``--archive``)."""
+    d = _default
+    p.add_argument("--seeds", nargs="+", default=[], metavar="URL|FILE", help="seed URLs or files of URLs")
+    p.add_argument("--out", type=Path, required=True, help="run directory")
+    p.add_argument("--config", type=Path, help="TOML file: [crawl] [fetch] [scope] [parse] [model] seeds=[...]")
+    p.add_argument("--strategy", help="crawl strategy (see 'focuscrawl strategies')" + d("crawl", "strategy"))
+    p.add_argument("--model", help="saved model directory, or a model name with defaults (default: none)")
+    p.add_argument("--model-param", action="append", default=[], metavar="KEY=VALUE",
+                   help="a [model] parameter, e.g. target=ja or threshold=0.3 (repeatable)")
+    p.add_argument("--strategy-param", action="append", default=[], metavar="KEY=VALUE",
+                   help="a strategy parameter, e.g. beta=0.25 (repeatable)")
+    p.add_argument("--seed", type=int, help="random seed (ties, sampling); same seed, same crawl" + d("crawl", "seed"))
+    p.add_argument("--max-pages", type=int, metavar="URLS",
+                   help="URLs to fetch, every URL taken counting (404s and errors too), 0 = no limit"
+                        + d("crawl", "max_pages"))  # fmt: skip
+    p.add_argument("--proxy", help="HTTP proxy, e.g. the replay server http://127.0.0.1:8080")
+    p.add_argument("--proxy-ca", help="CA certificate to trust for HTTPS through the proxy")
+    p.add_argument("--delay", type=float, help="seconds between two requests to one host" + d("fetch", "delay"))
+    p.add_argument("--concurrency", type=int, help="requests in flight" + d("fetch", "concurrency"))
+    p.add_argument("--per-host", type=int, help="connections per host" + d("fetch", "per_host"))
+    p.add_argument("--user-agent", help="User-Agent header" + d("fetch", "user_agent"))
+    p.add_argument("--schedule", choices=["as-completed", "ordered"],
+                   help="as-completed: results recorded as they arrive (fast on the real Web); "
+                        "ordered: in the order taken, the same crawl for the same settings, seed "
+                        "and web (default: ordered for simulate, as-completed for a live crawl)")
+    p.add_argument("--window", type=int,
+                   help="URLs taken and not yet recorded, 0 = the schedule's default "
+                        "(32 ordered, 4 x concurrency as-completed)" + d("crawl", "window"))
+    p.add_argument("--frontier", metavar="STORE|redis://HOST:PORT/DB",
+                   help="the crawl DB store: indexed, sqlite, or a Redis server (one crawler "
+                        "process for now; workers come later)" + d("crawl", "frontier"))  # fmt: skip
+    p.add_argument("--fetch-list-size", type=int,
+                   help="best-N-first batch size (0 = continuous)" + d("crawl", "fetch_list_size"))
+    p.add_argument("--top-n", type=int, help="layered strategies: URLs per layer" + d("crawl", "top_n"))
+    p.add_argument("--depth", type=int, help="layered strategies: number of layers" + d("crawl", "depth"))
+    p.add_argument("--max-depth", type=int,
+                   help="maximum link depth from a seed, -1 = no limit" + d("scope", "max_depth"))
+    p.add_argument("--allow-private", action="append", default=None, metavar="HOST|CIDR",
+                   help="allow a private/loopback address (the replay proxy is allowed automatically)")
+    p.add_argument("--no-robots", action="store_true", help="ignore robots.txt (only for your own sites)")
+    p.add_argument("--resume", action="store_true", help="continue the crawl in --out")
+    p.add_argument("--json", action="store_true",
+                   help="print the summary as one JSON object instead of the summary line")
+    p.add_argument("--log-every", type=float, default=60.0, metavar="SECONDS",
+                   help="when stderr is not a terminal: a progress line every SECONDS, 0 = none "
+                        "(default: %(default)s)")  # fmt: skip
+
+
+def _crawl_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    from focuscrawl.api import fetch_overrides
+
+    fetch: dict[str, Any] = {
+        "delay": args.delay,
+        "concurrency": args.concurrency,
+        "per_host": args.per_host,
+        "user_agent": args.user_agent,
+    }
+    if args.no_robots:
+        fetch["respect_robots"] = False
+    fetch.update(fetch_overrides(args.proxy, args.allow_private or (), args.proxy_ca))
+    crawl: dict[str, Any] = {
+        "strategy": args.strategy,
+        "max_pages": args.max_pages,
+        "fetch_list_size": args.fetch_list_size,
+        "schedule": args.schedule,
+        "window": args.window,
+        "top_n": args.top_n,
+        "depth": args.depth,
+        "seed": args.seed,
+    }
+    if args.frontier:  # a URL names the shared store's server
+        shared = "://" in args.frontier
+        crawl["frontier"] = "redis" if shared else args.frontier
+        crawl["frontier_url"] = args.frontier if shared else None
+    if args.strategy_param:
+        crawl["strategy_params"] = dict(parse_param(p, "--strategy-param") for p in args.strategy_param)
+    scope = {"max_depth": args.max_depth}
+    overrides: dict[str, dict[str, Any]] = {"fetch": fetch, "crawl": crawl, "scope": scope}
+    if args.model_param:
+        overrides["model"] = dict(parse_param(p) for p in args.model_param)
+    return overrides
+
+
+def parse_param(text: str, option: str = "--model-param") -> tuple[str, Any]:
+    """``key=value`` with a TOML value (number, boolean, array, quoted string) or a bare string.
+
+    >>> parse_param("threshold=0.3"), parse_param("target=ja"), parse_param('keywords=["a", "b"]')
+    (('threshold', 0.3), ('target', 'ja'), ('keywords', ['a', 'b']))
+    """
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(f"{option} {text!r} is not KEY=VALUE")
+    try:
+        parsed: Any = tomllib.loads(f"v = {value.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        parsed = value.strip()
+    return key.strip(), parsed
+
+
+# what a run directory holds (the crawl's own files); anything else is the user's
+RUN_FILES = frozenset({
+    "run.json", "run.json.tmp", "crawl.db", "crawl.db-wal", "crawl.db-shm", "crawl.db-journal",
+    "pages.jsonl", "corpus.warc.gz", "decisions.jsonl", "control.json", "control.json.tmp",
+    "control.ack.json", "control.ack.json.tmp", "run.lock",
+})  # fmt: skip
+
+
+def _entries(path: Path) -> set[str] | None:
+    """The names in directory ``path`` (None: no such directory)."""
+    try:
+        return {p.name for p in path.iterdir()}
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def check_out_dir(out: Path, *, resume: bool) -> None:
+    """One line where --out cannot be what the user meant: a resume without run.json (with
+    the crawl DB there), a new crawl into a folder of other files."""
+    names = _entries(out)
+    if names is None:
+        return
+    if resume and "run.json" not in names and "crawl.db" in names:
+        raise ConfigError(f"{out}: run.json is missing, though crawl.db holds a crawl; restore run.json "
+                          "(the crawl's settings and seeds) to resume it, or start afresh in another --out")  # fmt: skip
+    foreign = sorted(names - RUN_FILES)
+    if not resume and foreign:
+        shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+        raise ConfigError(f"{out} holds files that are not a crawl's ({shown}); a new crawl needs "
+                          "an empty or new --out")  # fmt: skip
+
+
+def remove_failed_start(out: Path, before: set[str] | None) -> None:
+    """Take back what a new crawl that failed before recording anything wrote (run.json,
+    crawl.db...): else the next attempt is told to --resume a crawl that never ran."""
+    pages = out / "pages.jsonl"
+    if "pages.jsonl" not in (before or set()) and pages.exists() and pages.stat().st_size > 0:
+        return  # pages were recorded: a crawl to resume
+    made = (_entries(out) or set()) - (before or set())
+    for name in made & RUN_FILES - {"run.lock"}:
+        with contextlib.suppress(OSError):
+            (out / name).unlink()
+    if before is None:  # the directory itself was made by this attempt
+        with contextlib.suppress(OSError):
+            (out / "run.lock").unlink()
+            out.rmdir()
+
+
+def run(args: argparse.Namespace) -> int:
+    """A crawl (or its resume), after :func:`check_out_dir`; a new crawl that fails before
+    recording anything leaves no files behind."""
+    check_out_dir(args.out, resume=args.resume)
+    before = _entries(args.out)
+    try:
+        return _run_crawl(args)
+    except FocuscrawlError:
+        if not args.resume:
+            remove_failed_start(args.out, before)
+        raise
+
+
+def _run_crawl(args: argparse.Namespace) -> int:
+    from focuscrawl.api import open_crawl
+    from focuscrawl.progress import ProgressView
+
+    seeds = _seed_list(args.seeds)
+    crawler = open_crawl(
+        out_dir=args.out,
+        seeds=seeds,
+        config=args.config,
+        overrides=_crawl_overrides(args),
+        model=args.model,
+        resume=args.resume,
+        archives=getattr(args, "archive", None) or (),
+    )
+    tty = sys.stderr.isatty()
+    quiet = args.verbose < 0
+    view = ProgressView(
+        enabled=not quiet and tty,
+        max_pages=crawler.settings.crawl.max_pages,
+        log_every=0.0 if quiet or tty else args.log_every,  # a log file or a pipe: lines
+    )
+    if view.enabled or view.log_every > 0:  # else nothing to show: no count per result
+        crawler.on_progress = view.update
+
+    signals = 0
+
+    def on_signal() -> None:
+        nonlocal signals
+        signals += 1
+        if signals == 1:
+            print("focuscrawl: stopping; fetches in flight get 5 s (press Ctrl-C again to stop now)",
+                  file=sys.stderr)  # fmt: skip
+        crawler.request_stop(now=signals > 1)
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):  # non-Unix
+                loop.add_signal_handler(sig, on_signal)
+        async with crawler.fetcher:
+            with view:
+                await crawler.run()
+
+    try:
+        asyncio.run(main())
+    finally:
+        crawler.close()
+    if args.json:
+        summary = {"out": str(args.out), "interrupted": crawler.stopped, **crawler.stats.to_dict()}
+        print(json.dumps(summary, ensure_ascii=False))
+    else:
+        print(view.summary_line(crawler.stats, args.out))
+    return crawl_exit_code(crawler.stats, args.out, interrupted=crawler.stopped)
+
+
+# what a skipped URL's reason means, for the line of a crawl that fetched nothing
+_CAUSES = {
+    "proxy": "the proxy could not reach the host (a host the replay server or archive does not hold?) "
+             "or is not there (is --proxy right?)",
+    "connect": "no connection (is --proxy right? is the network up?)",
+    "dns": "the host name does not resolve",
+    "ssl": "no TLS connection (--proxy-ca?)",
+    "robots": "robots.txt disallows it",
+    "blocked-address": "a private or loopback address (--allow-private)",
+}  # fmt: skip
+
+
+def crawl_exit_code(stats: Any, out: Path, *, interrupted: bool) -> int:
+    """130 for an interrupted crawl (with how to resume), 1 if nothing could be fetched
+    (with the cause), else 0."""
+    if interrupted:
+        print(f"focuscrawl: interrupted; continue with: focuscrawl crawl --out {out} --resume",
+              file=sys.stderr)  # fmt: skip
+        return 130
+    if stats.fetched == 0 and stats.counters.get("recrawls_fetched", 0) == 0:
+        causes = sorted(
+            ((n, k) for k, n in stats.counters.items() if k.startswith(("skipped_", "error_")) and n),
+            reverse=True,
+        )
+        why = ", ".join(f"{k.split('_', 1)[1]} ({n})" for n, k in causes[:3]) or "no seed was in scope"
+        top = causes[0][1].split("_", 1)[1] if causes else ""
+        meaning = f": {_CAUSES[top]}" if top in _CAUSES else ""
+        again = ("; once the cause is fixed, --resume tries them again"
+                 if top in ("proxy", "connect", "dns", "ssl") else "")  # fmt: skip
+        print(f"focuscrawl: no page could be fetched: {why}{meaning}{again}", file=sys.stderr)
+        return 1
+    return 0
+
+
+COMMAND = Command("crawl", "run (or --resume) a crawl", add_arguments, run)
