@@ -17,9 +17,10 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, get_type_hints
+from typing import Any
 
 from focuscrawl.exceptions import ConfigError
+from focuscrawl.params import build_params
 
 DEFAULT_USER_AGENT = "focuscrawl/0.1 (+https://github.com/focuscrawl/focuscrawl; research crawler)"
 
@@ -164,58 +165,8 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def _coerce(section: str, name: str, hint: Any, value: Any) -> Any:
-    """Turn a TOML/env/CLI value into the field's type, or fail with one clear line."""
-    where = f"{section}.{name}"
-    text = hint.__name__ if isinstance(hint, type) else str(hint).replace("typing.", "")
-    text = text.replace("collections.abc.", "")
-    try:
-        if text.startswith("tuple"):
-            if isinstance(value, str):
-                value = [v.strip() for v in value.split(",") if v.strip()]
-            if not isinstance(value, list | tuple):
-                raise TypeError
-            return tuple(str(v) for v in value)
-        if text.startswith("Mapping"):
-            if not isinstance(value, Mapping):
-                raise TypeError
-            return dict(value)
-        if text == "bool":
-            if isinstance(value, str):
-                low = value.strip().lower()
-                if low in ("1", "true", "yes", "on"):
-                    return True
-                if low in ("0", "false", "no", "off"):
-                    return False
-                raise ValueError
-            if not isinstance(value, bool):
-                raise TypeError
-            return value
-        if text == "int":
-            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-                raise TypeError
-            return int(value)
-        if text == "float":
-            if isinstance(value, bool):
-                raise TypeError
-            return float(value)
-        if "None" in text and (value is None or value == ""):
-            return None
-        return str(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"config: {where} = {value!r} is not a valid {text}") from None
-
-
 def _build_section(section: str, cls: type[Any], values: Mapping[str, Any]) -> Any:
-    hints = get_type_hints(cls)
-    names = {f.name for f in fields(cls)}
-    unknown = sorted(set(values) - names)
-    if unknown:
-        raise ConfigError(
-            f"config: unknown key {section}.{unknown[0]} (known: {', '.join(sorted(names))})"
-        )
-    kwargs = {k: _coerce(section, k, hints[k], v) for k, v in values.items()}
-    obj = cls(**kwargs)
+    obj = build_params("config", cls, values, prefix=f"{section}.")
     _validate(section, obj)
     return obj
 

@@ -42,77 +42,16 @@ its ``__post_init__`` refuses are a one-line :class:`ConfigError`.
 
 from __future__ import annotations
 
-import dataclasses
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, get_type_hints
+from typing import Any, ClassVar
 
-from focuscrawl.exceptions import ConfigError
+from focuscrawl.params import NoParams, build_params, params_table
 from focuscrawl.registry import Registry
 from focuscrawl.relevance.base import RelevanceModel
 from focuscrawl.strategies.view import FrontierView
 from focuscrawl.types import Decision, Merge, Page, QueuedURL, ScoreUpdate
-
-
-@dataclasses.dataclass(frozen=True)
-class NoParams:
-    """A strategy without parameters."""
-
-
-def _coerce(name: str, value: Any, hint: Any) -> Any:
-    """A TOML / command-line value as the declared field type, or ValueError."""
-    text = str(hint)
-    if hint is bool or text == "bool":
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
-            return value.lower() in ("true", "1", "yes")
-        raise ValueError(f"{name} must be true or false, not {value!r}")
-    if hint is int or text == "int":
-        if isinstance(value, bool) or not isinstance(value, int | str):
-            raise ValueError(f"{name} must be an integer, not {value!r}")
-        return int(value)
-    if hint is float or text == "float":
-        if isinstance(value, bool):
-            raise ValueError(f"{name} must be a number, not {value!r}")
-        return float(value)
-    if hint is str or text == "str":
-        if not isinstance(value, str):
-            raise ValueError(f"{name} must be a string, not {value!r}")
-        return value
-    if text.startswith("tuple[str"):
-        items = value.split(",") if isinstance(value, str) else value
-        if not isinstance(items, list | tuple):
-            raise ValueError(f"{name} must be a list of strings, not {value!r}")
-        return tuple(str(v).strip() for v in items if str(v).strip())
-    if text.startswith(("float | None", "None | float")):
-        if value is None or (isinstance(value, str) and value.lower() in ("", "none")):
-            return None
-        return float(value)
-    return value
-
-
-def build_params(owner: str, cls: type[Any], values: Mapping[str, Any]) -> Any:
-    """An instance of the dataclass ``cls`` from ``values``, or a one-line ConfigError."""
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = sorted(set(values) - set(fields))
-    if unknown:
-        known = ", ".join(sorted(fields)) or "none"
-        raise ConfigError(f"{owner}: unknown parameter {unknown[0]!r} (known: {known})")
-    hints = get_type_hints(cls)
-    kwargs: dict[str, Any] = {}
-    try:
-        for name, value in values.items():
-            kwargs[name] = _coerce(name, value, hints.get(name, Any))
-        return cls(**kwargs)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{owner}: {exc}") from None
-
-
-def params_table(cls: type[Any]) -> dict[str, Any]:
-    """The parameters of a Params dataclass with their defaults (for --help and run.json)."""
-    return {f.name: f.default for f in dataclasses.fields(cls)}
 
 
 class Strategy(ABC):
@@ -152,7 +91,7 @@ class Strategy(ABC):
     @property
     def params(self) -> dict[str, Any]:
         """The parameters in force, defaults included."""
-        return dataclasses.asdict(self.p)
+        return params_table(self.p)
 
     @property
     def view(self) -> FrontierView:

@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from focuscrawl.exceptions import ConfigError
+from focuscrawl.params import NoParams, build_params
 from focuscrawl.registry import Registry
 from focuscrawl.relevance.language import LanguageModel, normalise_lang, tld_language
-from focuscrawl.strategies.base import NoParams, build_params
 from focuscrawl.types import Link, Page
 from focuscrawl.urls import host_matches, read_url_lines
 
