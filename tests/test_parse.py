@@ -5,13 +5,8 @@ from __future__ import annotations
 import pytest
 
 from focuscrawl.fetch.encoding import decode_html, sniff_charset
-from focuscrawl.parse.html import (
-    _context,
-    _utf8_as_is,
-    page_from_bytes,
-    page_from_fetch,
-    parse_html,
-)
+from focuscrawl.parse.html import page_from_bytes, page_from_fetch, parse_html
+from focuscrawl.parse.links import context_window
 from focuscrawl.replay.archive import iter_responses
 from focuscrawl.types import FetchResult, Page
 from tests.conftest import shared_file
@@ -66,7 +61,7 @@ def test_fields_of_a_handmade_page() -> None:
     ],
 )
 def test_context_window(start: int, end: int, window: int, expected: str) -> None:
-    assert _context(["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"], start, end, window) == expected
+    assert context_window(["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"], start, end, window) == expected
 
 
 def test_max_links_keeps_the_first_distinct_targets() -> None:
@@ -169,7 +164,7 @@ def _link_fields(page: Page) -> tuple[object, ...]:
 def test_links_of_the_undecoded_bytes_are_those_of_the_decoded_text(archive: str) -> None:
     """A links-only parse of a fetched UTF-8 page reads its bytes as they are where that
     gives the decoded text's tree: the same title, language and links on real pages."""
-    pages = raw = 0
+    pages = 0
     for rec in iter_responses(shared_file(archive)):
         content_type = rec.header("Content-Type")
         if rec.status != 200 or "html" not in content_type.lower():
@@ -179,12 +174,10 @@ def test_links_of_the_undecoded_bytes_are_those_of_the_decoded_text(archive: str
         text = parse_html(rec.url, decode_html(rec.body, result.charset), links_only=True)
         assert _link_fields(lean) == _link_fields(text), rec.url
         assert lean.html == text.html == ""
-        raw += result.charset == "utf-8" and _utf8_as_is(rec.body, result.utf8_checked) is not None
         pages += 1
         if pages == 400:
             break
     assert pages == 400
-    assert raw > 200  # most pages of each archive took the bytes' way
 
 
 _EDGE_PAGES = [  # (body, Content-Type): each must give the decoded text's links
@@ -206,12 +199,3 @@ def test_links_of_odd_utf8_pages_match_the_decoded_text(body: bytes, content_typ
     assert text.links  # every page has a link to compare
     assert _link_fields(page_from_fetch(result, links_only=True)) == _link_fields(text)
 
-
-def test_which_utf8_bytes_are_parsed_as_they_are() -> None:
-    """The bytes are taken as they are only where they surely give the decoded text's tree."""
-    assert _utf8_as_is("<p>é</p>".encode(), checked=True) == "<p>é</p>".encode()
-    assert _utf8_as_is(b"\xef\xbb\xbf<p>x</p>", checked=False) == b"<p>x</p>"  # the BOM goes
-    assert _utf8_as_is(b"<p>\xe9</p>", checked=False) is None  # not UTF-8: decoded as cp1252 then
-    assert _utf8_as_is("<p>é".encode(), checked=True) is None  # the end may be a cut sequence
-    assert _utf8_as_is(("<div>" * 300).encode(), checked=True) is None  # the guard cuts
-    assert _utf8_as_is(b"", checked=True) is None

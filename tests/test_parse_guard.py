@@ -16,7 +16,8 @@ from selectolax.lexbor import LexborHTMLParser
 
 from focuscrawl.parse import guard
 from focuscrawl.parse.guard import MAX_DEPTH, bound_nesting, guard_html
-from focuscrawl.parse.html import MAX_LINK_ELEMENTS, parse_html
+from focuscrawl.parse.html import parse_html
+from focuscrawl.parse.links import MAX_LINK_ELEMENTS
 from focuscrawl.replay.archive import iter_responses
 
 
