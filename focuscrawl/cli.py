@@ -28,12 +28,14 @@ from focuscrawl.commands import (
     simulate,
     strategies,
     why,
+    worker,
 )  # fmt: skip
 from focuscrawl.exceptions import ConfigError, FocuscrawlError
 
 # the subcommands, in the order of --help
 COMMANDS: tuple[Command, ...] = (
     crawl.COMMAND,
+    worker.COMMAND,
     why.COMMAND,
     control.COMMAND,
     simulate.COMMAND,

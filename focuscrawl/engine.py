@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from focuscrawl.control import ControlChannel
 from focuscrawl.exceptions import ConfigError
@@ -69,6 +69,21 @@ def normalize_seeds(seeds: Sequence[str]) -> list[str]:
     if not out:
         raise ConfigError("no seeds given")
     return out
+
+
+class SharedCrawl(Protocol):
+    """What a crawl shared with other processes asks of its coordination
+    (:class:`focuscrawl.workers.Coordination`): a page budget that grows by claims on
+    the shared one, and whether to go on when this process has nothing to do."""
+
+    def budget(self, fetched: int, in_flight: int) -> int:
+        """This process's page budget now (it may claim more when it runs low)."""
+        ...
+
+    async def idle(self, fetched: int) -> bool:
+        """Nothing to take or wait for here (all recorded and committed): True when the
+        crawl may go on here (more came, or budget), False when it is over for this process."""
+        ...
 
 
 def _sync_all(outputs: Sequence[WarcOutput | JsonlOutput]) -> list[int]:
@@ -175,6 +190,8 @@ class Crawler:
         on_progress: Callable[[CrawlStats], None] | None = None,
         archives: Sequence[str] = (),
         lock: RunLock | None = None,
+        shared: SharedCrawl | None = None,
+        add_seeds: bool = True,
     ) -> None:
         if strategy.needs_model and model is None:
             raise ConfigError(
@@ -196,6 +213,8 @@ class Crawler:
         self.archives = tuple(archives)  # a simulated crawl's WARC files, named in run.json
         self.ordered = ordered_schedule(settings.crawl, simulated=bool(self.archives))
         self.lock = lock
+        self.shared = shared  # a worker of a shared crawl (focuscrawl.workers)
+        self._add_seeds = add_seeds  # (a shared crawl's seeds are added by its first worker)
         self._stop = asyncio.Event()
         self._abort = False
         self._uncommitted = 0
@@ -286,7 +305,7 @@ class Crawler:
             self.recorder.round = self.stats.layer
             self._control_log = [dict(c) for c in state.control]
             self.stats.counters["resumes"] += 1
-        else:
+        elif self._add_seeds:
             self.recorder.add_seeds(self.seeds)
         self._control = ControlChannel(self.out_dir, start.control_id)
         self._scheduler = make_scheduler(
@@ -295,7 +314,16 @@ class Crawler:
             stats=self.stats, stop=self._stop, ordered=self.ordered,
             window=window_size(self.settings, self.ordered), commit=self._commit,
         )  # fmt: skip
+        if self.shared is not None:
+            self._set_budget(self.shared.budget(self.stats.fetched, 0))
         return state
+
+    def _set_budget(self, limit: int) -> None:
+        """A shared crawl's worker: its page budget is what it has claimed so far."""
+        if limit == self.settings.crawl.max_pages:
+            return
+        self.settings = replace(self.settings, crawl=replace(self.settings.crawl, max_pages=limit))
+        self.scheduler.settings = self.recorder.settings = self.settings
 
     def _outputs(self) -> list[WarcOutput | JsonlOutput]:
         rec = self.recorder
@@ -387,7 +415,7 @@ class Crawler:
         while True:
             scheduler.fill()  # while stopping too (ordered): those URLs are left for the resume
             if not len(scheduler):
-                if scheduler.next_round():
+                if scheduler.next_round() or await self._go_on():
                     continue
                 break
             if self._stop.is_set():
@@ -396,11 +424,30 @@ class Crawler:
                         await self._record(slot, result)
                 break
             for slot, result in await scheduler.wait():
-                if scheduler.budget_spent():
+                if self._spent(scheduler):
                     break  # (as-completed) the rest, done or in flight, is put back
                 await self._record(slot, result)
-            if scheduler.budget_spent():
+            if self._spent(scheduler):
                 break
+
+    def _spent(self, scheduler: Scheduler) -> bool:
+        """The budget is reached (a shared crawl's worker first claims more)."""
+        if not scheduler.budget_spent():
+            return False
+        if self.shared is not None:
+            self._set_budget(self.shared.budget(self.stats.fetched, len(scheduler)))
+        return scheduler.budget_spent()
+
+    async def _go_on(self) -> bool:
+        """Nothing left to take here: a shared crawl's worker commits what it recorded
+        (its links reach the others) and asks whether the crawl goes on."""
+        if self.shared is None or self._stop.is_set():
+            return False
+        await self._commit_overlapped()
+        if not await self.shared.idle(self.stats.fetched):
+            return False
+        self._set_budget(self.shared.budget(self.stats.fetched, 0))
+        return True
 
     async def _record(self, slot: Slot, result: FetchResult) -> None:
         """One result recorded, and what follows it: ticks, control, a commit, progress."""
@@ -420,6 +467,8 @@ class Crawler:
             crawl.commit_seconds and time.monotonic() - self._last_commit >= crawl.commit_seconds
         ):
             await self._commit_overlapped()
+        if self.shared is not None:
+            self._set_budget(self.shared.budget(self.stats.fetched, len(self.scheduler)))
         self._report()
 
     # ------------------------------------------------------------ control

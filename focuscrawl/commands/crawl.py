@@ -76,8 +76,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="URLs taken and not yet recorded, 0 = the schedule's default "
                         "(32 ordered, 4 x concurrency as-completed)" + d("crawl", "window"))
     p.add_argument("--frontier", metavar="STORE|redis://HOST:PORT/DB",
-                   help="the crawl DB store: indexed, sqlite, or a Redis server (one crawler "
-                        "process for now; workers come later)" + d("crawl", "frontier"))  # fmt: skip
+                   help="the crawl DB store: indexed, sqlite, or a Redis server (shared by "
+                        "--workers, and by `focuscrawl worker` on other machines)"
+                        + d("crawl", "frontier"))  # fmt: skip
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="with --frontier redis://...: N local worker processes share the crawl "
+                        "(each its own run directory under OUT/workers/); more join with "
+                        "`focuscrawl worker` (default: one process, no workers)")  # fmt: skip
     p.add_argument("--fetch-list-size", type=int,
                    help="best-N-first batch size (0 = continuous)" + d("crawl", "fetch_list_size"))
     p.add_argument("--top-n", type=int, help="layered strategies: URLs per layer" + d("crawl", "top_n"))
@@ -150,7 +155,7 @@ def parse_param(text: str, option: str = "--model-param") -> tuple[str, Any]:
 RUN_FILES = frozenset({
     "run.json", "run.json.tmp", "crawl.db", "crawl.db-wal", "crawl.db-shm", "crawl.db-journal",
     "pages.jsonl", "corpus.warc.gz", "decisions.jsonl", "control.json", "control.json.tmp",
-    "control.ack.json", "control.ack.json.tmp", "run.lock",
+    "control.ack.json", "control.ack.json.tmp", "run.lock", "workers",
 })  # fmt: skip
 
 
@@ -207,8 +212,51 @@ def run(args: argparse.Namespace) -> int:
         raise
 
 
+def _run_shared(args: argparse.Namespace) -> int:
+    """``--workers N``: the crawl published in Redis, N local workers run to its end."""
+    from focuscrawl.workers import prepare_shared, run_shared
+
+    if getattr(args, "archive", None):
+        raise ConfigError("--workers: a simulation runs in one process (no --archive)")
+    shared = prepare_shared(
+        args.out, _seed_list(args.seeds), workers=args.workers, config=args.config,
+        overrides=_crawl_overrides(args), model=args.model, resume=args.resume,
+    )  # fmt: skip
+    try:
+        if args.verbose >= 0:
+            print(f"focuscrawl: shared crawl {shared.prefix} on {shared.frontier_url}: "
+                  f"{shared.workers} workers; more join with: focuscrawl worker --frontier "
+                  f"{shared.frontier_url} --crawl {shared.prefix} --out DIR", file=sys.stderr)  # fmt: skip
+        summary = run_shared(args.out, shared.workers, frontier_url=shared.frontier_url,
+                             prefix=shared.prefix, run=shared.run)  # fmt: skip
+    finally:
+        shared.lock.release()
+    if args.json:
+        print(json.dumps({"out": str(args.out), **summary}, ensure_ascii=False))
+    else:
+        print(f"{summary.get('fetched', 0)} URLs fetched by {shared.workers} workers, "
+              f"{summary.get('relevant', 0)} relevant, {summary.get('pages_per_second', 0):.1f} pages/s"
+              f" -> {args.out}")  # fmt: skip
+    return 0 if read_finished(args.out) else 1
+
+
+def _is_shared(out: Path) -> bool:
+    from focuscrawl.workers import is_shared
+
+    return is_shared(out)
+
+
+def read_finished(out: Path) -> bool:
+    from focuscrawl.settings import read_run_json
+
+    return bool(read_run_json(out / "run.json").get("finished"))
+
+
 def _run_crawl(args: argparse.Namespace) -> int:
     from focuscrawl.api import open_crawl
+
+    if getattr(args, "workers", None) or (args.resume and _is_shared(args.out)):
+        return _run_shared(args)
     from focuscrawl.progress import ProgressView
 
     seeds = _seed_list(args.seeds)

@@ -20,6 +20,9 @@ Keys of partition ``P`` (a prefix ending in ``:``):
 * ``P hc:<host>``      hash state -> URLs of the host in that state
 * ``P if``             set of IN_FLIGHT URLs (requeue after a crash in O(k))
 * ``P fs``             zset of FETCHED URLs, members ``key .. url`` (tier 0): ``top``
+* ``P ap``             hash worker -> the number of its last outbox call applied here
+* ``P lease``          the partition's owner (a worker id) while its lease lasts
+* ``P owner``          the partition's last owner (whose outbox a new owner delivers first)
 * ``P par:<url>``      set of parents of url (when edges are kept)
 * ``P ch:<url>``       hash child -> t(url, child) (when edges are kept)
 
@@ -37,6 +40,16 @@ from __future__ import annotations
 # script that touches keys of two slots, and one that would write past maxmemory
 FRONTIER_LUA = r"""#!lua
 local P = KEYS[1]
+if ARGV[1] == 'g' then
+  -- a worker's outbox delivered (focuscrawl.frontier.redis_worker): 'g', worker, n, then
+  -- the call. n grows with every call a worker sends; a call whose n is not above the
+  -- last one applied here for that worker was applied already (a batch delivered again
+  -- after a crash, or by the worker that took a dead one's partitions): skipped
+  local last = tonumber(redis.call('HGET', P .. 'ap', ARGV[2]) or '-1')
+  if tonumber(ARGV[3]) <= last then return {0, {}} end
+  redis.call('HSET', P .. 'ap', ARGV[2], ARGV[3])
+  for _ = 1, 3 do table.remove(ARGV, 1) end
+end
 local op = ARGV[1]
 local QUEUED, IN_FLIGHT, FETCHED = 0, 1, 2
 -- layer -> host -> {old = its r:<layer> member before, cur = now, stale = cur unknown}:
@@ -428,4 +441,57 @@ elseif op == 'pop' then
 end
 
 return {result, heads()}
+"""
+
+# A partition's lease (KEYS[1]: its key prefix; ARGV: op, worker, milliseconds): one
+# owner at a time pops its URLs and so fetches its hosts (focuscrawl.frontier.redis_worker)
+LEASE_LUA = r"""#!lua
+local P, op, w, ms = KEYS[1], ARGV[1], ARGV[2], ARGV[3]
+local holder = redis.call('GET', P .. 'lease')
+if op == 'take' then
+  -- {1, last owner ('' none)} if taken (or held already), {0, holder} if another holds it
+  if holder == w then
+    redis.call('PEXPIRE', P .. 'lease', ms)
+    return {1, w}
+  end
+  if holder then return {0, holder} end
+  redis.call('SET', P .. 'lease', w, 'PX', ms)
+  local last = redis.call('GET', P .. 'owner') or ''
+  redis.call('SET', P .. 'owner', w)
+  return {1, last}
+elseif op == 'renew' then
+  if holder ~= w then return 0 end
+  redis.call('PEXPIRE', P .. 'lease', ms)
+  return 1
+elseif op == 'free' then
+  -- given back; nobody takes it for ms (the politeness delay of its hosts' last requests)
+  if holder == w then redis.call('SET', P .. 'lease', '~' .. w, 'PX', ms) end
+  return 1
+end
+return redis.error_reply('unknown lease op ' .. op)
+"""
+
+# The crawl's shared counters (KEYS[1]: its meta prefix): the page budget handed out
+# in claims, and which workers are alive (their heartbeats, on the server's clock)
+META_LUA = r"""#!lua
+local M, op = KEYS[1], ARGV[1]
+if op == 'claim' then
+  -- ARGV[2]: pages wanted; returns those given (0: the budget is all handed out)
+  local left = tonumber(redis.call('GET', M .. 'budget') or '0')
+  local n = math.min(tonumber(ARGV[2]), left)
+  if n > 0 then redis.call('DECRBY', M .. 'budget', n) end
+  return n
+elseif op == 'alive' then
+  -- ARGV[2]: worker, ARGV[3]: ms it is alive for (0: it leaves); returns the workers alive
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if ARGV[3] == '0' then
+    redis.call('ZREM', M .. 'alive', ARGV[2])
+  else
+    redis.call('ZADD', M .. 'alive', now + tonumber(ARGV[3]), ARGV[2])
+  end
+  redis.call('ZREMRANGEBYSCORE', M .. 'alive', '-inf', now)
+  return redis.call('ZCARD', M .. 'alive')
+end
+return redis.error_reply('unknown meta op ' .. op)
 """

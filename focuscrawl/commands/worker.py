@@ -1,0 +1,68 @@
+"""``focuscrawl worker``: join a shared crawl (published in Redis by ``focuscrawl crawl
+--frontier redis://... --workers N``) from this machine, into a run directory of its own."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+from pathlib import Path
+
+from focuscrawl.commands import Command
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--frontier", required=True, metavar="redis://HOST:PORT/DB",
+                   help="the Redis that holds the shared crawl")  # fmt: skip
+    p.add_argument("--crawl", metavar="PREFIX",
+                   help="which shared crawl (its key prefix, as `focuscrawl crawl --workers` "
+                        "prints it); needed only when that Redis holds more than one")  # fmt: skip
+    p.add_argument("--out", type=Path, required=True,
+                   help="this worker's run directory (its WARC, pages.jsonl...); an existing "
+                        "one is resumed: its files cut back to its last commit")  # fmt: skip
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+
+
+def run(args: argparse.Namespace) -> int:
+    from focuscrawl.workers import open_worker
+
+    worker = open_worker(args.frontier, args.out, crawl=args.crawl)
+    crawler = worker.crawler
+    signals = 0
+
+    def on_signal() -> None:
+        nonlocal signals
+        signals += 1
+        crawler.request_stop(now=signals > 1)
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, on_signal)
+        await worker.run()
+
+    try:
+        asyncio.run(main())
+    finally:
+        worker.close()
+    stats = crawler.stats
+    if args.json:
+        print(json.dumps({"out": str(args.out), "worker": worker.name, "interrupted": crawler.stopped,
+                          **stats.to_dict()}, ensure_ascii=False))  # fmt: skip
+    elif args.verbose >= 0:
+        print(f"worker {worker.name}: {stats.fetched} URLs fetched, {stats.relevant} relevant"
+              f" -> {args.out}", file=sys.stderr)  # fmt: skip
+    if crawler.stopped:
+        print(f"focuscrawl: worker interrupted; continue with: focuscrawl worker --frontier "
+              f"{args.frontier} --out {args.out}", file=sys.stderr)  # fmt: skip
+        return 130
+    return 0
+
+
+COMMAND = Command(
+    "worker", "join a shared crawl (Redis) as one more worker process", add_arguments, run
+)
