@@ -1,6 +1,8 @@
 """The learning strategy (issue 28): the examples a hand-built web makes, with the
-rewards computed here by hand; updates at the stated points; a rescore that reaches
-the frontier; the same crawl twice in the ordered schedule; a model that resumes."""
+rewards and priors computed here by hand; link-context's score before the model has
+learnt, then the prior plus the weighted correction; updates at the stated points; a
+rescore that reaches the frontier; the same crawl twice in the ordered schedule; a
+model that resumes exactly, from a state much smaller than its dense weights."""
 
 from __future__ import annotations
 
@@ -8,7 +10,6 @@ import json
 import random
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from focuscrawl.api import crawl
@@ -16,7 +17,8 @@ from focuscrawl.exceptions import ConfigError
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.output.writers import JsonlOutput, WarcOutput
 from focuscrawl.processing import Recorder
-from focuscrawl.relevance.online_link import OnlineLinkModel, link_tokens
+from focuscrawl.relevance.keyword import KeywordModel
+from focuscrawl.relevance.online_link import N_FEATURES, OnlineLinkModel, link_tokens
 from focuscrawl.settings import Settings
 from focuscrawl.stats import CrawlStats
 from focuscrawl.strategies.base import STRATEGIES
@@ -33,10 +35,14 @@ LINKS = {S: [Link(A, "cat", "a cat"), Link(B, "car", "a car")], A: [Link(C, "kit
          C: [Link(D, "lion", "lion")], B: [], D: []}  # fmt: skip
 PARENT = {S: None, A: S, B: S, C: A, D: C}
 DEPTH = {S: 0, A: 1, B: 1, C: 2, D: 3}
+# the page model scores a context 1 if it holds the word "cat", else 0 ("kitten" is not
+# "cat"); so with beta 0.25 the priors (eq. 9) are S->A 0.25 * r(S) + 0.75, S->B
+# 0.25 * r(S), A->C 0.25 * r(A), C->D 0.25 * r(C)
+CAT = KeywordModel(["cat"])
 
 
 def _strategy(**params: object) -> tuple[LearningStrategy, MemoryFrontier]:
-    strategy = LearningStrategy(None, **params)
+    strategy = LearningStrategy(CAT, **params)
     store = MemoryFrontier()
     strategy.attach(FrontierView(store), random.Random(0))
     return strategy, store
@@ -47,10 +53,12 @@ def _visit(strategy: LearningStrategy, url: str, relevance: float) -> object:
     return strategy.on_page(Page(url, links=list(LINKS[url])), relevance, queued)
 
 
-def _columns(url: str, parent: str, relevance_of_parent: float) -> list[int]:
+def _columns(url: str, parent: str, relevance_of_parent: float, inlinks: int) -> list[int]:
     """The hashed link from ``parent`` to ``url``, as the parent's page gave it."""
     link = next(link for link in LINKS[parent] if link.url == url)
-    tokens = link_tokens(link.url, link.anchor, link.context, relevance_of_parent, DEPTH[url])
+    tokens = link_tokens(
+        link.url, link.anchor, link.context, relevance_of_parent, DEPTH[url], inlinks
+    )
     return sorted(OnlineLinkModel.columns(tokens).tolist())
 
 
@@ -59,30 +67,68 @@ def test_the_strategy_is_registered() -> None:
 
 
 def test_the_examples_a_small_web_makes() -> None:
-    """Rewards by hand (gamma 0.5, hops 2, relevant from 0.5):
-    A (0.9): its link S->A, 0.9; S has no link (a seed): nothing more.
-    B (0.2): its link S->B, 0.2; not relevant: no ancestor rewarded.
-    C (0.8): A->C 0.8; hop 1: S->A 0.5 * 0.8 = 0.4.
-    D (1.0): C->D 1.0; hop 1: A->C 0.5; hop 2: S->A 0.25."""
+    """Rewards by hand (gamma 0.5, hops 2, relevant from 0.5), each with its link's prior:
+    A (0.9): its link S->A, 0.9 (prior 0.025 + 0.75 = 0.775); S is a seed: nothing more.
+    B (0.2): its link S->B, 0.2 (prior 0.025); not relevant: no ancestor rewarded.
+    C (0.8): A->C 0.8 (prior 0.225); hop 1: S->A 0.5 * 0.8 = 0.4.
+    D (1.0): C->D 1.0 (prior 0.2); hop 1: A->C 0.5; hop 2: S->A 0.25.
+    In-link counts: S (0.1) is not relevant, so S->A and S->B have none; A (0.9) and
+    C (0.8) are, so A->C and C->D have one each."""
     strategy, _ = _strategy(update_every=1000, hops=2, gamma=0.5)
     relevance = {S: 0.1, A: 0.9, B: 0.2, C: 0.8, D: 1.0}
     for url in (S, A, B, C, D):
         _visit(strategy, url, relevance[url])
-    got = [(sorted(cols.tolist()), round(reward, 9)) for cols, reward in strategy.pending]
+    got = [
+        (sorted(e.columns.tolist()), round(e.reward, 9), round(e.prior, 9))
+        for e in strategy.pending
+    ]
     sa, sb, ac, cd = (
-        _columns(A, S, 0.1),
-        _columns(B, S, 0.1),
-        _columns(C, A, 0.9),
-        _columns(D, C, 0.8),
+        _columns(A, S, 0.1, 0),
+        _columns(B, S, 0.1, 0),
+        _columns(C, A, 0.9, 1),
+        _columns(D, C, 0.8, 1),
     )
-    assert got == [(sa, 0.9), (sb, 0.2), (ac, 0.8), (sa, 0.4), (cd, 1.0), (ac, 0.5), (sa, 0.25)]
+    assert got == [
+        (sa, 0.9, 0.775), (sb, 0.2, 0.025), (ac, 0.8, 0.225), (sa, 0.4, 0.775),
+        (cd, 1.0, 0.2), (ac, 0.5, 0.225), (sa, 0.25, 0.775),
+    ]  # fmt: skip
+
+
+def test_link_context_scores_until_the_model_has_learnt() -> None:
+    """The warm start: before the first update a link's score is eq. 9 itself
+    (0.25 * 0.1 + 0.75 * 1 for "a cat", 0.25 * 0.1 for "a car")."""
+    strategy, _ = _strategy(update_every=1000)
+    decision = _visit(strategy, S, 0.1)
+    scores = [round(link.score, 9) for link in decision.links]  # type: ignore[attr-defined]
+    assert scores == [0.775, 0.025]
+    assert not strategy.active
+
+
+@pytest.mark.parametrize(("min_examples", "weight"), [(8, 0.5), (2, 1.0), (0, 1.0)],
+                         ids=["half-learnt", "learnt", "no-ramp"])  # fmt: skip
+def test_the_correction_is_weighted_by_the_examples_learnt(
+    min_examples: int, weight: float
+) -> None:
+    """After one update from 4 examples (S->A; S->B, A->C, S->A by hop), w is
+    4 / min_examples (at most 1) and a link scores prior + w * the model's prediction."""
+    strategy, _ = _strategy(update_every=4, min_examples=min_examples)
+    for url, r in ((S, 0.1), (A, 0.9), (B, 0.2), (C, 0.8)):
+        _visit(strategy, url, r)
+    assert strategy.link_model.examples == 4
+    assert strategy.learner.weight == weight
+    row = OnlineLinkModel.columns(link_tokens(D, "lion", "lion", 0.8, 3, 1))
+    correction = strategy.link_model.predict([row])[0]
+    assert correction != 0.0
+    decision = _visit(strategy, C, 0.8)  # C again: its link to D, prior 0.25 * 0.8
+    (link,) = decision.links  # type: ignore[attr-defined]
+    assert link.score == pytest.approx(min(1.0, max(0.0, 0.2 + weight * correction)))
 
 
 def test_hops_bound_the_rewards() -> None:
     strategy, _ = _strategy(update_every=1000, hops=1, gamma=0.5)
     for url, r in ((S, 0.1), (A, 0.9), (C, 0.8), (D, 1.0)):
         _visit(strategy, url, r)
-    rewards = [round(reward, 9) for _, reward in strategy.pending]
+    rewards = [round(e.reward, 9) for e in strategy.pending]
     assert rewards == [0.9, 0.8, 0.4, 1.0, 0.5]  # D's reward stops one hop up
 
 
@@ -118,22 +164,46 @@ def test_a_rescore_reaches_the_frontier(tmp_path: Path) -> None:
     queued_b = store.get(B)
     assert queued_b is not None
     assert store.state(B) == URLState.QUEUED
-    expected = strategy.link_model.score(
-        [OnlineLinkModel.columns(link_tokens(B, "car", "a car", 0.1, 1))]
-    )
-    assert queued_b.score == pytest.approx(expected[0])
+    # B's link: prior 0.25 * 0.1 (no "cat" in "a car"), corrected with the full weight
+    # (min_examples 1) by the model's prediction for its tokens
+    correction = strategy.link_model.predict(
+        [OnlineLinkModel.columns(link_tokens(B, "car", "a car", 0.1, 1, 0))]
+    )[0]
+    assert queued_b.score == pytest.approx(min(1.0, max(0.0, 0.025 + correction)))
 
 
 def test_the_resumed_model_scores_as_before() -> None:
-    strategy, _ = _strategy(update_every=1)
+    """Weights rounded to float32 at every update are saved exactly: the model loaded
+    from the (JSON) state predicts bit for bit what the one saved does, with the
+    examples not learnt yet."""
+    strategy, _ = _strategy(update_every=3)
     for url, r in ((S, 0.1), (A, 0.9), (B, 0.2), (C, 0.8)):
         _visit(strategy, url, r)
     state = json.loads(json.dumps(strategy.state_dict()))
-    again, _ = _strategy(update_every=1)
+    again, _ = _strategy(update_every=3)
     again.load_state(state)
     rows = [OnlineLinkModel.columns(link_tokens(u, "cat", "a cat", 0.5, 1)) for u in (A, B, D)]
-    assert again.link_model.version == strategy.link_model.version
-    assert np.allclose(again.link_model.score(rows), strategy.link_model.score(rows), atol=1e-6)
+    assert again.link_model.version == strategy.link_model.version == 1
+    assert again.link_model.predict(rows) == strategy.link_model.predict(rows)
+    assert [(e.columns.tolist(), e.reward, e.prior) for e in again.pending] == [
+        (e.columns.tolist(), e.reward, e.prior) for e in strategy.pending
+    ]
+    assert len(again.pending) == 2  # C's: A->C 0.8, S->A 0.4 by hop, after the update
+    # the same next update of both (the SGD's step count and intercept came back too)
+    for s in (strategy, again):
+        s.link_model.update(rows, [1.0, 0.0, 0.5])
+    assert again.link_model.predict(rows) == strategy.link_model.predict(rows)
+
+
+def test_the_state_is_much_smaller_than_the_dense_weights() -> None:
+    """Only the columns examples touched are non-zero: zlib keeps the state a small
+    fraction of the 2^15 float32 weights (131 KB raw, 175 KB in base64)."""
+    strategy, _ = _strategy(update_every=1)
+    for url, r in ((S, 0.1), (A, 0.9), (B, 0.2), (C, 0.8), (D, 1.0)):
+        _visit(strategy, url, r)
+    size = len(json.dumps(strategy.state_dict()))
+    assert strategy.link_model.ready
+    assert size < N_FEATURES * 4 // 20
 
 
 def test_the_ordered_schedule_gives_the_same_crawl_twice(tmp_path: Path) -> None:
@@ -156,7 +226,7 @@ def test_the_ordered_schedule_gives_the_same_crawl_twice(tmp_path: Path) -> None
 
 def test_parameters_are_checked() -> None:
     with pytest.raises(ConfigError):
-        LearningStrategy(None, gamma=2.0)
+        LearningStrategy(CAT, gamma=2.0)
     assert LearningStrategy.merge is Merge.MAX
 
 
@@ -171,7 +241,7 @@ def test_the_online_score_serves_otie_and_link_context(tmp_path: Path, strategy:
           max_pages=200, archives=[archive], strategy_params={"link_model": "online"})  # fmt: skip
     counters = json.loads((out / "run.json").read_text())["summary"]["counters"]
     assert counters["link_model_version"] >= 5
-    if strategy == "link-context":  # its reasons name the score they used
-        assert " online v" in (out / "decisions.jsonl").read_text()
+    if strategy == "link-context":  # its reasons name the prior and the correction
+        assert "online link model v" in (out / "decisions.jsonl").read_text()
     with pytest.raises(ConfigError):
         STRATEGIES.get(strategy)(None, link_model="learnt")

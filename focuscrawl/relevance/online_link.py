@@ -3,24 +3,27 @@
 What a link is known by when it is found (the features): its anchor words, the
 words of its context window (P1's T words), the tokens of its URL (host, path
 and query words), the parent page's relevance as the crawl's page model judged
-it, and the link's depth. The labels come from the crawl itself: when a page is
-judged, the link that led to it gets its relevance as a reward, and the links
-that led to its ancestors within ``hops`` links get ``gamma ** h`` times it
-(Chakrabarti et al.'s "apprentice", WWW 2002; ACHE's adaptive link classifier,
-Barbosa & Freire, WWW 2007).
+it, the link's depth, and how many relevant pages already link to its URL. The
+labels come from the crawl itself: when a page is judged, the link that led to it
+gets its relevance as a reward, and the links that led to its ancestors within
+``hops`` links get ``gamma ** h`` times it (Chakrabarti et al.'s "apprentice",
+WWW 2002; ACHE's adaptive link classifier, Barbosa & Freire, WWW 2007).
 
 The model is a linear regression on hashed features updated with
 scikit-learn's ``SGDRegressor.partial_fit`` (no GPU, a few ms per update),
 seeded, so the same examples in the same order give the same weights. Hashing
 (``FeatureHasher``, 2^15 features) needs no vocabulary, so an update costs the
-same at page 1,000 and at page 1,000,000. Its weights go into the crawl's resume
-state as float32 (base64), so a resumed crawl goes on with the same model.
+same at page 1,000 and at page 1,000,000. The weights are kept as float32 values
+(rounded after every update), so the resume state holds them exactly: zlib of
+their bytes, where the columns no link has touched (most of them) are zeros, and
+encoded once per model version, not once per commit.
 """
 
 from __future__ import annotations
 
 import base64
 import re
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -40,12 +43,13 @@ _POSITIVE = 0.5  # an example counts as positive from this reward
 
 
 def link_tokens(
-    url: str, anchor: str, context: str, parent_relevance: float, depth: int
+    url: str, anchor: str, context: str, parent_relevance: float, depth: int, inlinks: int = 0
 ) -> list[str]:
-    """The hashed tokens of one link, prefixed by where they come from.
+    """The hashed tokens of one link, prefixed by where they come from (``inlinks``:
+    the relevant pages known to link to the URL, this one included; 3 or more: "n:3").
 
-    >>> link_tokens("http://a.org/Mammals/Cat.htm", "the cat", "a cat and a dog", 0.8, 2)
-    ['a:the', 'a:cat', 'c:cat', 'c:and', 'c:dog', 'h:a.org', 'u:mammals', 'u:cat', 'u:htm', 'p:0.8', 'd:2']
+    >>> link_tokens("http://a.org/Mammals/Cat.htm", "the cat", "a cat and a dog", 0.8, 2, 5)
+    ['a:the', 'a:cat', 'c:cat', 'c:and', 'c:dog', 'h:a.org', 'u:mammals', 'u:cat', 'u:htm', 'p:0.8', 'd:2', 'n:3']
     """
     tokens = [f"a:{w}" for w in _WORD.findall(anchor.lower())]
     words = [w for w in _WORD.findall(context.lower()) if len(w) > 2][:_MAX_CONTEXT]
@@ -58,6 +62,7 @@ def link_tokens(
         pass
     tokens.append(f"p:{min(1.0, max(0.0, round(parent_relevance, 1)))}")  # parent relevance, binned
     tokens.append(f"d:{min(depth, 10)}")
+    tokens.append(f"n:{min(inlinks, 3)}")
     return tokens
 
 
@@ -85,7 +90,7 @@ class Explanation:
 
     def text(self) -> str:
         terms = ", ".join(f"{t} {w:+.2f}" for t, w in self.top)
-        return f"online link model v{self.version}: {self.score:.3f} ({terms})"
+        return f"online link model v{self.version}: {self.score:+.3f} ({terms})"
 
 
 class OnlineLinkModel:
@@ -98,6 +103,7 @@ class OnlineLinkModel:
         self.version = 0  # updates so far
         self.examples = 0  # examples learnt from
         self.positives = 0  # of them with a reward of at least 0.5
+        self._encoded: tuple[int, str] | None = None  # (version, its weights encoded)
 
     @property
     def ready(self) -> bool:
@@ -121,23 +127,34 @@ class OnlineLinkModel:
         matrix.sum_duplicates()
         return matrix
 
-    def update(self, rows: Sequence[np.ndarray], rewards: Sequence[float]) -> None:
-        """One ``partial_fit`` pass over new examples (in their order: reproducible)."""
+    def update(
+        self, rows: Sequence[np.ndarray], rewards: Sequence[float], positives: int | None = None
+    ) -> None:
+        """One ``partial_fit`` pass over new examples (in their order: reproducible); the
+        weights are then rounded to float32, what the resume state holds exactly.
+        ``positives``: how many of the examples are positive (default: rewards >= 0.5;
+        a learner fitting corrections to a prior says it itself)."""
         if not len(rows):
             return
         self._sgd.partial_fit(self._matrix(rows), np.asarray(rewards, dtype=np.float64))
+        self._sgd.coef_ = self._sgd.coef_.astype(np.float32).astype(np.float64)
         self.version += 1
         self.examples += len(rows)
-        self.positives += sum(1 for r in rewards if r >= _POSITIVE)
+        if positives is None:
+            positives = sum(1 for r in rewards if r >= _POSITIVE)
+        self.positives += positives
 
-    def score(self, rows: Sequence[np.ndarray]) -> list[float]:
-        """Predicted rewards in [0, 1] (0 for every row before the first update)."""
+    def predict(self, rows: Sequence[np.ndarray]) -> list[float]:
+        """The regression's predictions, unclipped (0 for every row before the first update)."""
         if not len(rows):
             return []
         if not self.ready:
             return [0.0] * len(rows)
-        predicted = self._sgd.predict(self._matrix(rows))
-        return [float(x) for x in np.clip(predicted, 0.0, 1.0)]
+        return [float(x) for x in self._sgd.predict(self._matrix(rows))]
+
+    def score(self, rows: Sequence[np.ndarray]) -> list[float]:
+        """Predicted rewards clipped to [0, 1]."""
+        return [min(1.0, max(0.0, x)) for x in self.predict(rows)]
 
     def explain(
         self, tokens: Iterable[str], score: float | None = None, top: int = 3
@@ -146,7 +163,7 @@ class OnlineLinkModel:
         weight (what ``why`` shows): a few weight look-ups, no prediction."""
         tokens = list(dict.fromkeys(tokens))
         if score is None:
-            score = self.score([self.columns(tokens)])[0]
+            score = self.predict([self.columns(tokens)])[0]
         if not self.ready:
             return Explanation(self.version, score, ())
         coef = self._sgd.coef_
@@ -155,15 +172,19 @@ class OnlineLinkModel:
 
     # ------------------------------------------------------------------ state
     def state(self) -> dict[str, object]:
-        """JSON-able state: the weights as float32, base64 (about 175 KB at 2^15)."""
+        """JSON-able state: the float32 weights, zlib, base64 (a few KB to some tens of KB:
+        the columns no example touched are zeros), encoded once per version."""
         out: dict[str, object] = {
             "version": self.version,
             "examples": self.examples,
             "positives": self.positives,
         }
         if self.ready:
-            coef = np.asarray(self._sgd.coef_, dtype=np.float32)
-            out["coef"] = base64.b64encode(coef.tobytes()).decode("ascii")
+            if self._encoded is None or self._encoded[0] != self.version:
+                raw = np.asarray(self._sgd.coef_, dtype=np.float32).tobytes()
+                blob = base64.b64encode(zlib.compress(raw, 6)).decode("ascii")
+                self._encoded = (self.version, blob)
+            out["coef"] = self._encoded[1]
             out["intercept"] = float(self._sgd.intercept_[0])
             out["t"] = float(self._sgd.t_)
         return out
@@ -174,9 +195,11 @@ class OnlineLinkModel:
         self.positives = int(state.get("positives", 0))  # type: ignore[call-overload]
         coef = state.get("coef")
         if isinstance(coef, str):
-            weights = np.frombuffer(base64.b64decode(coef), dtype=np.float32).astype(np.float64)
+            raw = zlib.decompress(base64.b64decode(coef))
+            weights = np.frombuffer(raw, dtype=np.float32).astype(np.float64)
             # a fitted SGDRegressor from saved weights: one empty-effect fit sets its shapes
             self._sgd.partial_fit(sparse.csr_matrix((1, N_FEATURES)), np.zeros(1))
             self._sgd.coef_ = weights
             self._sgd.intercept_ = np.asarray([float(state.get("intercept", 0.0))])  # type: ignore[arg-type]
             self._sgd.t_ = float(state.get("t", 1.0))  # type: ignore[arg-type]
+            self._encoded = (self.version, coef)

@@ -1,42 +1,56 @@
-"""A crawler that learns while it crawls: best-first on an online link model.
+"""A crawler that learns while it crawls: link-context's score corrected by an online link model.
 
 Every strategy of the papers scores links with a model fixed before the crawl;
-this one learns which links lead to relevant pages from the crawl's own
-judgements (:mod:`focuscrawl.relevance.online_link`):
+this one learns, from the crawl's own judgements, how wrong that fixed score is
+(:mod:`focuscrawl.relevance.online_link`):
 
-1. a link found on a page is known by its anchor, context, URL tokens, the
-   parent's relevance and its depth (kept for the URL until it is fetched);
-2. when the page it leads to is judged, that link becomes a training example
-   with the page's relevance as its reward; if the page is relevant (relevance
-   >= ``relevant``), the links that led to its ancestors within ``hops`` links
-   are rewarded too, ``gamma ** h`` times (the apprentice's discounted reward);
+1. a link found on a page gets link-context's score (P1 eq. 9: β·the page's
+   relevance + (1 − β)·the page model's score of the link's context window), the
+   *prior*; the link is known by its anchor, context, URL tokens, the parent's
+   relevance, its depth and how many relevant pages link to its URL (kept for the
+   URL until it is fetched);
+2. when the page it leads to is judged, that link becomes a training example whose
+   target is the page's relevance minus the link's prior (the correction the prior
+   needed); if the page is relevant (relevance >= ``relevant``), the links that led
+   to its ancestors within ``hops`` links are examples too, with ``gamma ** h``
+   times the relevance as their reward (the apprentice's discounted reward);
 3. every ``update_every`` pages the examples since the last update are learnt
-   (one ``partial_fit``), and the ``rescore`` most recently found queued URLs
-   are scored again by the new model (a bounded rescore: its cost is that many
+   (one ``partial_fit``), and the ``rescore`` most recently found queued URLs are
+   scored again by the new model (a bounded rescore: its cost is that many
    predictions, not the queue's size);
-4. links are scored by the online model once it has learnt from
-   ``min_examples`` examples, some of them positive; before that (a cold start)
-   by the parent page's relevance, as best-first does.
+4. a link's score is prior + w · correction, clipped to [0, 1], where the weight w
+   grows from 0 to 1 over the first ``min_examples`` examples learnt (a warm start:
+   link-context itself until the model has learnt anything, then a blend by how
+   much it has learnt, never a switch).
 
 Updates happen at logical points (a count of pages), and the model is seeded:
 in the ordered schedule the same settings, seed and web give the same crawl.
-The model's weights are part of the resume state; the features of links found
-before a resume are not (those URLs keep their scores and teach nothing).
+
+Resume: the model (its float32 weights exactly, version and counts), the examples
+not learnt yet and the page count are in the resume state. The per-link features
+(the hashed tokens of each queued URL's link, those of the links to fetched pages
+for the ancestors' rewards, the relevant in-link counts) grow with the queue and
+are not: after a resume, the URLs queued before it keep their scores and are not
+rescored, their pages teach nothing, and in-link counts start again from zero; the
+links found after the resume are learnt from as before. So a resumed crawl goes on
+with the same model, but is not the uninterrupted crawl after the resume point.
 """
 
 from __future__ import annotations
 
+import base64
 import random
+import zlib
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
 from focuscrawl.relevance.online_link import OnlineLinkModel, link_tokens
 from focuscrawl.strategies.base import Strategy, register_strategy
-from focuscrawl.strategies.scoring import context_scores
+from focuscrawl.strategies.scoring import context_scores, eq9
 from focuscrawl.strategies.view import FrontierView
 from focuscrawl.types import Decision, LinkScore, Merge, Page, QueuedURL, ScoreUpdate, URLState
 
@@ -46,17 +60,33 @@ _KEEP = 200_000  # link features kept (queued URLs, then fetched pages' inbound 
 @dataclass(frozen=True)
 class LearningParams:
     update_every: int = 25  # pages between two updates of the link model
-    min_examples: int = 50  # examples learnt (some positive) before links are scored by it
+    min_examples: int = 50  # examples learnt before the correction has its full weight
     hops: int = 2  # k: the links to ancestors this many links up are rewarded too
     gamma: float = 0.5  # reward discount per hop
     relevant: float = 0.5  # page relevance from which its ancestors' links are rewarded
     rescore: int = 2000  # queued URLs scored again after an update (latest found first)
+    beta: float = 0.25  # eq. 9 of the prior: weight of the parent page's relevance
 
     def __post_init__(self) -> None:
         if self.update_every < 1 or self.min_examples < 0 or self.hops < 0 or self.rescore < 0:
             raise ValueError("update_every >= 1, min_examples, hops and rescore >= 0")
-        if not 0.0 <= self.gamma <= 1.0 or not 0.0 <= self.relevant <= 1.0:
-            raise ValueError("gamma and relevant must be in [0, 1]")
+        if not all(0.0 <= x <= 1.0 for x in (self.gamma, self.relevant, self.beta)):
+            raise ValueError("gamma, relevant and beta must be in [0, 1]")
+
+
+class Example(NamedTuple):
+    """One training example: a link's hashed columns, its reward (a page's relevance,
+    discounted for ancestors) and the prior score the link had."""
+
+    columns: np.ndarray
+    reward: float
+    prior: float
+
+
+class _Found(NamedTuple):
+    columns: np.ndarray
+    prior: float
+    score: float
 
 
 class OnlineLinkLearner:
@@ -64,70 +94,111 @@ class OnlineLinkLearner:
     features of the links found, learns at the update points, and scores links.
 
     The learning strategy uses it with a rescore; OTIE and link-context use it by
-    ``link_model = "online"`` as their predicted similarity (eq. 7 / eq. 9), with no
-    rescore (their scores are cash and sums, which a rescore would overwrite).
+    ``link_model = "online"`` for their predicted similarity (eq. 7 / eq. 9), with no
+    rescore (their scores are cash and maxima, which a rescore would overwrite).
     """
 
     def __init__(self, p: LearningParams, seed: int = 0) -> None:
         self.p = p
         self.model = OnlineLinkModel(seed=seed)
         self.pages = 0  # pages seen (the update points count these)
-        self.pending: list[tuple[np.ndarray, float]] = []  # examples since the last update
-        # queued URL -> the hashed columns of the link that found it; a fetched page ->
-        # (the columns of its link, its parent), for its ancestors' rewards
-        self._found: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._inbound: OrderedDict[str, tuple[np.ndarray | None, str | None]] = OrderedDict()
+        self.pending: list[Example] = []  # examples since the last update
+        # queued URL -> the link that found it (the best scored, if found again); a
+        # fetched page -> (the columns and prior of its link, its parent), for its
+        # ancestors' rewards; a URL -> relevant pages linking to it
+        self._found: OrderedDict[str, _Found] = OrderedDict()
+        self._inbound: OrderedDict[str, tuple[Example | None, str | None]] = OrderedDict()
+        self._inlinks: OrderedDict[str, int] = OrderedDict()
+
+    @property
+    def weight(self) -> float:
+        """w of the correction: examples learnt / ``min_examples``, at most 1."""
+        m = self.model
+        if not m.ready:
+            return 0.0
+        return 1.0 if self.p.min_examples == 0 else min(1.0, m.examples / self.p.min_examples)
 
     @property
     def active(self) -> bool:
-        """The online model scores links (else the strategy's cold-start score does)."""
-        m = self.model
-        return m.ready and m.examples >= self.p.min_examples and m.positives > 0
+        """The online model corrects the prior (else the prior alone scores)."""
+        return self.weight > 0.0
 
-    def examples_for(
-        self, url: str, parent: str | None, relevance: float
-    ) -> list[tuple[np.ndarray, float]]:
+    def examples_for(self, url: str, parent: str | None, relevance: float) -> list[Example]:
         """The training examples a judged page makes: its own link with its relevance,
         and, if it is relevant, its ancestors' links with the discounted reward."""
-        out: list[tuple[np.ndarray, float]] = []
-        columns = self._found.pop(url, None)
-        if columns is not None:
-            out.append((columns, relevance))
-        _keep(self._inbound, url, (columns, parent))
+        out: list[Example] = []
+        found = self._found.pop(url, None)
+        if found is not None:
+            own = Example(found.columns, relevance, found.prior)
+            out.append(own)
+            _keep(self._inbound, url, (own, parent))
+        elif url not in self._inbound:  # a seed, or found before a resume
+            _keep(self._inbound, url, (None, parent))
         if relevance >= self.p.relevant:
             ancestor, hop = parent, 1
             while ancestor is not None and hop <= self.p.hops:
                 known = self._inbound.get(ancestor)
                 if known is None:
                     break
-                if known[0] is not None:
-                    out.append((known[0], self.p.gamma**hop * relevance))
+                link = known[0]
+                if link is not None:
+                    out.append(Example(link.columns, self.p.gamma**hop * relevance, link.prior))
                 ancestor, hop = known[1], hop + 1
         return out
 
     def observe(
-        self, page: Page, relevance: float, queued: QueuedURL
-    ) -> tuple[list[list[str]], list[np.ndarray]]:
-        """A judged page: its examples are kept, its links' features remembered.
-        Returns the links' tokens and hashed columns (for :meth:`score`)."""
+        self, page: Page, relevance: float, queued: QueuedURL, priors: Sequence[float]
+    ) -> tuple[list[list[str]], list[float]]:
+        """A judged page: its examples are kept, its links' features remembered, and its
+        links scored (prior + w · correction). Returns the links' tokens and scores."""
+        first_visit = queued.url not in self._inbound
         self.pending += self.examples_for(queued.url, queued.parent, relevance)
+        if relevance >= self.p.relevant and first_visit:  # (OTIE re-crawls: counted once)
+            for url in dict.fromkeys(link.url for link in page.links):
+                _keep(self._inlinks, url, self._inlinks.get(url, 0) + 1)
         depth = queued.depth + 1
+        inlinks = self._inlinks
         tokens = [
-            link_tokens(link.url, link.anchor, link.context, relevance, depth)
+            link_tokens(
+                link.url, link.anchor, link.context, relevance, depth, inlinks.get(link.url, 0)
+            )
             for link in page.links
         ]
         rows = [self.model.columns(t) for t in tokens]
-        for link, columns in zip(page.links, rows, strict=True):
-            if link.url not in self._found and link.url not in self._inbound:
-                _keep(self._found, link.url, columns)
-        return tokens, rows
+        scores = self.scores(rows, priors)
+        for link, columns, prior, score in zip(page.links, rows, priors, scores, strict=True):
+            if link.url in self._inbound:
+                continue  # fetched already
+            known = self._found.get(link.url)
+            if known is None or score >= known.score:
+                _keep(self._found, link.url, _Found(columns, prior, score))
+        return tokens, scores
+
+    def scores(self, rows: Sequence[np.ndarray], priors: Sequence[float]) -> list[float]:
+        """prior + w · the model's correction, clipped to [0, 1], for each link."""
+        w = self.weight
+        if w == 0.0:
+            return [min(1.0, max(0.0, p)) for p in priors]
+        corrections = self.model.predict(rows)
+        return [min(1.0, max(0.0, p + w * c)) for p, c in zip(priors, corrections, strict=True)]
+
+    def reason(self, tokens: Sequence[str], prior: float, score: float) -> str:
+        """Why a link has its score: the prior, the correction, the model's top tokens."""
+        if not self.active:
+            return f"eq9 {prior:.4g} (the link model has not learnt yet)"
+        explained = self.model.explain(tokens, score - prior)
+        return f"eq9 {prior:.4g} + w {self.weight:.2g} x {explained.text()}"
 
     def tick(self) -> bool:
         """One page done: True if this was an update point (the model learnt)."""
         self.pages += 1
         if self.pages % self.p.update_every or not self.pending:
             return False
-        self.model.update([c for c, _ in self.pending], [r for _, r in self.pending])
+        self.model.update(
+            [e.columns for e in self.pending],
+            [e.reward - e.prior for e in self.pending],
+            positives=sum(1 for e in self.pending if e.reward >= self.p.relevant),
+        )
         self.pending.clear()
         return True
 
@@ -141,7 +212,8 @@ class OnlineLinkLearner:
                 break
             if view.state(url) == URLState.QUEUED:
                 urls.append(url)
-        scores = self.model.score([self._found[u] for u in urls])
+        found = [self._found[u] for u in urls]
+        scores = self.scores([f.columns for f in found], [f.prior for f in found])
         version = self.model.version
         return [
             ScoreUpdate(
@@ -151,16 +223,32 @@ class OnlineLinkLearner:
         ]
 
     def state(self) -> dict[str, Any]:
-        pending = [(columns.tolist(), reward) for columns, reward in self.pending]
+        """The page count, the model and the examples not learnt yet (compact: their
+        columns as one zlib'd int32 array)."""
+        lengths = [len(e.columns) for e in self.pending]
+        columns = [e.columns for e in self.pending] or [np.zeros(0, dtype=np.int32)]
+        blob = zlib.compress(np.concatenate(columns).astype(np.int32).tobytes(), 6)
+        pending = {
+            "columns": base64.b64encode(blob).decode("ascii"),
+            "lengths": lengths,
+            "rewards": [e.reward for e in self.pending],
+            "priors": [e.prior for e in self.pending],
+        }
         return {"pages": self.pages, "model": self.model.state(), "pending": pending}
 
     def load(self, state: Mapping[str, Any]) -> None:
         self.pages = int(state.get("pages", 0))
         self.model.load(dict(state.get("model") or {}))
-        self.pending = [
-            (np.asarray(columns, dtype=np.int32), float(reward))
-            for columns, reward in state.get("pending", [])
-        ]
+        pending = state.get("pending") or {}
+        lengths = list(pending.get("lengths", []))
+        if not lengths:
+            self.pending = []
+            return
+        raw = zlib.decompress(base64.b64decode(pending["columns"]))
+        flat = np.frombuffer(raw, dtype=np.int32)
+        bounds = np.cumsum([0, *lengths])
+        rows = zip(bounds[:-1], bounds[1:], pending["rewards"], pending["priors"], strict=True)
+        self.pending = [Example(flat[a:b].copy(), float(r), float(p)) for a, b, r, p in rows]
 
 
 def _keep(table: OrderedDict[str, Any], key: str, value: Any) -> None:
@@ -169,9 +257,29 @@ def _keep(table: OrderedDict[str, Any], key: str, value: Any) -> None:
         table.popitem(last=False)
 
 
+def predicted_scores(
+    learner: OnlineLinkLearner | None, model: Any, page: Page, relevance: float,
+    queued: QueuedURL, beta: float,
+) -> tuple[list[float], list[str]]:  # fmt: skip
+    """Eq. 9's score of each link of a page (P1's predicted similarity of an unfetched
+    page), corrected by the online link model when there is one (``link_model =
+    "online"``, once it has learnt), with a reason for each. The learner sees the page
+    either way (and learns at its update points)."""
+    priors = [eq9(relevance, c, beta) for c in context_scores(model, page.links)]
+    if learner is None:
+        return priors, [f"eq9 page {relevance:.4g}" for _ in priors]
+    tokens, scores = learner.observe(page, relevance, queued, priors)
+    if learner.active:
+        reasons = [learner.reason(t, p, s) for t, p, s in zip(tokens, priors, scores, strict=True)]
+    else:
+        reasons = [f"eq9 {p:.4g} (the link model has not learnt yet)" for p in priors]
+    learner.tick()
+    return scores, reasons
+
+
 @register_strategy("learning")
 class LearningStrategy(Strategy):
-    """Best-first on a link model learnt online from the crawl's own page judgements."""
+    """Link-context's score corrected by a link model learnt online, best-first, rescored."""
 
     name: ClassVar[str] = "learning"
     merge: ClassVar[Merge] = Merge.MAX
@@ -184,9 +292,7 @@ class LearningStrategy(Strategy):
 
     def attach(self, view: FrontierView, rng: random.Random) -> None:
         super().attach(view, rng)
-        if (
-            not self.learner.model.ready
-        ):  # seeded from the crawl's generator (load_state may follow)
+        if not self.learner.model.ready:  # seeded by the crawl's generator (load_state may follow)
             self.learner = OnlineLinkLearner(self.p, seed=rng.randrange(1 << 31))
 
     @property
@@ -194,7 +300,7 @@ class LearningStrategy(Strategy):
         return self.learner.model
 
     @property
-    def pending(self) -> list[tuple[np.ndarray, float]]:
+    def pending(self) -> list[Example]:
         """The examples since the last update (what the next one learns)."""
         return self.learner.pending
 
@@ -203,20 +309,15 @@ class LearningStrategy(Strategy):
         return self.learner.active
 
     def on_page(self, page: Page, relevance: float | None, queued: QueuedURL) -> Decision:
+        assert self.model is not None
         r = 0.0 if relevance is None else float(relevance)
         learner = self.learner
-        tokens, rows = learner.observe(page, r, queued)
-        if learner.active:
-            model = learner.model
-            scores = model.score(rows)
-            links = [
-                LinkScore(link, score, reason=model.explain(t, score).text())
-                for link, score, t in zip(page.links, scores, tokens, strict=True)
-            ]
-        else:
-            links = [
-                LinkScore(link, r, reason="cold start: parent relevance") for link in page.links
-            ]
+        priors = [eq9(r, c, self.p.beta) for c in context_scores(self.model, page.links)]
+        tokens, scores = learner.observe(page, r, queued, priors)
+        links = [
+            LinkScore(link, score, reason=learner.reason(t, prior, score))
+            for link, score, prior, t in zip(page.links, scores, priors, tokens, strict=True)
+        ]
         updates = learner.rescore(self.view, self.p.rescore) if learner.tick() else []
         return Decision(links=links, updates=updates)
 
@@ -234,18 +335,3 @@ def link_model_counters(learner: OnlineLinkLearner) -> dict[str, int]:
     m = learner.model
     return {"link_model_version": m.version, "link_model_examples": m.examples,
             "link_model_positives": m.positives}  # fmt: skip
-
-
-def online_or_fixed(
-    learner: OnlineLinkLearner | None, model: Any, page: Page, relevance: float, queued: QueuedURL
-) -> tuple[list[float], str]:
-    """The predicted similarity of a page's links for eq. 7 / eq. 9: the online link
-    model's (``link_model = "online"``, once it scores), else the page model's score of
-    each link's context window (P1). The learner sees the page either way."""
-    if learner is not None:
-        _, rows = learner.observe(page, relevance, queued)
-        active = learner.active
-        learner.tick()
-        if active:
-            return learner.model.score(rows), f"online v{learner.model.version}"
-    return context_scores(model, page.links), "context"

@@ -19,18 +19,17 @@ from focuscrawl.strategies.learning import (
     LearningParams,
     OnlineLinkLearner,
     link_model_counters,
-    online_or_fixed,
+    predicted_scores,
 )
-from focuscrawl.strategies.scoring import eq9
 from focuscrawl.types import Decision, LinkScore, Merge, Page, QueuedURL
 
 
 @dataclass(frozen=True)
 class LinkContextParams:
     beta: float = 0.25  # eq. 9: weight of the page's own score
-    # eq. 9's context score: "fixed" (the page model on the context window, P1) or
-    # "online" (the online link model learnt during the crawl, once it has learnt enough;
-    # the page model's context score until then): focuscrawl.strategies.learning
+    # "fixed": eq. 9 as P1 has it; "online": eq. 9 corrected by the online link model
+    # learnt during the crawl (eq. 9 alone until it has learnt; the correction's weight
+    # grows with its examples): focuscrawl.strategies.learning
     link_model: str = "fixed"
 
     def __post_init__(self) -> None:
@@ -53,22 +52,21 @@ class LinkContextStrategy(Strategy):
     def __init__(self, model: Any = None, **params: Any) -> None:
         super().__init__(model, **params)
         self.learner = (
-            OnlineLinkLearner(LearningParams(rescore=0)) if self.p.link_model == "online" else None
+            OnlineLinkLearner(LearningParams(rescore=0, beta=self.p.beta))
+            if self.p.link_model == "online"
+            else None
         )
 
     def on_page(self, page: Page, relevance: float | None, queued: QueuedURL) -> Decision:
         assert self.model is not None
         page_score = 0.0 if relevance is None else relevance
-        beta = self.p.beta
-        contexts, kind = online_or_fixed(self.learner, self.model, page, page_score, queued)
+        scores, reasons = predicted_scores(
+            self.learner, self.model, page, page_score, queued, self.p.beta
+        )
         return Decision(
             links=[
-                LinkScore(
-                    link,
-                    eq9(page_score, c, beta),
-                    reason=f"eq9 page {page_score:.4g} {kind} {c:.4g}",
-                )
-                for link, c in zip(page.links, contexts, strict=True)
+                LinkScore(link, score, reason=reason)
+                for link, score, reason in zip(page.links, scores, reasons, strict=True)
             ]
         )
 

@@ -36,9 +36,8 @@ from focuscrawl.strategies.learning import (
     LearningParams,
     OnlineLinkLearner,
     link_model_counters,
-    online_or_fixed,
+    predicted_scores,
 )
-from focuscrawl.strategies.scoring import eq9
 from focuscrawl.types import Decision, LinkScore, Merge, Page, QueuedURL, ScoreUpdate, URLState
 
 
@@ -70,9 +69,9 @@ class OtieParams:
     d: float = 3.0  # eq. 8: flatness of the revision near r = 0.5
     beta: float = 0.25  # eq. 9, for the predicted similarity of unfetched pages
     recrawl_every: int = 10  # line 4: every this many fetch lists (0: never)
-    # eq. 7's predicted similarity of an unfetched page: "fixed" (eq. 9 on the page
-    # model's context score, P1) or "online" (eq. 9 on the online link model's score,
-    # once it has learnt enough): focuscrawl.strategies.learning
+    # eq. 7's predicted similarity of an unfetched page: "fixed" (eq. 9, P1) or
+    # "online" (eq. 9 corrected by the online link model learnt during the crawl, its
+    # weight growing with the examples learnt): focuscrawl.strategies.learning
     link_model: str = "fixed"
 
     def __post_init__(self) -> None:
@@ -107,7 +106,9 @@ class OtieStrategy(Strategy):
         super().__init__(model, **params)
         self.lists = 0  # fetch lists generated so far (the periodical condition)
         self.learner = (
-            OnlineLinkLearner(LearningParams(rescore=0)) if self.p.link_model == "online" else None
+            OnlineLinkLearner(LearningParams(rescore=0, beta=self.p.beta))
+            if self.p.link_model == "online"
+            else None
         )
 
     def seed_scores(self, seeds: Sequence[str]) -> list[ScoreUpdate]:
@@ -151,15 +152,15 @@ class OtieStrategy(Strategy):
     def _similarities(self, page: Page, r: float, queued: QueuedURL) -> list[tuple[float, str]]:
         """sim'(j, t) of eq. 7 for every out-link j of the page, with its branch."""
         assert self.model is not None
-        predicted, _ = online_or_fixed(self.learner, self.model, page, r, queued)
+        predicted, _ = predicted_scores(self.learner, self.model, page, r, queued, self.p.beta)
         out: list[tuple[float, str]] = []
-        for link, context in zip(page.links, predicted, strict=True):
+        for link, sim in zip(page.links, predicted, strict=True):
             if self.view.state(link.url) == URLState.FETCHED:
                 real = self.view.value(link.url, "relevance")
                 if real is not None:
                     out.append((real, "real"))
                     continue
-            out.append((eq9(r, context, self.p.beta), "predicted"))
+            out.append((sim, "predicted"))
         return out
 
     def counters(self) -> Mapping[str, int]:
