@@ -22,13 +22,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from focuscrawl.evaluation.metrics import BinaryScores
+from focuscrawl.relevance.comment_keywords import fold_name
+from focuscrawl.relevance.comment_learning import load_labelled_names
 from focuscrawl.relevance.comment_sites import (
     NameIndex,
     cross_validate,
     learn_transferable,
     split_sites,
 )
-from focuscrawl.relevance.comments import DEFAULT_KEYWORDS, fold_name, load_labelled_names
+from focuscrawl.relevance.comments import DEFAULT_KEYWORDS
 
 TESTWEB = Path(__file__).resolve().parents[2] / "shared" / "testweb"
 

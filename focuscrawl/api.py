@@ -16,10 +16,9 @@ from focuscrawl.engine import DB_NAME, RUN_NAME, Crawler, normalize_seeds, write
 from focuscrawl.exceptions import ConfigError, ModelError
 from focuscrawl.fetch.factory import build_fetcher
 from focuscrawl.frontier.factory import open_frontier
-from focuscrawl.model_params import apply_to_saved_model, build_checked_model
 from focuscrawl.output.lock import RunLock
 from focuscrawl.output.writers import prepare_run_dir
-from focuscrawl.relevance.base import RelevanceModel, load_model
+from focuscrawl.relevance.base import RelevanceModel, build_model
 from focuscrawl.settings import SECTIONS, Settings, load_settings, read_run_json, read_toml
 from focuscrawl.stats import CrawlStats
 from focuscrawl.strategies.base import STRATEGIES, Strategy
@@ -36,22 +35,29 @@ def _merge_overrides(
     return out
 
 
-def make_model(spec: str | Path | Mapping[str, Any] | None, settings: Settings) -> RelevanceModel | None:
-    """A model from a saved directory, a ``{"name": ...}`` table, or the settings' [model]."""
+def model_table(spec: str | Path | Mapping[str, Any] | None, configured: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``[model]`` table a crawl uses and records in run.json: ``spec`` (a table, a saved
+    model's directory or a model's name) with the configured table's parameters on top,
+    or the configured table alone (``spec`` None; empty: no model)."""
+    if spec is None:
+        return dict(configured)
+    if isinstance(spec, Mapping):
+        return dict(spec)
+    path = Path(spec)
+    if path.is_dir():  # a saved model: the configured table may change its threshold only
+        return {**{k: v for k, v in configured.items() if k != "name"}, "path": str(path.resolve())}
+    if "/" in str(spec) or os.sep in str(spec) or path.exists():
+        # a path, not a model name: 'unknown model' would send the user looking elsewhere
+        what = "is not a directory" if path.exists() else "no such directory"
+        raise ConfigError(f"model {str(spec)!r}: {what} (a saved model is made with "
+                          f"`focuscrawl model train NAME ... --out {spec}`)")  # fmt: skip
+    return {"name": str(spec), **configured}
+
+
+def make_model(settings: Settings) -> RelevanceModel | None:
+    """The model of the settings' ``[model]`` table (see :func:`model_table`; none if empty)."""
     try:
-        if spec is None:
-            return build_checked_model(settings.model, settings.base_dir) if settings.model else None
-        if isinstance(spec, Mapping):
-            return build_checked_model(spec, settings.base_dir)
-        path = Path(spec)
-        if path.is_dir():
-            return apply_to_saved_model(load_model(path), settings.model, str(path))
-        if "/" in str(spec) or os.sep in str(spec) or path.exists():
-            # a path, not a model name: 'unknown model' would send the user looking elsewhere
-            what = "is not a directory" if path.exists() else "no such directory"
-            raise ConfigError(f"model {str(spec)!r}: {what} (a saved model is made with "
-                              f"`focuscrawl model train NAME ... --out {spec}`)")  # fmt: skip
-        return build_checked_model({"name": str(spec), **settings.model}, settings.base_dir)
+        return build_model(settings.model, settings.base_dir) if settings.model else None
     except ModelError as exc:
         raise ConfigError(str(exc)) from None
 
@@ -105,22 +111,17 @@ def open_crawl(
         settings = load_settings(config, overrides)
         if saved.get("model") and not {"name", "path"} & set(settings.model):
             # the saved model, with new parameters (--model-param) on top
-            model_table = {**saved["model"], **settings.model}
-            settings = replace(settings, model=model_table, base_dir=Path(saved["base_dir"]))
+            table = {**saved["model"], **settings.model}
+            settings = replace(settings, model=table, base_dir=Path(saved["base_dir"]))
     else:
         if (out_dir / DB_NAME).exists():
             raise ConfigError(f"{out_dir} holds a crawl already: {_ALREADY}")
         if config is not None and not raw_seeds:
             raw_seeds = [str(s) for s in read_toml(config).get("seeds", [])]
         settings = load_settings(config, overrides)
-    relevance = make_model(model, settings)
-    # remember the model in run.json, so that --resume and readers know what judged the pages
-    if isinstance(model, Mapping):
-        settings = replace(settings, model=dict(model))
-    elif model is not None and Path(model).is_dir():
-        settings = replace(settings, model={**settings.model, "path": str(Path(model).resolve())})
-    elif model is not None:
-        settings = replace(settings, model={"name": str(model), **settings.model})
+    # the model's table, remembered in run.json: --resume and readers know what judged the pages
+    settings = replace(settings, model=model_table(model, settings.model))
+    relevance = make_model(settings)
     strategy = make_strategy(settings, relevance)
     filters = build_filters(settings.filters, settings.base_dir)
     counters: Counter[str] = Counter()  # shared by fetcher and engine, saved in run.json

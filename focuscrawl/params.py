@@ -107,7 +107,9 @@ def coerce(name: str, value: Any, hint: Any) -> Any:
         if not isinstance(items, list | tuple) or any(isinstance(v, list | tuple | Mapping) for v in items):
             raise ValueError(f"{name} must be a list ({type_text(hint)}), not {value!r}")
         if args[0] is str:
-            return tuple(s for v in items if (s := str(v).strip()))
+            if not all(isinstance(v, str) for v in items):
+                raise ValueError(f"{name} must be a list of strings, not {value!r}")
+            return tuple(s for v in items if (s := v.strip()))
         return tuple(coerce(name, v, args[0]) for v in items)
     if origin is Mapping or origin is dict or hint in (Mapping, dict):
         if not isinstance(value, Mapping):

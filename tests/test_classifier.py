@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from focuscrawl.exceptions import ModelError
+from focuscrawl.exceptions import FocuscrawlError, ModelError
 from focuscrawl.relevance.base import RelevanceModel, build_model, judge, load_model, save_model
 from focuscrawl.relevance.classifier import (
     ALGORITHMS,
@@ -19,6 +19,7 @@ from focuscrawl.relevance.classifier import (
     ClassifierModel,
     link_score,
 )
+from focuscrawl.relevance.train_cli import trainer
 from focuscrawl.relevance.training import (
     evaluate,
     load_texts,
@@ -304,7 +305,7 @@ def test_save_load_roundtrip_gives_identical_scores(
 
 def _train_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser()
-    ClassifierModel.add_train_arguments(parser)
+    trainer("classifier").add_arguments(parser)
     return parser
 
 
@@ -316,7 +317,8 @@ def test_cli_train_from_labels() -> None:
          "--negative", "type=student", "--max-pos", "10", "--max-neg", "20",
          "--algorithm", "naive-bayes", "--beta", "0.5"]
     )  # fmt: skip
-    model = ClassifierModel.train_from_args(args)
+    model = trainer("classifier").train(args)
+    assert isinstance(model, ClassifierModel)
     assert (model.algorithm, model.beta) == ("naive-bayes", 0.5)
     assert (model.info["n_pos"], model.info["n_neg"]) == (10, 20)
 
@@ -331,7 +333,8 @@ def test_cli_train_from_url_files_and_config(tmp_path: Path) -> None:
         ["--archive", str(WEBKB), "--pos-urls", str(tmp_path / "pos.txt"),
          "--neg-urls", str(tmp_path / "neg.txt"), "--max-neg", "0", "--algorithm", "svm-rbf"]
     )  # fmt: skip
-    model = ClassifierModel.train_from_args(args)
+    model = trainer("classifier").train(args)
+    assert isinstance(model, ClassifierModel)
     assert (model.info["n_pos"], model.info["n_neg"]) == (8, 16)  # the missing URL is skipped
     text = "Course homework: lecture notes and the syllabus of CS 415"
 
@@ -360,18 +363,18 @@ def test_cli_train_from_url_files_and_config(tmp_path: Path) -> None:
 def test_cli_bad_training_input(argv: list[str], message: str) -> None:
     args = _train_parser().parse_args(["--archive", str(WEBKB), *argv])
     with pytest.raises(ModelError, match=message):
-        ClassifierModel.train_from_args(args)
+        trainer("classifier").train(args)
 
 
 @pytest.mark.parametrize(
     ("cfg", "message"),
     [
-        ({"kernel": "rbf"}, "unknown settings"),
+        ({"kernel": "rbf"}, "classifier model: unknown parameter 'kernel' \\(known: algorithm, archive, beta, "),
         ({"model_dir": "saved", "algorithm": "svm-rbf"}, "cannot override algorithm"),
         ({"algorithm": "svm-rbf"}, "needs 'model_dir' or training data"),
     ],
     ids=["unknown-key", "override-fitted", "no-source"],
 )
 def test_bad_config(cfg: dict[str, Any], message: str) -> None:
-    with pytest.raises(ModelError, match=message):
+    with pytest.raises(FocuscrawlError, match=message):
         build_model({"name": "classifier", **cfg}, Path("."))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from focuscrawl.evaluation.metrics import BinaryScores
+from focuscrawl.relevance.comment_learning import LabelledNames, learn_keywords
 from focuscrawl.relevance.comment_sites import (
     NameIndex,
     cross_validate,
@@ -13,7 +14,6 @@ from focuscrawl.relevance.comment_sites import (
     split_sites,
     tune_learner,
 )
-from focuscrawl.relevance.comments import LabelledNames, learn_keywords
 
 
 @pytest.mark.parametrize(

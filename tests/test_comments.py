@@ -9,10 +9,7 @@ import pytest
 
 from focuscrawl.exceptions import ModelError
 from focuscrawl.relevance.base import build_model, load_model, save_model
-from focuscrawl.relevance.comments import (
-    CLI_COMMANDS,
-    DEFAULT_KEYWORDS,
-    CommentModel,
+from focuscrawl.relevance.comment_learning import (
     LabelledNames,
     candidate_keywords,
     evaluate_keywords,
@@ -20,6 +17,8 @@ from focuscrawl.relevance.comments import (
     load_labelled_names,
     split_half,
 )
+from focuscrawl.relevance.comments import DEFAULT_KEYWORDS, CommentModel
+from focuscrawl.relevance.train_cli import CLI_COMMANDS
 from focuscrawl.types import Page
 from tests.conftest import TESTWEB
 

@@ -234,7 +234,8 @@ def test_config_topic_file_save_load(tmp_path: Path) -> None:
     assert model.threshold == 0.3
     assert model.idf_table == table
     # a [model] table pointing at the topic, overriding one value
-    other = CosineModel.from_config({"topic": str(topic), "gw": 9}, Path("/"))
+    other = build_model({"name": "cosine", "topic": str(topic), "gw": 9}, Path("/"))
+    assert isinstance(other, CosineModel)
     assert other.gw == 9
     assert other.terms("content") == ["sql"]
     assert other.idf_table == table
@@ -253,8 +254,8 @@ def test_config_topic_file_save_load(tmp_path: Path) -> None:
         ({}, ModelError, "give genre_terms"),
         ({"genre_terms": ["a b"], "colour": 1}, ConfigError, "unknown parameter 'colour'"),
         ({"genre_terms": "syllabus", "lang": "xx"}, ConfigError, "no stop-word list"),
-        ({"genre_terms": [1, 2]}, ConfigError, "list of strings"),
-        ({"genre_terms": ["x"], "gw": "heavy"}, ConfigError, "must be numbers"),
+        ({"genre_terms": [1, 2]}, ConfigError, "genre_terms must be a list of strings"),
+        ({"genre_terms": ["x"], "gw": "heavy"}, ConfigError, "cosine model: gw must be a number, not 'heavy'"),
         ({"genre_terms": ["x"], "gw": -1}, ModelError, ">= 0"),
         ({"genre_terms": ["x"], "idf": "missing.json"}, ModelError, "not an idf table"),
         ({"topic": "missing.toml"}, ConfigError, "missing.toml"),
@@ -266,7 +267,7 @@ def test_bad_config(
     tmp_path: Path, cfg: dict[str, object], error: type[Exception], message: str
 ) -> None:
     with pytest.raises(error, match=message):
-        CosineModel.from_config(cfg, tmp_path)
+        build_model({"name": "cosine", **cfg}, tmp_path)
 
 
 def _tiny_warc(path: Path, pages: dict[str, str]) -> None:

@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from focuscrawl.exceptions import ModelError
+from focuscrawl.exceptions import FocuscrawlError, ModelError
 from focuscrawl.relevance.base import build_model, load_model, save_model
 from focuscrawl.relevance.kneser_ney import BOS, EOS, NgramLM, train_kneser_ney
 from focuscrawl.relevance.lm_text import lm_sentences, read_texts, sentence_words
 from focuscrawl.relevance.ngram_cli import CLI_COMMANDS
 from focuscrawl.relevance.ngram_lm import PerplexityModel
+from focuscrawl.relevance.train_cli import trainer
 from focuscrawl.types import Page
 from tests.conftest import shared_file
 
@@ -137,7 +138,7 @@ def test_exclude_every_leaves_texts_out_of_training_and_bounds(tmp_path: Path) -
     lines = [f"{name} common words here" for name in names.split()]
     (tmp_path / "t.txt").write_text("\n".join(lines) + "\n", "utf-8")
     cfg = {"texts": ["t.txt"], "order": 2, "min_words": 1, "dedup": False, "exclude_every": 5}
-    model = PerplexityModel.from_config(cfg, tmp_path)
+    model = _built(cfg, tmp_path)
     assert model.info["sentences"] == 15
     assert model.info["held_out"]["texts"] == 1
     assert model.lm is not None
@@ -370,7 +371,7 @@ def test_training_holds_out_every_tenth_text(tmp_path: Path) -> None:
     assert loaded.threshold == model.threshold
     (tmp_path / "more.txt").write_text("a b a b\nb b b b\n", "utf-8")
     cfg = {"arpa": "m/model.arpa.gz", "held_out": "more.txt"}
-    built = PerplexityModel.from_config(cfg, tmp_path)
+    built = _built(cfg, tmp_path)
     assert built.info["held_out"]["texts"] == 2
     assert built.discard_perplexity == pytest.approx(2 * built.perplexity("b b b b"), rel=1e-4)
 
@@ -403,10 +404,16 @@ def test_save_load_and_registry(tmp_path: Path) -> None:
         assert built.perplexity("a b") == pytest.approx(48 / 23, rel=1e-5)
 
 
+def _built(cfg: dict[str, object], base_dir: Path) -> PerplexityModel:
+    model = build_model({"name": "perplexity", **cfg}, base_dir)
+    assert isinstance(model, PerplexityModel)
+    return model
+
+
 def test_from_config_trains_on_texts(tmp_path: Path) -> None:
     (tmp_path / "d.jsonl").write_text('{"body": "A b. A b. B a."}\n', "utf-8")
     cfg = {"texts": ["d.jsonl"], "field": "body", "order": 2, "min_words": 1, "dedup": False}
-    model = PerplexityModel.from_config(cfg, tmp_path)
+    model = _built(cfg, tmp_path)
     assert model.perplexity("a b") == pytest.approx(48 / 23, rel=1e-6)
 
 
@@ -414,27 +421,27 @@ def test_from_config_trains_on_texts(tmp_path: Path) -> None:
     ("cfg", "message"),
     [
         ({}, "give 'arpa'"),
-        ({"texts": ["a.txt"], "ordre": 3}, "unknown option"),
+        ({"texts": ["a.txt"], "ordre": 3}, "perplexity model: unknown parameter 'ordre' \\(known: arpa, "),
         ({"texts": ["missing.txt"]}, "no such text file"),
         ({"arpa": "missing.arpa"}, "cannot read ARPA"),
         ({"arpa": "missing.arpa", "backend": "gpu"}, "unknown backend"),
     ],
     ids=["nothing", "typo", "missing-texts", "missing-arpa", "bad-backend"],
 )
-def test_bad_config_is_a_model_error(tmp_path: Path, cfg: dict[str, object], message: str) -> None:
-    with pytest.raises(ModelError, match=message):
-        PerplexityModel.from_config(cfg, tmp_path)
+def test_bad_config_is_one_line(tmp_path: Path, cfg: dict[str, object], message: str) -> None:
+    with pytest.raises(FocuscrawlError, match=message):
+        _built(cfg, tmp_path)
 
 
 def test_cli_train_and_perplexity(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     texts = tmp_path / "t.txt"
     texts.write_text("A b. A b. B a.\n", "utf-8")
     parser = argparse.ArgumentParser()
-    PerplexityModel.add_train_arguments(parser)
+    trainer("perplexity").add_arguments(parser)
     args = parser.parse_args(
         ["--texts", str(texts), "--order", "2", "--min-words", "1", "--no-dedup"]
     )
-    save_model(PerplexityModel.train_from_args(args), tmp_path / "m")
+    save_model(trainer("perplexity").train(args), tmp_path / "m")
     doc = tmp_path / "doc.txt"
     doc.write_text("a zzz\n", "utf-8")
     add_arguments, run = CLI_COMMANDS["perplexity"]

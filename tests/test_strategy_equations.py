@@ -19,6 +19,7 @@ import pytest
 
 from focuscrawl.api import crawl
 from focuscrawl.frontier.memory import MemoryFrontier
+from focuscrawl.params import NoParams
 from focuscrawl.relevance.base import register_model
 from focuscrawl.replay.sample import SAMPLE_SEEDS
 from focuscrawl.strategies.base import STRATEGIES, Strategy, register_strategy
@@ -270,9 +271,10 @@ class _HalfModel(Constant):
     """Every page and link context is exactly half relevant (r = 0.5)."""
 
     name = "test-half"
+    Params = NoParams
 
     @classmethod
-    def from_config(cls, params: Any, base_dir: Path) -> _HalfModel:
+    def from_params(cls, params: NoParams) -> _HalfModel:
         return cls(0.5)
 
 

@@ -1,32 +1,45 @@
-"""The RelevanceModel protocol, the model registry, and saving/loading by name.
+"""What a relevance model is (protocols), the model registry, and building, saving and loading models.
 
 A model judges a page (``score``) or a short text such as a link context
 (``score_text``); both return a number in [0, 1], higher = more relevant, and
-``threshold`` turns it into the binary judgement the metrics use.
+``threshold`` turns it into the binary judgement the metrics use. That is
+:class:`RelevanceModel`; a model may also be
 
-Every model class also provides (as classmethods):
+* a :class:`PageJudge`: it decides relevance itself, in the pass that scores
+  (a vote of classifiers), rather than by ``score >= threshold``;
+* a :class:`TextScorer`: it scores many texts at once (the link contexts of a
+  page), much faster than one ``score_text`` each;
+* a :class:`TrainedModel`: it was learnt from pages, which ``model eval`` leaves out.
 
-* ``from_config(cfg: Mapping[str, Any], base_dir: Path) -> model`` — build from
-  the ``[model]`` table of a topic TOML file (paths relative to ``base_dir``);
-* ``load(directory: Path) -> model`` and the method ``save(directory: Path)``;
-* optionally ``add_train_arguments(parser)`` / ``train_from_args(args) -> model``
-  so that ``focuscrawl model train NAME ...`` can build it from the command line.
+A model *class* (a :class:`ModelClass`, what the registry holds) declares its
+parameters as ``Params``, a frozen dataclass (:mod:`focuscrawl.params`), and is
+built from them by ``from_params`` or loaded from a saved directory by ``load``.
+A ``[model]`` table names the class (``name``) and gives its parameters, or
+names a saved model (``path``; only ``threshold`` can change it). Its ``topic``
+key (any model) names a TOML file whose ``[model]`` table supplies the
+parameters the table does not give. Relative paths (the ``Path`` fields) are
+read from the file that gives them: the config file, or the topic file.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, get_args, get_origin, get_type_hints, runtime_checkable
 
-from focuscrawl.exceptions import ModelError
+from focuscrawl.exceptions import ConfigError, ModelError
+from focuscrawl.params import build_params
 from focuscrawl.registry import Registry
+from focuscrawl.settings import read_toml
 from focuscrawl.types import Page
 
 
 @runtime_checkable
 class RelevanceModel(Protocol):
+    """Every model: a page and text scorer with a decision threshold."""
+
     name: ClassVar[str]
     threshold: float
 
@@ -43,7 +56,48 @@ class RelevanceModel(Protocol):
         ...
 
 
-MODELS: Registry[Any] = Registry(
+@runtime_checkable
+class PageJudge(Protocol):
+    """A model that decides relevance itself, from the work that scores the page."""
+
+    def judge(self, page: Page) -> tuple[float, bool]:
+        """``(score(page), relevant)`` in one pass."""
+        ...
+
+
+@runtime_checkable
+class TextScorer(Protocol):
+    """A model that scores many texts at once (link contexts, anchors)."""
+
+    def score_texts(self, texts: Sequence[str]) -> list[float]:
+        """``[score_text(t) for t in texts]``, in one pass."""
+        ...
+
+
+@runtime_checkable
+class TrainedModel(Protocol):
+    """A model learnt from pages: their URLs are saved with it (``train-urls.txt``)."""
+
+    train_urls: list[str]
+
+
+class ModelClass(Protocol):
+    """What the model registry holds: a model class with typed parameters."""
+
+    name: str
+    #: the parameters of a ``[model]`` table, a frozen dataclass
+    Params: type[Any]
+
+    def from_params(self, params: Any) -> RelevanceModel:
+        """A model from its parameters (relative paths already resolved)."""
+        ...
+
+    def load(self, directory: Path) -> RelevanceModel:
+        """A model saved by its ``save``."""
+        ...
+
+
+MODELS: Registry[ModelClass] = Registry(
     "model",
     "focuscrawl.models",
     builtin_modules=tuple(
@@ -58,20 +112,12 @@ TRAIN_URLS = "train-urls.txt"  # pages a model learned from: `model eval` leaves
 
 
 def judge(model: RelevanceModel, page: Page) -> tuple[float, bool]:
-    """The model's score of a page and its binary judgement.
-
-    A model may provide ``judge(page) -> (score, relevant)`` to do both in one
-    pass, or its own ``is_relevant(page)`` (e.g. a majority vote of classifiers);
-    otherwise relevant means score >= threshold.
-    """
-    own = getattr(model, "judge", None)
-    if callable(own):  # both at once, e.g. a classifier vote that shares the score's work
-        own_score, own_relevant = own(page)
+    """The model's score of a page and its binary judgement: its own (a :class:`PageJudge`),
+    else score >= threshold."""
+    if isinstance(model, PageJudge):
+        own_score, own_relevant = model.judge(page)
         return float(own_score), bool(own_relevant)
     score = float(model.score(page))
-    decide = getattr(model, "is_relevant", None)
-    if callable(decide):
-        return score, bool(decide(page))
     return score, score >= model.threshold
 
 
@@ -79,18 +125,84 @@ def is_relevant(model: RelevanceModel, page: Page) -> bool:
     return judge(model, page)[1]
 
 
+def model_params(cls: ModelClass, values: Mapping[str, Any], base_dir: Path) -> Any:
+    """``cls.Params`` from a table's values (one-line ConfigError for a bad one), its
+    relative paths read from ``base_dir``, a ``topic`` file's [model] table below them."""
+    values = dict(values)
+    topic = values.pop("topic", None)
+    resolved = _resolve_paths(cls.Params, values, base_dir)
+    if topic is not None:
+        path = _resolve(base_dir, topic)
+        table = topic_table(path, cls.name)
+        resolved = {**_resolve_paths(cls.Params, table, path.parent), **resolved}
+    return build_params(f"{cls.name} model", cls.Params, resolved)
+
+
+def topic_table(path: Path, name: str) -> dict[str, Any]:
+    """The ``[model]`` table of a topic file, without ``name`` (which must be ``name``)."""
+    table = read_toml(path).get("model")
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: no [model] table")
+    if table.get("name", name) != name:
+        raise ConfigError(f"{path}: [model] name is {table['name']!r}, not {name!r}")
+    return {k: v for k, v in table.items() if k != "name"}
+
+
+def _resolve(base_dir: Path, value: Any) -> Path:
+    path = Path(str(value))
+    return path if path.is_absolute() else base_dir / path
+
+
+def _resolve_paths(params: type[Any], values: Mapping[str, Any], base_dir: Path) -> dict[str, Any]:
+    """``values`` with those of the ``Path`` fields of ``params`` (``Path``, ``Path | None``,
+    ``tuple[Path, ...]``) read from ``base_dir``; a single path given for a tuple is one item."""
+    hints = get_type_hints(params)
+    out = dict(values)
+    for f in dataclasses.fields(params):
+        value = out.get(f.name)
+        if value is None or value == "":
+            continue
+        kinds = [hints[f.name], *get_args(hints[f.name])]
+        if any(get_origin(k) is tuple and get_args(k)[:1] == (Path,) for k in kinds):
+            items = [value] if isinstance(value, str | Path) else value
+            if isinstance(items, list | tuple):
+                out[f.name] = [_resolve(base_dir, v) if isinstance(v, str | Path) else v for v in items]
+        elif Path in kinds and isinstance(value, str | Path):
+            out[f.name] = _resolve(base_dir, value)
+    return out
+
+
 def build_model(cfg: Mapping[str, Any], base_dir: Path | None = None) -> RelevanceModel:
-    """Build a model from a config table ``{"name": ..., <params>}`` or ``{"path": saved dir}``."""
-    if "path" in cfg and "name" not in cfg:
-        path = Path(str(cfg["path"]))
-        if base_dir is not None and not path.is_absolute():
-            path = base_dir / path
-        return load_model(path)
-    if "name" not in cfg:
+    """A model from a ``[model]`` table: ``{"name": ..., <params>}``, or ``{"path": saved
+    directory}`` (with at most ``threshold`` changed). A bad table: one-line ConfigError."""
+    base = base_dir or Path(".")
+    values = dict(cfg)
+    if "path" in values and "name" not in values:
+        path = _resolve(base, values.pop("path"))
+        return set_saved_params(load_model(path), values, str(path))
+    if "name" not in values:
         raise ModelError("model config needs 'name' (one of: " + ", ".join(MODELS.names()) + ")")
-    cls = MODELS.get(str(cfg["name"]))
-    params = {k: v for k, v in cfg.items() if k != "name"}
-    model: RelevanceModel = cls.from_config(params, base_dir or Path("."))
+    cls = MODELS.get(str(values.pop("name")))
+    return cls.from_params(model_params(cls, values, base))
+
+
+def set_saved_params(model: RelevanceModel, params: Mapping[str, Any], where: str) -> RelevanceModel:
+    """``threshold`` set on a loaded model; any other parameter refused (one line): a saved
+    model is used as it was trained."""
+    rest = sorted(set(params) - {"threshold", "name", "path"})
+    if rest:
+        raise ConfigError(
+            f"model parameter {rest[0]!r} cannot change the saved model {where} "
+            f"(only threshold can; train a new model to change the rest)"
+        )
+    if "threshold" in params:
+        value = params["threshold"]
+        if isinstance(value, bool) or not isinstance(value, int | float | str):
+            raise ConfigError(f"model parameter threshold = {value!r} is not a number")
+        try:
+            model.threshold = float(value)
+        except ValueError:
+            raise ConfigError(f"model parameter threshold = {value!r} is not a number") from None
     return model
 
 
@@ -98,9 +210,9 @@ def save_model(model: RelevanceModel, directory: Path) -> None:
     """Save ``model`` in ``directory`` with a ``model.json`` naming its class."""
     directory.mkdir(parents=True, exist_ok=True)
     model.save(directory)
-    train_urls = getattr(model, "train_urls", None)
-    if train_urls:
-        (directory / TRAIN_URLS).write_text("".join(f"{u}\n" for u in train_urls), encoding="utf-8")
+    if isinstance(model, TrainedModel) and model.train_urls:
+        text = "".join(f"{u}\n" for u in model.train_urls)
+        (directory / TRAIN_URLS).write_text(text, encoding="utf-8")
     info_path = directory / MODEL_INFO
     info: dict[str, Any] = {}
     if info_path.exists():
@@ -120,7 +232,7 @@ def load_model(directory: Path) -> RelevanceModel:
     if not isinstance(info, dict) or not isinstance(info.get("model"), str):
         raise ModelError(f"{info_path}: no \"model\" (the model's name) in it; not a saved model")
     cls = MODELS.get(info["model"])
-    model: RelevanceModel = cls.load(Path(directory))
+    model = cls.load(Path(directory))
     if "threshold" in info:
         model.threshold = float(info["threshold"])
     return model

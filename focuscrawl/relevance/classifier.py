@@ -28,7 +28,6 @@ you made, with the scikit-learn version recorded in ``classifier.json``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import pickle
 import warnings
@@ -48,6 +47,7 @@ from sklearn.pipeline import Pipeline
 
 from focuscrawl.evaluation.metrics import auc
 from focuscrawl.exceptions import ModelError
+from focuscrawl.params import params_table
 from focuscrawl.relevance.base import register_model
 from focuscrawl.relevance.calibration import (
     check_objective,
@@ -58,13 +58,15 @@ from focuscrawl.relevance.calibration import (
 )
 from focuscrawl.relevance.training import (
     ALGORITHMS,
+    DEFAULT_MAX_NEG,
+    DEFAULT_MAX_POS,
     MAJORITY_JUDGES,
     Analyzer,
     Eq4Tfidf,
-    add_classifier_arguments,
+    TrainingPages,
     make_classifier,
     page_text,
-    training_texts_from_args,
+    training_texts,
 )
 from focuscrawl.types import Page
 
@@ -73,6 +75,7 @@ __all__ = [
     "MAJORITY_JUDGES",
     "Analyzer",
     "ClassifierModel",
+    "ClassifierParams",
     "Eq4Tfidf",
     "link_score",
     "make_classifier",
@@ -95,12 +98,42 @@ def _members(algorithm: str) -> tuple[str, ...]:
     return MAJORITY_JUDGES if algorithm == "majority" else (algorithm,)
 
 
+@dataclass(frozen=True)
+class ClassifierParams:
+    """A classifier's ``[model]`` table: a saved model, or the training pages and settings."""
+
+    algorithm: str = "svm-linear"  # svm-linear, svm-rbf, naive-bayes, neural-net, majority
+    threshold: float | None = None  # None: chosen by ``calibration`` at ``prior``
+    beta: float | None = None  # eq. 9 weight of the page score (None: P1's 0.25, or the saved model's)
+    k_best: int = 2000  # chi² vocabulary size (P1)
+    lang: str = "en"  # stop words and stemmer
+    norm: str | None = "l2"
+    seed: int = 0  # the draw of the training pages, the classifiers' own randomness
+    prior: float | None = None  # expected share of relevant pages (None: the labels')
+    calibration: str = "f1"  # threshold objective by cross-validation (or "none")
+    cv_folds: int = 5
+    model_dir: Path | None = None  # a saved model instead of training
+    archive: Path | None = None  # the pages to train on
+    labels: Path | None = None  # with positive (and negative) label filters
+    positive: tuple[str, ...] = ()  # e.g. type=course
+    negative: tuple[str, ...] = ()  # default: every page not positive
+    pos_urls: Path | None = None  # or two URL lists
+    neg_urls: Path | None = None
+    max_pos: int = DEFAULT_MAX_POS  # 0: all (P1: 75)
+    max_neg: int = DEFAULT_MAX_NEG  # 0: all (P1: 150)
+
+
+_DEFAULTS = params_table(ClassifierParams)
+_SAVED_CHANGEABLE = frozenset({"threshold", "beta", "model_dir"})
+
+
 @register_model("classifier")
 @dataclass
 class ClassifierModel:
     """A trained text classifier; ``score`` = Pr(relevant | page) (P1's sim)."""
 
     name: ClassVar[str] = "classifier"
+    Params: ClassVar[type[ClassifierParams]] = ClassifierParams
     algorithm: str = "svm-linear"
     threshold: float = 0.5
     beta: float = 0.25  # eq. 9 weight of the page score (P1)
@@ -367,72 +400,32 @@ class ClassifierModel:
         model.classifiers = fitted["classifiers"]
         return model
 
-    # -- configuration and CLI ------------------------------------------------
+    # -- configuration --------------------------------------------------------
     @classmethod
-    def from_config(cls, cfg: Mapping[str, Any], base_dir: Path) -> ClassifierModel:
-        """``[model]`` table: ``model_dir`` of a saved model, or training data to fit now:
-        ``archive`` + (``labels`` + ``positive``/``negative`` filters, or
-        ``pos_urls``/``neg_urls``), ``max_pos``/``max_neg``; the parameters as in the CLI."""
-        params = {k: cfg[k] for k in _PARAM_KEYS if k in cfg}
-        unknown = set(cfg) - set(params) - {"model_dir", *_DATA_KEYS}
-        if unknown:
-            raise ModelError(f"classifier model: unknown settings {', '.join(sorted(unknown))}")
-        if "model_dir" in cfg:
-            fixed = sorted(set(params) - {"threshold", "beta"})
+    def from_params(cls, p: ClassifierParams) -> ClassifierModel:
+        """A saved model (``model_dir``, with ``threshold`` and ``beta`` changeable), or
+        one trained now on the labelled pages of ``archive``."""
+        if p.model_dir is not None:
+            fixed = [k for k, v in params_table(p).items() if k not in _SAVED_CHANGEABLE and v != _DEFAULTS[k]]
             if fixed:  # the fitted objects (and thresholds calibrated for a prior) depend on these
-                raise ModelError(f"classifier model_dir: cannot override {', '.join(fixed)}")
-            model = cls.load(base_dir / str(cfg["model_dir"]))
-            model.threshold = float(params.get("threshold", model.threshold))
-            model.beta = float(params.get("beta", model.beta))
+                raise ModelError(f"classifier model_dir: cannot override {', '.join(sorted(fixed))}")
+            model = cls.load(p.model_dir)
+            model.threshold = model.threshold if p.threshold is None else p.threshold
+            model.beta = model.beta if p.beta is None else p.beta
             return model
-        if "threshold" in params and "calibration" not in params:
-            params["calibration"] = "none"  # a threshold given by hand is kept as given
-        if "archive" not in cfg:
+        if p.archive is None:
             raise ModelError("classifier model needs 'model_dir' or training data ('archive', ...)")
-
-        def path(key: str) -> str | None:
-            return str(base_dir / str(cfg[key])) if key in cfg else None
-
-        def filters(key: str) -> list[str]:
-            value = cfg.get(key, [])
-            return [value] if isinstance(value, str) else [str(v) for v in value]
-
-        args = argparse.Namespace(
-            archive=path("archive"), labels=path("labels"), pos_urls=path("pos_urls"),
-            neg_urls=path("neg_urls"), positive=filters("positive"), negative=filters("negative"),
-            max_pos=int(cfg.get("max_pos", 75)), max_neg=int(cfg.get("max_neg", 150)),
-            seed=int(cfg.get("seed", 0)),
-        )  # fmt: skip
-        data = training_texts_from_args(args)
-        if "prior" not in params and data.prior is not None:
-            params["prior"] = data.prior
-        model = cls(**params).train(data.pos, data.neg)
-        model.train_urls = data.urls
-        return model
-
-    @classmethod
-    def add_train_arguments(cls, parser: argparse.ArgumentParser) -> None:
-        add_classifier_arguments(parser)
-
-    @classmethod
-    def train_from_args(cls, args: argparse.Namespace) -> ClassifierModel:
-        data = training_texts_from_args(args)
-        prior = args.prior if args.prior is not None else data.prior
+        data = training_texts(TrainingPages(
+            p.archive, p.labels, p.positive, p.negative, p.pos_urls, p.neg_urls,
+            max_pos=p.max_pos, max_neg=p.max_neg, seed=p.seed,
+        ))  # fmt: skip
         model = cls(
-            algorithm=args.algorithm, beta=args.beta, k_best=args.k_best, lang=args.lang,
-            seed=args.seed, prior=prior, cv_folds=args.cv_folds,
-            calibration="none" if args.threshold is not None else args.calibration,
-            threshold=0.5 if args.threshold is None else args.threshold,
+            algorithm=p.algorithm, beta=0.25 if p.beta is None else p.beta, k_best=p.k_best, lang=p.lang, norm=p.norm,
+            seed=p.seed, prior=p.prior if p.prior is not None else data.prior, cv_folds=p.cv_folds,
+            # a threshold given by hand is kept as given
+            calibration="none" if p.threshold is not None else p.calibration,
+            threshold=0.5 if p.threshold is None else p.threshold,
         )  # fmt: skip
         model.train(data.pos, data.neg)
         model.train_urls = data.urls
         return model
-
-
-_PARAM_KEYS = (
-    "algorithm", "threshold", "beta", "k_best", "lang", "norm", "seed", "prior", "calibration",
-    "cv_folds",
-)  # fmt: skip
-_DATA_KEYS = frozenset(
-    {"archive", "labels", "positive", "negative", "pos_urls", "neg_urls", "max_pos", "max_neg"}
-)

@@ -1,15 +1,15 @@
 """``focuscrawl model ...``: train, score and evaluate any registered model.
 
-* ``train NAME [model options] --out DIR`` — the model class's own
-  ``add_train_arguments`` / ``train_from_args``;
+* ``train NAME [model options] --out DIR`` — the model's trainer
+  (:mod:`focuscrawl.relevance.train_cli`; a third party's model: ``--param KEY=VALUE``);
 * ``score MODEL_DIR --archive A.warc.gz [--url U ...]`` — a score per page;
 * ``eval MODEL_DIR --archive A.warc.gz --labels L.jsonl --field F [--value V]``
   — accuracy, precision, recall, F1 and AUC against a label (``--where k=v``
   restricts), on every labelled page except those the model was trained on
   (``train-urls.txt`` of the model), i.e. at the collection's real class ratio;
 * every ``CLI_COMMANDS`` entry of the models' command modules (``cosine_cli``:
-  ``idf``, ``generate-terms``; ``ngram_cli``: ``perplexity``) and of a model module
-  (``learn-comment-keywords``, a third party's commands).
+  ``idf``, ``generate-terms``; ``ngram_cli``: ``perplexity``; ``train_cli``:
+  ``learn-comment-keywords``) and of a third party's model module.
 """
 
 from __future__ import annotations
@@ -22,12 +22,11 @@ from pathlib import Path
 
 from focuscrawl.evaluation.metrics import auc, binary_scores
 from focuscrawl.exceptions import ConfigError, ModelError
-from focuscrawl.relevance import cosine_cli, ngram_cli
+from focuscrawl.relevance import cosine_cli, ngram_cli, train_cli
 from focuscrawl.relevance.base import (
     MODEL_INFO,
     MODELS,
     TRAIN_URLS,
-    RelevanceModel,
     judge,
     load_model,
     save_model,
@@ -39,7 +38,9 @@ Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Na
 
 def _module_commands() -> dict[str, Command]:
     # a command module imports its model, never the reverse
-    commands: dict[str, Command] = {**cosine_cli.CLI_COMMANDS, **ngram_cli.CLI_COMMANDS}
+    commands: dict[str, Command] = {
+        **cosine_cli.CLI_COMMANDS, **ngram_cli.CLI_COMMANDS, **train_cli.CLI_COMMANDS,
+    }  # fmt: skip
     for name in MODELS.names():
         module = sys.modules[MODELS.get(name).__module__]
         commands.update(getattr(module, "CLI_COMMANDS", {}))
@@ -65,8 +66,7 @@ def check_out(out: Path, force: bool) -> None:
 
 def cmd_train(args: argparse.Namespace) -> int:
     check_out(args.out, args.force)  # before a training that may take minutes
-    cls = MODELS.get(args.model_name)
-    model: RelevanceModel = cls.train_from_args(args)
+    model = train_cli.trainer(args.model_name).train(args)
     if args.out.exists() and any(args.out.iterdir()):
         shutil.rmtree(args.out)  # a saved model, replaced as a whole (--force)
     save_model(model, args.out)
@@ -155,10 +155,8 @@ def build_parser() -> argparse.ArgumentParser:
     train_sub = train.add_subparsers(dest="model_name", required=True, parser_class=Parser)
     for name in MODELS.names():
         cls = MODELS.get(name)
-        if not hasattr(cls, "train_from_args"):
-            continue
         p = train_sub.add_parser(name, help=_help(cls.__doc__))
-        cls.add_train_arguments(p)
+        train_cli.trainer(name).add_arguments(p)
         p.add_argument("--out", type=Path, required=True,
                        help="directory to save the model in (absent or empty)")  # fmt: skip
         p.add_argument("--force", action="store_true",

@@ -32,12 +32,13 @@ import json
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import unquote, urlsplit
 
 from focuscrawl.exceptions import ConfigError, ModelError
-from focuscrawl.relevance.base import register_model
+from focuscrawl.relevance.base import model_params, register_model
 from focuscrawl.relevance.terms import (
     IdfTable,
     count_terms,
@@ -46,26 +47,28 @@ from focuscrawl.relevance.terms import (
     page_tokens,
 )
 from focuscrawl.relevance.text import available_languages, tokenize
-from focuscrawl.settings import read_toml
 from focuscrawl.types import Page
 
-__all__ = ["CosineModel", "cosine_similarity", "weighted_mean"]
+__all__ = ["CosineModel", "CosineParams", "cosine_similarity", "weighted_mean"]
 
 SETS = ("genre", "content", "url")
-PARAMS = frozenset(
-    {f"{s}_terms" for s in SETS}
-    | {"gw", "cw", "gcw", "uw", "threshold", "idf", "lang", "stem", "topic"}
-)
 
 
-def load_topic_model_table(path: Path) -> dict[str, Any]:
-    """The ``[model]`` table of a topic file, without ``name`` (which must be "cosine")."""
-    table = read_toml(path).get("model")
-    if not isinstance(table, dict):
-        raise ConfigError(f"{path}: no [model] table")
-    if table.get("name", "cosine") != "cosine":
-        raise ConfigError(f"{path}: [model] name is {table['name']!r}, not 'cosine'")
-    return {k: v for k, v in table.items() if k != "name"}
+@dataclass(frozen=True)
+class CosineParams:
+    """The ``[model]`` table of a cosine model (a ``topic`` file may give any of them)."""
+
+    genre_terms: tuple[str, ...] = ()  # words or phrases of the genre ("syllabus")
+    content_terms: tuple[str, ...] = ()  # of the content ("relational algebra")
+    url_terms: tuple[str, ...] = ()  # words expected in the URL
+    gw: float = 5.0  # weight of the genre similarity (4.1.3)
+    cw: float = 5.0  # of the content similarity
+    gcw: float = 7.0  # of genre and content together
+    uw: float = 3.0  # of the URL similarity
+    threshold: float = 0.47  # the thesis's best for DB-2 (4.4)
+    idf: Path | None = None  # a table of `focuscrawl model idf` (None: idf 1 for every term)
+    lang: str = "en"  # stop-word list
+    stem: bool = False  # the thesis does not stem
 
 
 def cosine_similarity(freqs: Sequence[int], idfs: Sequence[float], query: Sequence[float]) -> float:
@@ -138,6 +141,7 @@ class CosineModel:
     """The genre-aware cosine model of P3; see the module docstring for the parameters."""
 
     name: ClassVar[str] = "cosine"
+    Params: ClassVar[type[CosineParams]] = CosineParams
 
     def __init__(
         self,
@@ -220,54 +224,14 @@ class CosineModel:
         return out
 
     @classmethod
-    def from_config(cls, cfg: Mapping[str, Any], base_dir: Path) -> CosineModel:
-        merged: dict[str, Any] = {}
-        if "topic" in cfg:
-            topic_path = Path(str(cfg["topic"]))
-            topic_path = topic_path if topic_path.is_absolute() else base_dir / topic_path
-            topic = load_topic_model_table(topic_path)
-            if "idf" in topic:  # the topic's idf path is relative to the topic file
-                idf_path = Path(str(topic["idf"]))
-                topic["idf"] = str(
-                    idf_path if idf_path.is_absolute() else topic_path.parent / idf_path
-                )
-            merged.update(topic)
-        merged.update({k: v for k, v in cfg.items() if k != "topic"})
-        unknown = sorted(set(merged) - PARAMS)
-        if unknown:
+    def from_params(cls, p: CosineParams) -> CosineModel:
+        if p.lang not in available_languages():
             raise ConfigError(
-                f"cosine model: unknown parameter {unknown[0]!r} (known: {', '.join(sorted(PARAMS))})"
+                f"cosine model: no stop-word list for lang {p.lang!r} (have: {', '.join(available_languages())})"
             )
-        lists: dict[str, list[str]] = {}
-        for key in ("genre_terms", "content_terms", "url_terms"):
-            value = merged.get(key, [])
-            if isinstance(value, str):
-                value = [value]
-            if not isinstance(value, list | tuple) or not all(isinstance(t, str) for t in value):
-                raise ConfigError(f"cosine model: {key!r} must be a list of strings")
-            lists[key] = list(value)
-        lang = str(merged.get("lang", "en"))
-        if lang not in available_languages():
-            raise ConfigError(
-                f"cosine model: no stop-word list for lang {lang!r} (have: {', '.join(available_languages())})"
-            )
-        idf: IdfTable | None = None
-        if merged.get("idf"):
-            idf_path = Path(str(merged["idf"]))
-            idf = IdfTable.load(idf_path if idf_path.is_absolute() else base_dir / idf_path)
-        try:
-            weights = {
-                k: float(merged.get(k, d)) for k, d in (("gw", 5), ("cw", 5), ("gcw", 7), ("uw", 3))
-            }
-            threshold = float(merged.get("threshold", 0.47))
-        except (TypeError, ValueError):
-            raise ConfigError(
-                "cosine model: gw, cw, gcw, uw and threshold must be numbers"
-            ) from None
         return cls(
-            lists["genre_terms"], lists["content_terms"], lists["url_terms"],
-            threshold=threshold, idf=idf, lang=lang, stem=bool(merged.get("stem", False)),
-            **weights,
+            p.genre_terms, p.content_terms, p.url_terms, gw=p.gw, cw=p.cw, gcw=p.gcw, uw=p.uw,
+            threshold=p.threshold, idf=IdfTable.load(p.idf) if p.idf else None, lang=p.lang, stem=p.stem,
         )  # fmt: skip
 
     def save(self, directory: Path) -> None:
@@ -285,4 +249,4 @@ class CosineModel:
             cfg = json.loads((Path(directory) / "cosine.json").read_text("utf-8"))
         except (OSError, ValueError) as exc:
             raise ModelError(f"{directory}: not a saved cosine model ({exc})") from None
-        return cls.from_config(cfg, Path(directory))
+        return cls.from_params(model_params(cls, cfg, Path(directory)))

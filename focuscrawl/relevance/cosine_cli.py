@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from focuscrawl.exceptions import ConfigError, FocuscrawlError, ModelError
-from focuscrawl.relevance.cosine import CosineModel, load_topic_model_table
+from focuscrawl.relevance.base import build_model, topic_table
 from focuscrawl.relevance.examples import iter_archive_pages, select_urls
 from focuscrawl.relevance.terms import (
     COUNTS,
@@ -109,7 +109,7 @@ def run_idf(args: argparse.Namespace) -> int:
         raise ConfigError(f"idf: no stop-word list for {args.lang!r}")
     terms: list[str] = []
     if args.terms is not None:
-        table = load_topic_model_table(args.terms)
+        table = topic_table(args.terms, "cosine")
         raw = [t for k in ("genre_terms", "content_terms", "url_terms") for t in table.get(k, [])]
         terms = [n for n in (normalise_term(str(t), args.lang, stem=args.stem) for t in raw) if n]
         if not terms:
@@ -235,7 +235,7 @@ def run_generate(args: argparse.Namespace) -> int:
     if args.idf:
         table["idf"] = str(args.idf)
     try:  # the file must load as a model: fail here, not at crawl time
-        CosineModel.from_config({k: v for k, v in table.items() if k != "name"}, args.out.parent)
+        build_model(table, args.out.parent)
     except FocuscrawlError as exc:
         raise ModelError(f"generate-terms: no usable terms ({exc})") from None
     comments = [

@@ -8,17 +8,22 @@ smallest example of the model interface.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from focuscrawl.exceptions import ModelError
 from focuscrawl.relevance.base import register_model
 from focuscrawl.types import Page
+
+
+@dataclass(frozen=True)
+class KeywordParams:
+    keywords: tuple[str, ...] = ()  # words or phrases (required)
+    threshold: float = 1e-9  # share of the keywords present: any keyword
 
 
 @register_model("keyword")
@@ -27,6 +32,7 @@ class KeywordModel:
     """Fraction of ``keywords`` present; relevant at ``threshold`` (default: any keyword)."""
 
     name: ClassVar[str] = "keyword"
+    Params: ClassVar[type[KeywordParams]] = KeywordParams
     keywords: Sequence[str]
     threshold: float = 1e-9
 
@@ -46,13 +52,8 @@ class KeywordModel:
         return self.score_text(page.title + " " + page.text)
 
     @classmethod
-    def from_config(cls, cfg: Mapping[str, Any], base_dir: Path) -> KeywordModel:
-        keywords = cfg.get("keywords")
-        if isinstance(keywords, str):
-            keywords = keywords.split(",")
-        if not isinstance(keywords, list | tuple):
-            raise ModelError("keyword model: 'keywords' must be a list of words or phrases")
-        return cls([str(k) for k in keywords], float(cfg.get("threshold", 1e-9)))
+    def from_params(cls, p: KeywordParams) -> KeywordModel:
+        return cls(list(p.keywords), p.threshold)
 
     def save(self, directory: Path) -> None:
         data = {"keywords": list(self.keywords), "threshold": self.threshold}
@@ -62,12 +63,3 @@ class KeywordModel:
     def load(cls, directory: Path) -> KeywordModel:
         data = json.loads((directory / "keywords.json").read_text("utf-8"))
         return cls(data["keywords"], float(data["threshold"]))
-
-    @classmethod
-    def add_train_arguments(cls, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--keywords", required=True, help="comma-separated keywords")
-        parser.add_argument("--threshold", type=float, default=1e-9)
-
-    @classmethod
-    def train_from_args(cls, args: argparse.Namespace) -> KeywordModel:
-        return cls(str(args.keywords).split(","), float(args.threshold))

@@ -23,15 +23,14 @@ Codes are normalised to the primary ISO 639-1 subtag with the Chinese variants
 
 from __future__ import annotations
 
-import argparse
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 from focuscrawl.exceptions import ModelError
-from focuscrawl.relevance.base import register_model
+from focuscrawl.relevance.base import model_params, register_model
 from focuscrawl.relevance.language_id import (
     BACKENDS,
     DEFAULT_BACKEND,
@@ -150,8 +149,20 @@ def anchor_language(
     return found[0][0] if found else None
 
 
+@dataclass(frozen=True)
+class LanguageParams:
+    target: tuple[str, ...] = ()  # language codes, e.g. ja (required)
+    backend: str = DEFAULT_BACKEND  # cld2 or py3langid
+    min_confidence: float = 0.0  # decide = "top": the best language's least confidence
+    probability: bool = False  # decide = "top": score = P(target)
+    han_context: str | None = None  # language of Han-only anchors (None: ja for a ja target)
+    threshold: float | None = None  # None: 0.25 of the text (share), 0.5 (top)
+    decide: str = "share"  # share: the targets' share of the text; top: the best language
+    anchor_candidates: tuple[str, ...] = ()  # anchors are told apart among (none: targets + en)
+
+
 @register_model("language")
-@dataclass
+@dataclass(init=False)
 class LanguageModel:
     """Is the page (or anchor, or link) in one of the ``target`` languages?
 
@@ -171,34 +182,48 @@ class LanguageModel:
     """
 
     name: ClassVar[str] = "language"
-    target: Sequence[str] = ("en",)
-    backend: str = DEFAULT_BACKEND
-    min_confidence: float = 0.0
-    probability: bool = False
-    han_context: str | None = None
-    threshold: float | None = None  # None: 0.25 of the text (share), 0.5 (top)
-    decide: str = "share"
-    anchor_candidates: Sequence[str] | None = None  # None: targets + en
+    Params: ClassVar[type[LanguageParams]] = LanguageParams
+    target: list[str]
+    backend: str
+    min_confidence: float
+    probability: bool
+    han_context: str | None
+    threshold: float
+    decide: str
+    anchor_candidates: list[str]
 
-    def __post_init__(self) -> None:
-        if self.decide not in DECISIONS:
+    def __init__(
+        self,
+        target: Sequence[str] = ("en",),
+        backend: str = DEFAULT_BACKEND,
+        min_confidence: float = 0.0,
+        probability: bool = False,
+        han_context: str | None = None,
+        threshold: float | None = None,  # None: 0.25 of the text (share), 0.5 (top)
+        decide: str = "share",
+        anchor_candidates: Sequence[str] | None = None,  # None: targets + en
+    ) -> None:
+        if decide not in DECISIONS:
             raise ModelError(f"language model: decide must be one of {', '.join(DECISIONS)}")
-        if self.threshold is None:
-            self.threshold = MIN_SHARE if self.decide == "share" else 0.5
-        self.threshold = float(self.threshold)
-        self.target = sorted({normalise_lang(t) for t in self.target if t.strip()})
+        self.decide = decide
+        if threshold is None:
+            threshold = MIN_SHARE if decide == "share" else 0.5
+        self.threshold = float(threshold)
+        self.target = sorted({normalise_lang(t) for t in target if t.strip()})
         if not self.target:
             raise ModelError("language model: give at least one target language")
-        if self.backend not in BACKENDS:
+        if backend not in BACKENDS:
             raise ModelError(
-                f"language model: unknown backend {self.backend!r} (use one of {', '.join(BACKENDS)})"
+                f"language model: unknown backend {backend!r} (use one of {', '.join(BACKENDS)})"
             )
+        self.backend, self.min_confidence, self.probability = backend, min_confidence, probability
         self._targets = frozenset(self.target)
-        if self.han_context is None and "ja" in self._targets and "zh" not in self._targets:
-            self.han_context = "ja"  # a Japanese crawl reads kanji-only anchors as Japanese
-        if self.anchor_candidates is None:
-            self.anchor_candidates = sorted({*self.target, "en"})
-        self.anchor_candidates = sorted({normalise_lang(c) for c in self.anchor_candidates})
+        if han_context is None and "ja" in self._targets and "zh" not in self._targets:
+            han_context = "ja"  # a Japanese crawl reads kanji-only anchors as Japanese
+        self.han_context = han_context
+        if anchor_candidates is None:
+            anchor_candidates = sorted({*self.target, "en"})
+        self.anchor_candidates = sorted({normalise_lang(c) for c in anchor_candidates})
 
     def score(self, page: Page) -> float:
         text = f"{page.title}\n{page.text}"
@@ -236,25 +261,11 @@ class LanguageModel:
         }  # fmt: skip
 
     @classmethod
-    def from_config(cls, cfg: Mapping[str, Any], base_dir: Path) -> LanguageModel:
-        target = cfg.get("target", cfg.get("targets"))
-        if isinstance(target, str):
-            target = target.split(",")
-        if not isinstance(target, list | tuple):
-            raise ModelError("language model: 'target' must be a list of language codes")
-        han = cfg.get("han_context")
-        threshold = cfg.get("threshold")
-        candidates = cfg.get("anchor_candidates")
-        if isinstance(candidates, str):
-            candidates = candidates.split(",")
+    def from_params(cls, p: LanguageParams) -> LanguageModel:
         return cls(
-            [str(t) for t in target], backend=str(cfg.get("backend", DEFAULT_BACKEND)),
-            min_confidence=float(cfg.get("min_confidence", 0.0)),
-            probability=bool(cfg.get("probability", False)),
-            han_context=None if han is None else str(han),
-            threshold=None if threshold is None else float(threshold),
-            decide=str(cfg.get("decide", "share")),
-            anchor_candidates=None if not candidates else [str(c) for c in candidates],
+            list(p.target), backend=p.backend, min_confidence=p.min_confidence,
+            probability=p.probability, han_context=p.han_context, threshold=p.threshold,
+            decide=p.decide, anchor_candidates=list(p.anchor_candidates) or None,
         )  # fmt: skip
 
     def save(self, directory: Path) -> None:
@@ -270,37 +281,4 @@ class LanguageModel:
         if not isinstance(data, dict):
             raise ModelError(f"{directory}: not a saved language model")
         data.setdefault("decide", "top")  # saved before the share rule existed
-        return cls.from_config(data, directory)
-
-    @classmethod
-    def add_train_arguments(cls, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument(
-            "--target", required=True, help="comma-separated language codes, e.g. ja"
-        )
-        parser.add_argument("--backend", choices=BACKENDS, default=DEFAULT_BACKEND)
-        parser.add_argument("--min-confidence", type=float, default=0.0)
-        parser.add_argument("--probability", action="store_true", help="score = P(target)")
-        parser.add_argument(
-            "--han-context", help="language of Han-only anchors (default: ja for a ja target)"
-        )
-        parser.add_argument(
-            "--threshold", type=float, default=None,
-            help="share of the text in the targets (default 0.25); with --decide top: 0.5",
-        )  # fmt: skip
-        parser.add_argument(
-            "--decide", choices=DECISIONS, default="share",
-            help="share: target share of the text (default); top: the best language only",
-        )  # fmt: skip
-        parser.add_argument(
-            "--anchor-candidates",
-            help="languages anchors are told apart among (default: targets,en)",
-        )
-
-    @classmethod
-    def train_from_args(cls, args: argparse.Namespace) -> LanguageModel:
-        return cls(
-            str(args.target).split(","), backend=str(args.backend),
-            min_confidence=float(args.min_confidence), probability=bool(args.probability),
-            han_context=args.han_context, threshold=args.threshold, decide=str(args.decide),
-            anchor_candidates=args.anchor_candidates.split(",") if args.anchor_candidates else None,
-        )  # fmt: skip
+        return cls.from_params(model_params(cls, data, directory))

@@ -41,12 +41,12 @@ held-out perplexity (``focuscrawl.evaluation.perplexity.split_heldout``, every 5
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import shutil
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -73,10 +73,31 @@ DISCARD_FACTOR = 2.0  # discard bound = this x the largest held-out PP
 HELD_OUT_EVERY = 10  # every 10th training text is held out for the bounds
 BUCKETS = ("high", "medium", "normal", "discard")
 UNKNOWN_CEILING = 1e7  # P2, section 4: PP of an all-unknown page, used when p(<unk>) = 0
-_OPTIONS = {"arpa", "texts", "field", "order", "min_words", "lowercase", "dedup", "backend"}
-_OPTIONS |= {"boilerplate", "threshold", "max_perplexity", "reference_perplexity", "include_oov"}
-_OPTIONS |= {"held_out", "cutoff_quantile", "discard_perplexity", "bucket_perplexities"}
-_OPTIONS |= {"held_out_share", "exclude_every"}
+
+
+@dataclass(frozen=True)
+class PerplexityParams:
+    """The ``[model]`` table of a perplexity model: an ARPA file, or texts to train on."""
+
+    arpa: Path | None = None  # an ARPA model (plain or .gz), e.g. KenLM's lmplz
+    texts: tuple[Path, ...] = ()  # or text files to train on (.txt: a text a line; .jsonl)
+    field: str = "text"  # the text field of .jsonl records
+    order: int = 5  # n-gram order (P2: 5)
+    min_words: int = 5  # shortest training sentence (P2: 5)
+    lowercase: bool = True
+    dedup: bool = True  # drop repeated training sentences
+    backend: str = "python"  # or "kenlm" (the kenlm module on the ARPA file)
+    boilerplate: bool = True  # strip pages' boilerplate (trafilatura) before scoring
+    include_oov: bool = True  # unknown words count in the perplexity
+    threshold: float | None = None  # None: the score of max_perplexity
+    max_perplexity: float | None = None  # relevance cut-off (None: from held-out texts)
+    reference_perplexity: float | None = None  # PP of score 0 (None: 1/p(<unk>))
+    cutoff_quantile: float = CUTOFF_QUANTILE  # share of held-out domain texts accepted
+    discard_perplexity: float | None = None  # P2's bound for dropping a page's links
+    bucket_perplexities: tuple[float, ...] | None = None  # P2's HIGH and MEDIUM upper bounds
+    held_out: tuple[Path, ...] = ()  # more domain texts, never trained on, for the bounds
+    held_out_share: float | None = None  # share of the texts held out (None: every 10th)
+    exclude_every: int = 0  # leave every k-th text out altogether (an evaluation's own)
 
 
 @register_model("perplexity")
@@ -84,6 +105,7 @@ class PerplexityModel:
     """Perplexity of a page under an n-gram LM, mapped to a [0, 1] score (higher = more relevant)."""
 
     name: ClassVar[str] = "perplexity"
+    Params: ClassVar[type[PerplexityParams]] = PerplexityParams
 
     def __init__(
         self,
@@ -316,43 +338,33 @@ class PerplexityModel:
         return cls(lm, arpa_path=Path(path), **options)
 
     @classmethod
-    def from_config(cls, cfg: Mapping[str, Any], base_dir: Path) -> PerplexityModel:
-        unknown = sorted(set(cfg) - _OPTIONS)
-        if unknown:
-            raise ModelError(f"perplexity model: unknown option(s) {', '.join(unknown)}")
-        options = {
-            k: cfg[k] for k in _OPTIONS & set(cfg) - {"arpa", "texts", "field", "held_out", "exclude_every"}
-        }
-        options.update(
-            {k: bool(options[k]) for k in ("lowercase", "dedup", "boilerplate") if k in options}
-        )
-        field = str(cfg.get("field", "text"))
-
-        def files(key: str) -> list[Path]:
-            value = cfg.get(key)
-            value = [value] if isinstance(value, str) else value
-            if not isinstance(value, list) or not value:
-                raise ModelError(f"perplexity model: '{key}' must name one or more text files")
-            return [_resolve(base_dir, v) for v in value]
-
-        if "held_out_share" in options:  # a share in the config, every n-th text in train()
-            share = float(options.pop("held_out_share"))
-            options["held_out_every"] = round(1.0 / share) if share > 0.0 else 0
-        if "arpa" in cfg:
-            for key in ("order", "min_words", "dedup", "held_out_every"):
-                options.pop(key, None)
-            model = cls.from_arpa(_resolve(base_dir, cfg["arpa"]), **options)
-        elif "texts" in cfg:
-            paths = files("texts")
-            texts: Iterable[str] = (t for p in paths for t in read_texts(p, field=field))
-            skip = int(cfg.get("exclude_every", 0))
-            if skip > 0:  # e.g. an evaluation's held-out articles (every 5th): never seen here
-                texts = (t for i, t in enumerate(texts, 1) if i % skip)
-            model = cls.train(texts, **options)
+    def from_params(cls, p: PerplexityParams) -> PerplexityModel:
+        """An ARPA model (``arpa``), or one trained now on ``texts``; with ``held_out``
+        texts, the bounds set from them."""
+        options: dict[str, Any] = {
+            "backend": p.backend, "lowercase": p.lowercase, "boilerplate": p.boilerplate,
+            "include_oov": p.include_oov, "threshold": p.threshold,
+            "max_perplexity": p.max_perplexity, "reference_perplexity": p.reference_perplexity,
+            "cutoff_quantile": p.cutoff_quantile, "discard_perplexity": p.discard_perplexity,
+            "bucket_perplexities": p.bucket_perplexities,
+        }  # fmt: skip
+        if p.arpa is not None:
+            model = cls.from_arpa(p.arpa, **options)
+        elif p.texts:
+            texts: Iterable[str] = (t for path in p.texts for t in read_texts(path, field=p.field))
+            if p.exclude_every > 0:  # e.g. an evaluation's held-out articles (every 5th): never seen here
+                texts = (t for i, t in enumerate(texts, 1) if i % p.exclude_every)
+            held_out_every = HELD_OUT_EVERY  # a share in the config, every n-th text in train()
+            if p.held_out_share is not None:
+                held_out_every = round(1.0 / p.held_out_share) if p.held_out_share > 0.0 else 0
+            model = cls.train(
+                texts, order=p.order, min_words=p.min_words, dedup=p.dedup,
+                held_out_every=held_out_every, **options,
+            )  # fmt: skip
         else:
             raise ModelError("perplexity model: give 'arpa' (a model file) or 'texts' (text files)")
-        if "held_out" in cfg:
-            model.calibrate(t for p in files("held_out") for t in read_texts(p, field=field))
+        if p.held_out:
+            model.calibrate(t for path in p.held_out for t in read_texts(path, field=p.field))
         return model
 
     def save(self, directory: Path) -> None:
@@ -386,61 +398,5 @@ class PerplexityModel:
         model = cls.from_arpa(arpa, **params)
         return model
 
-    @classmethod
-    def add_train_arguments(cls, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument(
-            "--texts", nargs="+", required=True, type=Path, help=".txt (a text per line) or .jsonl"
-        )
-        parser.add_argument("--field", default="text", help="text field of .jsonl records")
-        parser.add_argument("--order", type=int, default=5, help="n-gram order (P2: 5)")
-        parser.add_argument(
-            "--min-words", type=int, default=5, help="shortest training sentence (P2: 5)"
-        )
-        parser.add_argument("--no-lowercase", dest="lowercase", action="store_false")
-        parser.add_argument("--no-dedup", dest="dedup", action="store_false")
-        parser.add_argument(
-            "--held-out-every", type=int, default=HELD_OUT_EVERY,
-            help="every n-th text is held out to set the bounds (0: none; then P2's 1e5)",
-        )  # fmt: skip
-        parser.add_argument(
-            "--held-out", nargs="+", type=Path, default=[],
-            help="more domain texts, never trained on, for the bounds",
-        )  # fmt: skip
-        parser.add_argument(
-            "--cutoff-quantile", type=float, default=CUTOFF_QUANTILE,
-            help="share of held-out domain texts the relevance cut-off accepts",
-        )  # fmt: skip
-        parser.add_argument(
-            "--max-perplexity", type=float, default=None,
-            help="relevance cut-off by hand (default: from the held-out texts)",
-        )  # fmt: skip
-        parser.add_argument(
-            "--discard-perplexity", type=float, default=None,
-            help="P2's bound for dropping a page's links (default: 2 x the largest held-out PP)",
-        )  # fmt: skip
 
-    @classmethod
-    def train_from_args(cls, args: argparse.Namespace) -> PerplexityModel:
-        texts = (t for p in args.texts for t in read_texts(p, field=args.field))
-        model = cls.train(
-            texts,
-            order=args.order,
-            min_words=args.min_words,
-            lowercase=args.lowercase,
-            dedup=args.dedup,
-            held_out_every=args.held_out_every,
-            cutoff_quantile=args.cutoff_quantile,
-            max_perplexity=args.max_perplexity,
-            discard_perplexity=args.discard_perplexity,
-        )
-        if args.held_out:
-            model.calibrate(t for p in args.held_out for t in read_texts(p, field=args.field))
-        return model
-
-
-def _resolve(base_dir: Path, value: Any) -> Path:
-    path = Path(str(value))
-    return path if path.is_absolute() else base_dir / path
-
-
-__all__ = ["PerplexityModel"]
+__all__ = ["PerplexityModel", "PerplexityParams"]

@@ -15,7 +15,6 @@ Label filters such as ``type=course`` are those of :mod:`focuscrawl.relevance.ex
 
 from __future__ import annotations
 
-import argparse
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -218,66 +217,41 @@ def texts_for(
     return TrainingTexts(pos, neg, len(pos_urls) + len(neg_urls) - len(pos) - len(neg), urls)
 
 
-def add_data_arguments(parser: argparse.ArgumentParser) -> None:
-    """Where the labelled pages come from (``focuscrawl model train classifier ...``)."""
-    parser.add_argument("--archive", required=True, help="WARC archive holding the pages")
-    parser.add_argument("--labels", help="labels JSONL of the archive (with --positive)")
-    parser.add_argument(
-        "--positive", action="append", default=[], metavar="KEY=VALUE",
-        help="label filter of positive pages (repeat: all must hold), e.g. type=course",
-    )  # fmt: skip
-    parser.add_argument(
-        "--negative", action="append", default=[], metavar="KEY!=VALUE",
-        help="label filter of negative pages (default: every non-positive page)",
-    )  # fmt: skip
-    parser.add_argument("--pos-urls", help="file of positive URLs, one a line")
-    parser.add_argument("--neg-urls", help="file of negative URLs, one a line")
-    parser.add_argument("--max-pos", type=int, default=DEFAULT_MAX_POS, help="0 = all (P1: 75)")
-    parser.add_argument("--max-neg", type=int, default=DEFAULT_MAX_NEG, help="0 = all (P1: 150)")
-    parser.add_argument("--seed", type=int, default=0, help="random draw of the training pages")
+@dataclass(frozen=True)
+class TrainingPages:
+    """Which labelled pages of an archive a classifier is trained on: those a label
+    file's filters select (``positive`` such as ``type=course``; ``negative``, default
+    every non-positive page), or those of two URL lists; at most ``max_pos`` and
+    ``max_neg`` of them (0: all), drawn with ``seed``."""
+
+    archive: Path
+    labels: Path | None = None
+    positive: tuple[str, ...] = ()
+    negative: tuple[str, ...] = ()
+    pos_urls: Path | None = None
+    neg_urls: Path | None = None
+    max_pos: int = DEFAULT_MAX_POS
+    max_neg: int = DEFAULT_MAX_NEG
+    seed: int = 0
 
 
-def add_classifier_arguments(parser: argparse.ArgumentParser) -> None:
-    """``focuscrawl model train classifier``: the data arguments and the model's own."""
-    add_data_arguments(parser)
-    parser.add_argument("--algorithm", choices=ALGORITHMS, default="svm-linear")
-    parser.add_argument("--k-best", type=int, default=2000, help="chi² vocabulary size (P1: 2000)")
-    parser.add_argument(
-        "--threshold", type=float, default=None,
-        help="fixed decision threshold (default: chosen by --calibration at --prior)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--prior", type=float, default=None,
-        help="expected share of relevant pages where the model judges (default: the share "
-        "among all pages the --labels filters select; with URL lists, the training share)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--calibration", default="f1", metavar="OBJECTIVE",
-        help="threshold chosen by cross-validation on the training pages for: f1 (default), "
-        "accuracy, precision:X (best recall at precision >= X) or none (0.5)",
-    )  # fmt: skip
-    parser.add_argument("--cv-folds", type=int, default=5, help="calibration folds")
-    parser.add_argument("--beta", type=float, default=0.25, help="eq. 9 page weight (P1: 0.25)")
-    parser.add_argument("--lang", default="en", help="stop words and stemmer language")
-
-
-def training_texts_from_args(args: argparse.Namespace) -> TrainingTexts:
-    """Select and load the training pages named by the data arguments."""
+def training_texts(pages: TrainingPages) -> TrainingTexts:
+    """Select and load the training pages."""
     prior: float | None = None
-    if args.pos_urls or args.neg_urls:
-        if not (args.pos_urls and args.neg_urls):
+    if pages.pos_urls or pages.neg_urls:
+        if not (pages.pos_urls and pages.neg_urls):
             raise ModelError("give both --pos-urls and --neg-urls")
-        rng = random.Random(args.seed)
-        pos_urls, _ = _draw(read_url_lines(args.pos_urls), args.max_pos, rng)
-        neg_urls, _ = _draw(read_url_lines(args.neg_urls), args.max_neg, rng)
-    elif args.labels:
+        rng = random.Random(pages.seed)
+        pos_urls, _ = _draw(read_url_lines(pages.pos_urls), pages.max_pos, rng)
+        neg_urls, _ = _draw(read_url_lines(pages.neg_urls), pages.max_neg, rng)
+    elif pages.labels:
         try:
-            labels = load_labels(args.labels)
+            labels = load_labels(pages.labels)
         except OSError as exc:
-            raise ModelError(f"{args.labels}: cannot read labels ({exc.strerror})") from None
+            raise ModelError(f"{pages.labels}: cannot read labels ({exc.strerror})") from None
         split = split_labels(
-            labels, args.positive, args.negative,
-            max_pos=args.max_pos, max_neg=args.max_neg, seed=args.seed,
+            labels, pages.positive, pages.negative,
+            max_pos=pages.max_pos, max_neg=pages.max_neg, seed=pages.seed,
         )  # fmt: skip
         pos_urls, neg_urls = split.train_pos, split.train_neg
         n_pos = len(split.train_pos) + len(split.test_pos)
@@ -287,7 +261,7 @@ def training_texts_from_args(args: argparse.Namespace) -> TrainingTexts:
     else:
         raise ModelError("give --labels with --positive, or --pos-urls and --neg-urls")
     try:
-        data = texts_for(args.archive, pos_urls, neg_urls)
+        data = texts_for(pages.archive, pos_urls, neg_urls)
     except ArchiveError as exc:
         raise ModelError(str(exc)) from None
     if not data.pos or not data.neg:
