@@ -6,13 +6,15 @@ model that resumes exactly, from a state much smaller than its dense weights."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from focuscrawl.api import crawl
+from focuscrawl.api import crawl, open_crawl
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.output.writers import JsonlOutput, WarcOutput
@@ -39,6 +41,7 @@ DEPTH = {S: 0, A: 1, B: 1, C: 2, D: 3}
 # "cat"); so with beta 0.25 the priors (eq. 9) are S->A 0.25 * r(S) + 0.75, S->B
 # 0.25 * r(S), A->C 0.25 * r(A), C->D 0.25 * r(C)
 CAT = KeywordModel(["cat"])
+CAT_PAGE = "http://schools-wikipedia.org/wp/c/Cat.htm"
 
 
 def _strategy(**params: object) -> tuple[LearningStrategy, MemoryFrontier]:
@@ -121,7 +124,7 @@ def test_the_correction_is_weighted_by_the_examples_learnt(
     assert correction != 0.0
     decision = _visit(strategy, C, 0.8)  # C again: its link to D, prior 0.25 * 0.8
     (link,) = decision.links  # type: ignore[attr-defined]
-    assert link.score == pytest.approx(min(1.0, max(0.0, 0.2 + weight * correction)))
+    assert link.score == pytest.approx(max(0.0, 0.2 + weight * correction))
 
 
 def test_hops_bound_the_rewards() -> None:
@@ -169,7 +172,7 @@ def test_a_rescore_reaches_the_frontier(tmp_path: Path) -> None:
     correction = strategy.link_model.predict(
         [OnlineLinkModel.columns(link_tokens(B, "car", "a car", 0.1, 1, 0))]
     )[0]
-    assert queued_b.score == pytest.approx(min(1.0, max(0.0, 0.025 + correction)))
+    assert queued_b.score == pytest.approx(max(0.0, 0.025 + correction))
 
 
 def test_the_resumed_model_scores_as_before() -> None:
@@ -245,3 +248,45 @@ def test_the_online_score_serves_otie_and_link_context(tmp_path: Path, strategy:
         assert "online link model v" in (out / "decisions.jsonl").read_text()
     with pytest.raises(ConfigError):
         STRATEGIES.get(strategy)(None, link_model="learnt")
+
+
+def test_a_stopped_crawl_resumes_with_its_link_model(tmp_path: Path) -> None:
+    """Stopped (as by Ctrl-C) after 60 pages and resumed: the first links scored after
+    the resume are corrected by the model version the stop left (from the resume
+    state), not scored as by a model that has learnt nothing."""
+    archive = shared_file("wikispeedia.warc.gz")
+    model = {"name": "keyword", "keywords": ["mammal", "mammals", "species", "carnivore"]}
+    out = tmp_path / "run"
+    overrides = {"crawl": {"strategy": "learning", "max_pages": 120, "schedule": "ordered",
+                           "strategy_params": {"update_every": 10, "min_examples": 20}}}  # fmt: skip
+    crawler = open_crawl(out, [CAT_PAGE], overrides=overrides, model=model, archives=[archive])
+
+    def progress(stats: Any) -> None:
+        if stats.fetched >= 60:
+            crawler.request_stop()
+
+    crawler.on_progress = progress
+
+    async def main() -> None:
+        async with crawler.fetcher:
+            await crawler.run()
+
+    try:
+        asyncio.run(main())
+    finally:
+        crawler.close()
+    stopped = json.loads((out / "run.json").read_text())
+    assert stopped["finished"] is False
+    version = stopped["summary"]["counters"]["link_model_version"]
+    assert version >= 3
+    lines = (out / "decisions.jsonl").read_text().splitlines()
+    crawl([], out, resume=True, archives=[archive])
+    after = [
+        json.loads(x) for x in (out / "decisions.jsonl").read_text().splitlines()[len(lines) :]
+    ]
+    first_page = next(d for d in after if d.get("event") == "page")
+    reasons = {reason for _, _, reason in first_page["links"]}
+    assert reasons
+    assert all(f"online link model v{version}:" in r for r in reasons)
+    summary = json.loads((out / "run.json").read_text())["summary"]
+    assert summary["counters"]["link_model_version"] > version

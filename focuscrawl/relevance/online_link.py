@@ -128,15 +128,21 @@ class OnlineLinkModel:
         return matrix
 
     def update(
-        self, rows: Sequence[np.ndarray], rewards: Sequence[float], positives: int | None = None
+        self,
+        rows: Sequence[np.ndarray],
+        rewards: Sequence[float],
+        positives: int | None = None,
+        epochs: int = 1,
     ) -> None:
-        """One ``partial_fit`` pass over new examples (in their order: reproducible); the
-        weights are then rounded to float32, what the resume state holds exactly.
-        ``positives``: how many of the examples are positive (default: rewards >= 0.5;
-        a learner fitting corrections to a prior says it itself)."""
+        """``epochs`` ``partial_fit`` passes over new examples (in their order:
+        reproducible); the weights are then rounded to float32, what the resume state
+        holds exactly. ``positives``: how many of the examples are positive (default:
+        rewards >= 0.5; a learner fitting corrections to a prior says it itself)."""
         if not len(rows):
             return
-        self._sgd.partial_fit(self._matrix(rows), np.asarray(rewards, dtype=np.float64))
+        matrix, targets = self._matrix(rows), np.asarray(rewards, dtype=np.float64)
+        for _ in range(epochs):
+            self._sgd.partial_fit(matrix, targets)
         self._sgd.coef_ = self._sgd.coef_.astype(np.float32).astype(np.float64)
         self.version += 1
         self.examples += len(rows)

@@ -18,7 +18,7 @@ this one learns, from the crawl's own judgements, how wrong that fixed score is
    (one ``partial_fit``), and the ``rescore`` most recently found queued URLs are
    scored again by the new model (a bounded rescore: its cost is that many
    predictions, not the queue's size);
-4. a link's score is prior + w · correction, clipped to [0, 1], where the weight w
+4. a link's score is prior + w · correction (at least 0), where the weight w
    grows from 0 to 1 over the first ``min_examples`` examples learnt (a warm start:
    link-context itself until the model has learnt anything, then a blend by how
    much it has learnt, never a switch).
@@ -66,10 +66,17 @@ class LearningParams:
     relevant: float = 0.5  # page relevance from which its ancestors' links are rewarded
     rescore: int = 2000  # queued URLs scored again after an update (latest found first)
     beta: float = 0.25  # eq. 9 of the prior: weight of the parent page's relevance
+    epochs: int = 1  # passes of partial_fit over the new examples at each update
+    # an ancestor's link is rewarded gamma ** h * relevance: "all" as an example of its
+    # own, "max" only where that is more than the reward its own page gave it (a link's
+    # value is the best of where it leads and what that leads to)
+    hop_reward: str = "all"
 
     def __post_init__(self) -> None:
         if self.update_every < 1 or self.min_examples < 0 or self.hops < 0 or self.rescore < 0:
             raise ValueError("update_every >= 1, min_examples, hops and rescore >= 0")
+        if self.epochs < 1 or self.hop_reward not in ("all", "max"):
+            raise ValueError("epochs >= 1; hop_reward 'all' or 'max'")
         if not all(0.0 <= x <= 1.0 for x in (self.gamma, self.relevant, self.beta)):
             raise ValueError("gamma, relevant and beta must be in [0, 1]")
 
@@ -140,9 +147,9 @@ class OnlineLinkLearner:
                 known = self._inbound.get(ancestor)
                 if known is None:
                     break
-                link = known[0]
-                if link is not None:
-                    out.append(Example(link.columns, self.p.gamma**hop * relevance, link.prior))
+                link, reward = known[0], self.p.gamma**hop * relevance
+                if link is not None and (self.p.hop_reward == "all" or reward > link.reward):
+                    out.append(Example(link.columns, reward, link.prior))
                 ancestor, hop = known[1], hop + 1
         return out
 
@@ -175,12 +182,13 @@ class OnlineLinkLearner:
         return tokens, scores
 
     def scores(self, rows: Sequence[np.ndarray], priors: Sequence[float]) -> list[float]:
-        """prior + w · the model's correction, clipped to [0, 1], for each link."""
+        """prior + w · the model's correction, at least 0, for each link (not capped at
+        1: a page model that gives many links priors near 1 would tie them all there)."""
         w = self.weight
         if w == 0.0:
-            return [min(1.0, max(0.0, p)) for p in priors]
+            return [max(0.0, p) for p in priors]
         corrections = self.model.predict(rows)
-        return [min(1.0, max(0.0, p + w * c)) for p, c in zip(priors, corrections, strict=True)]
+        return [max(0.0, p + w * c) for p, c in zip(priors, corrections, strict=True)]
 
     def reason(self, tokens: Sequence[str], prior: float, score: float) -> str:
         """Why a link has its score: the prior, the correction, the model's top tokens."""
@@ -198,6 +206,7 @@ class OnlineLinkLearner:
             [e.columns for e in self.pending],
             [e.reward - e.prior for e in self.pending],
             positives=sum(1 for e in self.pending if e.reward >= self.p.relevant),
+            epochs=self.p.epochs,
         )
         self.pending.clear()
         return True
