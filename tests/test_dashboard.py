@@ -157,7 +157,7 @@ async def _serve(app: web.Application) -> tuple[web.AppRunner, int]:
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    port: int = runner.addresses[0][1]
     return runner, port
 
 

@@ -98,9 +98,13 @@ def test_statuses_and_robots(web: GeneratedWeb) -> None:
     robots = Counter(big.robots_of(k) for k in range(1000))
     assert robots["User-agent: *\nDisallow:\n"] > 850
     assert 30 < robots["User-agent: *\nDisallow: /archive/\n"] < 150
-    for k in range(1000):
-        if big.robots_of(k) == "User-agent: *\nDisallow: /archive/\n":
-            assert "archive" in big._sections[k]
+    # the rule disallows pages that exist: hosts that disallow /archive/ have such pages
+    # (all but the smallest, whose few pages may all be in other sections)
+    disallowing = [k for k in range(1000) if big.robots_of(k) == "User-agent: *\nDisallow: /archive/\n"]
+    archived = [k for k in disallowing if any(
+        big.path_of(p).startswith("/archive/") for p in range(big.starts[k], big.starts[k] + big.sizes[k])
+    )]  # fmt: skip
+    assert len(archived) > 0.8 * len(disallowing)
 
 
 def test_the_parser_sees_the_generated_links(web: GeneratedWeb) -> None:
