@@ -27,9 +27,9 @@ from pathlib import Path
 
 from focuscrawl.evaluation.metrics import auc, binary_scores
 from focuscrawl.relevance.examples import iter_archive_pages
-from focuscrawl.relevance.kneser_ney import NgramLM
 from focuscrawl.relevance.lm_text import read_texts
 from focuscrawl.relevance.ngram_lm import PerplexityModel
+from focuscrawl.relevance.ngram_model import NgramLM
 
 TESTWEB = Path(__file__).resolve().parents[2] / "shared" / "testweb"
 

@@ -23,6 +23,7 @@ from focuscrawl.relevance.train_cli import trainer
 from focuscrawl.relevance.training import (
     evaluate,
     load_texts,
+    page_text,
     parse_filter,
     split_labels,
 )
@@ -47,22 +48,22 @@ def test_analyzer_stems_and_drops_stop_words() -> None:
 
 def test_eq4_weights_match_hand_computation() -> None:
     model = ClassifierModel(algorithm="naive-bayes", norm=None).train(POS, NEG)
-    assert model.terms == ["bird", "cat", "dog", "fish"]
+    assert model.features.terms == ["bird", "cat", "dog", "fish"]
     # |E| = 4 training pages; f_d: cat 2, dog 2, fish 3, bird 1
-    x = model.vectorize(["cat cat dog fish"]).toarray()[0]
+    x = model.features.vectorize(["cat cat dog fish"]).toarray()[0]
     expected = [0.0, 2 * math.log(4 / 2), 1 * math.log(4 / 2), 1 * math.log(4 / 3)]
     assert x == pytest.approx(expected)
     # the batch-free fast path gives what the scikit-learn Pipeline gives
     assert model.features is not None
-    via_pipeline = model.features.transform(["cat cat dog fish"]).toarray()[0]
+    via_pipeline = model.features.pipeline.transform(["cat cat dog fish"]).toarray()[0]
     assert via_pipeline == pytest.approx(expected)
 
 
 def test_eq4_l2_norm_scales_to_unit_length() -> None:
     raw = ClassifierModel(algorithm="naive-bayes", norm=None).train(POS, NEG)
     unit = ClassifierModel(algorithm="naive-bayes").train(POS, NEG)
-    x_raw = raw.vectorize(["cat dog bird"]).toarray()[0]
-    x_unit = unit.vectorize(["cat dog bird"]).toarray()[0]
+    x_raw = raw.features.vectorize(["cat dog bird"]).toarray()[0]
+    x_unit = unit.features.vectorize(["cat dog bird"]).toarray()[0]
     assert x_unit == pytest.approx(x_raw / np.linalg.norm(x_raw))
 
 
@@ -70,18 +71,18 @@ def test_term_in_every_training_page_weighs_zero() -> None:
     model = ClassifierModel(algorithm="naive-bayes", norm=None).train(
         ["web cat", "web cat"], ["web dog", "web bird"]
     )
-    x = model.vectorize(["web web web"]).toarray()[0]
-    assert x.tolist() == [0.0] * len(model.terms)  # ln(4/4) = 0
+    x = model.features.vectorize(["web web web"]).toarray()[0]
+    assert x.tolist() == [0.0] * len(model.features.terms)  # ln(4/4) = 0
 
 
 def test_chi2_keeps_the_discriminative_term() -> None:
     pos = ["course syllabus", "course homework"]
     neg = ["syllabus research", "homework research"]
     model = ClassifierModel(algorithm="naive-bayes", k_best=2).train(pos, neg)
-    assert sorted(model.terms) == ["cours", "research"]
+    assert sorted(model.features.terms) == ["cours", "research"]
     assert model.features is not None
-    select = model.features.named_steps["chi2"]
-    vocabulary = list(model.features.named_steps["counts"].get_feature_names_out())
+    select = model.features.pipeline.named_steps["chi2"]
+    vocabulary = list(model.features.pipeline.named_steps["counts"].get_feature_names_out())
     # "cours": 2 occurrences, all in the positive class; expected 1 and 1 (half the
     # pages each): chi² = (2-1)²/1 + (0-1)²/1 = 2. "syllabus": 1 and 1 -> 0.
     assert select.scores_[vocabulary.index("cours")] == pytest.approx(2.0)
@@ -129,8 +130,7 @@ def test_majority_vote(probs: tuple[float, float, float], votes: int, relevant: 
     model = _stubbed("majority", *probs)
     assert list(model.classifiers) == ["svm-linear", "naive-bayes", "neural-net"]
     page = Page(url="http://a.test/", title="x", text="cat")
-    assert model.votes(page) == votes
-    assert model.is_relevant(page) is relevant
+    assert model.votes_texts([page_text(page)]) == [votes]
     assert model.score(page) == pytest.approx(sum(probs) / 3)
     assert judge(model, page) == (pytest.approx(sum(probs) / 3), relevant)
 
@@ -138,11 +138,9 @@ def test_majority_vote(probs: tuple[float, float, float], votes: int, relevant: 
 def test_single_algorithm_judges_by_threshold() -> None:
     model = _stubbed("svm-linear", 0.45)
     page = Page(url="http://a.test/", text="cat")
-    assert model.votes(page) == 0
-    assert model.is_relevant(page) is False
+    assert model.votes_texts([page_text(page)]) == [0]
     assert judge(model, page) == (pytest.approx(0.45), False)
     model.threshold = 0.4
-    assert model.is_relevant(page) is True
     assert judge(model, page) == (pytest.approx(0.45), True)
 
 
@@ -150,8 +148,7 @@ def test_eq9_by_hand() -> None:
     assert link_score(0.8, 0.4) == pytest.approx(0.25 * 0.8 + 0.75 * 0.4)
     assert link_score(0.8, 0.4, beta=1.0) == pytest.approx(0.8)
     model = _stubbed("svm-rbf", 0.6)
-    assert model.link_score(0.2, "cat dog") == pytest.approx(0.25 * 0.2 + 0.75 * 0.6)
-    assert model.link_score(0.2, "cat dog", beta=0.5) == pytest.approx(0.4)
+    assert link_score(0.2, model.score_text("cat dog"), model.beta) == pytest.approx(0.25 * 0.2 + 0.75 * 0.6)
 
 
 # -- bad input ---------------------------------------------------------------
@@ -279,7 +276,7 @@ def test_webkb_held_out_quality(
 
 
 def test_webkb_course_terms_selected(trained: dict[str, ClassifierModel]) -> None:
-    terms = set(trained["svm-linear"].terms)
+    terms = set(trained["svm-linear"].features.terms)
     assert {"cours", "homework", "lectur", "syllabus"} <= terms
 
 

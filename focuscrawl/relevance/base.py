@@ -121,10 +121,6 @@ def judge(model: RelevanceModel, page: Page) -> tuple[float, bool]:
     return score, score >= model.threshold
 
 
-def is_relevant(model: RelevanceModel, page: Page) -> bool:
-    return judge(model, page)[1]
-
-
 def model_params(cls: ModelClass, values: Mapping[str, Any], base_dir: Path) -> Any:
     """``cls.Params`` from a table's values (one-line ConfigError for a bad one), its
     relative paths read from ``base_dir``, a ``topic`` file's [model] table below them."""

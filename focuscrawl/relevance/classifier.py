@@ -31,7 +31,6 @@ from __future__ import annotations
 import json
 import pickle
 import warnings
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,11 +38,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import sklearn
-from scipy import sparse
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.feature_extraction.text import CountVectorizer
-from sklearn.feature_selection import SelectKBest, chi2
-from sklearn.pipeline import Pipeline
 
 from focuscrawl.evaluation.metrics import auc
 from focuscrawl.exceptions import ModelError
@@ -56,6 +51,7 @@ from focuscrawl.relevance.calibration import (
     out_of_fold,
     shift_prior,
 )
+from focuscrawl.relevance.features import TermFeatures
 from focuscrawl.relevance.training import (
     ALGORITHMS,
     DEFAULT_MAX_NEG,
@@ -147,7 +143,7 @@ class ClassifierModel:
     calibration: str = "f1"  # threshold objective at the prior, by cross-validation (or "none")
     cv_folds: int = 5
     member_thresholds: dict[str, float] = field(default_factory=dict)  # majority: vote thresholds
-    features: Pipeline | None = field(default=None, repr=False)
+    features: TermFeatures | None = field(default=None, repr=False)  # eq. 4 vectors of texts
     classifiers: dict[str, Any] = field(default_factory=dict, repr=False)
     info: dict[str, Any] = field(default_factory=dict)
 
@@ -164,26 +160,17 @@ class ClassifierModel:
         check_objective(self.calibration)
         if self.cv_folds < 2:
             raise ModelError(f"classifier cv_folds must be >= 2, not {self.cv_folds}")
-        self._columns: dict[str, int] | None = None  # selected term -> column, built on demand
         self.train_urls: list[str] = []  # pages it was trained on (``model eval`` leaves them out)
 
     # -- training -------------------------------------------------------------
     def _fit(
         self, pos_texts: Sequence[str], neg_texts: Sequence[str]
-    ) -> tuple[Pipeline, dict[str, Any], int]:
+    ) -> tuple[TermFeatures, dict[str, Any], int]:
         """Vocabulary, chi² selection, eq. 4 weights and the member classifier(s)."""
-        texts = [*pos_texts, *neg_texts]
         y = np.array([1] * len(pos_texts) + [0] * len(neg_texts))
-        counts = CountVectorizer(analyzer=Analyzer(self.lang))
-        try:
-            x_counts = counts.fit_transform(texts)
-        except ValueError:  # scikit-learn's "empty vocabulary"
-            raise ModelError("classifier training texts contain no words") from None
-        # chi² on the raw counts picks the vocabulary, then eq. 4 weighs it (P1's order)
-        select = SelectKBest(chi2, k=min(self.k_best, x_counts.shape[1]))
-        x_sel = select.fit_transform(x_counts, y)
-        tfidf = Eq4Tfidf(norm=self.norm)
-        x = tfidf.fit_transform(x_sel)
+        features, x, vocabulary = TermFeatures.fit(
+            [*pos_texts, *neg_texts], y, lang=self.lang, k_best=self.k_best, norm=self.norm
+        )
         classifiers: dict[str, Any] = {}
         for algorithm in _members(self.algorithm):
             clf = make_classifier(algorithm, self.seed, min(len(pos_texts), len(neg_texts)))
@@ -192,8 +179,7 @@ class ClassifierModel:
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 clf.fit(x, y)
             classifiers[algorithm] = clf
-        features = Pipeline([("counts", counts), ("chi2", select), ("tfidf", tfidf)])
-        return features, classifiers, int(x_counts.shape[1])
+        return features, classifiers, vocabulary
 
     def train(self, pos_texts: Sequence[str], neg_texts: Sequence[str]) -> ClassifierModel:
         """Fit vocabulary, chi² selection, eq. 4 weights and the classifier(s), then
@@ -202,13 +188,12 @@ class ClassifierModel:
             # the calibration folds and the net's validation split need two of each
             raise ModelError("classifier training needs at least 2 positive and 2 negative texts")
         self.features, self.classifiers, vocabulary = self._fit(pos_texts, neg_texts)
-        self._columns = None
         self.member_thresholds = {}
         self.info = {
             "n_pos": len(pos_texts),
             "n_neg": len(neg_texts),
             "vocabulary": vocabulary,
-            "terms": len(self.terms),
+            "terms": len(self.features.terms),
             "train_prior": len(pos_texts) / (len(pos_texts) + len(neg_texts)),
         }
         if self.calibration != "none":
@@ -272,14 +257,6 @@ class ClassifierModel:
             return p
         return shift_prior(p, float(train_prior), self.prior)
 
-    @property
-    def terms(self) -> list[str]:
-        """The selected vocabulary (stems), in feature order."""
-        self._check_trained()
-        assert self.features is not None
-        names = self.features.named_steps["counts"].get_feature_names_out()
-        return [str(t) for t in names[self.features.named_steps["chi2"].get_support()]]
-
     def _check_trained(self) -> None:
         if self.features is None or not self.classifiers:
             raise ModelError("classifier model is not trained (train it or load a saved one)")
@@ -289,40 +266,13 @@ class ClassifierModel:
         """Pr(relevant | text) of each member classifier at the base rate ``prior`` (eq. C1)."""
         self._check_trained()
         assert self.features is not None
-        x = self.vectorize(texts)
+        x = self.features.vectorize(texts)
         return {a: self._shift(clf.predict_proba(x)[:, 1]) for a, clf in self.classifiers.items()}
 
     def _votes(self, probs: Mapping[str, np.ndarray]) -> np.ndarray:
         """Members saying "relevant": probability >= the member's calibrated threshold (0.5 if none)."""
         votes = [p >= self.member_thresholds.get(a, 0.5) for a, p in probs.items()]
         return np.asarray(np.sum(votes, axis=0))
-
-    def vectorize(self, texts: Sequence[str]) -> sparse.csr_matrix:
-        """Eq. 4 vectors of ``texts``: the same as ``features.transform``, ~10x faster.
-
-        Scoring one link context through the Pipeline cost ~20 ms, mostly input
-        checks and SelectKBest re-sorting its 10^4 scores on every call; here the
-        selected terms map straight to their columns.
-        """
-        self._check_trained()
-        assert self.features is not None
-        if self._columns is None:
-            self._columns = {term: i for i, term in enumerate(self.terms)}
-        columns = self._columns
-        analyzer = self.features.named_steps["counts"].analyzer
-        indptr: list[int] = [0]
-        indices: list[int] = []
-        counts: list[int] = []
-        for text in texts:
-            row = Counter(c for t in analyzer(text) if (c := columns.get(t)) is not None)
-            indices.extend(row.keys())
-            counts.extend(row.values())
-            indptr.append(len(indices))
-        x = sparse.csr_matrix(
-            (np.asarray(counts, dtype=np.float64), np.asarray(indices, dtype=np.int32), indptr),
-            shape=(len(texts), len(columns)),
-        )
-        return self.features.named_steps["tfidf"].transform(x)
 
     def score_texts(self, texts: Sequence[str]) -> list[float]:
         """Scores of many texts at once (one vectorisation: much faster than a loop)."""
@@ -350,24 +300,14 @@ class ClassifierModel:
     def score(self, page: Page) -> float:
         return self.score_text(page_text(page))
 
-    def votes(self, page: Page) -> int:
-        return self.votes_texts([page_text(page)])[0]
-
-    def is_relevant(self, page: Page) -> bool:
-        return self.predict_texts([page_text(page)])[0]
-
     def judge(self, page: Page) -> tuple[float, bool]:
-        """``(score(page), is_relevant(page))`` from one vectorisation and one set of
+        """``(score(page), relevant)`` from one vectorisation and one set of
         probabilities (the engine judges every fetched page this way)."""
         probs = self.probabilities([page_text(page)])
         score = float(np.clip(np.mean([p[0] for p in probs.values()]), 0.0, 1.0))
         if self.algorithm == "majority":
             return score, int(self._votes(probs)[0]) >= len(MAJORITY_JUDGES) // 2 + 1
         return score, score >= self.threshold
-
-    def link_score(self, page_score: float, context: str, beta: float | None = None) -> float:
-        """Eq. 9 for one link: the page's score mixed with its context's (β: ``self.beta``)."""
-        return link_score(page_score, self.score_text(context), self.beta if beta is None else beta)
 
     # -- persistence ----------------------------------------------------------
     def params(self) -> dict[str, Any]:
@@ -383,7 +323,8 @@ class ClassifierModel:
         data = {**self.params(), "info": self.info, "sklearn": sklearn.__version__}
         (directory / PARAMS_FILE).write_text(json.dumps(data, indent=2), encoding="utf-8")
         with open(directory / PICKLE_FILE, "wb") as fh:
-            pickle.dump({"features": self.features, "classifiers": self.classifiers}, fh)
+            assert self.features is not None
+            pickle.dump({"features": self.features.pipeline, "classifiers": self.classifiers}, fh)
 
     @classmethod
     def load(cls, directory: Path) -> ClassifierModel:
@@ -396,7 +337,7 @@ class ClassifierModel:
         info = data.pop("info", {})
         data.pop("sklearn", None)
         model = cls(**data, info=info)
-        model.features = fitted["features"]
+        model.features = TermFeatures(fitted["features"])
         model.classifiers = fitted["classifiers"]
         return model
 

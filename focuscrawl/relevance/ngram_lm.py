@@ -15,24 +15,8 @@ notes this ceiling (about 10^7 for their model). PP = 1 gives 1, PP ≥ PP_max g
 ``threshold`` is derived from ``max_perplexity`` (the relevance cut-off) unless
 given directly.
 
-The bounds come from the domain (:meth:`PerplexityModel.calibrate`): P2's fixed
-10^5 accepted every page, since the largest PP the model can give is about
-1.5·10^5 (English, Japanese and German pages alike). Training sets aside every
-10th text (``held_out_share``), and the perplexities of those held-out domain
-texts give, unless set by hand:
-
-* ``max_perplexity``, the relevance cut-off: their ``cutoff_quantile`` (0.95),
-  so that about 95 % of domain documents are judged relevant;
-* ``discard_perplexity``, P2's bound above which a page's links are dropped:
-  twice the largest held-out PP, far from the domain but still below the
-  ceiling of unknown words;
-* ``bucket_perplexities`` = (HIGH, MEDIUM) upper bounds of P2's three buckets
-  (section 3.2, "assigned by the user ... by short test crawls"): the held-out
-  median and the cut-off; NORMAL runs up to the discard bound.
-
-Without held-out texts (an ARPA file, or fewer than 10 training texts) they
-fall back to P2's 10^5 and (10^4, 10^5), unless ``calibrate`` is called with
-domain texts (``held_out`` in the config, ``--held-out`` on the command line).
+The bounds (the relevance cut-off, P2's discard bound and buckets) come from
+held-out domain texts (:mod:`focuscrawl.relevance.perplexity_bounds`).
 ``exclude_every = k`` in the config leaves every k-th text out altogether (neither
 trained on nor held out): the articles an evaluation keeps for itself, such as P2's
 held-out perplexity (``focuscrawl.evaluation.perplexity.split_heldout``, every 5th). Queries run in Python (dict look-ups, ARPA back-off) or, with
@@ -54,24 +38,15 @@ import numpy as np
 
 from focuscrawl.exceptions import ModelError
 from focuscrawl.relevance.base import register_model
-from focuscrawl.relevance.kneser_ney import (
-    NO_PROB,
-    UNK,
-    UNK_ID,
-    NgramLM,
-    PerplexityStats,
-    train_kneser_ney,
-)
+from focuscrawl.relevance.kneser_ney import train_kneser_ney
 from focuscrawl.relevance.lm_text import lm_sentences, read_texts, training_sentences
+from focuscrawl.relevance.ngram_model import NO_PROB, UNK, UNK_ID, NgramLM, PerplexityStats
+from focuscrawl.relevance.perplexity_bounds import CUTOFF_QUANTILE, bucket_of, derive_bounds
 from focuscrawl.types import Page
 
 ARPA_FILE = "model.arpa.gz"
 PARAMS_FILE = "perplexity.json"
-DEFAULT_MAX_PERPLEXITY = 1e5  # P2, section 4: links of pages above it are discarded
-CUTOFF_QUANTILE = 0.95  # share of held-out domain texts judged relevant
-DISCARD_FACTOR = 2.0  # discard bound = this x the largest held-out PP
 HELD_OUT_EVERY = 10  # every 10th training text is held out for the bounds
-BUCKETS = ("high", "medium", "normal", "discard")
 UNKNOWN_CEILING = 1e7  # P2, section 4: PP of an all-unknown page, used when p(<unk>) = 0
 
 
@@ -167,30 +142,14 @@ class PerplexityModel:
     def _derive_bounds(self) -> None:
         """Cut-off, discard bound, buckets and threshold: given values, else from the
         held-out quantiles (``info["held_out"]``), else P2's fixed values."""
-        held = self.info.get("held_out", {}).get("quantiles")
-        given = self._given
-        if held:
-            q = np.asarray(held, dtype=np.float64)  # PP at quantiles 0, 0.01, ..., 1
-            cut = float(np.interp(self.cutoff_quantile, np.linspace(0.0, 1.0, len(q)), q))
-            median = float(np.interp(0.5, np.linspace(0.0, 1.0, len(q)), q))
-            discard = DISCARD_FACTOR * float(q[-1])
-        else:
-            cut, discard = DEFAULT_MAX_PERPLEXITY, DEFAULT_MAX_PERPLEXITY
-            median = DEFAULT_MAX_PERPLEXITY / 10.0
-        self.max_perplexity = float(given.get("max_perplexity", cut))
-        self.discard_perplexity = float(
-            given.get("discard_perplexity", max(discard, self.max_perplexity))
+        bounds = derive_bounds(
+            self.info.get("held_out", {}).get("quantiles"), self.cutoff_quantile, self._given
         )
-        buckets = given.get(
-            "bucket_perplexities", (min(median, self.max_perplexity), self.max_perplexity)
-        )
-        if len(buckets) != 2 or not 0.0 < float(buckets[0]) <= float(buckets[1]):
-            raise ModelError(
-                "perplexity model: bucket_perplexities must be two bounds, low <= high"
-            )
-        self.bucket_perplexities = (float(buckets[0]), float(buckets[1]))
-        if "threshold" in given:
-            self.threshold = float(given["threshold"])
+        self.max_perplexity = bounds.max_perplexity
+        self.discard_perplexity = bounds.discard_perplexity
+        self.bucket_perplexities = bounds.bucket_perplexities
+        if "threshold" in self._given:
+            self.threshold = float(self._given["threshold"])
         else:
             self.threshold = self.pp_to_score(self.max_perplexity)
 
@@ -212,12 +171,7 @@ class PerplexityModel:
 
     def bucket(self, perplexity: float) -> str:
         """P2's bucket of a page by its PP: high, medium, normal, or discard (links dropped)."""
-        low, high = self.bucket_perplexities
-        if perplexity <= low:
-            return "high"
-        if perplexity <= high:
-            return "medium"
-        return "normal" if perplexity <= self.discard_perplexity else "discard"
+        return bucket_of(perplexity, self.bucket_perplexities, self.discard_perplexity)
 
     def _unknown_perplexity(self) -> float:
         """1/p(<unk>), the PP of a long page of unknown words (P2's ceiling)."""

@@ -22,7 +22,8 @@ from focuscrawl.relevance.keyword import KeywordModel
 from focuscrawl.relevance.language import DECISIONS, LanguageModel
 from focuscrawl.relevance.language_id import BACKENDS, DEFAULT_BACKEND
 from focuscrawl.relevance.lm_text import read_texts
-from focuscrawl.relevance.ngram_lm import CUTOFF_QUANTILE, HELD_OUT_EVERY, PerplexityModel
+from focuscrawl.relevance.ngram_lm import HELD_OUT_EVERY, PerplexityModel
+from focuscrawl.relevance.perplexity_bounds import CUTOFF_QUANTILE
 from focuscrawl.relevance.training import ALGORITHMS, DEFAULT_MAX_NEG, DEFAULT_MAX_POS
 
 Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
