@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from focuscrawl.relevance.base import RelevanceModel
+from focuscrawl.relevance.base import RelevanceModel, TextScorer
 from focuscrawl.types import Link
 
 
 def text_scores(model: RelevanceModel, texts: Sequence[str]) -> list[float]:
     """``model.score_text`` of every text, in one batch where the model can (classifiers)."""
-    batch = getattr(model, "score_texts", None)
-    if callable(batch):
-        return [float(s) for s in batch(list(texts))]
+    if isinstance(model, TextScorer):
+        return [float(s) for s in model.score_texts(list(texts))]
     return [float(model.score_text(t)) for t in texts]
 
 
