@@ -1,0 +1,142 @@
+"""One parameter system: settings, strategies, filters and models read TOML / env / CLI values
+by the same rules, and a bad key or value is the same one-line error wherever it is."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from focuscrawl.cli import main
+from focuscrawl.exceptions import ConfigError
+from focuscrawl.params import build_params, coerce
+from focuscrawl.relevance.base import build_model
+from focuscrawl.settings import load_settings
+from focuscrawl.strategies.base import STRATEGIES
+from focuscrawl.strategies.filters import build_filters
+
+
+@pytest.mark.parametrize(
+    ("value", "hint", "expected"),
+    [
+        pytest.param("yes", bool, True, id="bool-text"),
+        pytest.param("off", bool, False, id="bool-off"),
+        pytest.param("12", int, 12, id="int-text"),
+        pytest.param(3.0, int, 3, id="int-from-whole-float"),
+        pytest.param(2, float, 2.0, id="float-from-int"),
+        pytest.param("ja, en,", tuple[str, ...], ("ja", "en"), id="tuple-from-text"),
+        pytest.param(["a b", " c "], tuple[str, ...], ("a b", "c"), id="tuple-from-list"),
+        pytest.param("none", float | None, None, id="none-text"),
+        pytest.param("", str | None, None, id="empty-text"),
+        pytest.param("0.5", float | None, 0.5, id="optional-float"),
+        pytest.param(["1", 2], tuple[float, ...], (1.0, 2.0), id="tuple-of-floats"),
+        pytest.param("a.txt", Path, Path("a.txt"), id="path"),
+    ],
+)
+def test_values_become_the_declared_type(value: Any, hint: Any, expected: Any) -> None:
+    assert coerce("x", value, hint) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "hint", "message"),
+    [
+        pytest.param(2.5, int, "x must be an integer, not 2.5", id="fraction"),
+        pytest.param(True, int, "x must be an integer, not True", id="bool-as-int"),
+        pytest.param("many", float, "x must be a number, not 'many'", id="word-as-number"),
+        pytest.param("maybe", bool, "x must be true or false, not 'maybe'", id="maybe"),
+        pytest.param(5, str, "x must be a string, not 5", id="number-as-string"),
+        pytest.param([1, 2], tuple[str, ...], "x must be a list of strings, not [1, 2]", id="numbers-as-words"),
+        pytest.param({"a": 1}, tuple[str, ...], "x must be a list", id="table-as-list"),
+    ],
+)
+def test_mistyped_values_say_what_they_must_be(value: Any, hint: Any, message: str) -> None:
+    with pytest.raises(ValueError, match="^" + re.escape(message)):
+        coerce("x", value, hint)
+
+
+def _settings(tmp_path: Path, toml: str) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(toml, encoding="utf-8")
+    load_settings(path, environ={})
+
+
+def _strategy(tmp_path: Path, toml: str) -> None:
+    del tmp_path
+    STRATEGIES.get("otie")(None, **dict(item.split("=") for item in toml.split()))
+
+
+def _filter(tmp_path: Path, toml: str) -> None:
+    build_filters([{"name": "relevance-gate", **dict(item.split("=") for item in toml.split())}], tmp_path)
+
+
+def _model(tmp_path: Path, toml: str) -> None:
+    build_model({"name": "keyword", "keywords": ["cat"], **dict(item.split("=") for item in toml.split())}, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("build", "given", "message"),
+    [
+        pytest.param(_settings, "[fetch]\ndelai = 1\n", "config: unknown parameter 'fetch.delai' (known: ", id="settings-key"),
+        pytest.param(_settings, "[fetch]\ndelay = 'soon'\n", "config: fetch.delay must be a number, not 'soon'", id="settings-value"),
+        pytest.param(_strategy, "b=0.5", "strategy 'otie': unknown parameter 'b' (known: a, beta, d, ", id="strategy-key"),
+        pytest.param(_strategy, "a=lots", "strategy 'otie': a must be a number, not 'lots'", id="strategy-value"),
+        pytest.param(_filter, "min_relevanse=0.2", "filter 'relevance-gate': unknown parameter 'min_relevanse' (known: min_relevance)", id="filter-key"),
+        pytest.param(_filter, "min_relevance=high", "filter 'relevance-gate': min_relevance must be a number, not 'high'", id="filter-value"),
+        pytest.param(_model, "treshold=0.5", "keyword model: unknown parameter 'treshold' (known: keywords, threshold)", id="model-key"),
+        pytest.param(_model, "threshold=half", "keyword model: threshold must be a number, not 'half'", id="model-value"),
+    ],
+)  # fmt: skip
+def test_a_bad_key_or_value_is_the_same_one_line_everywhere(
+    build: Any, given: str, message: str, tmp_path: Path
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        build(tmp_path, given)
+    assert str(info.value).startswith(message)
+    assert "\n" not in str(info.value)
+
+
+def test_a_refused_value_names_its_owner() -> None:
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class P:
+        n: int = 1
+
+        def __post_init__(self) -> None:
+            if self.n < 1:
+                raise ValueError(f"n = {self.n} must be >= 1")
+
+    assert build_params("thing", P, {"n": "3"}) == P(3)
+    with pytest.raises(ConfigError, match=r"^thing: n = 0 must be >= 1$"):
+        build_params("thing", P, {"n": 0})
+
+
+def test_a_topic_file_gives_the_parameters_the_table_does_not(tmp_path: Path) -> None:
+    topics = tmp_path / "topics"
+    topics.mkdir()
+    (topics / "cats.txt").write_text("the cat sat on the mat with another cat\n" * 20, encoding="utf-8")
+    (topics / "cats.toml").write_text(
+        '[model]\nname = "perplexity"\ntexts = ["cats.txt"]\norder = 2\nmin_words = 1\nthreshold = 0.2\n',
+        encoding="utf-8",
+    )
+    # texts is read next to the topic file; the table's own threshold wins over the topic's
+    model = build_model({"name": "perplexity", "topic": "topics/cats.toml", "threshold": 0.3}, tmp_path)
+    assert model.threshold == 0.3
+    assert model.score_text("the cat sat") > model.score_text("quantum chromodynamics")
+    with pytest.raises(ConfigError, match="not 'keyword'"):
+        build_model({"name": "keyword", "topic": "topics/cats.toml"}, tmp_path)
+
+
+def test_strategies_lists_the_parameters_of_filters_and_models(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["strategies", "--json"]) == 0
+    rows = {(r["kind"], r["name"]): r for r in json.loads(capsys.readouterr().out)}
+    assert rows["model", "keyword"]["params"] == {"keywords": [], "threshold": 1e-9}
+    assert rows["model", "keyword"]["types"] == {"keywords": "tuple[str, ...]", "threshold": "float"}
+    assert rows["filter", "relevance-gate"]["params"] == {"min_relevance": None}
+    assert rows["model", "perplexity"]["types"]["texts"] == "tuple[Path, ...]"
+    assert main(["strategies"]) == 0
+    listing = capsys.readouterr().out
+    assert "keywords: tuple[str, ...] = (), threshold: float = 1e-09" in listing
