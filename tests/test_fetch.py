@@ -276,16 +276,17 @@ async def test_crawl_delay_sets_host_interval(
     obey: bool, max_crawl_delay: float, expected_interval: float
 ) -> None:
     # Everything disallowed: only robots.txt is requested, so nothing waits for the delay.
+    # On a virtual clock no time passes unless someone sleeps: robots.txt starts at 100.
     routes = {"/robots.txt": robots("User-agent: *\nCrawl-delay: 30\nDisallow: /")}
     s = settings(delay=0.5, obey_crawl_delay=obey, max_crawl_delay=max_crawl_delay)
-    async with serve(routes) as site, AiohttpFetcher(s) as fetcher:
-        before = time.monotonic()
+    clock = VirtualClock(100.0)
+    async with serve(routes) as site, AiohttpFetcher(s, clock=clock) as fetcher:
         result = await fetcher.fetch(site.url("/"))
-        after = time.monotonic()
         ready = fetcher.host_ready_at(site.host)
     assert result.error == "robots"
-    # robots.txt started between before and after; the next start is one interval later
-    assert before + expected_interval <= ready <= after + expected_interval
+    assert site.paths() == ["/robots.txt"]
+    # the next start to the host is one interval after robots.txt's
+    assert ready == 100.0 + expected_interval
 
 
 # --------------------------------------------------------------------------- redirects
@@ -895,17 +896,16 @@ async def test_trickling_body_ends_at_fetch_deadline(retries: int) -> None:
 
 async def test_user_agent_and_recorded_request_headers() -> None:
     routes = {"/": html("x")}
-    async with serve(routes) as site, AiohttpFetcher(settings()) as fetcher:
-        before = time.time()
+    clock = VirtualClock(epoch=1_700_000_000.0)  # stamps from the fetcher's clock
+    async with serve(routes) as site, AiohttpFetcher(settings(), clock=clock) as fetcher:
         result = await fetcher.fetch(site.url("/"))
-        after = time.time()
     assert [h.headers.get("User-Agent") for h in site.hits] == [DEFAULT_USER_AGENT] * 2
     assert result.request_headers["User-Agent"] == DEFAULT_USER_AGENT
     assert result.request_headers["Host"] == site.host
     assert (result.http_version, result.reason) == ("1.1", "OK")
     assert result.headers["Content-Type"] == "text/html; charset=utf-8"
-    assert before <= result.fetched_at <= after
-    assert result.elapsed > 0
+    assert result.fetched_at == 1_700_000_000.0
+    assert result.elapsed == 0.0  # no virtual time passed (the back-off test counts some)
     assert result.ok
 
 
@@ -1023,11 +1023,18 @@ async def test_virtual_clock_retry_back_off_is_virtual() -> None:
 
 
 async def test_system_clock_sleeps_for_real() -> None:
+    # A real sleep lets the event loop's earlier timers fire first (a virtual one would
+    # return at once); and the clock reads the system's clocks.
     clock = SystemClock()
-    before = time.monotonic()
-    await clock.sleep(0.05)
-    assert clock.monotonic() - before >= 0.05
-    assert abs(clock.time() - time.time()) < 1.0
+    loop = asyncio.get_running_loop()
+    fired: list[str] = []
+    loop.call_later(0.01, fired.append, "timer")
+    await clock.sleep(0.03)
+    fired.append("woke")
+    assert fired == ["timer", "woke"]
+    mono, wall = clock.monotonic(), clock.time()
+    assert mono <= time.monotonic()  # the system's clocks, read again later
+    assert wall <= time.time()
 
 
 async def test_robots_cache_lru_and_single_download() -> None:
