@@ -61,7 +61,7 @@ __all__ = [
 
 WORKERS_DIR = "workers"  # a shared crawl's run directory: one run directory per local worker
 _IDLE_POLL = 0.2  # seconds between two looks of an idle worker at the shared frontier
-_UPKEEP_EVERY = 5.0  # seconds between two lease renewals (leases last crawl.lease_seconds)
+_UPKEEP_EVERY = 5.0  # seconds between two lease renewals at most (1/6 of the lease time)
 LEASE_SECONDS = 30.0
 
 
@@ -131,8 +131,10 @@ class Coordination:
         self.limited = limited
         # a claim keeps the fetcher busy: topped up to its concurrency when half is used
         self.target = max(1, settings.fetch.concurrency)
-        self.handover = max(settings.fetch.delay, settings.fetch.max_crawl_delay if
-                            settings.fetch.obey_crawl_delay else 0.0)  # fmt: skip
+        # a partition given back stays free this long: its hosts' last requests are at
+        # least the crawl's delay before the next owner's (a robots.txt Crawl-delay above
+        # it is learnt again by that owner, with the robots.txt it fetches first)
+        self.handover = settings.fetch.delay
         self._dry_until = 0.0  # the shared budget was found all handed out: not asked again before
 
     def budget(self, fetched: int, in_flight: int) -> int:
@@ -194,8 +196,9 @@ class Worker:
         that lost a lease stops at once, uncommitted (see WorkerFrontier)."""
         from focuscrawl.frontier.redis_worker import LeaseLost
 
+        every = min(_UPKEEP_EVERY, self.frontier.lease_ms / 1000 / 6)
         while True:
-            await asyncio.sleep(_UPKEEP_EVERY)
+            await asyncio.sleep(every)
             try:
                 await asyncio.to_thread(self.frontier.upkeep, delay=self.coordination.handover)
             except (LeaseLost, FrontierError) as exc:

@@ -23,13 +23,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, required=True,
                    help="this worker's run directory (its WARC, pages.jsonl...); an existing "
                         "one is resumed: its files cut back to its last commit")  # fmt: skip
+    p.add_argument("--lease-seconds", type=float, default=30.0, metavar="SECONDS",
+                   help="how long this worker's partitions wait for it if it dies, before "
+                        "another worker takes them (default: %(default)s)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
 
 
 def run(args: argparse.Namespace) -> int:
     from focuscrawl.workers import open_worker
 
-    worker = open_worker(args.frontier, args.out, crawl=args.crawl)
+    worker = open_worker(
+        args.frontier, args.out, crawl=args.crawl, lease_seconds=args.lease_seconds
+    )
     crawler = worker.crawler
     signals = 0
 

@@ -56,22 +56,35 @@ class RunPages:
 
 
 def read_run(run_dir: Path | str) -> RunPages:
-    """pages.jsonl and run.json of a run directory; unreadable lines are skipped and counted."""
+    """pages.jsonl and run.json of a run directory; unreadable lines are skipped and counted.
+
+    A shared crawl's run directory (``focuscrawl crawl --workers N``) is read as one
+    run: its workers' pages.jsonl files (``workers/*/``), merged in the order the
+    pages were fetched."""
     run_dir = Path(run_dir)
-    pages_path = run_dir / "pages.jsonl"
-    if not pages_path.is_file():
-        raise ConfigError(f"{run_dir}: not a run directory (no pages.jsonl)")
     info: dict[str, Any] = {}
     if (run_dir / "run.json").is_file():
         try:
             info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
         except ValueError:
             info = {}
+    shared = isinstance(info, dict) and "workers" in info
+    paths = sorted((run_dir / "workers").glob("*/pages.jsonl")) if shared else [run_dir / "pages.jsonl"]
+    if not shared and not paths[0].is_file():
+        raise ConfigError(f"{run_dir}: not a run directory (no pages.jsonl)")
     run = RunPages(
         run_dir, [str(s) for s in info.get("seeds", [])], str(info.get("strategy", "?")),
         elapsed=float(info.get("summary", {}).get("elapsed", 0.0) or 0.0),
     )  # fmt: skip
-    with pages_path.open(encoding="utf-8") as fh:
+    for path in paths:
+        _read_pages(path, run)
+    if len(paths) > 1:  # one crawl's order: when each page was fetched (stable per worker)
+        run.rows.sort(key=lambda row: float(row.get("fetched_at") or 0.0))
+    return run
+
+
+def _read_pages(path: Path, run: RunPages) -> None:
+    with path.open(encoding="utf-8") as fh:
         for line in fh:
             try:
                 row = json.loads(line)
@@ -84,7 +97,6 @@ def read_run(run_dir: Path | str) -> RunPages:
                 run.recrawls += 1
             else:
                 run.rows.append(row)
-    return run
 
 
 Judge = Callable[[str], bool | None]  # URL -> relevant? (None: no judgement)

@@ -476,11 +476,19 @@ return redis.error_reply('unknown lease op ' .. op)
 META_LUA = r"""#!lua
 local M, op = KEYS[1], ARGV[1]
 if op == 'claim' then
-  -- ARGV[2]: pages wanted; returns those given (0: the budget is all handed out)
+  -- ARGV[2]: worker, ARGV[3]: pages wanted (negative: given back); returns the worker's
+  -- claims now. Kept per worker here, not in its journal: a claim made after a
+  -- worker's last commit is not lost with it
   local left = tonumber(redis.call('GET', M .. 'budget') or '0')
-  local n = math.min(tonumber(ARGV[2]), left)
-  if n > 0 then redis.call('DECRBY', M .. 'budget', n) end
-  return n
+  local n = tonumber(ARGV[3])
+  local held = tonumber(redis.call('HGET', M .. 'claims', ARGV[2]) or '0')
+  if n > left then n = left end
+  if -n > held then n = -held end
+  if n ~= 0 then
+    redis.call('DECRBY', M .. 'budget', n)
+    held = redis.call('HINCRBY', M .. 'claims', ARGV[2], n)
+  end
+  return held
 elseif op == 'alive' then
   -- ARGV[2]: worker, ARGV[3]: ms it is alive for (0: it leaves); returns the workers alive
   local t = redis.call('TIME')

@@ -100,9 +100,9 @@ class WorkerFrontier(RedisFrontier):
         self._batch = int(journal.get("seq", 0))
         self._engine: str | None = journal.get("engine")
         self._engine_next: str | None = None
-        self.claimed = int(journal.get("claimed", 0))
+        self.claimed = int(self._db.hget(self._mkey + "claims", worker) or 0)  # (see claim)
         if journal.get("batch"):  # killed between its journal and the delivery
-            self._deliver(worker, self._batch, json.loads(journal["batch"]))
+            self.deliver(worker, self._batch, json.loads(journal["batch"]))
             self._db.hdel(self._journal, "batch")
             self.counters["outbox_redelivered"] += 1
 
@@ -131,7 +131,7 @@ class WorkerFrontier(RedisFrontier):
         else:
             self._in_flight.pop(partition, None)
 
-    def _deliver(self, worker: str, batch: int, calls: Sequence[Sequence[Any]]) -> None:
+    def deliver(self, worker: str, batch: int, calls: Sequence[Sequence[Any]]) -> None:
         """Apply ``worker``'s batch number ``batch`` (its calls as journaled), each call
         at most once whoever delivers it and however often."""
         if len(calls) >= CALLS_PER_BATCH:
@@ -142,6 +142,10 @@ class WorkerFrontier(RedisFrontier):
         numbered = [(int(p), ("g", worker, base + i, *args)) for i, (p, args) in enumerate(calls)]
         for start in range(0, len(numbered), _DELIVER_CHUNK):
             super()._calls(numbered[start : start + _DELIVER_CHUNK])
+
+    def partition_of(self, url: str) -> int:
+        """The partition that holds ``url`` (that of its host)."""
+        return self._part(url)
 
     def _changes_from(self, partition: int, changes: Sequence[bytes]) -> None:
         if partition in self.owned:
@@ -185,7 +189,7 @@ class WorkerFrontier(RedisFrontier):
             if not batch and self._engine_next is None:
                 return
             number = self._batch + 1
-            record: dict[Any, Any] = {"seq": number, "claimed": self.claimed}
+            record: dict[Any, Any] = {"seq": number}
             if self._engine_next is not None:
                 record["engine"] = self._engine = self._engine_next
                 self._engine_next = None
@@ -199,7 +203,7 @@ class WorkerFrontier(RedisFrontier):
             pipe.execute()
             self._batch = number
             if batch:
-                self._deliver(self.worker, number, [args_of(p, a) for p, a in batch])
+                self.deliver(self.worker, number, [args_of(p, a) for p, a in batch])
                 pipe = self._db.pipeline(transaction=False)
                 pipe.hdel(self._journal, "batch")
                 pipe.srem(self._mkey + "pending", self.worker)
@@ -269,7 +273,7 @@ class WorkerFrontier(RedisFrontier):
         if last and last != self.worker:
             journal = self._db.hmget(f"{self.prefix}:{{{self.prefix}:w:{last}}}:j", "batch", "seq")
             if journal[0]:
-                self._deliver(last, int(journal[1] or 0), json.loads(journal[0]))
+                self.deliver(last, int(journal[1] or 0), json.loads(journal[0]))
                 self.counters["outbox_delivered_for_others"] += 1
             self.counters["partitions_taken_over"] += 1
         self.owned.add(p)
@@ -296,8 +300,13 @@ class WorkerFrontier(RedisFrontier):
         self.counters["partitions_freed"] += len(parts)
 
     def leave(self, *, delay: float) -> None:
-        """This worker stops: its partitions given back, its heartbeat removed."""
+        """This worker stops: what it had in flight queued again (its partitions are still
+        its own, and nothing of them is fetched any more), its partitions given back, its
+        heartbeat removed."""
         with self._lock:
+            if self.owned and not self._outbox and time.monotonic() < self._deadline:
+                calls = [(p, ("requeue",)) for p in sorted(self.owned)]
+                self.counters["requeued_on_leave"] += sum(int(r) for r in super()._calls(calls))
             self.free(sorted(self.owned), delay=delay)
             self._db.evalsha(self._meta_sha, 1, self._mkey, "alive", self.worker, 0)
 
@@ -359,16 +368,18 @@ class WorkerFrontier(RedisFrontier):
     # ------------------------------------------------------------ the crawl's state
     def claim(self, pages: int) -> int:
         """Up to ``pages`` more of the shared page budget for this worker; returns how many."""
-        got = int(self._db.evalsha(self._meta_sha, 1, self._mkey, "claim", max(0, pages)))
-        self.claimed += got
-        return got
+        before = self.claimed
+        self.claimed = int(
+            self._db.evalsha(self._meta_sha, 1, self._mkey, "claim", self.worker, max(0, pages))
+        )
+        return self.claimed - before
 
     def give_back(self, pages: int) -> None:
         """Unused budget handed back to the crawl (``pages`` <= claimed, not used)."""
         if pages > 0:
-            self._db.incrby(self._mkey + "budget", pages)
-            self.claimed -= pages
-            self._db.hset(self._journal, "claimed", self.claimed)
+            self.claimed = int(
+                self._db.evalsha(self._meta_sha, 1, self._mkey, "claim", self.worker, -pages)
+            )
 
     def budget_left(self) -> int:
         return int(self._db.get(self._mkey + "budget") or 0)

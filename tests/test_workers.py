@@ -1,0 +1,221 @@
+"""A crawl shared by worker processes through a real redis-server: one owner per host,
+every URL recorded once across workers, a worker killed with SIGKILL losing nothing,
+outbox batches applied once however often delivered (issue 25)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from focuscrawl.cli import main as cli_main
+from focuscrawl.evaluation.run import read_run
+from focuscrawl.exceptions import ConfigError
+from focuscrawl.frontier.redis_store import RedisFrontier
+from focuscrawl.frontier.redis_worker import LeaseLost, WorkerFrontier
+from focuscrawl.replay.generated import GeneratedWeb
+from focuscrawl.replay.process import ReplayProcess
+from focuscrawl.types import Merge, URLState
+from focuscrawl.workers import prepare_shared, publish_crawl
+from tests.redis_server import RedisServer, redis_server_fixture  # noqa: F401 (the fixture)
+
+PAGES, HOSTS, SEED = 4000, 40, 11
+DELAY = 0.2
+
+
+@pytest.fixture(scope="module")
+def web() -> GeneratedWeb:
+    return GeneratedWeb(PAGES, HOSTS, SEED)
+
+
+@pytest.fixture
+def replay(tmp_path: Path) -> Iterator[ReplayProcess]:
+    args = ["--generated", str(PAGES), "--hosts", str(HOSTS), "--seed", str(SEED)]
+    with ReplayProcess([], log_path=tmp_path / "requests.tsv", faults_args=args) as server:
+        yield server
+
+
+def _records(run_dir: Path) -> list[dict[str, Any]]:
+    rows = []
+    for path in sorted((run_dir / "workers").glob("*/pages.jsonl")):
+        rows += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return rows
+
+
+def _closest_requests(log: Path) -> float:
+    """The shortest time between two requests to one host (robots.txt included)."""
+    times: dict[str, list[float]] = defaultdict(list)
+    for line in log.read_text(encoding="utf-8").splitlines():
+        fields = line.split("\t")
+        times[fields[3]].append(float(fields[0]))
+    gaps = [
+        b - a for ts in times.values() for a, b in zip(sorted(ts), sorted(ts)[1:], strict=False)
+    ]
+    return min(gaps)
+
+
+def _crawl_args(web: GeneratedWeb, replay: ReplayProcess, redis_url: str, out: Path) -> list[str]:
+    return ["crawl", "--seeds", *web.home_urls(4), "--proxy", replay.proxy_url,
+            "--frontier", redis_url, "--out", str(out), "--delay", str(DELAY),
+            "--strategy", "bfs", "--quiet"]  # fmt: skip
+
+
+def test_two_workers_record_every_url_once_and_keep_politeness(
+    web: GeneratedWeb, replay: ReplayProcess, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    out = tmp_path / "shared"
+    args = _crawl_args(web, replay, redis_server.url, out)
+    assert cli_main([*args, "--workers", "2", "--max-pages", "600"]) == 0
+    rows = _records(out)
+    urls = Counter(row["url"] for row in rows)
+    assert len(rows) == 600 and max(urls.values()) == 1  # the budget, each URL once
+    per_worker = [
+        len((d / "pages.jsonl").read_text().splitlines()) for d in (out / "workers").iterdir()
+    ]
+    assert len(per_worker) == 2 and min(per_worker) > 0  # both took part
+    # one owner per host at a time (a host may change hands when the leases are rebalanced)
+    assert _closest_requests(replay.log_path) >= DELAY  # type: ignore[arg-type]
+    # the readers take the shared run as one
+    run = read_run(out)
+    assert sorted(run.urls) == sorted(urls)
+    summary = json.loads((out / "run.json").read_text())["summary"]
+    assert summary["fetched"] == 600 and summary["workers"] == 2
+
+
+def _start_worker(redis_url: str, prefix: str, out: Path, *extra: str) -> subprocess.Popen[bytes]:
+    cmd = [sys.executable, "-m", "focuscrawl", "worker", "--frontier", redis_url,
+           "--crawl", prefix, "--out", str(out), "--quiet", *extra]  # fmt: skip
+    return subprocess.Popen(
+        cmd, stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": os.getcwd()}
+    )
+
+
+def _lines(path: Path) -> int:
+    return len(path.read_text(encoding="utf-8").splitlines()) if path.exists() else 0
+
+
+def test_a_worker_killed_loses_nothing_and_writes_nothing_twice(
+    web: GeneratedWeb, replay: ReplayProcess, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """Worker A is killed (SIGKILL) mid-crawl; B takes its partitions when its leases
+    expire (delivering A's journaled batch first, then queuing A's URLs in flight
+    again) and ends the crawl; A restarted cuts its files back to its journal. Every
+    URL marked fetched in Redis has exactly one record, and the budget is reached
+    (A's unused claim came back when it restarted and left)."""
+    out = tmp_path / "shared"
+    overrides = {
+        "crawl": {"strategy": "bfs", "max_pages": 500, "frontier": "redis",
+                  "frontier_url": redis_server.url},
+        "fetch": {"proxy": replay.proxy_url, "delay": DELAY, "concurrency": 16},
+    }  # fmt: skip
+    shared = prepare_shared(out, web.home_urls(4), workers=2, overrides=overrides)
+    shared.lock.release()
+    publish_crawl(shared.frontier_url, shared.prefix, shared.run)
+    a_dir, b_dir = out / "workers" / "a", out / "workers" / "b"
+    a = _start_worker(redis_server.url, shared.prefix, a_dir, "--lease-seconds", "3")
+    deadline = time.monotonic() + 60
+    while _lines(a_dir / "pages.jsonl") < 60 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    a.send_signal(signal.SIGKILL)
+    a.wait()
+    b = _start_worker(redis_server.url, shared.prefix, b_dir, "--lease-seconds", "3")
+    assert b.wait(timeout=120) == 0, b.stderr.read().decode() if b.stderr else ""
+    again = _start_worker(redis_server.url, shared.prefix, a_dir, "--lease-seconds", "3")
+    assert again.wait(timeout=60) == 0, again.stderr.read().decode() if again.stderr else ""
+    rows = _records(out)
+    urls = Counter(row["url"] for row in rows)
+    assert max(urls.values()) == 1
+    store = RedisFrontier(redis_server.url, prefix=shared.prefix, parents=False)
+    try:
+        marked = {
+            q.url for state in (URLState.FETCHED, URLState.FAILED) for q in store.iter_urls(state)
+        }
+        assert store.count(URLState.IN_FLIGHT) == 0
+    finally:
+        store.close()
+    recorded = {row["url"] for row in rows}
+    assert recorded <= marked  # nothing recorded that the frontier does not know as done
+    assert len(recorded) == 500  # and the budget reached: A, restarted, used its claim or gave it back
+    assert _closest_requests(replay.log_path) >= DELAY  # type: ignore[arg-type]
+
+
+def _worker(url: str, prefix: str, name: str) -> WorkerFrontier:
+    return WorkerFrontier(url, prefix=prefix, worker=name, lease_seconds=5)
+
+
+def test_an_outbox_batch_delivered_twice_is_applied_once(redis_server: RedisServer) -> None:
+    """OPIC's cash is additive: a batch delivered again (a restart, or another worker
+    delivering a dead one's journal) must not add it twice."""
+    prefix = f"t{uuid.uuid4().hex[:10]}"
+    w = _worker(redis_server.url, prefix, "w1")
+    w.upkeep(delay=0.1)
+    w.add("http://a.example/", 1.0, depth=0, parent=None, host="a.example", merge=Merge.ADD)
+    assert w.get("http://a.example/") is None  # kept back until the commit
+    w.commit()
+    w.update_scores([("http://a.example/", 0.5)], Merge.ADD)
+    w.commit()
+    row = w.get("http://a.example/")
+    assert row is not None and row.score == pytest.approx(1.5)
+    # the last batch, as journaled, delivered once more: nothing changes
+    part = w.partition_of("http://a.example/")
+    w.deliver("w1", 2, [[part, ["values", "score", Merge.ADD.value, "http://a.example/", "0.5"]]])
+    row = w.get("http://a.example/")
+    assert row is not None and row.score == pytest.approx(1.5)
+    w.drop()
+    w.close()
+
+
+def test_partitions_have_one_owner(redis_server: RedisServer) -> None:
+    prefix = f"t{uuid.uuid4().hex[:10]}"
+    first = _worker(redis_server.url, prefix, "one")
+    assert first.upkeep(delay=0.01) == 1 and len(first.owned) == first.partitions
+    second = _worker(redis_server.url, prefix, "two")
+    assert second.upkeep(delay=0.01) == 2
+    assert not second.owned  # all held: the first gives half back at its next upkeep
+    first.upkeep(delay=0.01)
+    time.sleep(0.05)  # (given back, free after the politeness delay)
+    second.upkeep(delay=0.01)
+    assert not first.owned & second.owned
+    assert len(first.owned) + len(second.owned) == first.partitions
+    assert len(second.owned) == first.partitions // 2
+    first.drop()
+    first.close()
+    second.close()
+
+
+def test_a_worker_that_lost_its_leases_does_not_commit(redis_server: RedisServer) -> None:
+    prefix = f"t{uuid.uuid4().hex[:10]}"
+    w = WorkerFrontier(redis_server.url, prefix=prefix, worker="slow", lease_seconds=1)
+    w.upkeep(delay=0.01)
+    w.add("http://a.example/", 1.0, depth=0, parent=None, host="a.example")
+    time.sleep(1.1)  # its leases ran out (no upkeep): another worker may hold them now
+    with pytest.raises(LeaseLost, match="leases"):
+        w.commit()
+    w.drop()
+    w.close()
+
+
+def test_layered_strategies_and_ordered_schedule_are_refused(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    base = {"frontier": "redis", "frontier_url": redis_server.url, "max_pages": 10}
+    with pytest.raises(ConfigError, match="layered"):
+        prepare_shared(tmp_path / "a", ["http://a.example/"], workers=2,
+                       overrides={"crawl": {**base, "strategy": "opic-commd"}},
+                       model={"name": "keyword", "keywords": ["x"]})  # fmt: skip
+    with pytest.raises(ConfigError, match="ordered"):
+        prepare_shared(tmp_path / "b", ["http://a.example/"], workers=2,
+                       overrides={"crawl": {**base, "schedule": "ordered"}})  # fmt: skip
+    with pytest.raises(ConfigError, match="redis://"):
+        prepare_shared(tmp_path / "c", ["http://a.example/"], workers=2,
+                       overrides={"crawl": {"max_pages": 10}})  # fmt: skip
