@@ -78,18 +78,21 @@ def test_two_workers_record_every_url_once_and_keep_politeness(
     assert cli_main([*args, "--workers", "2", "--max-pages", "600"]) == 0
     rows = _records(out)
     urls = Counter(row["url"] for row in rows)
-    assert len(rows) == 600 and max(urls.values()) == 1  # the budget, each URL once
+    assert len(rows) == 600
+    assert max(urls.values()) == 1
     per_worker = [
         len((d / "pages.jsonl").read_text().splitlines()) for d in (out / "workers").iterdir()
     ]
-    assert len(per_worker) == 2 and min(per_worker) > 0  # both took part
+    assert len(per_worker) == 2
+    assert min(per_worker) > 0
     # one owner per host at a time (a host may change hands when the leases are rebalanced)
     assert _closest_requests(replay.log_path) >= DELAY  # type: ignore[arg-type]
     # the readers take the shared run as one
     run = read_run(out)
     assert sorted(run.urls) == sorted(urls)
     summary = json.loads((out / "run.json").read_text())["summary"]
-    assert summary["fetched"] == 600 and summary["workers"] == 2
+    assert summary["fetched"] == 600
+    assert summary["workers"] == 2
 
 
 def _start_worker(redis_url: str, prefix: str, out: Path, *extra: str) -> subprocess.Popen[bytes]:
@@ -145,7 +148,9 @@ def test_a_worker_killed_loses_nothing_and_writes_nothing_twice(
         store.close()
     recorded = {row["url"] for row in rows}
     assert recorded <= marked  # nothing recorded that the frontier does not know as done
-    assert len(recorded) == 500  # and the budget reached: A, restarted, used its claim or gave it back
+    assert (
+        len(recorded) == 500
+    )  # and the budget reached: A, restarted, used its claim or gave it back
     assert _closest_requests(replay.log_path) >= DELAY  # type: ignore[arg-type]
 
 
@@ -165,12 +170,14 @@ def test_an_outbox_batch_delivered_twice_is_applied_once(redis_server: RedisServ
     w.update_scores([("http://a.example/", 0.5)], Merge.ADD)
     w.commit()
     row = w.get("http://a.example/")
-    assert row is not None and row.score == pytest.approx(1.5)
+    assert row is not None
+    assert row.score == pytest.approx(1.5)
     # the last batch, as journaled, delivered once more: nothing changes
     part = w.partition_of("http://a.example/")
     w.deliver("w1", 2, [[part, ["values", "score", Merge.ADD.value, "http://a.example/", "0.5"]]])
     row = w.get("http://a.example/")
-    assert row is not None and row.score == pytest.approx(1.5)
+    assert row is not None
+    assert row.score == pytest.approx(1.5)
     w.drop()
     w.close()
 
@@ -178,7 +185,8 @@ def test_an_outbox_batch_delivered_twice_is_applied_once(redis_server: RedisServ
 def test_partitions_have_one_owner(redis_server: RedisServer) -> None:
     prefix = f"t{uuid.uuid4().hex[:10]}"
     first = _worker(redis_server.url, prefix, "one")
-    assert first.upkeep(delay=0.01) == 1 and len(first.owned) == first.partitions
+    assert first.upkeep(delay=0.01) == 1
+    assert len(first.owned) == first.partitions
     second = _worker(redis_server.url, prefix, "two")
     assert second.upkeep(delay=0.01) == 2
     assert not second.owned  # all held: the first gives half back at its next upkeep
