@@ -9,7 +9,8 @@ A model judges a page (``score``) or a short text such as a link context
   (a vote of classifiers), rather than by ``score >= threshold``;
 * a :class:`TextScorer`: it scores many texts at once (the link contexts of a
   page), much faster than one ``score_text`` each;
-* a :class:`TrainedModel`: it was learnt from pages, which ``model eval`` leaves out.
+* a :class:`TrainedModel`: it was learnt from pages, which ``model eval`` leaves out;
+* a :class:`PerplexityScorer`: it judges by a language model's perplexity (P2's strategy needs one).
 
 A model *class* (a :class:`ModelClass`, what the registry holds) declares its
 parameters as ``Params``, a frozen dataclass (:mod:`focuscrawl.params`), and is
@@ -79,6 +80,29 @@ class TrainedModel(Protocol):
     """A model learnt from pages: their URLs are saved with it (``train-urls.txt``)."""
 
     train_urls: list[str]
+
+
+@runtime_checkable
+class PerplexityScorer(Protocol):
+    """A model that judges by perplexity (P2): a page's PP, the score it maps PP to
+    (1 − ln PP / ln ``reference_perplexity``) and the bounds it holds for P2's buckets."""
+
+    reference_perplexity: float
+    bucket_perplexities: tuple[float, float]  # upper bounds of HIGH and MEDIUM
+    discard_perplexity: float  # a page above it has its links dropped
+
+    @property
+    def calibrated(self) -> bool:
+        """The bounds come from held-out domain texts (not P2's fixed numbers)."""
+        ...
+
+    def perplexity(self, page: Page | str, include_oov: bool | None = None) -> float:
+        """PP of a page (boilerplate removed) or a text; inf when it holds no words."""
+        ...
+
+    def pp_to_score(self, pp: float) -> float:
+        """The score of a page of perplexity ``pp``."""
+        ...
 
 
 class ModelClass(Protocol):

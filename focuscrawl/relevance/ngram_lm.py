@@ -153,6 +153,11 @@ class PerplexityModel:
         else:
             self.threshold = self.pp_to_score(self.max_perplexity)
 
+    @property
+    def calibrated(self) -> bool:
+        """The bounds come from held-out domain texts (not P2's fixed numbers)."""
+        return bool(self.info.get("held_out", {}).get("quantiles"))
+
     def calibrate(self, texts: Iterable[str]) -> PerplexityModel:
         """Set the bounds from held-out domain texts (see the module docstring); returns self.
 

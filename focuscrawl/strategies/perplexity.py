@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from focuscrawl.exceptions import ConfigError
-from focuscrawl.relevance.base import RelevanceModel
+from focuscrawl.relevance.base import PerplexityScorer, RelevanceModel
 from focuscrawl.strategies.base import Strategy, register_strategy
 from focuscrawl.types import Decision, LinkScore, Merge, Page, QueuedURL, ScoreUpdate, URLState
 
@@ -78,7 +78,7 @@ class PerplexityParams:
             raise ValueError(f"high = {self.high:g} must be <= medium = {self.medium:g}")
 
 
-def resolve_bounds(p: PerplexityParams, model: Any) -> PerplexityParams:
+def resolve_bounds(p: PerplexityParams, model: PerplexityScorer | None) -> PerplexityParams:
     """The bounds in force: those given, the rest from the model's held-out quantiles
     (``bucket_perplexities``, ``discard_perplexity``) or, with ``bounds = "paper"`` or a
     model not calibrated on held-out texts, P2's numbers.
@@ -87,11 +87,9 @@ def resolve_bounds(p: PerplexityParams, model: Any) -> PerplexityParams:
     PerplexityParams(high=1000.0, medium=10000.0, discard=100000.0, bounds='paper')
     """
     own: dict[str, float] = dict(PAPER_BOUNDS)
-    buckets = getattr(model, "bucket_perplexities", None)
-    discard = getattr(model, "discard_perplexity", None)
-    calibrated = bool(getattr(model, "info", {}).get("held_out", {}).get("quantiles"))
-    if p.bounds == "model" and calibrated and buckets is not None and discard is not None:
-        own = {"high": float(buckets[0]), "medium": float(buckets[1]), "discard": float(discard)}
+    if p.bounds == "model" and model is not None and model.calibrated:
+        high, medium = model.bucket_perplexities
+        own = {"high": float(high), "medium": float(medium), "discard": float(model.discard_perplexity)}
     values = {k: own[k] if getattr(p, k) is None else float(getattr(p, k)) for k in own}
     if values["high"] > values["medium"]:
         raise ConfigError(f"strategy 'perplexity': high {values['high']:g} > medium {values['medium']:g}")
@@ -121,12 +119,11 @@ class PerplexityStrategy(Strategy):
 
     def __init__(self, model: RelevanceModel | None = None, **params: Any) -> None:
         super().__init__(model, **params)
-        if model is not None and not callable(getattr(model, "perplexity", None)):
-            raise ConfigError(
-                f"strategy 'perplexity' needs the perplexity model, not {getattr(model, 'name', model)!r}"
-            )
-        self._invertible = model is not None and _score_is_invertible(model)
-        self.p = resolve_bounds(self.p, model)
+        if model is not None and not isinstance(model, PerplexityScorer):
+            raise ConfigError(f"strategy 'perplexity' needs the perplexity model, not {model.name!r}")
+        self.lm: PerplexityScorer | None = model if isinstance(model, PerplexityScorer) else None
+        self._invertible = self.lm is not None and _score_is_invertible(self.lm)
+        self.p = resolve_bounds(self.p, self.lm)
         self.seeds: list[str] = []
         self.seeds_tiered = False
         self.pages: Counter[str] = Counter()  # documents per bucket, and discarded ones
@@ -134,14 +131,13 @@ class PerplexityStrategy(Strategy):
     # ---------------------------------------------------------------- the PP
     def perplexity(self, page: Page, relevance: float | None) -> float:
         """PP of a fetched document: read back from the model's score when exact, else recomputed."""
-        assert self.model is not None
+        assert self.lm is not None
         if relevance is not None and self._invertible and 0.0 < relevance < 1.0:
-            ref: float = self.model.reference_perplexity  # type: ignore[attr-defined]
-            return math.exp((1.0 - relevance) * math.log(ref))
+            return math.exp((1.0 - relevance) * math.log(self.lm.reference_perplexity))
         if relevance is not None and self._invertible and relevance >= 1.0:
             return 1.0
         try:
-            return float(self.model.perplexity(page))  # type: ignore[attr-defined]
+            return float(self.lm.perplexity(page))
         except Exception:  # a model failing on one odd page: its links are dropped, counted
             self.pages["errors"] += 1
             return math.inf
@@ -206,15 +202,14 @@ class PerplexityStrategy(Strategy):
         self.pages = Counter({str(k): int(v) for k, v in state.get("pages", {}).items()})
 
 
-def _score_is_invertible(model: Any) -> bool:
+def _score_is_invertible(model: PerplexityScorer) -> bool:
     """True if the model's score is 1 − ln PP / ln PP_max with PP_max = ``reference_perplexity``
     (checked on two values, so a model with another mapping is detected and re-asked)."""
-    ref = getattr(model, "reference_perplexity", None)
-    to_score = getattr(model, "pp_to_score", None)
-    if not isinstance(ref, float | int) or not ref > 1.0 or not callable(to_score):
+    ref = model.reference_perplexity
+    if not isinstance(ref, float | int) or not ref > 1.0:
         return False
     for pp in (2.0, math.sqrt(float(ref))):
-        s = float(to_score(pp))
+        s = float(model.pp_to_score(pp))
         if not 0.0 < s < 1.0 or abs(math.exp((1.0 - s) * math.log(ref)) - pp) > 1e-9 * pp:
             return False
     return True
