@@ -3,6 +3,11 @@
 Tests that need ``../shared/testweb`` skip where it is absent, except in CI
 (``CI=true``), where such a skip is a failure: a CI run must not pass by skipping.
 ``FOCUSCRAWL_TESTWEB`` points the tests at another copy of the test web.
+
+Tests marked ``slow`` (SIGKILL loops, whole crawls of a test web, properties over
+thousands of examples, pytest run inside pytest) are left out of a plain ``pytest``,
+the run a developer makes while working; ``pytest --full`` runs them too, and so
+does any run with ``CI=true``: CI runs everything.
 """
 
 from __future__ import annotations
@@ -26,6 +31,26 @@ _TESTWEB_SKIP_WORDS = ("shared test web", "../shared", "testweb")
 
 def in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--full", action="store_true",
+                     help="run the tests marked slow too (the default with CI=true)")  # fmt: skip
+
+
+def full_run(config: pytest.Config) -> bool:
+    return bool(config.getoption("--full")) or in_ci()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Without --full (and outside CI) the slow tests are deselected: not run, and not
+    counted as skipped."""
+    if full_run(config):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if item.get_closest_marker("slow") is None]
 
 
 def shared_file(name: str) -> Path:

@@ -1,5 +1,8 @@
 """In CI a test that needs ../shared/testweb and cannot find it fails; elsewhere it
-skips (issue 9, item 17). Run as a separate pytest process over a test web that is absent."""
+skips (issue 9, item 17). Run as a separate pytest process over a test web that is absent;
+the tests it runs there may be slow ones, so it asks for --full.
+
+A plain ``pytest`` leaves the slow tests out (deselected, not skipped); CI runs them."""
 
 from __future__ import annotations
 
@@ -9,6 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+pytestmark = pytest.mark.slow  # pytest inside pytest: two fresh interpreters
 
 ROOT = Path(__file__).resolve().parents[1]
 # one test through conftest.shared_file (a session fixture), one with its own skip
@@ -24,7 +29,7 @@ def _run(tmp_path: Path, ci: str | None) -> subprocess.CompletedProcess[str]:
     if ci is not None:
         env["CI"] = ci
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
-           "--import-mode=importlib", *NEEDS_TESTWEB]  # fmt: skip
+           "--import-mode=importlib", "--full", *NEEDS_TESTWEB]  # fmt: skip
     return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
 
 
@@ -42,3 +47,32 @@ def test_missing_testweb_skips_elsewhere(tmp_path: Path) -> None:
     done = _run(tmp_path, None)
     assert done.returncode == 0, done.stdout
     assert "2 skipped" in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize(
+    ("option", "ci", "summary"),
+    [
+        pytest.param(None, None, "1 passed, 1 deselected", id="plain"),
+        pytest.param("--full", None, "2 passed", id="full"),
+        pytest.param(None, "true", "2 passed", id="ci"),
+    ],
+)
+def test_slow_tests_are_left_out_of_a_plain_run_only(
+    tmp_path: Path, option: str | None, ci: str | None, summary: str
+) -> None:
+    (tmp_path / "test_two.py").write_text(
+        "import pytest\n\n"
+        "def test_quick():\n    pass\n\n"
+        "@pytest.mark.slow\ndef test_long():\n    pass\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("CI", None)
+    if ci is not None:
+        env["CI"] = ci
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c", str(ROOT / "pyproject.toml"),
+           "-o", "addopts=--strict-markers", "-p", "tests.conftest", *filter(None, [option]),
+           str(tmp_path / "test_two.py")]  # fmt: skip
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.rstrip().splitlines()[-1].startswith(summary), done.stdout

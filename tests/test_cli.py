@@ -54,6 +54,7 @@ def test_bad_usage_exits_2_with_one_line(
     assert err.count("\n") == 1, err
 
 
+@pytest.mark.slow  # a crawl stopped by SIGINT in a fresh interpreter
 def test_crawl_command_and_sigint_stops_gracefully(sample_replay: ReplayProcess, tmp_path: Path) -> None:
     out = tmp_path / "run"
     cmd = [

@@ -203,6 +203,7 @@ def test_control_of_a_finished_crawl_and_an_unanswered_request(
     assert not (run / "control.json").exists()
 
 
+@pytest.mark.slow  # two crawls, the first waiting out its failed connections
 def test_a_resume_retries_a_crawl_that_reached_no_host(
     sample_replay: ReplayProcess, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

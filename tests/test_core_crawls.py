@@ -200,6 +200,7 @@ def test_commits_come_on_a_timer_too(sample_replay: ReplayProcess, tmp_path: Pat
     assert seen >= 5, "no commit while the crawl ran"
 
 
+@pytest.mark.slow  # waits out the stop's grace period
 def test_a_stop_cancels_a_hung_fetch_after_the_grace_period(tmp_path: Path) -> None:
     # issue 9 item 4: a body that never ends does not hold a stop for longer than the grace
     import asyncio

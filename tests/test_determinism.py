@@ -33,16 +33,17 @@ def _crawl(replay: ReplayProcess, out: Path, **kw: Any) -> None:
 
 @pytest.mark.parametrize(
     ("kw", "other"),
-    [
-        ({"concurrency": 16}, {"concurrency": 16}),
-        ({"concurrency": 16}, {"concurrency": 3}),
-        (
+    [  # one pair in the quick run; the others with --full (each pair: two crawls of WebKB)
+        pytest.param({"concurrency": 16}, {"concurrency": 16}, id="bfs-twice", marks=pytest.mark.slow),
+        pytest.param({"concurrency": 16}, {"concurrency": 3}, id="bfs-any-concurrency", marks=pytest.mark.slow),
+        pytest.param(
             {"strategy": "best-first", "model": COURSE, "fetch_list_size": 50},
             {"strategy": "best-first", "model": COURSE, "fetch_list_size": 50, "concurrency": 5},
+            id="best-n-batches", marks=pytest.mark.slow,
         ),
-        ({"strategy": "best-first", "model": COURSE}, {"strategy": "best-first", "model": COURSE}),
+        pytest.param({"strategy": "best-first", "model": COURSE}, {"strategy": "best-first", "model": COURSE},
+                     id="best-first-continuous"),
     ],
-    ids=["bfs-twice", "bfs-any-concurrency", "best-n-batches", "best-first-continuous"],
 )
 def test_two_live_crawls_fetch_the_same_urls_in_the_same_order(
     webkb_replay: ReplayProcess, tmp_path: Path, kw: dict[str, Any], other: dict[str, Any]
@@ -96,6 +97,7 @@ class _LayeredBfs(Strategy):
 register_strategy("test-layered-short")(_LayeredBfs)
 
 
+@pytest.mark.slow  # crawls stopped and resumed, and their reference
 @pytest.mark.parametrize(
     "kw",
     [{"strategy": "bfs"}, {"strategy": "test-layered-short", "top_n": 60, "depth": 6, "max_pages": 0}],

@@ -62,6 +62,7 @@ def _simple_links(url: str, body: bytes) -> set[str]:
 
 
 
+@pytest.mark.slow  # the whole WebKB web
 def test_bfs_reaches_every_page_reachable_from_the_webkb_seeds(
     webkb_replay: ReplayProcess, tmp_path: Path
 ) -> None:
@@ -111,6 +112,7 @@ def polite_replay(sample_archive: Path, tmp_path: Path) -> Any:
         yield replay
 
 
+@pytest.mark.slow  # waits out the per-host delays
 def test_replay_log_shows_per_host_delay(polite_replay: ReplayProcess, tmp_path: Path) -> None:
     delay = 0.3
     crawl(

@@ -85,6 +85,7 @@ def test_experiment_file_errors(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "not found" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # a whole experiment
 @needs_web
 def test_tiny_experiment_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     exp = tmp_path / "tiny.toml"
@@ -118,6 +119,7 @@ def test_tiny_experiment_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "f1" not in results["summary"]["BFS"]  # no model, no pages marked relevant: no P3 scores
 
 
+@pytest.mark.slow  # a whole experiment with the oracle
 def test_oracle_ceiling_share_of_the_way_and_second_judge(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     exp = tmp_path / "tiny.toml"
     exp.write_text(TINY.replace('compare = ["target_recall", "harvest_rate"]', 'harvest_judge = "majority"')

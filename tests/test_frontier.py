@@ -518,6 +518,7 @@ def _snapshot(store: Any) -> Any:
     )
 
 
+@pytest.mark.slow  # 80 random sequences per store, each store reopened
 @pytest.mark.parametrize("kind", ["sqlite", "indexed"])
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=st.lists(_ops, max_size=30))

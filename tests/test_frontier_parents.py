@@ -156,6 +156,7 @@ def _apply_bare(store: Any, op: tuple[Any, ...]) -> Any:
     return result
 
 
+@pytest.mark.slow  # 60 random sequences per store
 @pytest.mark.parametrize("kind", ["sqlite", "indexed"])
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=st.lists(_ops, max_size=30))

@@ -106,6 +106,7 @@ def _kill_and_resume(
     assert summary["counters"]["resumes"] == 5
 
 
+@pytest.mark.slow  # crawls killed and resumed again and again, and their reference
 def test_sigkill_at_random_moments_then_resume(webkb_replay: ReplayProcess, tmp_path: Path) -> None:
     config = tmp_path / "scope.toml"
     config.write_text(f'[scope]\nallow_hosts = ["{HOST}"]\n', encoding="utf-8")
@@ -114,6 +115,7 @@ def test_sigkill_at_random_moments_then_resume(webkb_replay: ReplayProcess, tmp_
     _kill_and_resume(webkb_replay.proxy_url, tmp_path, start)
 
 
+@pytest.mark.slow  # crawls killed and resumed again and again, and their reference
 def test_sigkill_with_the_warc_builder_then_resume(webkb_replay: ReplayProcess, tmp_path: Path) -> None:
     # the WARC records built by a child process from the first page on: killed with the
     # crawl, it loses nothing and leaves no process behind
@@ -145,6 +147,7 @@ def _builders_left() -> list[int]:
     return left
 
 
+@pytest.mark.slow  # crawls killed and resumed again and again, and their reference
 @pytest.mark.parametrize("schedule", ["as-completed", "ordered"])
 def test_sigkill_then_resume_on_the_generated_web(
     sample_replay: ReplayProcess, tmp_path: Path, schedule: str
@@ -156,6 +159,7 @@ def test_sigkill_then_resume_on_the_generated_web(
     _kill_and_resume(sample_replay.proxy_url, tmp_path, start)
 
 
+@pytest.mark.slow  # crawls killed and resumed, and their reference
 def test_killed_in_its_first_moments_then_resumed(sample_replay: ReplayProcess, tmp_path: Path) -> None:
     # issue 9 item 9: killed as soon as run.json is on disk (it comes first, written
     # atomically), the run directory still resumes, and the resumed crawl is the whole crawl

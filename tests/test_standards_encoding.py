@@ -132,6 +132,7 @@ _PIECES = st.sampled_from(
 )  # fmt: skip
 
 
+@pytest.mark.slow  # 10,000 examples
 @settings(max_examples=10_000, deadline=None)
 @given(st.lists(_PIECES, max_size=16).map(b"".join) | st.binary(max_size=64), st.sampled_from(["", "text/html", "text/html; charset=utf-16", "text/html; charset='koi8-r'", "text/html; charset=utf-8"]))
 def test_sniffer_never_raises_and_names_a_known_charset(body: bytes, header: str) -> None:
@@ -207,6 +208,7 @@ _ATTRIBUTE_PIECES = st.sampled_from(
 )
 
 
+@pytest.mark.slow  # 10,000 examples
 @settings(max_examples=10_000, deadline=None)
 @given(st.lists(_ATTRIBUTE_PIECES, max_size=12).map(b"".join))
 def test_get_an_attribute_is_the_standards(head: bytes) -> None:

@@ -108,6 +108,7 @@ _BASES = st.sampled_from(
 _URLS = st.lists(_PIECES, max_size=14).map("".join) | st.text(max_size=40)
 
 
+@pytest.mark.slow  # 10,000 examples
 @settings(max_examples=10_000, deadline=None)
 @given(_URLS, _BASES)
 def test_normalizer_never_raises_is_idempotent_and_keeps_the_host(text: str, base: str | None) -> None:
@@ -128,6 +129,7 @@ _PLAIN = st.sampled_from(
 )  # fmt: skip
 
 
+@pytest.mark.slow  # 10,000 examples
 @settings(max_examples=10_000, deadline=None)
 @given(st.lists(_PLAIN, max_size=8).map("".join), st.sampled_from(["", "http://", "HTTPS://", "//"]))
 def test_fast_paths_give_what_the_whatwg_parser_gives(text: str, start: str) -> None:
@@ -172,6 +174,7 @@ def test_issue_cases(url: str, base: str | None, expected: str | None) -> None:
 _HREFS = _URLS | st.sampled_from(["http://a\ufe47b/", "http://x\uff3b/", "//[", "http://[::1", "%"])
 
 
+@pytest.mark.slow  # 10,000 examples, each a page parsed
 @settings(max_examples=10_000, deadline=None)
 @given(st.lists(_HREFS, min_size=1, max_size=4))
 def test_one_bad_link_costs_one_link(hrefs: list[str]) -> None:

@@ -281,6 +281,7 @@ class _HalfModel(Constant):
 register_model("test-half")(_HalfModel)
 
 
+@pytest.mark.slow  # whole crawls
 def test_otie_at_one_half_crawls_in_opic_without_virtual_page_order(tmp_path: Path) -> None:
     # the hand-computed case above, over a whole crawl: 300 URLs in the same order. On
     # Wikispeedia every link leads to a page; on a web of dead links (WebKB) the two part

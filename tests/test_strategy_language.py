@@ -174,6 +174,7 @@ def multilingual_replay(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Re
         yield replay
 
 
+@pytest.mark.slow  # four crawls of the multilingual web
 def test_korean_crawl_against_bfs_on_the_replay_web_and_in_simulation(multilingual_replay: ReplayProcess, tmp_path: Path) -> None:
     """P4's rule from the Korean manual (the hosts are .org: only Korean anchors pass) against
     the control crawl from the same seed, 100 pages each, judged by the archive's labels."""

@@ -312,6 +312,7 @@ def test_crawl_on_the_replay_web_and_in_simulation(wiki_replay: ReplayProcess, t
     assert [(p["url"], p["score"]) for p in simulated] == [(p["url"], p["score"]) for p in pages]
 
 
+@pytest.mark.slow  # a live crawl slowed down to be changed while it runs
 def test_bounds_change_while_the_crawl_runs(wiki_replay: ReplayProcess, tmp_path: Path) -> None:
     """`focuscrawl control RUN high=... medium=...` on a live crawl (its own process)."""
     config = _config(tmp_path, wiki_replay, max_pages=100, delay=0.05)
