@@ -32,7 +32,9 @@ from focuscrawl.exceptions import ConfigError
 from focuscrawl.urls import host_of
 
 _RATE_WINDOW = 10.0  # seconds of fetches behind "URLs/s now"
-_IDLE_GAP = 30.0  # seconds without a fetch that are no crawling (a stopped crawl, before its resume)
+_IDLE_GAP = (
+    30.0  # seconds without a fetch that are no crawling (a stopped crawl, before its resume)
+)
 _CURVE_POINTS = 200  # points per curve on the page
 _RECENT = 12  # latest pages shown per run
 _READ_CAP = 16 << 20  # bytes of pages.jsonl read per look: a long run is caught up over a few looks
@@ -48,8 +50,9 @@ class RunTail:
         self.path = path
         self.name = path.name or str(path)
         self.judge = judge
-        self._offset = 0
-        self._rest = b""  # the start of a line not yet ended
+        # per pages.jsonl read (a shared crawl has one per worker): bytes read so far,
+        # and the start of a line not yet ended
+        self._read: dict[Path, tuple[int, bytes]] = {}
         self._run_mtime: int | None = None
         self.info: dict[str, Any] = {}
         self._reset()
@@ -77,25 +80,34 @@ class RunTail:
     def update(self) -> None:
         """Read what was added to ``pages.jsonl`` (at most ``_READ_CAP`` bytes a look,
         so that the page of a long run answers while it is caught up) and a changed
-        ``run.json``."""
+        ``run.json``. A shared crawl's run directory (``--workers``) is shown as one
+        run: its workers' files, each read on from where it was."""
         self._read_run_json()
-        pages = self.path / "pages.jsonl"
+        if "workers" in self.info:
+            files = sorted(self.path.glob("workers/*/pages.jsonl"))
+        else:
+            files = [self.path / "pages.jsonl"]
+        for pages in files:
+            self._update_from(pages)
+
+    def _update_from(self, pages: Path) -> None:
         try:
             size = pages.stat().st_size
         except FileNotFoundError:
             return
-        if size < self._offset:  # a resumed crawl cut the file back: read it again
-            self._offset, self._rest = 0, b""
+        offset, rest = self._read.get(pages, (0, b""))
+        if size < offset:  # a resumed crawl cut the file back: read everything again
+            self._read.clear()
             self._reset()
-        if size == self._offset:
+            offset, rest = 0, b""
+        if size == offset:
             return
         with pages.open("rb") as fh:
-            fh.seek(self._offset)
-            data = fh.read(min(size - self._offset, _READ_CAP))
-        self._offset += len(data)
-        data = self._rest + data
+            fh.seek(offset)
+            data = fh.read(min(size - offset, _READ_CAP))
+        data = rest + data
         end = data.rfind(b"\n") + 1
-        self._rest = data[end:]
+        self._read[pages] = (offset + len(data) - len(rest), data[end:])
         for line in data[:end].splitlines():
             self._add(line)
 
@@ -326,7 +338,7 @@ def render_fragment(tails: Sequence[RunTail], now: float | None = None) -> str:
             for p in s["recent"]
         )  # fmt: skip
         label_head = '<th class="c">label</th>' if judged else ""
-        where = "" if s["path"] == s["name"] else f' <span class=muted>{escape(s["path"])}</span>'
+        where = "" if s["path"] == s["name"] else f" <span class=muted>{escape(s['path'])}</span>"
         runs.append(
             f'<div class="run"><h2>{escape(s["name"])}{where}</h2>'
             f"<div>statuses: {statuses or '–'}</div><div>busiest hosts: {hosts or '–'}</div>"

@@ -74,7 +74,9 @@ def decision_record(
     if decision.recrawl:
         rec["recrawl"] = list(decision.recrawl)
     if decision.column_ops:
-        rec["columns"] = [[op.dst, [list(t) for t in op.terms], op.add] for op in decision.column_ops]
+        rec["columns"] = [
+            [op.dst, [list(t) for t in op.terms], op.add] for op in decision.column_ops
+        ]
     if decision.reason:
         rec["reason"] = decision.reason
     if dropped:
@@ -83,19 +85,24 @@ def decision_record(
 
 
 def iter_decisions(run_dir: Path, needle: str | None = None) -> Iterator[dict[str, Any]]:
-    """The records of a run's decision log (only lines mentioning ``needle``, if given)."""
-    path = Path(run_dir) / DECISIONS_NAME
-    if not path.exists():
-        return
+    """The records of a run's decision log (only lines mentioning ``needle``, if given);
+    a shared crawl's (``--workers``): its workers' logs, one after the other."""
+    paths = [
+        Path(run_dir) / DECISIONS_NAME,
+        *sorted(Path(run_dir).glob(f"workers/*/{DECISIONS_NAME}")),
+    ]
     key = json.dumps(needle, ensure_ascii=False)[1:-1] if needle else None
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            if key is not None and key not in line:
-                continue
-            try:
-                yield json.loads(line)
-            except ValueError:
-                continue  # a torn last line of a killed run (cut back on resume)
+    for path in paths:
+        if not path.exists():
+            continue
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                if key is not None and key not in line:
+                    continue
+                try:
+                    yield json.loads(line)
+                except ValueError:
+                    continue  # a torn last line of a killed run (cut back on resume)
 
 
 def explain(run_dir: Path, url: str) -> dict[str, Any]:
@@ -121,7 +128,9 @@ def explain(run_dir: Path, url: str) -> dict[str, Any]:
             if item[0] == url:
                 merge = item[3] if len(item) > 3 else None
                 kind = "seed" if rec.get("event") == "seeds" else "link"
-                contributions.append({**base, "kind": kind, "value": item[1], "merge": merge, "reason": item[2]})
+                contributions.append(
+                    {**base, "kind": kind, "value": item[1], "merge": merge, "reason": item[2]}
+                )
         for item in rec.get("updates", ()):
             if item[0] == url:
                 column = item[4] if len(item) > 4 else "score"
@@ -130,7 +139,9 @@ def explain(run_dir: Path, url: str) -> dict[str, Any]:
                      "value": item[1], "merge": item[3], "reason": item[2]}
                 )  # fmt: skip
         if url in rec.get("recrawl", ()):
-            contributions.append({**base, "kind": "recrawl", "value": None, "merge": None, "reason": ""})
+            contributions.append(
+                {**base, "kind": "recrawl", "value": None, "merge": None, "reason": ""}
+            )
     return {"url": url, "contributions": contributions, "own": own}
 
 
@@ -140,9 +151,7 @@ def format_explanation(info: Mapping[str, Any], row: Mapping[str, Any] | None) -
     if row is None:
         lines.append("  not in the crawl DB (never linked from a fetched page, or filtered out)")
     else:
-        lines.append(
-            "  now: {state}, score {score:.6g}, tier {tier}, depth {depth}".format(**row)
-        )
+        lines.append("  now: {state}, score {score:.6g}, tier {tier}, depth {depth}".format(**row))
         for name, value in sorted(row.get("columns", {}).items()):
             lines.append(f"  {name} = {value:.6g}")
     contribs = info["contributions"]

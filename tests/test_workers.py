@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 
 from focuscrawl.cli import main as cli_main
+from focuscrawl.commands.why import why
+from focuscrawl.dashboard import RunTail
 from focuscrawl.evaluation.run import read_run
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.frontier.redis_store import RedisFrontier
@@ -90,6 +92,11 @@ def test_two_workers_record_every_url_once_and_keep_politeness(
     # the readers take the shared run as one
     run = read_run(out)
     assert sorted(run.urls) == sorted(urls)
+    tail = RunTail(out)
+    tail.update()
+    assert tail.urls == 600
+    some = rows[len(rows) // 2]["url"]
+    assert why(out, some).splitlines()[1].strip().startswith("now: fetched")
     summary = json.loads((out / "run.json").read_text())["summary"]
     assert summary["fetched"] == 600
     assert summary["workers"] == 2

@@ -28,7 +28,12 @@ def db_row(run_dir: Path, url: str) -> dict[str, Any] | None:
     if not (run_dir / DB_NAME).exists():
         raise ConfigError(f"why: {run_dir}: no {DB_NAME}")
     saved = run.get("settings", {})
-    settings = load_settings(None, {"crawl": {"frontier": saved.get("crawl", {}).get("frontier", "indexed")}})
+    crawl = saved.get("crawl", {})
+    store_of = {
+        "frontier": crawl.get("frontier", "indexed"),
+        "frontier_url": crawl.get("frontier_url"),
+    }
+    settings = load_settings(None, {"crawl": store_of})
     store = open_frontier(settings, run_dir / DB_NAME)
     try:
         row = store.get(url)
@@ -70,4 +75,6 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMAND = Command("why", "why a URL of a run has its priority: parents, equation terms", add_arguments, run)
+COMMAND = Command(
+    "why", "why a URL of a run has its priority: parents, equation terms", add_arguments, run
+)
