@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +14,11 @@ import pytest
 from focuscrawl.cli import main
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.params import build_params, coerce
-from focuscrawl.relevance.base import build_model
+from focuscrawl.relevance.base import RelevanceModel, build_model, load_model, register_model
 from focuscrawl.settings import load_settings
 from focuscrawl.strategies.base import STRATEGIES
 from focuscrawl.strategies.filters import build_filters
+from focuscrawl.types import Page
 
 
 @pytest.mark.parametrize(
@@ -99,8 +101,6 @@ def test_a_bad_key_or_value_is_the_same_one_line_everywhere(
 
 
 def test_a_refused_value_names_its_owner() -> None:
-    from dataclasses import dataclass
-
     @dataclass(frozen=True)
     class P:
         n: int = 1
@@ -140,3 +140,52 @@ def test_strategies_lists_the_parameters_of_filters_and_models(capsys: pytest.Ca
     assert main(["strategies"]) == 0
     listing = capsys.readouterr().out
     assert "keywords: tuple[str, ...] = (), threshold: float = 1e-09" in listing
+
+
+@dataclass(frozen=True)
+class _ShareParams:
+    share: float = 0.5
+    threshold: float = 0.5
+
+
+class _ShareModel:
+    """A third party's model: every page scores ``share``."""
+
+    name = "test-share"
+    Params = _ShareParams
+
+    def __init__(self, share: float, threshold: float) -> None:
+        self.share, self.threshold = share, threshold
+
+    def score(self, page: Page) -> float:
+        return self.share
+
+    def score_text(self, text: str) -> float:
+        return self.share
+
+    def save(self, directory: Path) -> None:
+        (directory / "share.json").write_text(json.dumps([self.share, self.threshold]), "utf-8")
+
+    @classmethod
+    def from_params(cls, p: _ShareParams) -> _ShareModel:
+        return cls(p.share, p.threshold)
+
+    @classmethod
+    def load(cls, directory: Path) -> _ShareModel:
+        return cls(*json.loads((directory / "share.json").read_text("utf-8")))
+
+
+register_model("test-share")(_ShareModel)
+
+
+def test_a_third_partys_model_is_trained_from_its_params(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "m"
+    assert main(["model", "train", "test-share", "--param", "share=0.25", "--out", str(out)]) == 0
+    model = load_model(out)
+    assert isinstance(model, RelevanceModel)
+    assert model.score(Page(url="http://a.test/")) == 0.25
+    capsys.readouterr()
+    assert main(["model", "train", "test-share", "--param", "shar=0.25", "--out", str(tmp_path / "x")]) == 2
+    assert "test-share model: unknown parameter 'shar' (known: share, threshold)" in capsys.readouterr().err
