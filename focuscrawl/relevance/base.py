@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Protocol, get_args, get_origin, get_type_hints, runtime_checkable
 
 from focuscrawl.exceptions import ConfigError, ModelError
-from focuscrawl.params import build_params
+from focuscrawl.params import build_params, coerce
 from focuscrawl.registry import Registry
 from focuscrawl.settings import read_toml
 from focuscrawl.types import Page
@@ -216,13 +216,10 @@ def set_saved_params(model: RelevanceModel, params: Mapping[str, Any], where: st
             f"(only threshold can; train a new model to change the rest)"
         )
     if "threshold" in params:
-        value = params["threshold"]
-        if isinstance(value, bool) or not isinstance(value, int | float | str):
-            raise ConfigError(f"model parameter threshold = {value!r} is not a number")
         try:
-            model.threshold = float(value)
-        except ValueError:
-            raise ConfigError(f"model parameter threshold = {value!r} is not a number") from None
+            model.threshold = coerce("threshold", params["threshold"], float)
+        except ValueError as exc:
+            raise ConfigError(f"saved model {where}: {exc}") from None
     return model
 
 
