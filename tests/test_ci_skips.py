@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow  # pytest inside pytest: two fresh interpreters
 ROOT = Path(__file__).resolve().parents[1]
 # one test through conftest.shared_file (a session fixture), one with its own skip
 NEEDS_TESTWEB = [
-    "tests/test_engine.py::test_bfs_reaches_every_page_reachable_from_the_webkb_seeds",
+    "tests/test_crawl_replay.py::test_bfs_reaches_every_page_reachable_from_the_webkb_seeds",
     "tests/test_classifier.py::test_webkb_course_terms_selected",
 ]
 

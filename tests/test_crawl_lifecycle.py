@@ -1,4 +1,6 @@
-"""The core's crawl-level features end to end: re-crawls, the control channel, `why`."""
+"""A crawl's life end to end: re-crawls, the control channel and `why` while and after
+it runs, a crawl that fetched nothing, commits on a timer and off the event loop, a
+stop that cancels a hung fetch."""
 
 from __future__ import annotations
 

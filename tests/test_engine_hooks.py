@@ -1,5 +1,6 @@
-"""The strategy-ready core, without the network: frontier view, current scores,
-link counts, filters before the strategy, redirects that move cash, provenance."""
+"""The engine and a strategy's hooks, without the network: what the hooks see (the
+frontier view, current scores, link counts, only the kept links), filters before the
+strategy, redirects that move cash, typed parameters, the decision log."""
 
 from __future__ import annotations
 
