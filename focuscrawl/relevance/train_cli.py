@@ -10,6 +10,7 @@ options, as its ``[model]`` table would be.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -260,15 +261,15 @@ def train_perplexity(args: argparse.Namespace) -> PerplexityModel:
 # -- any other model: its Params as --param KEY=VALUE ------------------------------------
 
 
-def add_param_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--param", action="append", default=[], metavar="KEY=VALUE",
-        help="a parameter of the model's [model] table (repeatable)",
-    )  # fmt: skip
-
-
 def params_trainer(name: str) -> Trainer:
-    """A model built from ``--param`` options as from its ``[model]`` table."""
+    """A model built from ``--param KEY=VALUE`` options as from its ``[model]`` table."""
+    known = ", ".join(f.name for f in dataclasses.fields(MODELS.get(name).Params)) or "none"
+
+    def add_arguments(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument(
+            "--param", action="append", default=[], metavar="KEY=VALUE",
+            help=f"a parameter of the model's [model] table (repeatable): {known}",
+        )  # fmt: skip
 
     def train(args: argparse.Namespace) -> RelevanceModel:
         values: dict[str, str] = {}
@@ -279,7 +280,7 @@ def params_trainer(name: str) -> Trainer:
             values[key.strip()] = value.strip()  # text, read as the field's type
         return build_model({"name": name, **values})
 
-    return Trainer(add_param_arguments, train)
+    return Trainer(add_arguments, train)
 
 
 TRAINERS: dict[str, Trainer] = {
