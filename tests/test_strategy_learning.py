@@ -77,7 +77,7 @@ def test_the_examples_a_small_web_makes() -> None:
     D (1.0): C->D 1.0 (prior 0.2); hop 1: A->C 0.5; hop 2: S->A 0.25.
     In-link counts: S (0.1) is not relevant, so S->A and S->B have none; A (0.9) and
     C (0.8) are, so A->C and C->D have one each."""
-    strategy, _ = _strategy(update_every=1000, hops=2, gamma=0.5)
+    strategy, _ = _strategy(update_every=1000, hops=2, gamma=0.5, hop_reward="all")
     relevance = {S: 0.1, A: 0.9, B: 0.2, C: 0.8, D: 1.0}
     for url in (S, A, B, C, D):
         _visit(strategy, url, relevance[url])
@@ -97,6 +97,19 @@ def test_the_examples_a_small_web_makes() -> None:
     ]  # fmt: skip
 
 
+def test_an_ancestor_is_rewarded_only_above_its_own_page() -> None:
+    """hop_reward "max" (the default): with A judged 0.3, C (0.8) makes S->A an example
+    of 0.5 * 0.8 = 0.4 (more than A's 0.3); D (1.0) rewards A->C 0.5 (not more than C's
+    0.8) and S->A 0.25 (not more than 0.3): no examples."""
+    strategy, _ = _strategy(update_every=1000, hops=2, gamma=0.5)
+    relevance = {S: 0.1, A: 0.3, C: 0.8, D: 1.0}
+    for url in (S, A, C, D):
+        _visit(strategy, url, relevance[url])
+    sa, ac, cd = _columns(A, S, 0.1, 0), _columns(C, A, 0.3, 0), _columns(D, C, 0.8, 1)
+    got = [(sorted(e.columns.tolist()), round(e.reward, 9)) for e in strategy.pending]
+    assert got == [(sa, 0.3), (ac, 0.8), (sa, 0.4), (cd, 1.0)]
+
+
 def test_link_context_scores_until_the_model_has_learnt() -> None:
     """The warm start: before the first update a link's score is eq. 9 itself
     (0.25 * 0.1 + 0.75 * 1 for "a cat", 0.25 * 0.1 for "a car")."""
@@ -114,7 +127,7 @@ def test_the_correction_is_weighted_by_the_examples_learnt(
 ) -> None:
     """After one update from 4 examples (S->A; S->B, A->C, S->A by hop), w is
     4 / min_examples (at most 1) and a link scores prior + w * the model's prediction."""
-    strategy, _ = _strategy(update_every=4, min_examples=min_examples)
+    strategy, _ = _strategy(update_every=4, min_examples=min_examples, hop_reward="all")
     for url, r in ((S, 0.1), (A, 0.9), (B, 0.2), (C, 0.8)):
         _visit(strategy, url, r)
     assert strategy.link_model.examples == 4
@@ -128,7 +141,7 @@ def test_the_correction_is_weighted_by_the_examples_learnt(
 
 
 def test_hops_bound_the_rewards() -> None:
-    strategy, _ = _strategy(update_every=1000, hops=1, gamma=0.5)
+    strategy, _ = _strategy(update_every=1000, hops=1, gamma=0.5, hop_reward="all")
     for url, r in ((S, 0.1), (A, 0.9), (C, 0.8), (D, 1.0)):
         _visit(strategy, url, r)
     rewards = [round(e.reward, 9) for e in strategy.pending]
@@ -136,7 +149,7 @@ def test_hops_bound_the_rewards() -> None:
 
 
 def test_the_model_is_updated_every_n_pages() -> None:
-    strategy, _ = _strategy(update_every=2)
+    strategy, _ = _strategy(update_every=2, hop_reward="all")
     versions = []
     for url, r in ((S, 0.1), (A, 0.9), (B, 0.2), (C, 0.8)):
         _visit(strategy, url, r)
@@ -179,11 +192,11 @@ def test_the_resumed_model_scores_as_before() -> None:
     """Weights rounded to float32 at every update are saved exactly: the model loaded
     from the (JSON) state predicts bit for bit what the one saved does, with the
     examples not learnt yet."""
-    strategy, _ = _strategy(update_every=3)
+    strategy, _ = _strategy(update_every=3, hop_reward="all")
     for url, r in ((S, 0.1), (A, 0.9), (B, 0.2), (C, 0.8)):
         _visit(strategy, url, r)
     state = json.loads(json.dumps(strategy.state_dict()))
-    again, _ = _strategy(update_every=3)
+    again, _ = _strategy(update_every=3, hop_reward="all")
     again.load_state(state)
     rows = [OnlineLinkModel.columns(link_tokens(u, "cat", "a cat", 0.5, 1)) for u in (A, B, D)]
     assert again.link_model.version == strategy.link_model.version == 1

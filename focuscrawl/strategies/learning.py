@@ -13,7 +13,8 @@ this one learns, from the crawl's own judgements, how wrong that fixed score is
    target is the page's relevance minus the link's prior (the correction the prior
    needed); if the page is relevant (relevance >= ``relevant``), the links that led
    to its ancestors within ``hops`` links are examples too, with ``gamma ** h``
-   times the relevance as their reward (the apprentice's discounted reward);
+   times the relevance as their reward (the apprentice's discounted reward), where
+   that is more than the relevance of the page they led to (``hop_reward = "max"``);
 3. every ``update_every`` pages the examples since the last update are learnt
    (one ``partial_fit``), and the ``rescore`` most recently found queued URLs are
    scored again by the new model (a bounded rescore: its cost is that many
@@ -67,10 +68,10 @@ class LearningParams:
     rescore: int = 2000  # queued URLs scored again after an update (latest found first)
     beta: float = 0.25  # eq. 9 of the prior: weight of the parent page's relevance
     epochs: int = 1  # passes of partial_fit over the new examples at each update
-    # an ancestor's link is rewarded gamma ** h * relevance: "all" as an example of its
-    # own, "max" only where that is more than the reward its own page gave it (a link's
-    # value is the best of where it leads and what that leads to)
-    hop_reward: str = "all"
+    # an ancestor's link is rewarded gamma ** h * relevance: "max" only where that is more
+    # than the reward its own page gave it (a link's value is the best of where it leads
+    # and what that leads to), "all" as an example of its own in any case
+    hop_reward: str = "max"
 
     def __post_init__(self) -> None:
         if self.update_every < 1 or self.min_examples < 0 or self.hops < 0 or self.rescore < 0:
@@ -194,8 +195,8 @@ class OnlineLinkLearner:
         """Why a link has its score: the prior, the correction, the model's top tokens."""
         if not self.active:
             return f"eq9 {prior:.4g} (the link model has not learnt yet)"
-        explained = self.model.explain(tokens, score - prior)
-        return f"eq9 {prior:.4g} + w {self.weight:.2g} x {explained.text()}"
+        explained = self.model.explain(tokens, score - prior)  # the correction applied
+        return f"eq9 {prior:.4g}, {explained.text()} at weight {self.weight:.2g}"
 
     def tick(self) -> bool:
         """One page done: True if this was an update point (the model learnt)."""
