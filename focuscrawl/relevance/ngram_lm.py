@@ -16,11 +16,13 @@ notes this ceiling (about 10^7 for their model). PP = 1 gives 1, PP ≥ PP_max g
 given directly.
 
 The bounds (the relevance cut-off, P2's discard bound and buckets) come from
-held-out domain texts (:mod:`focuscrawl.relevance.perplexity_bounds`).
+domain texts held out of the training, every 10th (``held_out_share``), or given
+(``held_out``) (:mod:`focuscrawl.relevance.perplexity_bounds`).
 ``exclude_every = k`` in the config leaves every k-th text out altogether (neither
 trained on nor held out): the articles an evaluation keeps for itself, such as P2's
-held-out perplexity (``focuscrawl.evaluation.perplexity.split_heldout``, every 5th). Queries run in Python (dict look-ups, ARPA back-off) or, with
-``backend = "kenlm"``, through the ``kenlm`` module on the saved ARPA file.
+held-out perplexity (``focuscrawl.evaluation.perplexity.split_heldout``, every 5th).
+Queries run in Python (dict look-ups, ARPA back-off) or, with ``backend = "kenlm"``,
+through the ``kenlm`` module on the saved ARPA file.
 """
 
 from __future__ import annotations

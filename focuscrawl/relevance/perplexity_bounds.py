@@ -1,6 +1,6 @@
 """P2's perplexity bounds: the relevance cut-off, the discard bound and the buckets.
 
-The bounds come from the domain (:meth:`PerplexityModel.calibrate`): P2's fixed
+The bounds come from the domain (:meth:`~focuscrawl.relevance.ngram_lm.PerplexityModel.calibrate`): P2's fixed
 10^5 accepted every page, since the largest PP the model can give is about
 1.5·10^5 (English, Japanese and German pages alike). Training sets aside every
 10th text (``held_out_share``), and the perplexities of those held-out domain
