@@ -17,6 +17,7 @@ from focuscrawl.evaluation.run import (
     checkpoints_for,
     compare_runs,
     evaluate_run,
+    has_pages,
     read_run,
 )
 from focuscrawl.evaluation.statistics import mean_se, paired_t_greater
@@ -78,7 +79,7 @@ def evaluate_all(exp: Experiment, jobs: Sequence[tuple[StrategySpec, Topic, int]
         )  # fmt: skip
     for spec, topic, rep in jobs:
         run_dir = run_dir_for(exp, spec, topic, rep)
-        if not (run_dir / "pages.jsonl").is_file():
+        if not has_pages(run_dir):
             continue  # not crawled (report-only before the crawls)
         key = "\n".join(topic.relevant)
         judge = judges.setdefault(key, LabelJudge(labels, topic.relevant))

@@ -55,6 +55,11 @@ class RunPages:
         return str(row.get("final_url") or row["url"])
 
 
+def has_pages(run_dir: Path) -> bool:
+    """Whether a run directory holds pages to read (its own, or its workers')."""
+    return (run_dir / "pages.jsonl").is_file() or any(run_dir.glob("workers/*/pages.jsonl"))
+
+
 def read_run(run_dir: Path | str) -> RunPages:
     """pages.jsonl and run.json of a run directory; unreadable lines are skipped and counted.
 
