@@ -118,7 +118,7 @@ def test_the_bar_follows_the_counts_and_rich_comes_with_it_only(
     """On a terminal the bar (rich, imported with it: a quiet or piped crawl does not
     import it) counts the fetched URLs of the budget; a fresh interpreter that runs a
     command but shows no bar imports neither rich nor the replay server's TLS."""
-    from focuscrawl.progress import ProgressView
+    from focuscrawl.commands.progress import ProgressView
     from focuscrawl.stats import CrawlStats
 
     stats = CrawlStats()

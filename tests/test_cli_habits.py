@@ -16,7 +16,7 @@ import pytest
 import focuscrawl
 from focuscrawl import crawl
 from focuscrawl.cli import main
-from focuscrawl.progress import ProgressView
+from focuscrawl.commands.progress import ProgressView
 from focuscrawl.replay.process import ReplayProcess
 from focuscrawl.replay.sample import SAMPLE_SEEDS
 from focuscrawl.stats import CrawlStats

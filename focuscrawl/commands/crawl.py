@@ -257,7 +257,7 @@ def _run_crawl(args: argparse.Namespace) -> int:
 
     if getattr(args, "workers", None) or (args.resume and _is_shared(args.out)):
         return _run_shared(args)
-    from focuscrawl.progress import ProgressView
+    from focuscrawl.commands.progress import ProgressView
 
     seeds = _seed_list(args.seeds)
     crawler = open_crawl(
