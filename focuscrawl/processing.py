@@ -258,23 +258,28 @@ class Recorder:
         dropped: Counter[str] = Counter()
         depth = queued.depth + 1
         max_per_host = self.settings.scope.max_pages_per_host
-        state = self.frontier.state
         known = self._known
+        links = [link for link in page.links if link.url != queued.url]
+        # the store asked once for the page's links it may not know (a shared store: one
+        # round trip, not one per link); a known URL passed the scope rules when added
+        fresh = [link.url for link in links if link.url not in known]
+        in_store = self.frontier.known(fresh) if fresh else {}
+        new: dict[str, str | None] = {}  # URL -> why it is left out (None: kept)
+        for url in fresh:
+            if url not in in_store:
+                new[url] = self.scope.reject(url, depth)
+        if max_per_host:
+            hosts = {url: host_of(url) for url, reason in new.items() if reason is None}
+            counts = self.frontier.host_counts(list(dict.fromkeys(hosts.values()))) if hosts else {}
+            for url, host in hosts.items():
+                if counts[host] >= max_per_host:
+                    new[url] = "host-full"
         kept: list[Link] = []
-        for link in page.links:
-            url = link.url
-            if url == queued.url:
+        for link in links:
+            reason = new.get(link.url)
+            if reason is not None:
+                dropped[f"scope:{reason}"] += 1
                 continue
-            if url in known:
-                kept.append(link)
-                continue
-            if state(url) is None:  # a known URL passed the scope rules when it was added
-                reason = self.scope.reject(url, depth)
-                if reason is None and max_per_host and self.frontier.host_count(host_of(url)) >= max_per_host:
-                    reason = "host-full"
-                if reason is not None:
-                    dropped[f"scope:{reason}"] += 1
-                    continue
             kept.append(link)
         for flt in self.filters:
             before = len(kept)

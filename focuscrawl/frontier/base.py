@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import Protocol
 
 from focuscrawl.exceptions import FrontierError
@@ -167,6 +167,15 @@ class FrontierStore(Protocol):
 
     def host_count(self, host: str, states: Collection[URLState] = ()) -> int:
         """URLs of a host (in the given states, or all)."""
+        ...
+
+    def known(self, urls: Sequence[str]) -> dict[str, URLState]:
+        """The state of each URL of ``urls`` the store knows (unknown ones left out):
+        a page's links looked up at once (one round trip for a shared store)."""
+        ...
+
+    def host_counts(self, hosts: Sequence[str]) -> dict[str, int]:
+        """:meth:`host_count` of each host (all states), at once."""
         ...
 
     def iter_urls(self, state: URLState | None = None) -> Iterator[QueuedURL]: ...

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -312,6 +312,18 @@ class IndexedReads:
         if state is None:
             return self._table.n
         return int(self._counts[:, int(state)].sum())
+
+    def known(self, urls: Sequence[str]) -> dict[str, URLState]:
+        """The states of the known URLs of ``urls`` (see FrontierStore.known)."""
+        out = {}
+        for url in urls:
+            state = self.state(url)
+            if state is not None:
+                out[url] = state
+        return out
+
+    def host_counts(self, hosts: Sequence[str]) -> dict[str, int]:
+        return {host: self.host_count(host) for host in hosts}
 
     def host_count(self, host: str, states: Collection[URLState] = ()) -> int:
         """URLs of a host (in the given states, or all), from counters: no scan."""

@@ -37,7 +37,7 @@ Semantics shared by every store:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -348,6 +348,18 @@ class MemoryFrontier:
         if state is None:
             return len(self._rows)
         return sum(1 for r in self._rows.values() if r.state == state)
+
+    def known(self, urls: Sequence[str]) -> dict[str, URLState]:
+        """The states of the known URLs of ``urls`` (see FrontierStore.known)."""
+        out = {}
+        for url in urls:
+            state = self.state(url)
+            if state is not None:
+                out[url] = state
+        return out
+
+    def host_counts(self, hosts: Sequence[str]) -> dict[str, int]:
+        return {host: self.host_count(host) for host in hosts}
 
     def host_count(self, host: str, states: Collection[URLState] = ()) -> int:
         wanted = set(states)

@@ -503,6 +503,19 @@ class RedisFrontier:
         state = URLState(state)
         return self._counts.get(state, 0) + self._local.get(state, 0)
 
+    def known(self, urls: Sequence[str]) -> dict[str, URLState]:
+        """The states of the known URLs of ``urls``: one pipelined read."""
+        rows = self._rows(urls)
+        return {url: URLState(row[0]) for url, row in rows.items()}
+
+    def host_counts(self, hosts: Sequence[str]) -> dict[str, int]:
+        """URLs of each host, all states: one pipelined read."""
+        hosts = list(dict.fromkeys(hosts))
+        pipe = self._db.pipeline(transaction=False)
+        for host in hosts:
+            pipe.hvals(self._key(self._part_host(host)) + "hc:" + host)
+        return {h: sum(int(v) for v in vals) for h, vals in zip(hosts, pipe.execute(), strict=True)}
+
     def host_count(self, host: str, states: Collection[URLState] = ()) -> int:
         counts = self._db.hgetall(self._key(self._part_host(host)) + "hc:" + host)
         wanted = {int(URLState(s)) for s in states}

@@ -7,7 +7,7 @@ touches the hot path; most read the cold ``url_text`` table.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +143,18 @@ class SqliteReads:
                 "SELECT n FROM counts WHERE state = ?", (int(state),)
             ).fetchone()
         return int(row[0] or 0)
+
+    def known(self, urls: Sequence[str]) -> dict[str, URLState]:
+        """The states of the known URLs of ``urls`` (see FrontierStore.known)."""
+        out = {}
+        for url in urls:
+            state = self.state(url)
+            if state is not None:
+                out[url] = state
+        return out
+
+    def host_counts(self, hosts: Sequence[str]) -> dict[str, int]:
+        return {host: self.host_count(host) for host in hosts}
 
     def host_count(self, host: str, states: Collection[URLState] = ()) -> int:
         """URLs of a host (in the given states, or all), from counters: no scan."""
