@@ -152,7 +152,8 @@ def test_rising_offers_below_the_threshold_are_dropped_with_the_same_pops(
             ]  # fmt: skip
             for store in (db, memory):
                 store.mark(q.url, F)
-                assert store.add_many(items, merge=Merge.ADD) >= 0
+            assert db.add_many(items, merge=Merge.ADD) == memory.add_many(items, merge=Merge.ADD)
+            for store in (db, memory):
                 store.update_scores([(q.url, 0.0)], Merge.SET)
         assert db.count(Q) > 16 * 20  # the queue stays far larger than the buffer
     assert _snapshot_scores(db) == _snapshot_scores(memory)
