@@ -60,7 +60,8 @@ __all__ = [
 ]
 
 WORKERS_DIR = "workers"  # a shared crawl's run directory: one run directory per local worker
-_IDLE_POLL = 0.2  # seconds between two looks of an idle worker at the shared frontier
+_IDLE_POLL = 0.2  # seconds between two looks of an idle worker at its own partitions
+_FINISHED_EVERY = 10  # looks between two reads of whether the whole crawl is over
 _UPKEEP_EVERY = 5.0  # seconds between two lease renewals at most (1/6 of the lease time)
 LEASE_SECONDS = 30.0
 
@@ -154,12 +155,16 @@ class Coordination:
         f = self.frontier
         if self.limited and f.claimed > max(fetched, 1):  # unused: for a worker with work
             f.give_back(f.claimed - max(fetched, 1))
+        looks = 0
         while True:
             budget = not self.limited or f.claimed > fetched
             if f.queued_here() and (budget or f.claim(self.target)):
                 return True
-            if await asyncio.to_thread(f.finished):
+            # whether the whole crawl is over reads every partition's counts: not at every
+            # look (hundreds of idle workers at a crawl's end would keep Redis busy)
+            if looks % _FINISHED_EVERY == 0 and await asyncio.to_thread(f.finished):
                 return False
+            looks += 1
             if self.limited and f.claimed <= fetched and f.budget_left() == 0:
                 return False  # the budget is all handed out and this worker's share used
             await asyncio.sleep(_IDLE_POLL)
