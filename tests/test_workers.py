@@ -234,3 +234,26 @@ def test_layered_strategies_and_ordered_schedule_are_refused(
     with pytest.raises(ConfigError, match="redis://"):
         prepare_shared(tmp_path / "c", ["http://a.example/"], workers=2,
                        overrides={"crawl": {"max_pages": 10}})  # fmt: skip
+
+
+def test_opic_cash_is_conserved_across_workers(
+    web: GeneratedWeb, replay: ReplayProcess, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """OPIC without its virtual page keeps the total cash (1) on the known URLs: two
+    workers' link cash commutes, and a page's "cash = 0", delivered at its worker's
+    next commit, is the difference from the cash it read (cash another worker added
+    meanwhile is not wiped, nor counted twice)."""
+    out = tmp_path / "opic"
+    args = _crawl_args(web, replay, redis_server.url, out)
+    args[args.index("bfs")] = "opic"
+    code = cli_main([*args, "--workers", "2", "--max-pages", "400",
+                     "--strategy-param", "virtual_page=false"])  # fmt: skip
+    assert code == 0
+    prefix = json.loads((out / "run.json").read_text())["crawl"]
+    store = RedisFrontier(redis_server.url, prefix=prefix, parents=False)
+    try:
+        total = sum(q.score for q in store.iter_urls())
+        assert store.count(URLState.FETCHED) >= 390
+    finally:
+        store.close()
+    assert total == pytest.approx(1.0, abs=1e-9)

@@ -49,10 +49,11 @@ from typing import Any
 
 from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.redis_heads import QueueHeads
-from focuscrawl.frontier.redis_rows import text
+from focuscrawl.frontier.redis_rows import float_arg, text
 from focuscrawl.frontier.redis_scripts import LEASE_LUA, META_LUA
 from focuscrawl.frontier.redis_store import RedisFrontier
-from focuscrawl.types import QueuedURL, URLState
+from focuscrawl.frontier.rules import SCORE
+from focuscrawl.types import Merge, QueuedURL, URLState
 
 __all__ = ["CALLS_PER_BATCH", "LeaseLost", "WorkerFrontier"]
 
@@ -96,6 +97,9 @@ class WorkerFrontier(RedisFrontier):
         self._lock = threading.RLock()  # the commit thread and the lease upkeep
         self.counters: Counter[str] = Counter()
         self._refreshed = -math.inf
+        self._seen: dict[
+            tuple[str, str], float
+        ] = {}  # (url, column) -> value read, as changed since
         journal = {text(k): text(v) for k, v in self._db.hgetall(self._journal).items()}
         self._batch = int(journal.get("seq", 0))
         self._engine: str | None = journal.get("engine")
@@ -114,15 +118,77 @@ class WorkerFrontier(RedisFrontier):
                 if args[0] == "mark" and int(args[2]) == URLState.IN_FLIGHT:
                     self._in_flight[p] += 1
             return out
-        for p, args in calls:
-            self._outbox.append(
-                (p, [a.decode("utf-8") if isinstance(a, bytes) else a for a in args])
-            )
+        for p, raw in calls:
+            args = [a.decode("utf-8") if isinstance(a, bytes) else a for a in raw]
+            if args[0] == "values":
+                self._outbox += [(p, a) for a in self._relative(args)]
+            else:
+                self._forget(args)
+                self._outbox.append((p, args))
             if args[0] == "mark" and int(args[2]) != URLState.IN_FLIGHT:
                 self._settled(p)
         self.counters["outbox_calls"] += len(calls)
         # (the counts of what a kept-back call changed come with its delivery)
         return [0] * len(calls)
+
+    # -- a SET of a value read becomes an ADD of the difference: OPIC's and OTIE's "cash = 0"
+    # are delivered at the next commit, and cash another worker added meanwhile must stay
+    def get(self, url: str) -> QueuedURL | None:
+        row = super().get(url)
+        if row is not None:
+            self._seen[url, SCORE] = row.score
+        return row
+
+    def value(self, url: str, column: str) -> float | None:
+        found = super().value(url, column)
+        if found is not None:
+            self._seen[url, column] = found
+        return found
+
+    def _relative(self, args: list[Any]) -> list[list[Any]]:
+        """A kept-back ``values`` call: each SET of a value this worker read (and knows
+        the changes of since) as an ADD of the difference; the values known updated."""
+        column, merge, pairs = args[1], args[2], args[3:]
+        seen = self._seen
+        if merge == Merge.ADD.value:
+            for i in range(0, len(pairs), 2):
+                key = (pairs[i], column)
+                if key in seen:
+                    seen[key] += float(pairs[i + 1])
+            return [args]
+        if merge != Merge.SET.value:
+            for i in range(0, len(pairs), 2):
+                seen.pop((pairs[i], column), None)
+            return [args]
+        blind: list[Any] = []
+        diffs: list[Any] = []
+        for i in range(0, len(pairs), 2):
+            url, new = pairs[i], float(pairs[i + 1])
+            old = seen.get((url, column))
+            if old is None:
+                blind += [url, pairs[i + 1]]
+            else:
+                diffs += [url, float_arg(new - old)]
+            seen[url, column] = new
+        out = []
+        if diffs:
+            out.append(["values", column, Merge.ADD.value, *diffs])
+            self.counters["sets_as_differences"] += len(diffs) // 2
+        if blind:
+            out.append(["values", column, merge, *blind])
+        return out
+
+    def _forget(self, args: list[Any]) -> None:
+        """Values a kept-back call changes in ways not followed here: no longer known."""
+        op = args[0]
+        if op == "add":  # items of 10 fields after (merge, edges); an "a" item is a URL's own
+            for i in range(3, len(args), 10):
+                if args[i] == "a":
+                    self._seen.pop((args[i + 1], SCORE), None)
+        elif op == "mark" and args[3] != "":
+            self._seen.pop((args[1], SCORE), None)
+        elif op in ("raise", "tier", "host", "combine"):
+            self._seen.clear()
 
     def _settled(self, partition: int) -> None:
         left = self._in_flight[partition] - 1
@@ -186,6 +252,7 @@ class WorkerFrontier(RedisFrontier):
                     " committing; restarted (same --out) it goes on from its last commit"
                 )
             batch, self._outbox = self._outbox, []
+            self._seen.clear()
             if not batch and self._engine_next is None:
                 return
             number = self._batch + 1
