@@ -18,11 +18,21 @@ breadth-first, one connection per host, 1 s between two requests to one host,
 * ``scrapy``: ``scrapy_spider.py`` with CONCURRENT_REQUESTS 256, 1 per domain,
   DOWNLOAD_DELAY 1, RANDOMIZE_DOWNLOAD_DELAY off, DOWNLOAD_TIMEOUT 30.
 
+Every run has a server of its own, started afresh: the faults are drawn per URL
+and per request of it since the server started, so each run meets the same
+faulty URLs (with one server for all runs, a URL's second request in a later
+run drew anew, and the runs differed by where their faults fell, which decides
+a lot in a crawl of 12 s that starts from 10 hosts).
+
 Printed per run: responses, crawl-loop pages/s (ours: ``run.json`` elapsed;
 Scrapy: spider opened .. last counted response), wall pages/s, and the smallest
 gap between two requests to one host in the server's log (politeness: never
 below the delay). Then, per tool, the faults' cost (faults / clean pages/s) and
 ours against Scrapy in each condition. Tools take turns within a round.
+
+``--trees A,B`` runs our crawler from other source trees too (an A/B of a
+change: tool names ``focuscrawl@A``, ``focuscrawl@B``; each tree's
+``PYTHONPATH``, the child run from a temporary directory).
 """
 
 from __future__ import annotations
@@ -58,9 +68,9 @@ _PROXY_VARS = ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "no_pro
 DELAY = 1.0
 
 
-def child_env(proxy: str | None) -> dict[str, str]:
+def child_env(proxy: str | None, tree: Path = ROOT) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _PROXY_VARS}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tree), os.environ.get("PYTHONPATH")]))
     # 30 s for a whole fetch, as for its reads (the issue's workload)
     env["FOCUSCRAWL_FETCH__FETCH_TIMEOUT"] = "30"
     if proxy:
@@ -70,17 +80,20 @@ def child_env(proxy: str | None) -> dict[str, str]:
 
 def run_tool(tool: str, proxy: str, out: Path, pages: int, seeds: list[str]) -> dict[str, Any]:
     start = time.perf_counter()
-    if tool in ("focuscrawl", "ordered"):
+    name, _, tree = tool.partition("@")
+    if name in ("focuscrawl", "ordered"):
         command = [
             sys.executable, "-m", "focuscrawl", "crawl", "--seeds", *seeds, "--out", str(out),
             "--strategy", "bfs", "--max-pages", str(pages), "--proxy", proxy, "--quiet",
             "--delay", str(DELAY), "--per-host", "1",
         ]  # fmt: skip
-        if tool == "ordered":
+        if name == "ordered":
             command += ["--schedule", "ordered"]
+        # (from the output's folder: ``-m`` puts the working directory first on sys.path)
         done = subprocess.run(
-            command, env=child_env(None), capture_output=True, text=True, check=False
-        )
+            command, env=child_env(None, Path(tree) if tree else ROOT), cwd=out.parent,
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
         wall = time.perf_counter() - start
         if not (out / "run.json").exists():
             raise SystemExit(f"{tool} failed ({done.returncode}): {done.stderr.strip()[-800:]}")
@@ -103,13 +116,11 @@ def run_tool(tool: str, proxy: str, out: Path, pages: int, seeds: list[str]) -> 
     return {"pages": result["pages"], "crawl": result["crawl_elapsed"], "wall": wall}
 
 
-def min_gap(log: Path, since: float) -> float:
-    """The smallest gap between the starts of two requests to one host after ``since``."""
+def min_gap(log: Path) -> float:
+    """The smallest gap between the starts of two requests to one host."""
     last: dict[str, float] = {}
     gap = float("inf")
     for entry in read_log(log):
-        if entry.time < since:
-            continue
         before = last.get(entry.host)
         if before is not None:
             gap = min(gap, entry.time - before)
@@ -125,8 +136,12 @@ def main(argv: list[str] | None = None) -> int:
         "--tools", default="focuscrawl,scrapy", help="comma-separated: focuscrawl,ordered,scrapy"
     )
     ap.add_argument("--conditions", default="faults,clean")
+    ap.add_argument("--trees", default="", help="comma-separated source trees of ours to A/B")
     args = ap.parse_args(argv)
     tools = args.tools.split(",")
+    for tree in filter(None, args.trees.split(",")):
+        tools.append(f"focuscrawl@{Path(tree).resolve()}")
+        compileall.compile_dir(Path(tree) / "focuscrawl", quiet=1)
     conditions = args.conditions.split(",")
     compileall.compile_dir(ROOT / "focuscrawl", quiet=1)
     rates: dict[tuple[str, str], list[float]] = {}
@@ -136,30 +151,31 @@ def main(argv: list[str] | None = None) -> int:
             tmp = os.environ["BENCH_KEEP"]
         work = Path(tmp)
         for condition in conditions:
-            log = work / f"{condition}-requests.tsv"
             extra = FAULTS if condition == "faults" else []
-            with ReplayProcess([], log_path=log, faults_args=[*WEB, *extra]) as web:
-                print(f"\n== {condition}: {web.urls} URLs at {web.proxy_url}; {args.pages} pages, "
-                      f"1 per host, delay {DELAY} s; {os.cpu_count()} CPUs", flush=True)  # fmt: skip
-                for rnd in range(args.rounds):
-                    order = tools[rnd % len(tools) :] + tools[: rnd % len(tools)]
-                    for tool in order:
-                        since = time.time()
-                        r = run_tool(
-                            tool,
-                            web.proxy_url,
-                            work / f"{condition}-{tool}-{rnd}",
-                            args.pages,
-                            seeds,
-                        )
-                        gap = min_gap(log, since)
-                        rate = r["pages"] / r["crawl"]
-                        rates.setdefault((tool, condition), []).append(rate)
-                        print(f"round {rnd + 1} {tool:<10} {r['pages']} responses, crawl "
-                              f"{r['crawl']:7.2f} s = {rate:6.1f} pages/s, wall {r['pages'] / r['wall']:6.1f} "
-                              f"pages/s, smallest gap to one host {gap:.3f} s", flush=True)  # fmt: skip
+            print(f"\n== {condition}: {args.pages} pages, 1 per host, delay {DELAY} s; "
+                  f"{os.cpu_count()} CPUs", flush=True)  # fmt: skip
+            for rnd in range(args.rounds):
+                order = tools[rnd % len(tools) :] + tools[: rnd % len(tools)]
+                for number, tool in enumerate(order):
+                    label = tool if "@" not in tool else f"{tool.split('@')[0]}@{Path(tool).name}"
+                    run = work / f"{condition}-{rnd}-{number}"
+                    run.mkdir(parents=True)
+                    log = run / "requests.tsv"
+                    with ReplayProcess([], log_path=log, faults_args=[*WEB, *extra]) as web:
+                        r = run_tool(tool, web.proxy_url, run / "out", args.pages, seeds)
+                    gap = min_gap(log)
+                    rate = r["pages"] / r["crawl"]
+                    rates.setdefault((tool, condition), []).append(rate)
+                    print(f"round {rnd + 1} {label:<10} {r['pages']} responses, crawl "
+                          f"{r['crawl']:7.2f} s = {rate:6.1f} pages/s, wall {r['pages'] / r['wall']:6.1f} "
+                          f"pages/s, smallest gap to one host {gap:.3f} s, load "
+                          f"{os.getloadavg()[0]:.1f}", flush=True)  # fmt: skip
     print("\nmedian crawl-loop pages/s")
     med = {key: statistics.median(v) for key, v in rates.items()}
+    names = {
+        tool: tool if "@" not in tool else f"{tool.split('@')[0]}@{Path(tool).name}"
+        for tool in tools
+    }
     for tool in tools:
         row = "  ".join(f"{c} {med[(tool, c)]:6.1f}" for c in conditions if (tool, c) in med)
         cost = ""
@@ -167,13 +183,13 @@ def main(argv: list[str] | None = None) -> int:
             cost = (
                 f"  faults cost {100 * (1 - med[(tool, 'faults')] / med[(tool, 'clean')]):5.1f} %"
             )
-        print(f"  {tool:<10} {row}{cost}")
+        print(f"  {names[tool]:<10} {row}{cost}")
     for tool in tools:
         if tool == "scrapy":
             continue
         for c in conditions:
             if (tool, c) in med and ("scrapy", c) in med:
-                print(f"  {tool}/scrapy {c}: {med[(tool, c)] / med[('scrapy', c)]:.2f}x")
+                print(f"  {names[tool]}/scrapy {c}: {med[(tool, c)] / med[('scrapy', c)]:.2f}x")
     return 0
 
 

@@ -64,6 +64,7 @@ _LIST_DONE = 0.9  # best-N, as-completed: the share of a list after which stragg
 _DURATIONS = 256  # recent fetch durations kept (as-completed)
 _END_GAME = 100  # as-completed: 1 / this of the budget may be taken beyond it at its end,
 _END_GAME_LIVE = 20  # or 1 / this of the URLs in flight
+_END_GAME_POLL = 0.25  # seconds between two counts of the fetcher's stragglers in the end game
 _STRAGGLER_FACTOR = 2.0  # a straggler: in flight for longer than this x the 95th percentile...
 _STRAGGLER_FLOOR = 1.0  # ... and than this many seconds (and crawl.straggler_seconds at most)
 
@@ -148,11 +149,15 @@ class Scheduler(ABC):
         if left > 0 or self.ordered or not self._new:
             return left
         # the end game (as BitTorrent's): with the whole budget in flight, more URLs than
-        # it needs (1 % of the budget or 5 % of the URLs in flight, at least one, or one
-        # for each straggler if more), so the crawl ends with the fastest answers, not
-        # its slowest; what is not needed is put back
+        # it needs (1 % of the budget or 5 % of the URLs in flight, at least one), and one
+        # more for each straggler: each URL here for longer than a straggler's time, or
+        # each request the fetcher has under way for longer than its own straggler's
+        # time (a slow body, a hung request: ~1 s of network time, where a URL's time
+        # here includes its host's politeness waits), whichever is more; so the crawl
+        # ends with the fastest answers, not its slowest; what is not needed is put back
         stragglers = sum(1 for _ in self._stragglers(time.monotonic()))
-        return left + max(stragglers, 1, limit // _END_GAME, self._live // _END_GAME_LIVE)
+        late = max(stragglers, self.fetcher.stragglers())
+        return left + late + max(1, limit // _END_GAME, self._live // _END_GAME_LIVE)
 
     def _fetching(self) -> Iterator[Slot]:
         """Fetches (not re-crawls) taken and not done yet: what holds page budget."""
@@ -180,7 +185,9 @@ class Scheduler(ABC):
         first = min((s.started for s in self._fetching()), default=None)
         if first is None:
             return None
-        return max(0.0, first + self._straggler_after - time.monotonic())
+        # (the fetcher's stragglers are counted again this often: they have no timer here)
+        mine = first + self._straggler_after - time.monotonic()
+        return max(0.0, min(mine, _END_GAME_POLL))
 
     def _learn_duration(self, slot: Slot) -> None:
         """A straggler is a fetch in flight for longer than 2 x the 95th percentile of

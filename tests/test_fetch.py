@@ -948,6 +948,38 @@ async def test_global_concurrency_across_hosts() -> None:
     assert meter.peak == 2
 
 
+async def test_a_straggler_gives_its_global_slot_back() -> None:
+    # Issue 24: a hung request (here: one answered only when the test says so) holds its
+    # own host, never the crawl; after a straggler's time (at least 1 s) the request on
+    # another host gets the only global slot while the hung one is still under way.
+    arrived, release = asyncio.Event(), asyncio.Event()
+    order: list[str] = []
+
+    async def hung(request: web.Request) -> web.StreamResponse:
+        arrived.set()
+        await release.wait()
+        order.append("hung answered")
+        return await html("late")(request)
+
+    async with (
+        serve({"/": hung}) as a,
+        serve({"/": html("b")}) as b,
+        AiohttpFetcher(settings(concurrency=1, respect_robots=False)) as fetcher,
+    ):
+        stuck = asyncio.create_task(fetcher.fetch(a.url("/")))
+        await arrived.wait()
+        assert fetcher.stragglers() == 0
+        other = await asyncio.wait_for(fetcher.fetch(b.url("/")), 20)
+        order.append("other host fetched")
+        assert fetcher.stragglers() == 1
+        assert fetcher.host_busy(a.host)  # its host's slot is kept: politeness is unchanged
+        release.set()
+        late = await stuck
+    assert (other.status, late.status) == (200, 200)
+    assert order == ["other host fetched", "hung answered"]
+    assert fetcher.stragglers() == 0
+
+
 async def test_host_busy_and_ready_at() -> None:
     arrived, release = asyncio.Event(), asyncio.Event()
 

@@ -132,7 +132,10 @@ class AiohttpTransport:
         )
         s = self.settings
         connector = aiohttp.TCPConnector(
-            limit=s.concurrency,
+            # no cap of its own: HostPoliteness holds the requests under way to
+            # fetch.concurrency, and a straggler's connection (a hung request, a slow
+            # body) must not take a moving request's place here either
+            limit=0,
             # through a proxy the pool has no target host to count (see the module doc)
             limit_per_host=0 if s.proxy else s.per_host,
             ttl_dns_cache=300,

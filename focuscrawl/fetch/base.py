@@ -34,3 +34,8 @@ class Fetcher(Protocol):
     def host_busy(self, host: str) -> bool:
         """True while the host has as many requests in flight as it may have."""
         ...
+
+    def stragglers(self) -> int:
+        """Requests under way for longer than a straggler's time (a hung request, a slow
+        body): what is in flight and will be late."""
+        ...

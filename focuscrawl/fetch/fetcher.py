@@ -121,8 +121,9 @@ class HttpFetcher:
         # its 502 to robots.txt means it could not reach the host, not the host's "no"
         self._gateway = bool(self._proxy) if gateway is None else gateway
         self._politeness = HostPoliteness(
-            settings.concurrency, settings.per_host, settings.delay, clock=self.clock
-        )
+            settings.concurrency, settings.per_host, settings.delay, clock=self.clock,
+            release_stragglers=isinstance(self.clock, SystemClock),
+        )  # fmt: skip
         self._robots = RobotsCache(self._download_robots, settings.robots_cache_size)
         self._types = frozenset(t.strip().lower() for t in settings.content_types)
         types = [t for t in settings.content_types if t.strip()]
@@ -158,6 +159,9 @@ class HttpFetcher:
 
     def host_busy(self, host: str) -> bool:
         return self._politeness.host_busy(host)
+
+    def stragglers(self) -> int:
+        return self._politeness.stragglers
 
     async def fetch(self, url: str) -> FetchResult:
         """Fetch ``url``; ``redirects`` lists the URLs that answered with a redirect."""
