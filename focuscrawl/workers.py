@@ -291,7 +291,8 @@ def open_worker(
                            encoding="utf-8")  # fmt: skip
             tmp.replace(marker_path)
         frontier = WorkerFrontier(frontier_url, prefix=crawl, worker=name,
-                                  parents=strategy.needs_parents, lease_seconds=lease_seconds)  # fmt: skip
+                                  parents=strategy.needs_parents, lease_seconds=lease_seconds,
+                                  expected=int(run.get("workers") or 1))  # fmt: skip
         try:
             resume = frontier.get_meta("engine") is not None
             limited = settings.crawl.max_pages > 0

@@ -72,12 +72,17 @@ def _crawl_args(web: GeneratedWeb, replay: ReplayProcess, redis_url: str, out: P
             "--strategy", "bfs", "--quiet"]  # fmt: skip
 
 
-def test_two_workers_record_every_url_once_and_keep_politeness(
-    web: GeneratedWeb, replay: ReplayProcess, redis_server: RedisServer, tmp_path: Path
+@pytest.mark.parametrize("workers", [1, 2, 4], ids=["1-worker", "2-workers", "4-workers"])
+def test_workers_record_every_url_once_and_keep_politeness(
+    workers: int,
+    web: GeneratedWeb,
+    replay: ReplayProcess,
+    redis_server: RedisServer,
+    tmp_path: Path,
 ) -> None:
     out = tmp_path / "shared"
     args = _crawl_args(web, replay, redis_server.url, out)
-    assert cli_main([*args, "--workers", "2", "--max-pages", "600"]) == 0
+    assert cli_main([*args, "--workers", str(workers), "--max-pages", "600"]) == 0
     rows = _records(out)
     urls = Counter(row["url"] for row in rows)
     assert len(rows) == 600
@@ -85,7 +90,7 @@ def test_two_workers_record_every_url_once_and_keep_politeness(
     per_worker = [
         len((d / "pages.jsonl").read_text().splitlines()) for d in (out / "workers").iterdir()
     ]
-    assert len(per_worker) == 2
+    assert len(per_worker) == workers
     assert min(per_worker) > 0
     # one owner per host at a time (a host may change hands when the leases are rebalanced)
     assert _closest_requests(replay.log_path) >= DELAY  # type: ignore[arg-type]
@@ -99,7 +104,7 @@ def test_two_workers_record_every_url_once_and_keep_politeness(
     assert why(out, some).splitlines()[1].strip().startswith("now: fetched")
     summary = json.loads((out / "run.json").read_text())["summary"]
     assert summary["fetched"] == 600
-    assert summary["workers"] == 2
+    assert summary["workers"] == workers
 
 
 def _start_worker(redis_url: str, prefix: str, out: Path, *extra: str) -> subprocess.Popen[bytes]:
@@ -114,8 +119,13 @@ def _lines(path: Path) -> int:
     return len(path.read_text(encoding="utf-8").splitlines()) if path.exists() else 0
 
 
+@pytest.mark.parametrize("kill_after", [5, 60, 200], ids=["early", "midway", "late"])
 def test_a_worker_killed_loses_nothing_and_writes_nothing_twice(
-    web: GeneratedWeb, replay: ReplayProcess, redis_server: RedisServer, tmp_path: Path
+    kill_after: int,
+    web: GeneratedWeb,
+    replay: ReplayProcess,
+    redis_server: RedisServer,
+    tmp_path: Path,
 ) -> None:
     """Worker A is killed (SIGKILL) mid-crawl; B takes its partitions when its leases
     expire (delivering A's journaled batch first, then queuing A's URLs in flight
@@ -134,7 +144,7 @@ def test_a_worker_killed_loses_nothing_and_writes_nothing_twice(
     a_dir, b_dir = out / "workers" / "a", out / "workers" / "b"
     a = _start_worker(redis_server.url, shared.prefix, a_dir, "--lease-seconds", "3")
     deadline = time.monotonic() + 60
-    while _lines(a_dir / "pages.jsonl") < 60 and time.monotonic() < deadline:
+    while _lines(a_dir / "pages.jsonl") < kill_after and time.monotonic() < deadline:
         time.sleep(0.05)
     a.send_signal(signal.SIGKILL)
     a.wait()

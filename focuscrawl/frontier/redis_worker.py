@@ -81,9 +81,13 @@ class WorkerFrontier(RedisFrontier):
         worker: str,
         parents: bool = True,
         lease_seconds: float = 30.0,
+        expected: int = 1,
     ) -> None:
         super().__init__(url, prefix=prefix, parents=parents)
         self.worker = worker
+        # workers started together (crawl --workers N): for one lease time each takes no
+        # more than its share of N, whoever is first (then the workers alive decide)
+        self._expected, self._born = max(1, expected), time.monotonic()
         self.lease_ms = max(1000, int(lease_seconds * 1000))
         self._lease_sha = self._db.script_load(LEASE_LUA)
         self._meta_sha = self._db.script_load(META_LUA)
@@ -309,7 +313,10 @@ class WorkerFrontier(RedisFrontier):
                 self._deadline = 0.0
                 raise LeaseLost(f"worker {self.worker}: lost the leases of {len(lost)} partitions")
             self._deadline = started + self.lease_ms / 1000 * (1 - _MARGIN)
-            share = math.ceil(self.partitions / max(1, alive))
+            peers = alive
+            if time.monotonic() - self._born < self.lease_ms / 1000:
+                peers = max(alive, self._expected)
+            share = math.ceil(self.partitions / max(1, peers))
             if len(self.owned) < share:
                 self._take(share - len(self.owned))
             elif len(self.owned) > share and not self._outbox:
