@@ -252,10 +252,3 @@ def links_without_text(tree: HTMLParser, base: str, frame_srcs: list[str], max_l
 # built again (a frozen dataclass: ~1 us each, some 30 per page). Bounded.
 _PLAIN_LINKS: dict[str, Link] = {}
 _PLAIN_LINKS_MAX = 1 << 15
-
-
-# A links-only Link is its URL when it occurs once and is followed: such Links
-# (immutable) are shared between the pages that link to the same URL, instead of
-# built again (a frozen dataclass: ~1 us each, some 30 per page). Bounded.
-_PLAIN_LINKS: dict[str, Link] = {}
-_PLAIN_LINKS_MAX = 1 << 15
