@@ -27,8 +27,9 @@ a lot in a crawl of 12 s that starts from 10 hosts).
 Printed per run: responses, crawl-loop pages/s (ours: ``run.json`` elapsed;
 Scrapy: spider opened .. last counted response), wall pages/s, and the smallest
 gap between two requests to one host in the server's log (politeness: never
-below the delay). Then, per tool, the faults' cost (faults / clean pages/s) and
-ours against Scrapy in each condition. Tools take turns within a round.
+below the delay). Then the medians, in the crawl loop and start to exit: per
+tool, the faults' cost (faults / clean pages/s) and ours against Scrapy in each
+condition. Tools take turns within a round.
 
 ``--trees A,B`` runs our crawler from other source trees too (an A/B of a
 change: tool names ``focuscrawl@A``, ``focuscrawl@B``; each tree's
@@ -145,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     conditions = args.conditions.split(",")
     compileall.compile_dir(ROOT / "focuscrawl", quiet=1)
     rates: dict[tuple[str, str], list[float]] = {}
+    walls: dict[tuple[str, str], list[float]] = {}
     seeds = first_hosts()
     with tempfile.TemporaryDirectory(prefix="bench-realweb-") as tmp:
         if os.environ.get("BENCH_KEEP"):
@@ -166,30 +168,32 @@ def main(argv: list[str] | None = None) -> int:
                     gap = min_gap(log)
                     rate = r["pages"] / r["crawl"]
                     rates.setdefault((tool, condition), []).append(rate)
+                    walls.setdefault((tool, condition), []).append(r["pages"] / r["wall"])
                     print(f"round {rnd + 1} {label:<10} {r['pages']} responses, crawl "
                           f"{r['crawl']:7.2f} s = {rate:6.1f} pages/s, wall {r['pages'] / r['wall']:6.1f} "
                           f"pages/s, smallest gap to one host {gap:.3f} s, load "
                           f"{os.getloadavg()[0]:.1f}", flush=True)  # fmt: skip
-    print("\nmedian crawl-loop pages/s")
-    med = {key: statistics.median(v) for key, v in rates.items()}
     names = {
         tool: tool if "@" not in tool else f"{tool.split('@')[0]}@{Path(tool).name}"
         for tool in tools
     }
-    for tool in tools:
-        row = "  ".join(f"{c} {med[(tool, c)]:6.1f}" for c in conditions if (tool, c) in med)
-        cost = ""
-        if (tool, "faults") in med and (tool, "clean") in med:
-            cost = (
-                f"  faults cost {100 * (1 - med[(tool, 'faults')] / med[(tool, 'clean')]):5.1f} %"
-            )
-        print(f"  {names[tool]:<10} {row}{cost}")
-    for tool in tools:
-        if tool == "scrapy":
-            continue
-        for c in conditions:
-            if (tool, c) in med and ("scrapy", c) in med:
-                print(f"  {names[tool]}/scrapy {c}: {med[(tool, c)] / med[('scrapy', c)]:.2f}x")
+    for kind, samples in (("crawl-loop", rates), ("wall (start to exit)", walls)):
+        print(f"\nmedian {kind} pages/s")
+        med = {key: statistics.median(v) for key, v in samples.items()}
+        for tool in tools:
+            row = "  ".join(f"{c} {med[(tool, c)]:6.1f}" for c in conditions if (tool, c) in med)
+            cost = ""
+            if (tool, "faults") in med and (tool, "clean") in med:
+                lost = 1 - med[(tool, "faults")] / med[(tool, "clean")]
+                cost = f"  faults cost {100 * lost:5.1f} %"
+            print(f"  {names[tool]:<10} {row}{cost}")
+        for tool in tools:
+            if tool == "scrapy":
+                continue
+            for c in conditions:
+                if (tool, c) in med and ("scrapy", c) in med:
+                    ratio = med[(tool, c)] / med[("scrapy", c)]
+                    print(f"  {names[tool]}/scrapy {c}: {ratio:.2f}x")
     return 0
 
 
