@@ -30,6 +30,7 @@ What is shared, and how exact:
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import json
 import os
@@ -73,8 +74,10 @@ def _meta_key(prefix: str) -> str:
 def _db(url: str) -> Any:
     import redis
 
+    from focuscrawl.frontier.redis_rows import connect
+
     try:
-        db = redis.Redis.from_url(url)
+        db = connect(url)
         db.ping()
     except (redis.RedisError, ValueError) as exc:
         raise FrontierError(f"frontier {url}: {exc}") from None
@@ -98,10 +101,9 @@ def publish_crawl(url: str, prefix: str, run: Mapping[str, Any]) -> None:
     meta = _meta_key(prefix)
     if db.hexists(meta, "run"):
         return  # (a resume: published already, the budget handed out as it was)
-    pipe = db.pipeline(transaction=True)
-    pipe.set(f"{prefix}:{{{prefix}:m}}:budget", int(run["settings"]["crawl"].get("max_pages", 0)))
-    pipe.hset(meta, "run", json.dumps(run, default=str))
-    pipe.execute()
+    # the budget first: a crawl is published (and found by workers) once its run is there
+    db.set(f"{prefix}:{{{prefix}:m}}:budget", int(run["settings"]["crawl"].get("max_pages", 0)))
+    db.hset(meta, "run", json.dumps(run, default=str))
 
 
 def _read_published(url: str, prefix: str) -> dict[str, Any]:
@@ -127,11 +129,15 @@ class Coordination:
     """A worker's part in the shared crawl: its page budget, and whether it goes on
     when it has nothing to do (:class:`~focuscrawl.engine.SharedCrawl`)."""
 
-    def __init__(self, frontier: Any, settings: Settings, *, limited: bool) -> None:
+    def __init__(
+        self, frontier: Any, settings: Settings, *, limited: bool, workers: int = 1
+    ) -> None:
         self.frontier = frontier
         self.limited = limited
-        # a claim keeps the fetcher busy: topped up to its concurrency when half is used
-        self.target = max(1, settings.fetch.concurrency)
+        # a claim keeps the fetcher busy: topped up to its concurrency when half is used,
+        # and no more than a share of the budget (the workers started together all get some)
+        share = settings.crawl.max_pages // (2 * max(1, workers))
+        self.target = max(1, min(settings.fetch.concurrency, share or settings.fetch.concurrency))
         # a partition given back stays free this long: its hosts' last requests are at
         # least the crawl's delay before the next owner's (a robots.txt Crawl-delay above
         # it is learnt again by that owner, with the robots.txt it fetches first)
@@ -197,19 +203,35 @@ class Worker:
             self._leave()
 
     async def _upkeep(self) -> None:
-        """Leases renewed, partitions taken or given back toward an even share; a worker
-        that lost a lease stops at once, uncommitted (see WorkerFrontier)."""
-        from focuscrawl.frontier.redis_worker import LeaseLost
-
+        """Leases renewed on their own clock (a thread of their own: the loop's default
+        pool may be busy with name lookups), partitions taken or given back toward an
+        even share on another; a worker that lost a lease stops at once, uncommitted
+        (see WorkerFrontier)."""
         every = min(_UPKEEP_EVERY, self.frontier.lease_ms / 1000 / 6)
-        while True:
-            await asyncio.sleep(every)
-            try:
-                await asyncio.to_thread(self.frontier.upkeep, delay=self.coordination.handover)
-            except (LeaseLost, FrontierError) as exc:
-                print(f"focuscrawl: {exc}", file=sys.stderr)
-                self.crawler.request_stop(now=True)
-                return
+        renewals = asyncio.create_task(self._every(every, self.frontier.renew))
+        try:
+            await self._every(
+                every, lambda: self.frontier.balance(delay=self.coordination.handover)
+            )
+        finally:
+            renewals.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await renewals
+
+    async def _every(self, seconds: float, work: Callable[[], Any]) -> None:
+        loop = asyncio.get_running_loop()
+        pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="focuscrawl-leases")
+        try:
+            while True:
+                await asyncio.sleep(seconds)
+                try:
+                    await loop.run_in_executor(pool, work)
+                except Exception as exc:  # a lease lost, Redis gone: this worker stops
+                    print(f"focuscrawl: worker {self.name}: {exc}", file=sys.stderr)
+                    self.crawler.request_stop(now=True)
+                    return
+        finally:
+            pool.shutdown(wait=False)
 
     def _leave(self) -> None:
         f = self.frontier
@@ -296,7 +318,9 @@ def open_worker(
         try:
             resume = frontier.get_meta("engine") is not None
             limited = settings.crawl.max_pages > 0
-            coordination = Coordination(frontier, settings, limited=limited)
+            coordination = Coordination(
+                frontier, settings, limited=limited, workers=int(run.get("workers") or 1)
+            )
             frontier.upkeep(delay=coordination.handover)  # its partitions, before anything is taken
             seeds = normalize_seeds(run["seeds"])
             first = bool(frontier._db.setnx(f"{crawl}:{{{crawl}:m}}:seeded", name))

@@ -32,7 +32,14 @@ def _free_port() -> int:
 class RedisServer:
     """``redis-server`` in its own directory; ``url`` is ``redis://127.0.0.1:PORT/0``."""
 
-    def __init__(self, directory: Path, *, appendonly: bool = False, cluster: bool = False) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        appendonly: bool = False,
+        cluster: bool = False,
+        own_slots: bool = True,
+    ) -> None:
         binary = shutil.which("redis-server") or (
             "/usr/bin/redis-server" if Path("/usr/bin/redis-server").exists() else None
         )
@@ -49,11 +56,12 @@ class RedisServer:
             args += ["--appendfsync", "always"]
         if cluster:  # a one-node Redis Cluster holding every slot: scripts are slot-checked
             args += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]
-            args += ["--cluster-port", str(_free_port())]  # (port + 10000 may be > 65535)
+            self.bus_port = _free_port()  # (port + 10000 may be > 65535)
+            args += ["--cluster-port", str(self.bus_port)]
         self._args = args
         self._log = (directory / "redis.log").open("ab")
         self.start()
-        if cluster:
+        if cluster and own_slots:
             self._own_every_slot(time.monotonic() + 10)
 
     def start(self) -> None:
@@ -102,6 +110,44 @@ class RedisServer:
                 self.process.wait()
         if not self._log.closed:
             self._log.close()
+
+
+class RedisCluster3:
+    """A Redis Cluster of three primaries on 127.0.0.1, the slots split in thirds;
+    ``url`` names the first node (a cluster client finds the others)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.nodes: list[RedisServer] = []
+        try:
+            for i in range(3):
+                (directory / f"node{i}").mkdir(parents=True)
+                self.nodes.append(
+                    RedisServer(directory / f"node{i}", cluster=True, own_slots=False)
+                )
+            bounds = [(0, 5460), (5461, 10922), (10923, 16383)]
+            clients = [redis.Redis(port=node.port) for node in self.nodes]
+            for client, (low, high) in zip(clients, bounds, strict=True):
+                client.execute_command("CLUSTER", "ADDSLOTSRANGE", low, high)
+            for client in clients:  # every node told of every other: no wait for gossip
+                for node in self.nodes:
+                    client.execute_command("CLUSTER", "MEET", "127.0.0.1", node.port, node.bus_port)
+            deadline = time.monotonic() + 60
+            while not all(
+                b"cluster_state:ok" in c.execute_command("CLUSTER", "INFO") for c in clients
+            ):
+                if time.monotonic() > deadline:
+                    raise RuntimeError("redis-server: the three-node cluster never became ok")
+                time.sleep(0.05)
+            for client in clients:
+                client.close()
+        except BaseException:
+            self.stop()
+            raise
+        self.url = self.nodes[0].url
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.stop()
 
 
 @pytest.fixture(scope="session", name="redis_server")

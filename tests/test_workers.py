@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 
 from focuscrawl.cli import main as cli_main
 from focuscrawl.commands.why import why
@@ -29,7 +30,7 @@ from focuscrawl.replay.generated import GeneratedWeb
 from focuscrawl.replay.process import ReplayProcess
 from focuscrawl.types import Merge, URLState
 from focuscrawl.workers import prepare_shared, publish_crawl
-from tests.redis_server import RedisServer, redis_server_fixture  # noqa: F401 (the fixture)
+from tests.redis_server import RedisCluster3, RedisServer, redis_server_fixture  # noqa: F401
 
 PAGES, HOSTS, SEED = 4000, 40, 11
 DELAY = 0.2
@@ -267,3 +268,22 @@ def test_opic_cash_is_conserved_across_workers(
     finally:
         store.close()
     assert total == pytest.approx(1.0, abs=1e-9)
+
+
+def test_workers_on_a_three_node_redis_cluster(
+    web: GeneratedWeb, replay: ReplayProcess, tmp_path: Path
+) -> None:
+    """Every script touches one slot (Redis refuses any other on a cluster), and the
+    clients route each to its node: two workers crawl through three primaries."""
+    cluster = RedisCluster3(tmp_path / "cluster")
+    try:
+        out = tmp_path / "shared"
+        args = _crawl_args(web, replay, cluster.url, out)
+        assert cli_main([*args, "--workers", "2", "--max-pages", "300"]) == 0
+        urls = Counter(row["url"] for row in _records(out))
+        assert sum(urls.values()) == 300
+        assert max(urls.values()) == 1
+        # the crawl's keys are spread over the three nodes
+        assert all(redis.Redis(port=node.port).dbsize() > 0 for node in cluster.nodes)
+    finally:
+        cluster.stop()

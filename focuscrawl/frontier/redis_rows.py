@@ -4,13 +4,38 @@ Lua side of the same format)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import redis
+
 from focuscrawl.exceptions import FrontierError
 from focuscrawl.types import QueuedURL
 
-__all__ = ["Row", "checked_url", "float_arg", "partition_host", "queued", "row_of", "text"]
+__all__ = [
+    "Row",
+    "checked_url",
+    "connect",
+    "float_arg",
+    "partition_host",
+    "queued",
+    "row_of",
+    "text",
+]
 
 # state, tier, score, depth, layer, seq, host, first parent ("" = none)
 Row = tuple[int, int, float, int, int, int, str, str]
+
+
+def connect(url: str) -> Any:
+    """A client of the Redis at ``url``: a cluster client if it is a node of a Redis
+    Cluster (keys and scripts routed to their slots' nodes), else a plain one. Scripts
+    are sent with ``execute_command("EVALSHA", ...)``, which both clients' pipelines
+    route by the script's key (a cluster pipeline refuses its ``evalsha`` method)."""
+    client = redis.Redis.from_url(url)
+    if not int(client.info("cluster").get("cluster_enabled", 0)):
+        return client
+    client.close()
+    return redis.RedisCluster.from_url(url)
 
 
 def partition_host(host: str) -> str:

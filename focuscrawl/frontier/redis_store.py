@@ -63,6 +63,7 @@ from focuscrawl.frontier.redis_heads import QueueHeads
 from focuscrawl.frontier.redis_rows import (
     Row,
     checked_url,
+    connect,
     float_arg,
     partition_host,
     queued,
@@ -106,7 +107,7 @@ class RedisFrontier:
         partitions: int = PARTITIONS,
     ) -> None:
         try:
-            self._db = redis.Redis.from_url(url)
+            self._db = connect(url)
             conf = self._db.hgetall(f"{prefix}:{{{prefix}:m}}:conf")
         except (redis.RedisError, ValueError) as exc:
             raise FrontierError(f"frontier {url}: {exc}") from exc
@@ -180,7 +181,7 @@ class RedisFrontier:
         for attempt in (0, 1):
             pipe = self._db.pipeline(transaction=False)
             for p, args in calls:
-                pipe.evalsha(self._sha, 1, self._key(p), *args)
+                pipe.execute_command("EVALSHA", self._sha, 1, self._key(p), *args)
             try:
                 replies = pipe.execute()
                 break

@@ -101,6 +101,7 @@ class WorkerFrontier(RedisFrontier):
         self._lock = threading.RLock()  # the commit thread and the lease upkeep
         self.counters: Counter[str] = Counter()
         self._refreshed = -math.inf
+        self._alive = 1  # workers alive at the last renewal
         self._seen: dict[
             tuple[str, str], float
         ] = {}  # (url, column) -> value read, as changed since
@@ -296,33 +297,51 @@ class WorkerFrontier(RedisFrontier):
         return sorted(range(self.partitions), key=rank)
 
     def upkeep(self, *, delay: float) -> int:
-        """Renew the leases held, say this worker is alive, and take or give back
-        partitions toward an even share. ``delay``: seconds a partition given back
-        stays free (the longest per-host delay). Returns the workers alive."""
-        with self._lock:
-            started = time.monotonic()
-            alive = int(
-                self._db.evalsha(self._meta_sha, 1, self._mkey, "alive", self.worker, self.lease_ms)
+        """:meth:`renew`, then :meth:`balance`; returns the workers alive."""
+        alive = self.renew()
+        self.balance(alive, delay=delay)
+        return alive
+
+    def renew(self) -> int:
+        """Renew the leases held and say this worker is alive (a few milliseconds, never
+        behind a commit or a partition being taken: a worker runs it on its own clock).
+        Returns the workers alive."""
+        started = time.monotonic()
+        alive = int(
+            self._db.evalsha(self._meta_sha, 1, self._mkey, "alive", self.worker, self.lease_ms)
+        )
+        owned = sorted(self.owned)
+        pipe = self._db.pipeline(transaction=False)
+        for p in owned:
+            pipe.execute_command(
+                "EVALSHA", self._lease_sha, 1, self._key(p), "renew", self.worker, self.lease_ms
             )
-            owned = sorted(self.owned)
-            pipe = self._db.pipeline(transaction=False)
-            for p in owned:
-                pipe.evalsha(self._lease_sha, 1, self._key(p), "renew", self.worker, self.lease_ms)
-            lost = [p for p, ok in zip(owned, pipe.execute(), strict=True) if not int(ok)]
-            if lost:  # expired and taken by another worker: this one must stop, uncommitted
-                self._deadline = 0.0
-                raise LeaseLost(f"worker {self.worker}: lost the leases of {len(lost)} partitions")
-            self._deadline = started + self.lease_ms / 1000 * (1 - _MARGIN)
-            peers = alive
+        # (a partition given back meanwhile by balance() is not lost)
+        lost = [
+            p
+            for p, ok in zip(owned, pipe.execute(), strict=True)
+            if not int(ok) and p in self.owned
+        ]
+        if lost:  # expired and taken by another worker: this one must stop, uncommitted
+            self._deadline = 0.0
+            raise LeaseLost(f"worker {self.worker}: lost the leases of {len(lost)} partitions")
+        self._deadline = started + self.lease_ms / 1000 * (1 - _MARGIN)
+        self._alive = alive
+        return alive
+
+    def balance(self, alive: int | None = None, *, delay: float) -> None:
+        """Take or give back partitions toward an even share among the workers alive.
+        ``delay``: seconds a partition given back stays free (the per-host delay)."""
+        with self._lock:
+            peers = self._alive if alive is None else alive
             if time.monotonic() - self._born < self.lease_ms / 1000:
-                peers = max(alive, self._expected)
+                peers = max(peers, self._expected)
             share = math.ceil(self.partitions / max(1, peers))
             if len(self.owned) < share:
                 self._take(share - len(self.owned))
             elif len(self.owned) > share and not self._outbox:
                 idle = [p for p in sorted(self.owned) if not self._in_flight.get(p)]
                 self.free(idle[: len(self.owned) - share], delay=delay)
-            return alive
 
     def _take(self, want: int) -> None:
         """Take up to ``want`` free partitions: a dead owner's batch is delivered first,
@@ -334,7 +353,9 @@ class WorkerFrontier(RedisFrontier):
             chunk = wanted[start : start + 256]
             pipe = self._db.pipeline(transaction=False)
             for p in chunk:
-                pipe.evalsha(self._lease_sha, 1, self._key(p), "take", self.worker, self.lease_ms)
+                pipe.execute_command(
+                    "EVALSHA", self._lease_sha, 1, self._key(p), "take", self.worker, self.lease_ms
+                )
             for p, (ok, last) in zip(chunk, pipe.execute(), strict=True):
                 if not int(ok) or want <= 0:
                     if int(ok):  # taken beyond the want (a pipeline's tail): given back now
@@ -365,7 +386,9 @@ class WorkerFrontier(RedisFrontier):
             return
         pipe = self._db.pipeline(transaction=False)
         for p in parts:
-            pipe.evalsha(self._lease_sha, 1, self._key(p), "free", self.worker, ms)
+            pipe.execute_command(
+                "EVALSHA", self._lease_sha, 1, self._key(p), "free", self.worker, ms
+            )
         pipe.execute()
         for p in parts:
             self.owned.discard(p)
