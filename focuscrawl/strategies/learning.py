@@ -91,10 +91,12 @@ class Example(NamedTuple):
     prior: float
 
 
-class _Found(NamedTuple):
-    columns: np.ndarray
-    prior: float
-    score: float
+# The per-link tables hold plain tuples of arrays, floats and strings, which Python's
+# garbage collector stops tracking (a NamedTuple it tracks for ever: 200,000 of them
+# made every full collection, and so the steps that allocate, slower at scale).
+_Found = tuple[np.ndarray, float, float]  # a queued URL's link: columns, prior, score
+# a fetched page: its link's columns, reward and prior (None: a seed), and its parent
+_Inbound = tuple[np.ndarray | None, float, float, str | None]
 
 
 class OnlineLinkLearner:
@@ -115,7 +117,7 @@ class OnlineLinkLearner:
         # fetched page -> (the columns and prior of its link, its parent), for its
         # ancestors' rewards; a URL -> relevant pages linking to it
         self._found: OrderedDict[str, _Found] = OrderedDict()
-        self._inbound: OrderedDict[str, tuple[Example | None, str | None]] = OrderedDict()
+        self._inbound: OrderedDict[str, _Inbound] = OrderedDict()
         self._inlinks: OrderedDict[str, int] = OrderedDict()
 
     @property
@@ -137,21 +139,21 @@ class OnlineLinkLearner:
         out: list[Example] = []
         found = self._found.pop(url, None)
         if found is not None:
-            own = Example(found.columns, relevance, found.prior)
-            out.append(own)
-            _keep(self._inbound, url, (own, parent))
+            out.append(Example(found[0], relevance, found[1]))
+            _keep(self._inbound, url, (found[0], relevance, found[1], parent))
         elif url not in self._inbound:  # a seed, or found before a resume
-            _keep(self._inbound, url, (None, parent))
+            _keep(self._inbound, url, (None, 0.0, 0.0, parent))
         if relevance >= self.p.relevant:
             ancestor, hop = parent, 1
             while ancestor is not None and hop <= self.p.hops:
                 known = self._inbound.get(ancestor)
                 if known is None:
                     break
-                link, reward = known[0], self.p.gamma**hop * relevance
-                if link is not None and (self.p.hop_reward == "all" or reward > link.reward):
-                    out.append(Example(link.columns, reward, link.prior))
-                ancestor, hop = known[1], hop + 1
+                columns, own_reward, prior, up = known
+                reward = self.p.gamma**hop * relevance
+                if columns is not None and (self.p.hop_reward == "all" or reward > own_reward):
+                    out.append(Example(columns, reward, prior))
+                ancestor, hop = up, hop + 1
         return out
 
     def observe(
@@ -178,8 +180,8 @@ class OnlineLinkLearner:
             if link.url in self._inbound:
                 continue  # fetched already
             known = self._found.get(link.url)
-            if known is None or score >= known.score:
-                _keep(self._found, link.url, _Found(columns, prior, score))
+            if known is None or score >= known[2]:
+                _keep(self._found, link.url, (columns, prior, score))
         return tokens, scores
 
     def scores(self, rows: Sequence[np.ndarray], priors: Sequence[float]) -> list[float]:
@@ -223,7 +225,7 @@ class OnlineLinkLearner:
             if view.state(url) == URLState.QUEUED:
                 urls.append(url)
         found = [self._found[u] for u in urls]
-        scores = self.scores([f.columns for f in found], [f.prior for f in found])
+        scores = self.scores([f[0] for f in found], [f[1] for f in found])
         version = self.model.version
         return [
             ScoreUpdate(
