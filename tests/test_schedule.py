@@ -107,6 +107,42 @@ def test_best_n_lists_do_not_wait_for_their_stragglers(
     assert len(urls) == len(set(urls))
 
 
+@pytest.fixture(scope="module")
+def slow_replay(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ReplayProcess]:
+    """WebKB, where three of the four home pages send their bodies 10 bytes a minute."""
+    log = tmp_path_factory.mktemp("slow") / "requests.tsv"
+    faults = [
+        arg
+        for host in ("www.cs.cornell.edu", "www.cs.utexas.edu", "www.cs.washington.edu")
+        for arg in ("--fault", f"{host}/$=slow:chunk=10:pause=60")
+    ]
+    with ReplayProcess([shared_file("webkb.warc.gz")], log_path=log, faults_args=faults) as replay:
+        yield replay
+
+
+def test_the_end_game_does_not_wait_for_slow_bodies(
+    slow_replay: ReplayProcess, tmp_path: Path
+) -> None:
+    """A budget of 3 from four seeds: the first three taken, then one more (the end game),
+    and at least two of the four are slow bodies. The crawl ends with three fast results;
+    the slow ones, under way past the fetcher's straggler time (1 s) but young for the
+    scheduler's own (120 s here), are cancelled and put back, never waited for."""
+    run = tmp_path / "run"
+    stats = crawl(
+        WEBKB_SEEDS, run, strategy="bfs", max_pages=3, delay=0.0, proxy=slow_replay.proxy_url,
+        straggler_seconds=120.0,
+        fetch={"read_timeout": 120.0, "fetch_timeout": 120.0, "retries": 0},
+    )  # fmt: skip
+    pages = _pages(run)
+    assert len(pages) == 3 == stats.fetched
+    slow = set(WEBKB_SEEDS) - {"http://www.cs.wisc.edu/"}
+    assert not slow & {p["url"] for p in pages}
+    assert all(p["error"] is None or p["error"] == "proxy" for p in pages), pages
+    assert stats.counters["cancelled_in_flight"] >= 2
+    window = json.loads((run / "run.json").read_text())
+    assert window["finished"]
+
+
 def test_politeness_holds_as_completed(hung_replay: ReplayProcess, tmp_path: Path) -> None:
     """No two requests to one host closer than the delay, in the server's own log."""
     since = time.time()
