@@ -85,6 +85,10 @@ class SharedCrawl(Protocol):
         crawl may go on here (more came, or budget), False when it is over for this process."""
         ...
 
+    def make_scheduler(self, settings: Settings, strategy: Strategy, **kwargs: Any) -> Scheduler:
+        """The scheduler of this process's part of the crawl (``make_scheduler``'s arguments)."""
+        ...
+
 
 def _sync_all(outputs: Sequence[WarcOutput | JsonlOutput]) -> list[int]:
     return [output.sync() for output in outputs]
@@ -308,7 +312,8 @@ class Crawler:
         elif self._add_seeds:
             self.recorder.add_seeds(self.seeds)
         self._control = ControlChannel(self.out_dir, start.control_id)
-        self._scheduler = make_scheduler(
+        make = make_scheduler if self.shared is None else self.shared.make_scheduler
+        self._scheduler = make(
             self.settings, self.strategy, layer_listed=start.layer_listed,
             frontier=self.frontier, fetcher=self.fetcher, recorder=self.recorder,
             stats=self.stats, stop=self._stop, ordered=self.ordered,
@@ -328,6 +333,10 @@ class Crawler:
     def _outputs(self) -> list[WarcOutput | JsonlOutput]:
         rec = self.recorder
         return [rec.warc, rec.pages, *([] if rec.decisions is None else [rec.decisions])]
+
+    def commit(self) -> None:
+        """Make everything recorded so far durable now (a shared crawl's layer end)."""
+        self._commit()
 
     def _commit(self) -> None:
         """Make everything since the last commit durable, outputs first."""

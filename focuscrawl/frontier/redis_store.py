@@ -208,6 +208,11 @@ class RedisFrontier:
         self._seq_next += k
         return base
 
+    def _discovery(self, number: int, url: str) -> int:
+        """The discovery number a new ``url`` gets (ties in the pop order go to the lower):
+        ``number``, its place in this client's order (see the module)."""
+        return number
+
     def _column(self, name: str) -> str:
         if name != SCORE and name not in self._columns:
             self._columns = {text(c) for c in self._db.smembers(self._cols_key)}
@@ -288,7 +293,18 @@ class RedisFrontier:
             if parent is not None and (edges or parent not in touched):
                 touched.add(parent)  # the referrer first: it is known before its link
                 groups.setdefault(self._part(parent), []).extend(
-                    ("t", parent, 0, 0, depth, layer, base + 2 * i + 1, host_of(parent), url, count)
+                    (
+                        "t",
+                        parent,
+                        0,
+                        0,
+                        depth,
+                        layer,
+                        self._discovery(base + 2 * i + 1, parent),
+                        host_of(parent),
+                        url,
+                        count,
+                    )
                 )
             groups.setdefault(self._part(url), []).extend(
                 (
@@ -298,7 +314,7 @@ class RedisFrontier:
                     tier,
                     depth,
                     layer,
-                    base + 2 * i + 2,
+                    self._discovery(base + 2 * i + 2, url),
                     host,
                     parent or "",
                     0,

@@ -49,7 +49,7 @@ from typing import Any
 
 from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.redis_heads import QueueHeads
-from focuscrawl.frontier.redis_rows import float_arg, text
+from focuscrawl.frontier.redis_rows import float_arg, queued, text
 from focuscrawl.frontier.redis_scripts import LEASE_LUA, META_LUA
 from focuscrawl.frontier.redis_store import RedisFrontier
 from focuscrawl.frontier.rules import SCORE
@@ -82,6 +82,7 @@ class WorkerFrontier(RedisFrontier):
         parents: bool = True,
         lease_seconds: float = 30.0,
         expected: int = 1,
+        layered: bool = False,
     ) -> None:
         super().__init__(url, prefix=prefix, parents=parents)
         self.worker = worker
@@ -102,6 +103,10 @@ class WorkerFrontier(RedisFrontier):
         self.counters: Counter[str] = Counter()
         self._refreshed = -math.inf
         self._alive = 1  # workers alive at the last renewal
+        # a layered crawl: the layer's URLs are picked by one worker across every partition
+        # (in "pk" sets, fetched by each partition's owner), ties broken by a hash of the
+        # URL, so that whatever the number of workers a layer holds the same URLs
+        self.layered = layered
         self._seen: dict[
             tuple[str, str], float
         ] = {}  # (url, column) -> value read, as changed since
@@ -373,8 +378,15 @@ class WorkerFrontier(RedisFrontier):
             self.counters["partitions_taken_over"] += 1
         self.owned.add(p)
         self.counters["partitions_taken"] += 1
-        requeued = super()._calls([(p, ("requeue",))])[0]
-        self.counters["requeued_on_take"] += int(requeued)
+        if self.layered:  # URLs in flight are this layer's: fetched by the new owner
+            key = self._key(p)
+            stranded = self._db.smembers(key + "if")
+            if stranded:
+                self._db.sadd(key + "pk", *stranded)
+            self.counters["picked_again_on_take"] += len(stranded)
+        else:
+            requeued = super()._calls([(p, ("requeue",))])[0]
+            self.counters["requeued_on_take"] += int(requeued)
         self._refresh([p])
 
     def free(self, partitions: Iterable[int], *, delay: float) -> None:
@@ -461,6 +473,97 @@ class WorkerFrontier(RedisFrontier):
             if best is None or value > best[0] or (value == best[0] and seq < best[1]):
                 best = (value, seq, url)
         return None if best is None else (best[2], best[0])
+
+    # ------------------------------------------------------------ layers (shared)
+    def _discovery(self, number: int, url: str) -> int:
+        if not self.layered:
+            return number
+        return 1 + int.from_bytes(
+            hashlib.blake2b(url.encode("utf-8"), digest_size=6).digest(), "big"
+        )
+
+    def pick(self, n: int) -> int:
+        """The best ``n`` queued URLs across every partition (tier by tier, as a single
+        process's layer is generated), taken into flight and left in their partitions'
+        picked sets for their owners; returns how many. Run by one worker at a time."""
+        heads = QueueHeads({})
+        layers = sorted(int(x) for x in self._db.smembers(self._layers_key))
+        keys = [(p, layer) for layer in layers for p in range(self.partitions)]
+        pipe = self._db.pipeline(transaction=False)
+        for p, layer in keys:
+            pipe.zrange(f"{self._key(p)}r:{layer}", 0, 0)
+        for (p, layer), best in zip(keys, pipe.execute(), strict=True):
+            if best:
+                heads.update(p, layer, bytes(best[0]))
+        taken: list[QueuedURL] = []
+        while len(taken) < n:  # one pop serves one tier
+            got = heads.pop(n - len(taken), {}, 0, None, super()._calls)
+            if not got:
+                break
+            taken += got
+        pipe = self._db.pipeline(transaction=False)
+        for q in taken:
+            pipe.sadd(self._key(self._part(q.url)) + "pk", q.url)
+        pipe.execute()
+        return len(taken)
+
+    def picked(self) -> list[QueuedURL]:
+        """The picked URLs of the partitions this worker holds, taken from their sets
+        (they are in flight since they were picked)."""
+        with self._lock:
+            parts = sorted(self.owned)
+            pipe = self._db.pipeline(transaction=False)
+            for p in parts:
+                pipe.spop(self._key(p) + "pk", 1 << 20)
+            urls = [text(u) for found in pipe.execute() for u in (found or ())]
+            rows = self._rows(urls)
+            out = [queued(url, rows[url]) for url in sorted(rows, key=lambda u: rows[u][5])]
+            for q in out:
+                self._in_flight[self._part(q.url)] += 1
+            return out
+
+    def picked_here(self) -> bool:
+        """Whether a partition this worker holds has picked URLs waiting."""
+        with self._lock:
+            pipe = self._db.pipeline(transaction=False)
+            for p in sorted(self.owned):
+                pipe.scard(self._key(p) + "pk")
+            return any(int(x) for x in pipe.execute())
+
+    def layer_open(self) -> bool:
+        """Whether URLs of the current layer are still picked or in flight anywhere, or a
+        worker's batch undelivered."""
+        pipe = self._db.pipeline(transaction=False)
+        for p in range(self.partitions):
+            pipe.scard(self._key(p) + "pk")
+            pipe.hget(self._key(p) + "n", str(int(URLState.IN_FLIGHT)))
+        pipe.scard(self._mkey + "pending")
+        return any(int(x or 0) for x in pipe.execute())
+
+    def round(self) -> dict[str, int]:
+        """The shared crawl's layer: ``layer`` (the current one), ``picked`` (0: not
+        generated yet), ``over`` (1: no more layers) and ``selected`` (URLs in all)."""
+        raw = self._db.hgetall(self._mkey + "round")
+        return {text(k): int(v) for k, v in raw.items()}
+
+    def set_round(self, **values: int) -> None:
+        self._db.hset(self._mkey + "round", mapping=values)
+
+    def lead(self, what: str) -> bool:
+        """Whether this worker is the one that does ``what`` (a layer's end, its pick)."""
+        return bool(self._db.set(self._mkey + "lead:" + what, self.worker, nx=True))
+
+    def workers_states(self, layer: int) -> list[dict[str, Any]]:
+        """The strategy states of the workers, as of their last commits, that were in
+        ``layer`` then (a worker that left or died earlier was counted in its own)."""
+        states = []
+        for key in self._db.scan_iter(match=f"{self.prefix}:{{{self.prefix}:w:*}}:j", count=1000):
+            engine = self._db.hget(key, "engine")
+            if engine:
+                state = json.loads(engine)
+                if int((state.get("stats") or {}).get("layer", 0)) == layer:
+                    states.append(dict(state.get("strategy") or {}))
+        return states
 
     # ------------------------------------------------------------ the crawl's state
     def claim(self, pages: int) -> int:

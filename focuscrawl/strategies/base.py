@@ -150,6 +150,14 @@ class Strategy(ABC):
     def load_state(self, state: Mapping[str, Any]) -> None:  # noqa: B027 - optional hook
         """Restore what ``state_dict`` returned (default: nothing to restore)."""
 
+    @classmethod
+    def merge_states(cls, states: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """Layered mode in a crawl shared by workers: the states of the workers at the
+        end of a layer (``state_dict`` of each; the one that ends the layer first) as
+        the one state ``on_layer_end`` is called in. Default: the first one (a state
+        that is the same in every worker, or none)."""
+        return dict(states[0]) if states else {}
+
 
 STRATEGIES: Registry[type[Strategy]] = Registry(
     "strategy",

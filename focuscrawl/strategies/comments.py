@@ -125,6 +125,14 @@ class OpicCommdStrategy(Strategy):
     def state_dict(self) -> dict[str, Any]:
         return {"undistributed": self.undistributed, "relevant": self.relevant}
 
+    @classmethod
+    def merge_states(cls, states: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """Workers' layers as one: R_k and the relevant pages are sums over all pages (eq. 4)."""
+        return {
+            "undistributed": sum(float(s.get("undistributed", 0.0)) for s in states),
+            "relevant": sum(int(s.get("relevant", 0)) for s in states),
+        }
+
     def load_state(self, state: Mapping[str, Any]) -> None:
         self.undistributed = float(state.get("undistributed", 0.0))
         self.relevant = int(state.get("relevant", 0))
