@@ -330,3 +330,45 @@ def test_a_layer_holds_the_same_pages_for_any_number_of_workers(
     if strategy == "commd":
         assert cli_main([*base, "--out", str(tmp_path / "one")]) == 0
         assert _layers(tmp_path / "one") == runs[1]
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_layer_leaves_the_layers_as_they_were(
+    web: GeneratedWeb, replay: ReplayProcess, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """COMMD in layers: worker A is killed (SIGKILL) in the middle of a layer; B takes
+    A's partitions when their leases expire (A's journaled batch delivered, its URLs in
+    flight picked again for B), the layers go on; A restarted follows to the end. Every
+    layer holds the pages of an uninterrupted crawl, each URL recorded once."""
+    overrides = {
+        "crawl": {"strategy": "commd", "max_pages": 400, "top_n": 60, "depth": 4,
+                  "frontier": "redis", "frontier_url": redis_server.url},
+        "fetch": {"proxy": replay.proxy_url, "delay": 0.05, "concurrency": 8},
+    }  # fmt: skip
+    model = {"name": "keyword", "keywords": ["market", "river"]}
+    layers = {}
+    for name in ("whole", "killed"):
+        out = tmp_path / name
+        shared = prepare_shared(out, web.home_urls(2), workers=1, overrides=overrides, model=model)
+        shared.lock.release()
+        publish_crawl(shared.frontier_url, shared.prefix, shared.run)
+        a_dir = out / "workers" / "a"
+        a = _start_worker(redis_server.url, shared.prefix, a_dir, "--lease-seconds", "3")
+        if name == "whole":
+            assert a.wait(timeout=120) == 0
+        else:
+            deadline = time.monotonic() + 60
+            while _lines(a_dir / "pages.jsonl") < 90 and time.monotonic() < deadline:
+                time.sleep(0.02)
+            a.send_signal(signal.SIGKILL)
+            a.wait()
+            b = _start_worker(
+                redis_server.url, shared.prefix, out / "workers" / "b", "--lease-seconds", "3"
+            )
+            assert b.wait(timeout=120) == 0, b.stderr.read().decode() if b.stderr else ""
+            again = _start_worker(redis_server.url, shared.prefix, a_dir, "--lease-seconds", "3")
+            assert again.wait(timeout=60) == 0, again.stderr.read().decode() if again.stderr else ""
+        urls = Counter(row["url"] for row in _records(out))
+        assert max(urls.values()) == 1
+        layers[name] = _layers(out)
+    assert layers["killed"] == layers["whole"]
