@@ -1,4 +1,7 @@
-"""The FrontierStore protocol: the crawl DB every strategy's scores go into."""
+"""The FrontierStore protocol: the crawl DB every strategy's scores go into, by role
+(as frontera's backend splits it): :class:`UrlQueue` (the URLs and their queue),
+:class:`UrlColumns` (per-URL strategy values), :class:`LinkGraph` (parent edges) and
+:class:`RunJournal` (run state and the commit); a store is all four."""
 
 from __future__ import annotations
 
@@ -17,16 +20,11 @@ def no_edges_error(store: str) -> FrontierError:
     )
 
 
-class FrontierStore(Protocol):
-    """Every known URL with its state, score, tier, host, depth, parents (with link
-    counts), order, layer and extra per-URL float columns.
+class UrlQueue(Protocol):
+    """The URLs and their queue: add and merge, pop in priority order, states, counts.
 
     Scores and tiers are mutable in place; a higher tier is always sooner, and
-    within a tier a higher score. Extra columns (:meth:`ensure_columns`) are kept
-    and journaled like the score. All writes are durable after :meth:`commit` (the
-    engine commits after each batch of results together with the output files,
-    which is what makes resume exact). Semantics: :mod:`focuscrawl.frontier.memory`.
-    """
+    within a tier a higher score (see :class:`FrontierStore`)."""
 
     def add(
         self,
@@ -78,36 +76,6 @@ class FrontierStore(Protocol):
         """Raise every queued child of ``parent`` to at least ``score`` (sibling update)."""
         ...
 
-    def update_values(self, column: str, updates: Iterable[tuple[str, float]], merge: Merge) -> int:
-        """:meth:`update_scores` for an extra column (``"score"``: the score itself).
-
-        Unknown URLs are ignored; a known URL's value defaults to 0.0.
-        """
-        ...
-
-    def ensure_columns(self, names: Iterable[str]) -> None:
-        """Create the extra per-URL float columns ``names`` (idempotent, durable)."""
-        ...
-
-    def value(self, url: str, column: str) -> float | None:
-        """The value of ``column`` for ``url`` (None: URL unknown; 0.0 if never set)."""
-        ...
-
-    def column_names(self) -> list[str]:
-        """The extra columns created so far, sorted."""
-        ...
-
-    def combine_columns(
-        self, dst: str, terms: Iterable[tuple[str, float]] = (), *, add: bool = True
-    ) -> None:
-        """For every known URL, any state: ``dst = (dst if add else 0) + Σ factor · src``
-        over ``terms`` (``"score"`` may be ``dst`` or a source). Durable at the next commit."""
-        ...
-
-    def top(self, column: str, state: URLState = URLState.FETCHED) -> tuple[str, float] | None:
-        """The URL in ``state`` with the highest ``column`` (ties: discovery order)."""
-        ...
-
     def update_host(
         self,
         host: str,
@@ -155,12 +123,9 @@ class FrontierStore(Protocol):
 
     def state(self, url: str) -> URLState | None: ...
 
-    def parents(self, url: str) -> list[str]: ...
-
-    def children(self, parent: str) -> list[str]: ...
-
-    def children_counts(self, parent: str) -> list[tuple[str, int]]:
-        """Children of ``parent`` with t(parent, child), in discovery order."""
+    def known(self, urls: Sequence[str]) -> dict[str, URLState]:
+        """The state of each URL of ``urls`` the store knows (unknown ones left out):
+        a page's links looked up at once (one round trip for a shared store)."""
         ...
 
     def count(self, state: URLState | None = None) -> int: ...
@@ -169,16 +134,62 @@ class FrontierStore(Protocol):
         """URLs of a host (in the given states, or all)."""
         ...
 
-    def known(self, urls: Sequence[str]) -> dict[str, URLState]:
-        """The state of each URL of ``urls`` the store knows (unknown ones left out):
-        a page's links looked up at once (one round trip for a shared store)."""
-        ...
-
     def host_counts(self, hosts: Sequence[str]) -> dict[str, int]:
         """:meth:`host_count` of each host (all states), at once."""
         ...
 
     def iter_urls(self, state: URLState | None = None) -> Iterator[QueuedURL]: ...
+
+
+class UrlColumns(Protocol):
+    """Extra per-URL float columns a strategy keeps (P0's cash, P2's parent perplexity),
+    journaled like the score."""
+
+    def update_values(self, column: str, updates: Iterable[tuple[str, float]], merge: Merge) -> int:
+        """:meth:`update_scores` for an extra column (``"score"``: the score itself).
+
+        Unknown URLs are ignored; a known URL's value defaults to 0.0.
+        """
+        ...
+
+    def ensure_columns(self, names: Iterable[str]) -> None:
+        """Create the extra per-URL float columns ``names`` (idempotent, durable)."""
+        ...
+
+    def value(self, url: str, column: str) -> float | None:
+        """The value of ``column`` for ``url`` (None: URL unknown; 0.0 if never set)."""
+        ...
+
+    def column_names(self) -> list[str]:
+        """The extra columns created so far, sorted."""
+        ...
+
+    def combine_columns(
+        self, dst: str, terms: Iterable[tuple[str, float]] = (), *, add: bool = True
+    ) -> None:
+        """For every known URL, any state: ``dst = (dst if add else 0) + Σ factor · src``
+        over ``terms`` (``"score"`` may be ``dst`` or a source). Durable at the next commit."""
+        ...
+
+    def top(self, column: str, state: URLState = URLState.FETCHED) -> tuple[str, float] | None:
+        """The URL in ``state`` with the highest ``column`` (ties: discovery order)."""
+        ...
+
+
+class LinkGraph(Protocol):
+    """The parent edges with their link counts t(i, j) (kept when a strategy reads them)."""
+
+    def parents(self, url: str) -> list[str]: ...
+
+    def children(self, parent: str) -> list[str]: ...
+
+    def children_counts(self, parent: str) -> list[tuple[str, int]]:
+        """Children of ``parent`` with t(parent, child), in discovery order."""
+        ...
+
+
+class RunJournal(Protocol):
+    """What makes a store durable with the outputs: small run state and the commit."""
 
     def get_meta(self, key: str) -> str | None:
         """Small key/value store for run state (layer number, strategy state...)."""
@@ -189,3 +200,15 @@ class FrontierStore(Protocol):
     def commit(self) -> None: ...
 
     def close(self) -> None: ...
+
+
+class FrontierStore(UrlQueue, UrlColumns, LinkGraph, RunJournal, Protocol):
+    """Every known URL with its state, score, tier, host, depth, parents (with link
+    counts), order, layer and extra per-URL float columns.
+
+    Scores and tiers are mutable in place; a higher tier is always sooner, and
+    within a tier a higher score. Extra columns (:meth:`ensure_columns`) are kept
+    and journaled like the score. All writes are durable after :meth:`commit` (the
+    engine commits after each batch of results together with the output files,
+    which is what makes resume exact). Semantics: :mod:`focuscrawl.frontier.memory`.
+    """
