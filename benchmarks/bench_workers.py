@@ -71,11 +71,13 @@ def start_redis(directory: Path) -> tuple[subprocess.Popen[bytes], str]:
     raise RuntimeError("redis-server did not start")
 
 
-def run_tool(tool: str, proxy: str, out: Path, pages: int, seeds: list[str]) -> dict[str, Any]:
+def run_tool(
+    tool: str, proxy: str, out: Path, pages: int, seeds: list[str], delay: float = DELAY
+) -> dict[str, Any]:
     command = [
         sys.executable, "-m", "focuscrawl", "crawl", "--seeds", *seeds, "--out", str(out),
         "--strategy", "bfs", "--max-pages", str(pages), "--proxy", proxy, "--quiet",
-        "--delay", str(DELAY), "--per-host", "1",
+        "--delay", str(delay), "--per-host", "1",
     ]  # fmt: skip
     redis_proc = None
     if tool != "one":
@@ -117,6 +119,9 @@ def main() -> None:
     ap.add_argument("--pages", type=int, default=3000)
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--tools", default="one,redis,workers-1,workers-2,workers-4")
+    ap.add_argument("--cpu-bound", action="store_true",
+                    help="no latency and no per-host delay: what the processes' CPU allows "
+                         "(the real-Web workload is bound by politeness: hosts x 1/1.25 s)")  # fmt: skip
     args = ap.parse_args()
     tools = args.tools.split(",")
     seeds = first_hosts()
@@ -127,8 +132,12 @@ def main() -> None:
                 base = Path(tmp) / f"{tool}-{rnd}"
                 base.mkdir()
                 log = base / "requests.tsv"
-                with ReplayProcess([], log_path=log, faults_args=WEB) as replay:
-                    r = run_tool(tool, replay.proxy_url, base / "run", args.pages, seeds)
+                web = (
+                    [a for a in WEB if a not in ("--latency", "*=0.25")] if args.cpu_bound else WEB
+                )
+                delay = 0.0 if args.cpu_bound else DELAY
+                with ReplayProcess([], log_path=log, faults_args=web) as replay:
+                    r = run_tool(tool, replay.proxy_url, base / "run", args.pages, seeds, delay)
                 by_host: dict[str, list[float]] = {}
                 for entry in read_log(log):
                     by_host.setdefault(entry.host, []).append(entry.time)
