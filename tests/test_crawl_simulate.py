@@ -226,7 +226,11 @@ def test_simulate_webkb_fetches_what_live_fetches(
 
 
 @pytest.mark.parametrize(
-    ("strategy", "model"), [("bfs", None), ("best-first", KEYWORDS)], ids=["bfs", "best-first"]
+    ("strategy", "model"),
+    [  # best-first in the full run only: a live crawl of WebKB and its simulation
+        pytest.param("bfs", None, id="bfs"),
+        pytest.param("best-first", KEYWORDS, id="best-first", marks=pytest.mark.slow),
+    ],
 )
 def test_simulate_webkb_same_order_as_live(
     webkb_replay: ReplayProcess, tmp_path: Path, strategy: str, model: dict[str, Any] | None

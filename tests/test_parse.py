@@ -129,7 +129,10 @@ def test_links_only_of_the_handmade_page() -> None:
     assert [link.url for link in two.links] == ["http://base.example/dir/one.html", "http://base.example/two.html"]
 
 
-@pytest.mark.parametrize("archive", ["wikispeedia.warc.gz", "webkb.warc.gz", "multilingual-dev.warc.gz"])
+@pytest.mark.parametrize("archive", [  # webkb in the quick run; 400 pages of each in the full one
+    pytest.param("wikispeedia.warc.gz", marks=pytest.mark.slow), "webkb.warc.gz",
+    pytest.param("multilingual-dev.warc.gz", marks=pytest.mark.slow),
+])  # fmt: skip
 def test_links_only_finds_what_the_full_parse_finds_on_real_pages(archive: str) -> None:
     pages = 0
     for rec in iter_responses(shared_file(archive)):
@@ -160,7 +163,10 @@ def _link_fields(page: Page) -> tuple[object, ...]:
     return page.title, page.lang, [(k.url, k.count, k.nofollow) for k in page.links]
 
 
-@pytest.mark.parametrize("archive", ["wikispeedia.warc.gz", "webkb.warc.gz", "multilingual-dev.warc.gz"])
+@pytest.mark.parametrize("archive", [  # webkb in the quick run; 400 pages of each in the full one
+    pytest.param("wikispeedia.warc.gz", marks=pytest.mark.slow), "webkb.warc.gz",
+    pytest.param("multilingual-dev.warc.gz", marks=pytest.mark.slow),
+])  # fmt: skip
 def test_links_of_the_undecoded_bytes_are_those_of_the_decoded_text(archive: str) -> None:
     """A links-only parse of a fetched UTF-8 page reads its bytes as they are where that
     gives the decoded text's tree: the same title, language and links on real pages."""
