@@ -277,9 +277,10 @@ def predicted_scores(
     page), corrected by the online link model when there is one (``link_model =
     "online"``, once it has learnt), with a reason for each. The learner sees the page
     either way (and learns at its update points)."""
-    priors = [eq9(relevance, c, beta) for c in context_scores(model, page.links)]
-    if learner is None:
-        return priors, [f"eq9 page {relevance:.4g}" for _ in priors]
+    contexts = context_scores(model, page.links)
+    priors = [eq9(relevance, c, beta) for c in contexts]
+    if learner is None:  # (eq. 9's two terms in the reason: `focuscrawl why` shows them)
+        return priors, [f"eq9 page {relevance:.4g} context {c:.4g}" for c in contexts]
     tokens, scores = learner.observe(page, relevance, queued, priors)
     if learner.active:
         reasons = [learner.reason(t, p, s) for t, p, s in zip(tokens, priors, scores, strict=True)]
