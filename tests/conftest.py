@@ -6,8 +6,8 @@ Tests that need ``../shared/testweb`` skip where it is absent, except in CI
 
 Tests marked ``slow`` (SIGKILL loops, whole crawls of a test web, properties over
 thousands of examples, pytest run inside pytest) are left out of a plain ``pytest``,
-the run a developer makes while working; ``pytest --full`` runs them too, and so
-does any run with ``CI=true``: CI runs everything.
+the run a developer makes while working, unless named (``file.py::test``);
+``pytest --full`` runs them too, and so does any run with ``CI=true``: CI runs everything.
 """
 
 from __future__ import annotations
@@ -42,15 +42,28 @@ def full_run(config: pytest.Config) -> bool:
     return bool(config.getoption("--full")) or in_ci()
 
 
+def _named(item: pytest.Item, config: pytest.Config) -> bool:
+    """Whether the command line names this test (``file.py::test``, with or without its
+    parameters): a slow test asked for by name runs."""
+    test = item.nodeid.split("::", 1)[-1]
+    named = (arg.partition("::") for arg in config.args)
+    return any(
+        sep and (test == name or test.startswith((name + "[", name + "::")))
+        and (config.invocation_params.dir / path).resolve() == item.path.resolve()
+        for path, sep, name in named
+    )
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Without --full (and outside CI) the slow tests are deselected: not run, and not
-    counted as skipped."""
+    """Without --full (and outside CI) the slow tests are deselected, unless named on the
+    command line: not run, and not counted as skipped."""
     if full_run(config):
         return
-    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    slow = [item for item in items if item.get_closest_marker("slow") is not None and not _named(item, config)]
     if slow:
         config.hook.pytest_deselected(items=slow)
-        items[:] = [item for item in items if item.get_closest_marker("slow") is None]
+        left_out = {id(item) for item in slow}
+        items[:] = [item for item in items if id(item) not in left_out]
 
 
 def shared_file(name: str) -> Path:

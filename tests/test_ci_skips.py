@@ -50,15 +50,16 @@ def test_missing_testweb_skips_elsewhere(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("option", "ci", "summary"),
+    ("option", "ci", "named", "summary"),
     [
-        pytest.param(None, None, "1 passed, 1 deselected", id="plain"),
-        pytest.param("--full", None, "2 passed", id="full"),
-        pytest.param(None, "true", "2 passed", id="ci"),
+        pytest.param(None, None, "", "1 passed, 1 deselected", id="plain"),
+        pytest.param("--full", None, "", "2 passed", id="full"),
+        pytest.param(None, "true", "", "2 passed", id="ci"),
+        pytest.param(None, None, "::test_long", "1 passed", id="named"),
     ],
 )
 def test_slow_tests_are_left_out_of_a_plain_run_only(
-    tmp_path: Path, option: str | None, ci: str | None, summary: str
+    tmp_path: Path, option: str | None, ci: str | None, named: str, summary: str
 ) -> None:
     (tmp_path / "test_two.py").write_text(
         "import pytest\n\n"
@@ -72,7 +73,7 @@ def test_slow_tests_are_left_out_of_a_plain_run_only(
         env["CI"] = ci
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c", str(ROOT / "pyproject.toml"),
            "-o", "addopts=--strict-markers", "-p", "tests.conftest", *filter(None, [option]),
-           str(tmp_path / "test_two.py")]  # fmt: skip
+           str(tmp_path / "test_two.py") + named]  # fmt: skip
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.rstrip().splitlines()[-1].startswith(summary), done.stdout
