@@ -336,3 +336,19 @@ def test_cli_frontier_option_and_resume(
     assert code == 1  # one line, and the failed start taken back (its marker too)
     assert capsys.readouterr().err.startswith("focuscrawl: frontier redis://127.0.0.1:1/0: ")
     assert not (tmp_path / "x" / "crawl.db").exists()
+
+
+def test_the_partition_count_is_an_option_of_the_url(redis_server: RedisServer) -> None:
+    """``?partitions=N`` makes a new namespace with N partitions; an existing one keeps its own."""
+    prefix = f"t{uuid.uuid4().hex[:12]}"
+    db = RedisFrontier(f"{redis_server.url}?partitions=64", prefix=prefix)
+    assert db.partitions == 64
+    _add(db, "http://a.example/", 1.0)
+    again = RedisFrontier(f"{redis_server.url}?partitions=8", prefix=prefix)
+    assert again.partitions == 64
+    assert [q.url for q in again.pop(5)] == ["http://a.example/"]
+    with pytest.raises(FrontierError, match="partitions='x'"):
+        RedisFrontier(f"{redis_server.url}?partitions=x", prefix=f"t{uuid.uuid4().hex[:12]}")
+    again.close()
+    db.drop()
+    db.close()

@@ -5,6 +5,7 @@ Lua side of the same format)."""
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import redis
 
@@ -26,16 +27,38 @@ __all__ = [
 Row = tuple[int, int, float, int, int, int, str, str]
 
 
+def server_url(url: str) -> tuple[str, int | None]:
+    """``url`` without the store's own option, and that option: ``?partitions=N``, the
+    partitions of a crawl's namespace when it is made (an existing one keeps its own).
+
+    >>> server_url("redis://127.0.0.1:6390/0?partitions=4096")
+    ('redis://127.0.0.1:6390/0', 4096)
+    >>> server_url("redis://h:1/0?socket_timeout=5")
+    ('redis://h:1/0?socket_timeout=5', None)
+    """
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    found = [v for k, v in query if k == "partitions"]
+    if not found:
+        return url, None
+    try:
+        partitions = int(found[-1])
+    except ValueError:
+        raise FrontierError(f"frontier {url}: partitions={found[-1]!r} is not a number") from None
+    rest = urlencode([(k, v) for k, v in query if k != "partitions"])
+    return urlunsplit(parts._replace(query=rest)), partitions
+
+
 def connect(url: str) -> Any:
     """A client of the Redis at ``url``: a cluster client if it is a node of a Redis
     Cluster (keys and scripts routed to their slots' nodes), else a plain one. Scripts
     are sent with ``execute_command("EVALSHA", ...)``, which both clients' pipelines
     route by the script's key (a cluster pipeline refuses its ``evalsha`` method)."""
-    client = redis.Redis.from_url(url)
+    client = redis.Redis.from_url(server_url(url)[0])
     if not int(client.info("cluster").get("cluster_enabled", 0)):
         return client
     client.close()
-    return redis.RedisCluster.from_url(url)
+    return redis.RedisCluster.from_url(server_url(url)[0])
 
 
 def partition_host(host: str) -> str:

@@ -68,6 +68,7 @@ from focuscrawl.frontier.redis_rows import (
     partition_host,
     queued,
     row_of,
+    server_url,
     text,
 )
 from focuscrawl.frontier.redis_scripts import FRONTIER_LUA
@@ -128,6 +129,7 @@ class RedisFrontier:
                 )
             self._keep_edges = conf[b"parents"] == b"1"
         else:
+            partitions = server_url(url)[1] or partitions  # ?partitions=N in the URL
             self.partitions = checked_int("partitions", partitions, (1, 1 << 20))
             self._keep_edges = parents
             self._db.hset(
