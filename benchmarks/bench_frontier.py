@@ -1,7 +1,7 @@
 """Benchmark a crawl DB store at a million queued URLs.
 
     PYTHONPATH=. python benchmarks/bench_frontier.py            # 1,000,000 URLs
-    PYTHONPATH=. python benchmarks/bench_frontier.py --n 100000 --store sqlite
+    PYTHONPATH=. python benchmarks/bench_frontier.py --n 100000
     PYTHONPATH=. python benchmarks/bench_frontier.py --parents  # a DB that keeps edges
 
 Measures (a) insert rate, (b) an OTIE-like mixed workload: rounds of 1000 cash
@@ -48,7 +48,6 @@ from pathlib import Path
 from typing import Any
 
 from focuscrawl.frontier.indexed import IndexedFrontier
-from focuscrawl.frontier.sqlite import SqliteFrontier
 from focuscrawl.types import Merge, URLState
 
 N_HOSTS = 5000
@@ -81,8 +80,6 @@ def status(field: str) -> int:
 
 
 def open_store(kind: str, path: Path, cache_mb: int | None, parents: bool) -> Any:
-    if kind == "sqlite":
-        return SqliteFrontier(path, cache_mb=cache_mb, parents=parents)
     return IndexedFrontier(path, parents=parents)
 
 
@@ -238,8 +235,10 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=1_000_000, help="queued URLs to build")
     parser.add_argument("--rounds", type=int, default=200, help="mixed-workload rounds")
     parser.add_argument("--commit-every", type=int, default=1, help="rounds per commit")
-    parser.add_argument("--cache-mb", type=int, default=None, help="sqlite: page cache")
-    parser.add_argument("--store", choices=["sqlite", "indexed"], default="indexed")
+    parser.add_argument(
+        "--cache-mb", type=int, default=None, help="(unused: the plain SQLite store is gone)"
+    )
+    parser.add_argument("--store", choices=["indexed"], default="indexed")
     parser.add_argument("--pages", type=int, default=3000, help="(f) pages; 0: skip it")
     parser.add_argument(
         "--parents", action="store_true", help="keep every parent edge (as for genre)"

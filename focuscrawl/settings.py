@@ -95,7 +95,7 @@ class CrawlSettings:
     top_n: int = 1000  # layered mode: URLs generated per layer
     depth: int = 10  # layered mode: number of layers
     commit_every: int = 50  # results per durable commit
-    frontier: str = "indexed"  # crawl DB store: "indexed" (numpy + SQLite journal) or "sqlite"
+    frontier: str = "indexed"  # crawl DB store: "indexed" (numpy + SQLite journal) or "redis"
     frontier_url: str = ""  # the server of a shared store: "redis://HOST:PORT/DB" for "redis"
     seed: int = 0  # random seed for ties and sampling
     commit_seconds: float = 2.0  # and at least this often (a slow host never holds commits back)

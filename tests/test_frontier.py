@@ -24,7 +24,6 @@ from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.base import FrontierStore
 from focuscrawl.frontier.indexed import IndexedFrontier
 from focuscrawl.frontier.memory import MemoryFrontier
-from focuscrawl.frontier.sqlite import SqliteFrontier
 from focuscrawl.types import Merge, QueuedURL, URLState
 
 REPO = Path(__file__).resolve().parents[1]
@@ -32,12 +31,11 @@ Q, F, D = URLState.QUEUED, URLState.FETCHED, URLState.DROPPED
 # the durable stores; the indexed one with a tiny pop buffer and journal, so that
 # buffer rebuilds, full scans and compactions all happen in small tests
 DURABLE: dict[str, Callable[[Path], Any]] = {
-    "sqlite": SqliteFrontier,
     "indexed": lambda path: IndexedFrontier(path, buffer_size=2, compact_rows=6),
 }
 
 
-@pytest.fixture(params=["sqlite", "indexed", "memory"])
+@pytest.fixture(params=["indexed", "memory"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     """Every store must pass every behavioural test."""
     if request.param == "memory":
@@ -313,7 +311,7 @@ def test_meta(store: Any) -> None:
 # -- durability ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "indexed"])
+@pytest.mark.parametrize("kind", ["indexed"])
 def test_persists_committed_work_only(tmp_path: Path, kind: str) -> None:
     path = tmp_path / "f.db"
     db = DURABLE[kind](path)
@@ -337,10 +335,8 @@ def test_persists_committed_work_only(tmp_path: Path, kind: str) -> None:
 _CHILD = """
 import sys
 from focuscrawl.frontier.indexed import IndexedFrontier
-from focuscrawl.frontier.sqlite import SqliteFrontier
 from focuscrawl.types import Merge, URLState
 db = {
-    "sqlite": SqliteFrontier,
     "indexed": IndexedFrontier,
     "indexed-compact": lambda path: IndexedFrontier(path, compact_rows=50),
 }[sys.argv[2]](sys.argv[1])
@@ -365,7 +361,7 @@ sys.stdin.read()
 
 @pytest.mark.parametrize(
     ("kind", "text_table"),
-    [("sqlite", "urls"), ("indexed", "url_text"), ("indexed-compact", "url_text")],
+    [("indexed", "url_text"), ("indexed-compact", "url_text")],
 )
 def test_sigkill_loses_only_uncommitted_work(tmp_path: Path, kind: str, text_table: str) -> None:
     path = tmp_path / "f.db"
@@ -403,8 +399,7 @@ def test_sigkill_loses_only_uncommitted_work(tmp_path: Path, kind: str, text_tab
     with sqlite3.connect(path) as raw:
         assert raw.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         assert raw.execute(f"SELECT count(*) FROM {text_table}").fetchone() == (200,)
-        edges = "parents" if kind == "sqlite" else "links"
-        assert raw.execute(f"SELECT count(*) FROM {edges}").fetchone() == (0,)
+        assert raw.execute("SELECT count(*) FROM links").fetchone() == (0,)
         if kind == "indexed-compact":  # the values were read back from the snapshot
             assert raw.execute("SELECT count(*) FROM col_journal").fetchone() == (0,)
             assert raw.execute(
@@ -418,7 +413,7 @@ def test_sigkill_loses_only_uncommitted_work(tmp_path: Path, kind: str, text_tab
     [b"this is not a database at all, just text" * 200, None],
     ids=["garbage", "foreign-sqlite"],
 )
-@pytest.mark.parametrize("kind", ["sqlite", "indexed"])
+@pytest.mark.parametrize("kind", ["indexed"])
 def test_unusable_file_is_a_clear_error(tmp_path: Path, content: bytes | None, kind: str) -> None:
     path = tmp_path / "f.db"
     if content is None:
@@ -519,7 +514,7 @@ def _snapshot(store: Any) -> Any:
 
 
 @pytest.mark.slow  # 80 random sequences per store, each store reopened
-@pytest.mark.parametrize("kind", ["sqlite", "indexed"])
+@pytest.mark.parametrize("kind", ["indexed"])
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=st.lists(_ops, max_size=30))
 def test_durable_store_matches_reference(kind: str, ops: list[tuple[Any, ...]]) -> None:
@@ -541,48 +536,3 @@ def test_durable_store_matches_reference(kind: str, ops: list[tuple[Any, ...]]) 
             assert _snapshot(db) == _snapshot(memory)
         finally:
             db.close()
-
-
-# -- fingerprints: URLs whose 63-bit hash collides -------------------------------------
-
-
-def test_colliding_fingerprints_are_told_apart(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    """Equal ``h``: the later URLs take the next free slots and are found by ``h2``."""
-    fake = {f"http://a/{i}": (0, i) for i in range(8)} | {"http://b/x": (1, 99)}
-    for module in ("sqlite", "sqlite_reads", "sqlite_columns"):
-        monkeypatch.setattr(f"focuscrawl.frontier.{module}.url_key", fake.__getitem__)
-    db = SqliteFrontier(tmp_path / "f.db")
-    for i in range(4):
-        add(db, f"http://a/{i}", float(i))
-    add(db, "http://b/x", 9.0)  # slot 1 is taken by http://a/1: goes to slot 4
-    for i in range(4, 7):
-        add(db, f"http://a/{i}", float(i))
-    assert db.update_scores([("http://a/2", 0.5), ("http://b/x", 1.0)], Merge.ADD) == 2
-    assert db.update_scores([("http://a/7", 1.0)], Merge.ADD) == 0  # unknown: ignored
-    db.mark("http://a/3", F)
-    assert [(q.url, q.score) for q in db.pop(3)] == [
-        ("http://b/x", 10.0),
-        ("http://a/6", 6.0),
-        ("http://a/5", 5.0),
-    ]
-    assert db.state("http://a/3") is F
-    assert db.get("http://a/2") == QueuedURL("http://a/2", 2.5, 1, "a", None, 0, 3)
-    db.commit()
-    with pytest.raises(FrontierError, match="no free slot"):
-        add(db, "http://a/7", 7.0)  # slots 0..7 all taken
-    db.close()
-    with sqlite3.connect(tmp_path / "f.db") as raw:
-        slots = raw.execute("SELECT h, h2 FROM urls ORDER BY h").fetchall()
-    raw.close()
-    assert slots == [(0, 0), (1, 1), (2, 2), (3, 3), (4, 99), (5, 4), (6, 5), (7, 6)]
-
-
-@pytest.mark.parametrize(
-    ("cache_mb", "kib"), [(None, 16 * 1024), (3, 3 * 1024)], ids=["auto", "set"]
-)
-def test_page_cache_size(tmp_path: Path, cache_mb: int | None, kib: int) -> None:
-    db = SqliteFrontier(tmp_path / "f.db", cache_mb=cache_mb)
-    assert db._conn.execute("PRAGMA cache_size").fetchone() == (-kib,)
-    db.close()

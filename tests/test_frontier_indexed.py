@@ -22,7 +22,6 @@ from hypothesis import strategies as st
 from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.indexed import IndexedFrontier
 from focuscrawl.frontier.memory import MemoryFrontier
-from focuscrawl.frontier.sqlite import SqliteFrontier
 from focuscrawl.types import Merge, QueuedURL, URLState
 from tests.test_frontier import _apply, _ops
 
@@ -217,9 +216,13 @@ def test_damaged_journal_is_a_clear_error(tmp_path: Path) -> None:
         IndexedFrontier(path)
 
 
-def test_sqlite_store_file_is_refused(tmp_path: Path) -> None:
+def test_a_crawl_db_of_the_removed_sqlite_store_is_refused(tmp_path: Path) -> None:
+    """The plain SQLite store wrote schema "3" (it is gone since issue 25)."""
     path = tmp_path / "f.db"
-    SqliteFrontier(path).close()
+    with sqlite3.connect(path) as raw:
+        raw.execute("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT)")
+        raw.execute("INSERT INTO meta VALUES ('_schema', '3')")
+    raw.close()
     with pytest.raises(FrontierError, match="has schema 3, not indexed-3"):
         IndexedFrontier(path)
 

@@ -26,7 +26,6 @@ from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.factory import open_frontier
 from focuscrawl.frontier.indexed import IndexedFrontier
 from focuscrawl.frontier.memory import MemoryFrontier
-from focuscrawl.frontier.sqlite import SqliteFrontier
 from focuscrawl.replay.process import ReplayProcess
 from focuscrawl.replay.sample import SAMPLE_SEEDS
 from focuscrawl.settings import CrawlSettings, Settings
@@ -36,11 +35,11 @@ from focuscrawl.strategies.genre import GenreStrategy, GenreSvmStrategy
 from focuscrawl.types import Decision, LinkScore, Page, QueuedURL, URLState
 from tests.test_frontier import _apply, _ops
 
-DURABLE: dict[str, Any] = {"sqlite": SqliteFrontier, "indexed": IndexedFrontier}
+DURABLE: dict[str, Any] = {"indexed": IndexedFrontier}
 NO_EDGES = "keeps no parent edges"
 
 
-@pytest.fixture(params=["sqlite", "indexed", "memory"])
+@pytest.fixture(params=["indexed", "memory"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     if request.param == "memory":
         yield MemoryFrontier(parents=False)
@@ -78,7 +77,7 @@ def test_first_parents_without_edges(store: Any) -> None:
         store.raise_children("http://a/seed", 5.0)
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "indexed"])
+@pytest.mark.parametrize("kind", ["indexed"])
 def test_the_mode_of_a_db_is_fixed_when_it_is_created(tmp_path: Path, kind: str) -> None:
     bare, full = tmp_path / "bare.db", tmp_path / "full.db"
     for path, parents in ((bare, False), (full, True)):
@@ -98,7 +97,7 @@ def test_the_mode_of_a_db_is_fixed_when_it_is_created(tmp_path: Path, kind: str)
     assert db.children_counts("http://a/s") == [("http://a/c", 3), ("http://a/d", 1)]
     db.close()
     with sqlite3.connect(bare) as raw:
-        edges = "parents" if kind == "sqlite" else "links"
+        edges = "links"
         assert raw.execute(f"SELECT count(*) FROM {edges}").fetchone() == (0,)
         assert raw.execute("SELECT value FROM meta WHERE key = '_parents'").fetchone() == ("0",)
     raw.close()
@@ -157,7 +156,7 @@ def _apply_bare(store: Any, op: tuple[Any, ...]) -> Any:
 
 
 @pytest.mark.slow  # 60 random sequences per store
-@pytest.mark.parametrize("kind", ["sqlite", "indexed"])
+@pytest.mark.parametrize("kind", ["indexed"])
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=st.lists(_ops, max_size=30))
 def test_durable_store_without_edges_matches_reference(

@@ -17,7 +17,6 @@ from focuscrawl.exceptions import ConfigError, FrontierError
 from focuscrawl.frontier.factory import open_frontier
 from focuscrawl.frontier.indexed import IndexedFrontier
 from focuscrawl.frontier.memory import MemoryFrontier
-from focuscrawl.frontier.sqlite import SqliteFrontier
 from focuscrawl.settings import CrawlSettings, Settings
 from focuscrawl.types import Merge, QueuedURL, URLState
 
@@ -25,12 +24,11 @@ Q, F, X = URLState.QUEUED, URLState.FETCHED, URLState.FAILED
 
 
 def _open(kind: str, path: Path) -> Any:
-    if kind == "sqlite":
-        return SqliteFrontier(path)
+    assert kind == "indexed"
     return IndexedFrontier(path, buffer_size=2, compact_rows=6)
 
 
-@pytest.fixture(params=["sqlite", "indexed", "memory"])
+@pytest.fixture(params=["indexed", "memory"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     if request.param == "memory":
         yield MemoryFrontier()
@@ -257,7 +255,7 @@ def test_top(store: Any) -> None:
 # -- durability of the new state ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "indexed"])
+@pytest.mark.parametrize("kind", ["indexed"])
 def test_columns_tiers_and_counts_persist_committed_only(tmp_path: Path, kind: str) -> None:
     path = tmp_path / "f.db"
     db = _open(kind, path)
@@ -284,9 +282,7 @@ def test_columns_tiers_and_counts_persist_committed_only(tmp_path: Path, kind: s
 # -- the factory ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("name", "kind"), [("indexed", IndexedFrontier), ("sqlite", SqliteFrontier)]
-)
+@pytest.mark.parametrize(("name", "kind"), [("indexed", IndexedFrontier)])
 def test_open_frontier_by_settings(tmp_path: Path, name: str, kind: type) -> None:
     settings = Settings(crawl=CrawlSettings(frontier=name))
     db = open_frontier(settings, tmp_path / "f.db")
@@ -305,5 +301,12 @@ def test_open_frontier_unknown_store_is_one_config_line(tmp_path: Path) -> None:
     settings = Settings(crawl=CrawlSettings(frontier="cassandra"))
     with pytest.raises(ConfigError) as info:
         open_frontier(settings, tmp_path / "f.db")
-    assert str(info.value) == "config: crawl.frontier = 'cassandra' (one of: indexed, sqlite, redis)"
+    assert str(info.value) == "config: crawl.frontier = 'cassandra' (one of: indexed, redis)"
+    assert not (tmp_path / "f.db").exists()
+
+
+def test_the_removed_sqlite_store_is_one_config_line(tmp_path: Path) -> None:
+    settings = Settings(crawl=CrawlSettings(frontier="sqlite"))
+    with pytest.raises(ConfigError, match='"sqlite": the plain SQLite store is gone'):
+        open_frontier(settings, tmp_path / "f.db")
     assert not (tmp_path / "f.db").exists()

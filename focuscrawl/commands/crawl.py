@@ -76,7 +76,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="URLs taken and not yet recorded, 0 = the schedule's default "
                         "(32 ordered, 4 x concurrency as-completed)" + d("crawl", "window"))
     p.add_argument("--frontier", metavar="STORE|redis://HOST:PORT/DB",
-                   help="the crawl DB store: indexed, sqlite, or a Redis server (shared by "
+                   help="the crawl DB store: indexed, or a Redis server (shared by "
                         "--workers, and by `focuscrawl worker` on other machines)"
                         + d("crawl", "frontier"))  # fmt: skip
     p.add_argument("--workers", type=int, metavar="N",

@@ -6,6 +6,5 @@ from focuscrawl.frontier.base import FrontierStore
 from focuscrawl.frontier.factory import open_frontier
 from focuscrawl.frontier.indexed import IndexedFrontier
 from focuscrawl.frontier.memory import MemoryFrontier
-from focuscrawl.frontier.sqlite import SqliteFrontier
 
-__all__ = ["FrontierStore", "IndexedFrontier", "MemoryFrontier", "SqliteFrontier", "open_frontier"]
+__all__ = ["FrontierStore", "IndexedFrontier", "MemoryFrontier", "open_frontier"]

@@ -21,7 +21,6 @@ from typing import Protocol
 from focuscrawl.exceptions import ConfigError, FrontierError
 from focuscrawl.frontier.base import FrontierStore
 from focuscrawl.frontier.indexed import IndexedFrontier
-from focuscrawl.frontier.sqlite import SqliteFrontier
 from focuscrawl.settings import Settings
 
 MARKER_STORE = "focuscrawl-redis-frontier"  # the "store" of a Redis crawl's crawl.db marker
@@ -37,10 +36,6 @@ class Opener(Protocol):
 
 def open_indexed(path: Path, *, parents: bool = True, url: str = "") -> FrontierStore:
     return IndexedFrontier(path, parents=parents)
-
-
-def open_sqlite(path: Path, *, parents: bool = True, url: str = "") -> FrontierStore:
-    return SqliteFrontier(path, parents=parents)
 
 
 def redis_prefix(path: Path) -> str:
@@ -78,7 +73,6 @@ def open_redis(path: Path, *, parents: bool = True, url: str = "") -> FrontierSt
 # name in ``crawl.frontier`` -> opener of the store's DB file
 STORES: dict[str, Opener] = {
     "indexed": open_indexed,  # the default: numpy hot state + SQLite journal
-    "sqlite": open_sqlite,
     "redis": open_redis,  # shared past one machine: crawl.frontier_url names the server
 }
 
@@ -95,6 +89,11 @@ def open_frontier(settings: Settings, path: Path, *, parents: bool = False) -> F
     """
     name = settings.crawl.frontier
     opener = STORES.get(name)
+    if name == "sqlite":  # (removed in issue 25: the default keeps its data in SQLite too)
+        raise ConfigError(
+            'config: crawl.frontier = "sqlite": the plain SQLite store is gone; the default,'
+            ' "indexed", keeps the crawl DB in SQLite too (numpy for the hot state)'
+        )
     if opener is None:
         choices = ", ".join(STORES)
         raise ConfigError(f"config: crawl.frontier = {name!r} (one of: {choices})")

@@ -25,7 +25,7 @@ score updates + pops ~170-240k per CPU-second;
 Writes form one transaction until :meth:`IndexedFrontier.commit`; a crash (or
 :meth:`IndexedFrontier.close` without commit) loses exactly the uncommitted work.
 The semantics are those of :mod:`focuscrawl.frontier.memory` (read it first), with
-the same one difference as the SQLite store: duplicates inside one ``add_many``
+one difference: duplicates inside one ``add_many``
 batch are combined before they are merged, so ``Merge.ADD`` sums may round
 differently from one-by-one adds.
 """

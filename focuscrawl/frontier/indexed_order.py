@@ -247,9 +247,7 @@ class BufferOrder:
         self._next = k
         return self._against_late(rows[k], scores[k], excluded)
 
-    def _against_late(
-        self, row: int, score: float, excluded: npt.NDArray[np.bool_] | None
-    ) -> int:
+    def _against_late(self, row: int, score: float, excluded: npt.NDArray[np.bool_] | None) -> int:
         """``row`` (a valid entry, at ``score``), or the best late row of a host not
         ``excluded`` if that comes first."""
         front = (score, -row)

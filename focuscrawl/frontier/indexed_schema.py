@@ -34,9 +34,7 @@ import numpy.typing as npt
 from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.sqlite_schema import TWO_INT64, connect_crawl_db, url_key
 
-__all__ = [
-    "TWO_INT64", "checked_text", "fingerprints", "keys_of", "open_indexed_db", "url_key"
-]
+__all__ = ["TWO_INT64", "checked_text", "fingerprints", "keys_of", "open_indexed_db", "url_key"]
 
 SCHEMA_VERSION = "indexed-3"  # 3: no trigger, orphans, optional parent edges
 PART_ROWS = 1 << 20  # rows per snapshot BLOB: 8 MiB for a float64 column
@@ -117,7 +115,6 @@ def fingerprints(urls: Sequence[str]) -> npt.NDArray[np.int64]:
     keys = np.frombuffer(digests, dtype="<i8").reshape(-1, 2).astype(np.int64)
     keys[:, 0] >>= 1
     return keys
-
 
 
 def keys_of(urls: Sequence[str]) -> list[tuple[int, int]]:
