@@ -121,9 +121,8 @@ def _best_key(rows: Rows, scores: npt.NDArray[np.float64]) -> tuple[float, int]:
 class BufferOrder:
     """The rows of a buffer sorted by the keys they had then, plus the late rows."""
 
-    def __init__(self, table: UrlTable, rows: Rows, stats: dict[str, int] | None = None) -> None:
-        """``rows``: the buffer's queued rows, in any order, repeats allowed; ``stats``:
-        the queue's counters (``skipped``: see :meth:`_span_start`)."""
+    def __init__(self, table: UrlTable, rows: Rows) -> None:
+        """``rows``: the buffer's queued rows, in any order, repeats allowed."""
         self.table = table
         self.tiered = table.tiered
         self.rows = drop_repeats(rows[key_order(table, rows)])
@@ -138,7 +137,6 @@ class BufferOrder:
         self._span_end = 0
         self._span: defaultdict[int, list[int]] = defaultdict(list)
         self._span_done: dict[int, int] = {}
-        self._stats = {} if stats is None else stats
         self._late: list[Rows] = []
         self.late_n = 0
         self._next = 0  # the entry a one-URL pop took last: the next pops go on from it
@@ -295,7 +293,6 @@ class BufferOrder:
                     break
                 j += 1
             self._span_done[host] = j
-        self._stats["skipped"] = self._stats.get("skipped", 0) + start - self.cursor
         return start
 
     def _extend_span(

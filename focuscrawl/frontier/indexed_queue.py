@@ -189,10 +189,6 @@ class BestQueue:
         self._h_row: Rows = np.zeros(0, np.int64)
         self._marks: list[tuple[tuple[int, float, int], int]] = []
         self._fell = False  # an offered row fell below its threshold: tidy before the pop
-        self.rebuilds = self.trims = self.refills = self.scans = 0  # how often each slow path ran
-        self.orders = 0  # how often the buffer was sorted for the walk (BufferOrder)
-        self.ones = 0  # pops of one URL answered at once (BufferOrder.best_one, best_one_excluding)
-        self.walks: dict[str, int] = {}  # BufferOrder's counters: entries skipped
         self._view: BufferOrder | None = None  # the buffer in key order, between pops
 
     def invalidate(self) -> None:
@@ -313,7 +309,6 @@ class BestQueue:
 
     def _rebuild(self) -> None:
         table = self.table
-        self.rebuilds += 1
         self._cap = self._next_cap
         self._view = None
         self._rows, self._all, marks = best_capped(table, self.size, self._cap)
@@ -365,7 +360,6 @@ class BestQueue:
         hosts = table.host[rows]
         rank = host_ranks(hosts)
         kept = np.flatnonzero(rank < self._cap)
-        self.trims += 1
         end = len(rows)
         if len(kept) > self.size:  # T rises to the last row kept
             end = int(kept[self.size - 1]) + 1
@@ -495,7 +489,6 @@ class BestQueue:
         row = view.best_one() if excluded is None else view.best_one_excluding(excluded)
         if row is None or (self._marks and self._blocking([row], 1, excluded, per_host)):
             return None
-        self.ones += 1
         return row
 
     def _order(self) -> BufferOrder | None:
@@ -507,8 +500,7 @@ class BestQueue:
         view = self._view
         if view is None or view.late_n > self.size // 16 or view.tiered != self.table.tiered:
             rows = self._candidates()
-            view = self._view = BufferOrder(self.table, rows, self.walks)
-            self.orders += 1
+            view = self._view = BufferOrder(self.table, rows)
         return view
 
     def _ordered_walk(
@@ -588,7 +580,6 @@ class BestQueue:
         thresholds lowered; untruncated if that was all): one pass over the host column
         instead of a rebuild over every queued row."""
         table = self.table
-        self.refills += 1
         wanted = np.zeros(len(self._h_flag), bool)
         wanted[hosts] = True
         found: list[Rows] = []
@@ -662,7 +653,6 @@ class BestQueue:
         layer_limit: int | None,
     ) -> list[int]:
         """Pop over every eligible queued row: the best ``m``, ``m`` growing until enough."""
-        self.scans += 1
         tier = top_tier(self.table, layer_limit) if self.table.tiered else None
         m = max(4 * n, 1024)
         while True:
