@@ -260,6 +260,7 @@ BOUNDS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("algorithm", ALGORITHMS, ids=ALGORITHMS)
 def test_webkb_held_out_quality(
     algorithm: str, webkb: dict[str, list[str]], trained: dict[str, ClassifierModel]

@@ -154,6 +154,7 @@ def test_held_out_metrics_on_comments_dev(comments_dev: list[LabelledNames]) -> 
     assert default.f1 >= 0.5
 
 
+@pytest.mark.slow
 def test_cli_learns_reports_and_saves(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     if not TESTWEB.is_dir():
         pytest.skip("shared test web not found")

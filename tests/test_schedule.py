@@ -88,6 +88,7 @@ def test_the_ordered_schedule_records_in_the_order_taken(
     assert pages[0]["error"] == "timeout"
 
 
+@pytest.mark.slow
 def test_best_n_lists_do_not_wait_for_their_stragglers(
     hung_replay: ReplayProcess, tmp_path: Path
 ) -> None:
@@ -185,6 +186,7 @@ def _env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
+@pytest.mark.slow
 def test_resume_on_a_running_crawl_is_refused_and_touches_nothing(
     sample_replay: ReplayProcess, tmp_path: Path
 ) -> None:
