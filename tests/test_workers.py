@@ -372,3 +372,25 @@ def test_a_worker_killed_mid_layer_leaves_the_layers_as_they_were(
         assert max(urls.values()) == 1
         layers[name] = _layers(out)
     assert layers["killed"] == layers["whole"]
+
+
+def test_a_late_renewal_holds_the_partitions_again_unless_another_took_them(
+    redis_server: RedisServer,
+) -> None:
+    prefix = f"t{uuid.uuid4().hex[:10]}"
+    slow = WorkerFrontier(redis_server.url, prefix=prefix, worker="slow", lease_seconds=1)
+    slow.upkeep(delay=0.01)
+    held = set(slow.owned)
+    time.sleep(1.1)  # expired, and nobody took them: renewed late, held again
+    slow.renew()
+    assert slow.owned == held
+    slow.commit()  # the deadline is the new renewal's
+    time.sleep(1.1)  # expired again, and now another worker takes them
+    other = WorkerFrontier(redis_server.url, prefix=prefix, worker="other", lease_seconds=30)
+    other.upkeep(delay=0.01)
+    assert other.owned
+    with pytest.raises(LeaseLost, match="lost the leases"):
+        slow.renew()
+    other.drop()
+    other.close()
+    slow.close()

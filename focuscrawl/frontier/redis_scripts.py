@@ -460,9 +460,17 @@ if op == 'take' then
   redis.call('SET', P .. 'owner', w)
   return {1, last}
 elseif op == 'renew' then
-  if holder ~= w then return 0 end
-  redis.call('PEXPIRE', P .. 'lease', ms)
-  return 1
+  if holder == w then
+    redis.call('PEXPIRE', P .. 'lease', ms)
+    return 1
+  end
+  -- expired and nobody took it since (this worker is still its last owner): held again
+  -- (the worker committed nothing meanwhile: its commits stop at its own deadline)
+  if not holder and redis.call('GET', P .. 'owner') == w then
+    redis.call('SET', P .. 'lease', w, 'PX', ms)
+    return 1
+  end
+  return 0
 elseif op == 'free' then
   -- given back; nobody takes it for ms (the politeness delay of its hosts' last requests)
   if holder == w then redis.call('SET', P .. 'lease', '~' .. w, 'PX', ms) end

@@ -225,7 +225,8 @@ class WorkerFrontier(RedisFrontier):
 
     def _changes_from(self, partition: int, changes: Sequence[bytes]) -> None:
         if partition in self.owned:
-            super()._changes_from(partition, changes)
+            with self._lock:  # (a dead worker's batch is delivered from the lease thread)
+                super()._changes_from(partition, changes)
             return
         # another worker's partition: its counts change, its queue is that worker's
         counts = [x for i in range(0, len(changes), 2) if bytes(changes[i]).startswith(b"s")
@@ -337,24 +338,27 @@ class WorkerFrontier(RedisFrontier):
     def balance(self, alive: int | None = None, *, delay: float) -> None:
         """Take or give back partitions toward an even share among the workers alive.
         ``delay``: seconds a partition given back stays free (the per-host delay)."""
-        with self._lock:
-            peers = self._alive if alive is None else alive
-            if time.monotonic() - self._born < self.lease_ms / 1000:
-                peers = max(peers, self._expected)
-            share = math.ceil(self.partitions / max(1, peers))
-            if len(self.owned) < share:
-                self._take(share - len(self.owned))
-            elif len(self.owned) > share and not self._outbox:
+        peers = self._alive if alive is None else alive
+        if time.monotonic() - self._born < self.lease_ms / 1000:
+            peers = max(peers, self._expected)
+        share = math.ceil(self.partitions / max(1, peers))
+        if len(self.owned) < share:
+            self._take(share - len(self.owned))
+        elif len(self.owned) > share and not self._outbox:
+            with self._lock:
                 idle = [p for p in sorted(self.owned) if not self._in_flight.get(p)]
                 self.free(idle[: len(self.owned) - share], delay=delay)
 
     def _take(self, want: int) -> None:
         """Take up to ``want`` free partitions: a dead owner's batch is delivered first,
-        then its URLs in flight are queued again."""
+        then its URLs in flight are queued again (picked again, in a layered crawl). The
+        round trips run without the lock (the crawl's pops go on meanwhile); the
+        partitions join this worker's queues at the end, under it."""
+        taken: list[tuple[int, str]] = []
         wanted = [p for p in self._order() if p not in self.owned]
         for start in range(0, len(wanted), 256):
-            if want <= 0:
-                return
+            if len(taken) >= want:
+                break
             chunk = wanted[start : start + 256]
             pipe = self._db.pipeline(transaction=False)
             for p in chunk:
@@ -362,32 +366,51 @@ class WorkerFrontier(RedisFrontier):
                     "EVALSHA", self._lease_sha, 1, self._key(p), "take", self.worker, self.lease_ms
                 )
             for p, (ok, last) in zip(chunk, pipe.execute(), strict=True):
-                if not int(ok) or want <= 0:
-                    if int(ok):  # taken beyond the want (a pipeline's tail): given back now
-                        self._db.evalsha(self._lease_sha, 1, self._key(p), "free", self.worker, 1)
+                if not int(ok):
                     continue
-                want -= 1
-                self._took(p, text(last))
-
-    def _took(self, p: int, last: str) -> None:
-        if last and last != self.worker:
-            journal = self._db.hmget(f"{self.prefix}:{{{self.prefix}:w:{last}}}:j", "batch", "seq")
-            if journal[0]:
-                self.deliver(last, int(journal[1] or 0), json.loads(journal[0]))
-                self.counters["outbox_delivered_for_others"] += 1
-            self.counters["partitions_taken_over"] += 1
-        self.owned.add(p)
-        self.counters["partitions_taken"] += 1
+                if len(taken) >= want:  # taken beyond the want (a pipeline's tail): given back
+                    self._db.evalsha(self._lease_sha, 1, self._key(p), "free", self.worker, 1)
+                    continue
+                taken.append((p, text(last)))
+        if not taken:
+            return
+        delivered: set[str] = set()
+        for _, last in taken:
+            if last and last != self.worker:
+                self.counters["partitions_taken_over"] += 1
+                if last not in delivered:  # a dead worker's journaled batch, once
+                    delivered.add(last)
+                    key = f"{self.prefix}:{{{self.prefix}:w:{last}}}:j"
+                    batch, seq = self._db.hmget(key, "batch", "seq")
+                    if batch:
+                        self.deliver(last, int(seq or 0), json.loads(batch))
+                        self.counters["outbox_delivered_for_others"] += 1
+        parts = [p for p, _ in taken]
         if self.layered:  # URLs in flight are this layer's: fetched by the new owner
-            key = self._key(p)
-            stranded = self._db.smembers(key + "if")
-            if stranded:
-                self._db.sadd(key + "pk", *stranded)
-            self.counters["picked_again_on_take"] += len(stranded)
+            pipe = self._db.pipeline(transaction=False)
+            for p in parts:
+                pipe.smembers(self._key(p) + "if")
+            stranded = pipe.execute()
+            pipe = self._db.pipeline(transaction=False)
+            for p, urls in zip(parts, stranded, strict=True):
+                if urls:
+                    pipe.sadd(self._key(p) + "pk", *urls)
+            pipe.execute()
+            self.counters["picked_again_on_take"] += sum(len(u) for u in stranded)
         else:
-            requeued = super()._calls([(p, ("requeue",))])[0]
-            self.counters["requeued_on_take"] += int(requeued)
-        self._refresh([p])
+            requeued = super()._calls([(p, ("requeue",)) for p in parts])
+            self.counters["requeued_on_take"] += sum(int(r) for r in requeued)
+        self._layers |= {int(x) for x in self._db.smembers(self._layers_key)}
+        keys = [(p, layer) for p in parts for layer in sorted(self._layers)]
+        pipe = self._db.pipeline(transaction=False)
+        for p, layer in keys:
+            pipe.zrange(f"{self._key(p)}r:{layer}", 0, 0)
+        heads = pipe.execute()
+        with self._lock:
+            self.owned.update(parts)
+            for (p, layer), best in zip(keys, heads, strict=True):
+                self._heads.update(p, layer, bytes(best[0]) if best else None)
+        self.counters["partitions_taken"] += len(parts)
 
     def free(self, partitions: Iterable[int], *, delay: float) -> None:
         """Give partitions back (none of their URLs in flight here); nobody takes them
@@ -458,7 +481,7 @@ class WorkerFrontier(RedisFrontier):
 
     def requeue_in_flight(self) -> int:
         """Nothing to do at a worker's start: taking a partition's lease queues its URLs
-        in flight again (see :meth:`_took`)."""
+        in flight again (see :meth:`_take`)."""
         return 0
 
     def top(self, column: str, state: URLState = URLState.FETCHED) -> tuple[str, float] | None:
