@@ -1,0 +1,243 @@
+"""The shared crawl as a whole: published in Redis (settings, seeds, page budget),
+its run directory prepared and locked, its local workers started and waited for,
+and the run directory read as one run (see :mod:`focuscrawl.workers`)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from focuscrawl.engine import DB_NAME, RUN_NAME, normalize_seeds, write_run_json
+from focuscrawl.exceptions import ConfigError, FrontierError
+from focuscrawl.settings import Settings, load_settings, read_run_json
+
+WORKERS_DIR = "workers"  # a shared crawl's run directory: one run directory per local worker
+
+
+def _meta_key(prefix: str) -> str:
+    return f"{prefix}:{{{prefix}:m}}:meta"
+
+
+def connect_checked(url: str) -> Any:
+    import redis
+
+    from focuscrawl.frontier.redis_rows import connect
+
+    try:
+        db = connect(url)
+        db.ping()
+    except (redis.RedisError, ValueError) as exc:
+        raise FrontierError(f"frontier {url}: {exc}") from None
+    return db
+
+
+def shared_crawls(url: str) -> list[str]:
+    """The prefixes of the shared crawls published in the Redis at ``url``."""
+    db = connect_checked(url)
+    found = []
+    for key in db.scan_iter(match="fc:*:{fc:*:m}:meta", count=1000):
+        if db.hexists(key, "run"):
+            found.append(key.decode("utf-8").split(":{", 1)[0])
+    return sorted(found)
+
+
+def publish_crawl(url: str, prefix: str, run: Mapping[str, Any]) -> None:
+    """The crawl's settings and seeds (``run``, as in run.json) and its page budget,
+    where workers find them."""
+    db = connect_checked(url)
+    meta = _meta_key(prefix)
+    if db.hexists(meta, "run"):
+        return  # (a resume: published already, the budget handed out as it was)
+    # the budget first: a crawl is published (and found by workers) once its run is there
+    db.set(f"{prefix}:{{{prefix}:m}}:budget", int(run["settings"]["crawl"].get("max_pages", 0)))
+    db.hset(meta, "run", json.dumps(run, default=str))
+
+
+def read_published(url: str, prefix: str) -> dict[str, Any]:
+    raw = connect_checked(url).hget(_meta_key(prefix), "run")
+    if raw is None:
+        raise ConfigError(f"{url}: no shared crawl {prefix!r} (published crawls: "
+                          f"{', '.join(shared_crawls(url)) or 'none'})")  # fmt: skip
+    published: dict[str, Any] = json.loads(raw)
+    return published
+
+
+def check_shareable(settings: Settings, strategy: Any) -> None:
+    """One line for what workers cannot run."""
+    if settings.crawl.schedule == "ordered":
+        raise ConfigError("--schedule ordered is a single process's promise; workers record "
+                          "results as they come (as-completed)")  # fmt: skip
+
+
+def worker_dirs(run_dir: Path) -> list[Path]:
+    """The run directories of a shared crawl's local workers (none: not a shared crawl)."""
+    base = Path(run_dir) / WORKERS_DIR
+    if not base.is_dir():
+        return []
+    return sorted(p for p in base.iterdir() if (p / RUN_NAME).is_file())
+
+
+def run_shared(
+    out_dir: Path,
+    workers: int,
+    *,
+    frontier_url: str,
+    prefix: str,
+    run: Mapping[str, Any],
+    echo: Callable[[str], None] = lambda line: print(line, file=sys.stderr),
+) -> dict[str, Any]:
+    """Publish the crawl and run ``workers`` local worker processes to their end; returns
+    the summary of all (also written to ``out_dir``'s run.json). SIGINT and SIGTERM are
+    passed on to the workers (each stops cleanly, resumable)."""
+    publish_crawl(frontier_url, prefix, run)
+    dirs = [out_dir / WORKERS_DIR / f"{i:02d}" for i in range(workers)]
+    command = [
+        sys.executable,
+        "-m",
+        "focuscrawl",
+        "worker",
+        "--frontier",
+        frontier_url,
+        "--crawl",
+        prefix,
+    ]
+    procs = [subprocess.Popen([*command, "--out", str(d), "--quiet"]) for d in dirs]
+
+    def forward(signum: int, _frame: Any) -> None:
+        for proc in procs:
+            with contextlib.suppress(OSError):
+                proc.send_signal(signum)
+
+    old = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        codes = [proc.wait() for proc in procs]
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+    summary = merged_summary(worker_dirs(out_dir))
+    failed = [str(d) for d, code in zip(dirs, codes, strict=True) if code not in (0,)]
+    done = dict(run)
+    done.update({"finished": not failed, "summary": summary, "worker_exit_codes": codes})
+    write_run_json(out_dir, done)
+    if failed:
+        echo(f"focuscrawl: {len(failed)} of {workers} workers did not finish ({', '.join(failed)}); "
+             f"continue with: focuscrawl crawl --out {out_dir} --resume")  # fmt: skip
+    return summary
+
+
+_SUMMED = ("fetched", "pages", "judged", "relevant", "errors")
+
+
+def merged_summary(dirs: Sequence[Path]) -> dict[str, Any]:
+    """The workers' run.json summaries as one: counts and counters summed, the
+    harvest rate recomputed, the elapsed time the longest."""
+    out: dict[str, Any] = {"workers": len(dirs)}
+    counters: Counter[str] = Counter()
+    elapsed = 0.0
+    for d in dirs:
+        with contextlib.suppress(ConfigError, OSError, ValueError):
+            summary = read_run_json(d / RUN_NAME).get("summary") or {}
+            for key in _SUMMED:
+                out[key] = out.get(key, 0) + int(summary.get(key) or 0)
+            counters.update({k: int(v) for k, v in (summary.get("counters") or {}).items()
+                             if isinstance(v, int | float)})  # fmt: skip
+            elapsed = max(elapsed, float(summary.get("elapsed") or 0.0))
+    out["elapsed"] = elapsed
+    judged = out.get("judged", 0)
+    out["harvest_rate"] = out.get("relevant", 0) / judged if judged else 0.0
+    out["pages_per_second"] = out.get("fetched", 0) / elapsed if elapsed else 0.0
+    out["counters"] = dict(sorted(counters.items()))
+    return out
+
+
+@dataclass
+class SharedRun:
+    """A shared crawl's run directory, prepared (and locked) by :func:`prepare_shared`."""
+
+    frontier_url: str
+    prefix: str
+    workers: int
+    run: dict[str, Any]
+    lock: Any
+
+
+def is_shared(run_dir: Path) -> bool:
+    """Whether ``run_dir`` is a shared crawl's (its run.json names its workers)."""
+    with contextlib.suppress(ConfigError):
+        return "workers" in read_run_json(Path(run_dir) / RUN_NAME)
+    return False
+
+
+def prepare_shared(
+    out_dir: Path,
+    seeds: Sequence[str],
+    *,
+    workers: int | None,
+    config: Path | None = None,
+    overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    model: str | Path | Mapping[str, Any] | None = None,
+    resume: bool = False,
+) -> SharedRun:
+    """A shared crawl's run directory: its settings checked (model, strategy, filters
+    built once here, so that a mistake is one line before any worker starts), its
+    run.json and crawl.db marker written, the directory locked for the coordinator."""
+    from focuscrawl.api import make_model, make_strategy, model_table
+    from focuscrawl.frontier.factory import redis_prefix
+    from focuscrawl.output.lock import RunLock
+    from focuscrawl.output.writers import prepare_run_dir
+    from focuscrawl.strategies.filters import build_filters
+
+    out_dir = Path(out_dir)
+    if resume:
+        run = read_run_json(out_dir / RUN_NAME)
+        if "workers" not in run:
+            raise ConfigError(f"{out_dir} is a one-process crawl: resume it without --workers")
+        url, n = str(run["frontier"]), int(workers or run["workers"])
+    else:
+        if (out_dir / DB_NAME).exists():
+            raise ConfigError(
+                f"{out_dir} holds a crawl already: resume it (--resume) or choose another --out"
+            )
+        settings = load_settings(config, overrides)
+        url = settings.crawl.frontier_url
+        if settings.crawl.frontier != "redis" or not url:
+            raise ConfigError("--workers needs a shared frontier: --frontier redis://HOST:PORT/DB")
+        n = int(workers or 0)
+        if n < 1:
+            raise ConfigError(f"--workers {workers}: at least 1")
+        if not seeds and config is not None:
+            from focuscrawl.settings import read_toml
+
+            seeds = [str(s) for s in read_toml(config).get("seeds", [])]
+        settings = replace(settings, model=model_table(model, settings.model))
+        relevance = make_model(settings)
+        strategy = make_strategy(settings, relevance)
+        if strategy.needs_model and relevance is None:
+            raise ConfigError(
+                f"strategy {strategy.name!r} needs a relevance model ([model] in the config)"
+            )
+        check_shareable(settings, strategy)
+        build_filters(settings.filters, settings.base_dir)
+        connect_checked(url)  # the server answers, before anything is written
+        run = {"seeds": normalize_seeds(seeds), "strategy": strategy.name,
+               "settings": settings.to_dict(), "workers": n, "frontier": url,
+               "finished": False, "summary": {}}  # fmt: skip
+    prepare_run_dir(out_dir)
+    lock = RunLock(out_dir).acquire()
+    try:
+        prefix = redis_prefix(out_dir / DB_NAME)
+        run["crawl"] = prefix
+        run["workers"] = n
+        write_run_json(out_dir, run)
+    except BaseException:
+        lock.release()
+        raise
+    return SharedRun(url, prefix, n, run, lock)

@@ -1,0 +1,198 @@
+"""One worker process of a shared crawl: built from the crawl published in Redis
+(:func:`open_worker`), run with its lease upkeep (:class:`Worker`)."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import json
+import os
+import secrets
+import socket
+import sys
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from focuscrawl.engine import DB_NAME, Crawler, normalize_seeds, write_run_json
+from focuscrawl.exceptions import ConfigError, FrontierError
+from focuscrawl.settings import SECTIONS, load_settings
+from focuscrawl.workers.coordination import Coordination
+from focuscrawl.workers.shared import check_shareable, read_published, shared_crawls
+
+_UPKEEP_EVERY = 5.0  # seconds between two lease renewals at most (1/6 of the lease time)
+LEASE_SECONDS = 30.0
+
+
+@dataclass
+class Worker:
+    """A worker built and ready: ``await worker.run()``, then :meth:`close`."""
+
+    crawler: Crawler
+    frontier: Any
+    coordination: Coordination
+    name: str
+
+    async def run(self) -> Any:
+        """The crawl of this worker to its end (that of the shared crawl, or of its budget)."""
+        coordination, f = self.coordination, self.frontier
+        if coordination.limited and not f.claimed and not f.claim(coordination.target):
+            # the budget is all handed out (to workers still crawling): nothing to do here
+            self._leave()
+            return self.crawler.stats
+        upkeep = asyncio.create_task(self._upkeep())
+        try:
+            async with self.crawler.fetcher:
+                return await self.crawler.run()
+        finally:
+            upkeep.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await upkeep
+            self._leave()
+
+    async def _upkeep(self) -> None:
+        """Leases renewed on their own clock (a thread of their own: the loop's default
+        pool may be busy with name lookups), partitions taken or given back toward an
+        even share on another; a worker that lost a lease stops at once, uncommitted
+        (see WorkerFrontier)."""
+        every = min(_UPKEEP_EVERY, self.frontier.lease_ms / 1000 / 6)
+        renewals = asyncio.create_task(self._every(every, self.frontier.renew))
+        try:
+            await self._every(
+                every, lambda: self.frontier.balance(delay=self.coordination.handover)
+            )
+        finally:
+            renewals.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await renewals
+
+    async def _every(self, seconds: float, work: Callable[[], Any]) -> None:
+        loop = asyncio.get_running_loop()
+        pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="focuscrawl-leases")
+        try:
+            while True:
+                await asyncio.sleep(seconds)
+                try:
+                    await loop.run_in_executor(pool, work)
+                except Exception as exc:  # a lease lost, Redis gone: this worker stops
+                    print(f"focuscrawl: worker {self.name}: {exc}", file=sys.stderr)
+                    self.crawler.request_stop(now=True)
+                    return
+        finally:
+            pool.shutdown(wait=False)
+
+    def _leave(self) -> None:
+        f = self.frontier
+        with contextlib.suppress(FrontierError, OSError):
+            if self.coordination.limited and not f.pending():
+                f.give_back(f.claimed - max(self.crawler.stats.fetched, 0))
+            f.leave(delay=self.coordination.handover)
+        for key, value in f.counters.items():
+            self.crawler.stats.counters[f"worker_{key}"] = value
+
+    def close(self) -> None:
+        self.crawler.close()
+
+
+def open_worker(
+    frontier_url: str,
+    out_dir: Path,
+    *,
+    crawl: str | None = None,
+    lease_seconds: float = LEASE_SECONDS,
+) -> Worker:
+    """A worker of the shared crawl ``crawl`` (a key prefix; the only one published
+    in that Redis if not given) writing into ``out_dir`` (resumed if it holds one)."""
+    from focuscrawl.api import make_model, make_strategy
+    from focuscrawl.fetch.factory import build_fetcher
+    from focuscrawl.frontier.factory import MARKER_STORE
+    from focuscrawl.frontier.redis_worker import WorkerFrontier
+    from focuscrawl.output.lock import RunLock
+    from focuscrawl.output.writers import prepare_run_dir
+    from focuscrawl.strategies.filters import build_filters
+
+    out_dir = Path(out_dir)
+    marker_path = out_dir / DB_NAME
+    marker: dict[str, Any] = {}
+    if marker_path.exists():
+        try:
+            marker = json.loads(marker_path.read_bytes())
+            if marker.get("store") != MARKER_STORE or "worker" not in marker:
+                raise ValueError("not a worker's run directory")
+        except (ValueError, AttributeError) as exc:
+            raise ConfigError(
+                f"{out_dir}: {DB_NAME} is not a worker's ({exc}); another --out"
+            ) from None
+        if crawl is not None and crawl != marker["prefix"]:
+            raise ConfigError(f"{out_dir} is a worker of crawl {marker['prefix']}, not {crawl}")
+        crawl = str(marker["prefix"])
+    if crawl is None:
+        crawls = shared_crawls(frontier_url)
+        if len(crawls) != 1:
+            raise ConfigError(f"{frontier_url}: {len(crawls)} shared crawls ({', '.join(crawls)}): "
+                              "name one with --crawl")  # fmt: skip
+        crawl = crawls[0]
+    run = read_published(frontier_url, crawl)
+    saved = run["settings"]
+    overrides: dict[str, Any] = {k: v for k, v in saved.items() if k in SECTIONS}
+    overrides["crawl"] = {**overrides.get("crawl", {}), "frontier": "redis",
+                          "frontier_url": frontier_url, "schedule": "as-completed"}  # fmt: skip
+    if saved.get("filters"):
+        overrides["filters"] = saved["filters"]
+    settings = load_settings(None, overrides, environ={})
+    settings = replace(
+        settings, model=dict(saved.get("model") or {}), base_dir=Path(saved.get("base_dir", "."))
+    )
+    relevance = make_model(settings)
+    strategy = make_strategy(settings, relevance)
+    check_shareable(settings, strategy)
+    filters = build_filters(settings.filters, settings.base_dir)
+    counters: Counter[str] = Counter()
+    fetcher = build_fetcher(settings, counters)
+    prepare_run_dir(out_dir)
+    lock = RunLock(out_dir).acquire()
+    try:
+        name = str(
+            marker.get("worker") or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
+        )
+        if not marker:
+            tmp = marker_path.with_name(DB_NAME + ".tmp")
+            tmp.write_text(json.dumps({"store": MARKER_STORE, "prefix": crawl, "worker": name}) + "\n",
+                           encoding="utf-8")  # fmt: skip
+            tmp.replace(marker_path)
+        frontier = WorkerFrontier(frontier_url, prefix=crawl, worker=name,
+                                  parents=strategy.needs_parents, lease_seconds=lease_seconds,
+                                  expected=int(run.get("workers") or 1),
+                                  layered=strategy.layered)  # fmt: skip
+        try:
+            resume = frontier.get_meta("engine") is not None
+            first = bool(frontier._db.setnx(f"{crawl}:{{{crawl}:m}}:seeded", name))
+            # a layered crawl's budget is kept by the worker that generates each layer
+            limited = settings.crawl.max_pages > 0 and not strategy.layered
+            coordination = Coordination(
+                frontier, settings, limited=limited, workers=int(run.get("workers") or 1),
+                seeder=first and not resume,
+            )  # fmt: skip
+            frontier.upkeep(delay=coordination.handover)  # its partitions, before anything is taken
+            seeds = normalize_seeds(run["seeds"])
+            write_run_json(out_dir, {
+                "seeds": seeds, "strategy": strategy.name, "settings": settings.to_dict(),
+                "worker": name, "crawl": crawl, "finished": False, "summary": {},
+            })  # fmt: skip
+            crawler = Crawler(
+                settings, seeds, out_dir, strategy=strategy, fetcher=fetcher, frontier=frontier,
+                model=relevance, filters=filters, resume=resume, lock=lock,
+                shared=coordination, add_seeds=first and not resume,
+            )  # fmt: skip
+            coordination.crawler = crawler
+        except BaseException:
+            frontier.close()
+            raise
+    except BaseException:
+        lock.release()
+        raise
+    crawler.stats.counters = counters
+    return Worker(crawler, frontier, coordination, name)
