@@ -29,8 +29,9 @@ DEFAULT_USER_AGENT = "focuscrawl/0.1 (+https://github.com/focuscrawl/focuscrawl;
 class FetchSettings:
     user_agent: str = DEFAULT_USER_AGENT
     # requests in flight, all hosts together: a broad crawl's default (Scrapy advises 100+
-    # for broad crawls); what waits for its host's delay holds no connection and no body,
-    # so bodies in memory are bounded by concurrency x max_body_size
+    # for broad crawls); what waits for its host's delay holds no connection and no body.
+    # A request under way past a straggler's time gives its place back (issue 24), so the
+    # bodies in memory are bounded by the window (crawl.window) x max_body_size
     concurrency: int = 256
     per_host: int = 1  # connections per host
     delay: float = 1.0  # seconds between two requests to one host
