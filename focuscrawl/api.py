@@ -68,6 +68,25 @@ def make_strategy(settings: Settings, model: RelevanceModel | None) -> Strategy:
     return cls(model, **dict(settings.crawl.strategy_params))
 
 
+def saved_settings(
+    saved: Mapping[str, Any],
+    overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    config: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Settings:
+    """A crawl's settings as its run.json saved them (``saved``: its ``settings``) with
+    ``overrides`` on top: a resume, or a worker joining a shared crawl. The saved model
+    stays unless the overrides name another; new parameters (--model-param) go on top."""
+    merged = _merge_overrides({k: v for k, v in saved.items() if k in SECTIONS}, overrides or {})
+    if saved.get("filters") and "filters" not in merged:
+        merged["filters"] = saved["filters"]  # a list of tables
+    settings = load_settings(config, merged, environ)
+    if saved.get("model") and not {"name", "path"} & set(settings.model):
+        table = {**saved["model"], **settings.model}
+        settings = replace(settings, model=table, base_dir=Path(saved["base_dir"]))
+    return settings
+
+
 # what to do about a run directory that holds a crawl, in the CLI's words and the API's
 _ALREADY = "resume it (--resume; resume=True in Python) or choose another directory (--out; out)"
 
@@ -103,16 +122,9 @@ def open_crawl(
         if not run_path.exists():
             raise ConfigError(f"{out_dir}: nothing to resume (no {RUN_NAME})")
         run = read_run_json(run_path)
-        saved, saved_seeds = run["settings"], run["seeds"]
-        overrides = _merge_overrides({k: v for k, v in saved.items() if k in SECTIONS}, overrides)
-        if saved.get("filters") and "filters" not in overrides:
-            overrides["filters"] = saved["filters"]  # a list of tables
-        raw_seeds = raw_seeds or list(saved_seeds)
-        settings = load_settings(config, overrides)
-        if saved.get("model") and not {"name", "path"} & set(settings.model):
-            # the saved model, with new parameters (--model-param) on top
-            table = {**saved["model"], **settings.model}
-            settings = replace(settings, model=table, base_dir=Path(saved["base_dir"]))
+        saved = run["settings"]
+        raw_seeds = raw_seeds or list(run["seeds"])
+        settings = saved_settings(saved, overrides, config)
     else:
         if (out_dir / DB_NAME).exists():
             raise ConfigError(f"{out_dir} holds a crawl already: {_ALREADY}")

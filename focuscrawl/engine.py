@@ -90,6 +90,14 @@ class SharedCrawl(Protocol):
         ...
 
 
+def check_model(strategy: Strategy, model: RelevanceModel | None) -> None:
+    """One line if ``strategy`` needs a relevance model and has none."""
+    if strategy.needs_model and model is None:
+        raise ConfigError(
+            f"strategy {strategy.name!r} needs a relevance model ([model] in the config)"
+        )
+
+
 def _sync_all(outputs: Sequence[WarcOutput | JsonlOutput]) -> list[int]:
     return [output.sync() for output in outputs]
 
@@ -197,10 +205,7 @@ class Crawler:
         shared: SharedCrawl | None = None,
         add_seeds: bool = True,
     ) -> None:
-        if strategy.needs_model and model is None:
-            raise ConfigError(
-                f"strategy {strategy.name!r} needs a relevance model ([model] in the config)"
-            )
+        check_model(strategy, model)
         self.settings = settings
         self.seeds = normalize_seeds(seeds)
         self.out_dir = out_dir

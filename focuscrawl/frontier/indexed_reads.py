@@ -27,7 +27,7 @@ from focuscrawl.frontier.indexed_links import Backlinks, children_of
 from focuscrawl.frontier.indexed_schema import TEXT_MANY, TEXT_OF, TEXT_RANGE, url_key
 from focuscrawl.frontier.indexed_table import CHUNK_ROWS, Rows, UrlTable, drop_repeats
 from focuscrawl.frontier.indexed_top import TopCache
-from focuscrawl.frontier.rules import SCORE
+from focuscrawl.frontier.rules import SCORE, known_states
 from focuscrawl.types import QueuedURL, URLState
 
 _LIST_CHUNK = 1000
@@ -315,12 +315,7 @@ class IndexedReads:
 
     def known(self, urls: Sequence[str]) -> dict[str, URLState]:
         """The states of the known URLs of ``urls`` (see FrontierStore.known)."""
-        out = {}
-        for url in urls:
-            state = self.state(url)
-            if state is not None:
-                out[url] = state
-        return out
+        return known_states(self.state, urls)
 
     def host_counts(self, hosts: Sequence[str]) -> dict[str, int]:
         return {host: self.host_count(host) for host in hosts}

@@ -51,6 +51,7 @@ from focuscrawl.frontier.rules import (
     checked_int,
     checked_score,
     host_of,
+    known_states,
     merged,
     merged_pair,
     written,
@@ -351,12 +352,7 @@ class MemoryFrontier:
 
     def known(self, urls: Sequence[str]) -> dict[str, URLState]:
         """The states of the known URLs of ``urls`` (see FrontierStore.known)."""
-        out = {}
-        for url in urls:
-            state = self.state(url)
-            if state is not None:
-                out[url] = state
-        return out
+        return known_states(self.state, urls)
 
     def host_counts(self, hosts: Sequence[str]) -> dict[str, int]:
         return {host: self.host_count(host) for host in hosts}

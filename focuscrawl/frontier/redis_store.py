@@ -138,18 +138,9 @@ class RedisFrontier:
             )
         self._sha = self._db.script_load(FRONTIER_LUA)
         self._columns = {text(c) for c in self._db.smembers(self._cols_key)}
-        self._layers = {int(x) for x in self._db.smembers(self._layers_key)}
-        # the best host of every (partition, layer) with queued URLs: its pop key (20
-        # bytes) and its name; the best key of the partition's queues in that layer
-        heads: dict[tuple[int, int], bytes] = {}
-        pipe = self._db.pipeline(transaction=False)
-        keys = [(p, layer) for layer in sorted(self._layers) for p in range(self.partitions)]
-        for p, layer in keys:
-            pipe.zrange(f"{self._key(p)}r:{layer}", 0, 0)
-        for (p, layer), best in zip(keys, pipe.execute(), strict=True):
-            if best:
-                heads[p, layer] = bytes(best[0])
-        self._heads = QueueHeads(heads)
+        self._layers: set[int] = set()
+        heads = self._read_heads(range(self.partitions))
+        self._heads = QueueHeads({key: head for key, head in heads.items() if head})
 
     # ------------------------------------------------------------------ plumbing
     def _key(self, partition: int) -> str:
@@ -161,6 +152,20 @@ class RedisFrontier:
 
     def _part_host(self, host: str) -> int:
         return zlib.crc32(partition_host(host).encode("utf-8")) % self.partitions
+
+    def _read_heads(self, partitions: Sequence[int]) -> dict[tuple[int, int], bytes | None]:
+        """The best host of each (partition, layer) queue of ``partitions``, read now:
+        its pop key (20 bytes) and its name, None for an empty queue. The crawl's
+        layers are read again first (another client may have made one)."""
+        self._layers |= {int(x) for x in self._db.smembers(self._layers_key)}
+        keys = [(p, layer) for layer in sorted(self._layers) for p in partitions]
+        pipe = self._db.pipeline(transaction=False)
+        for p, layer in keys:
+            pipe.zrange(f"{self._key(p)}r:{layer}", 0, 0)
+        return {
+            key: bytes(best[0]) if best else None
+            for key, best in zip(keys, pipe.execute(), strict=True)
+        }
 
     def _changes_from(self, partition: int, changes: Sequence[bytes]) -> None:
         for i in range(0, len(changes), 2):

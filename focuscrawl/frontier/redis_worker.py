@@ -400,16 +400,11 @@ class WorkerFrontier(RedisFrontier):
         else:
             requeued = super()._calls([(p, ("requeue",)) for p in parts])
             self.counters["requeued_on_take"] += sum(int(r) for r in requeued)
-        self._layers |= {int(x) for x in self._db.smembers(self._layers_key)}
-        keys = [(p, layer) for p in parts for layer in sorted(self._layers)]
-        pipe = self._db.pipeline(transaction=False)
-        for p, layer in keys:
-            pipe.zrange(f"{self._key(p)}r:{layer}", 0, 0)
-        heads = pipe.execute()
+        heads = self._read_heads(parts)
         with self._lock:
             self.owned.update(parts)
-            for (p, layer), best in zip(keys, heads, strict=True):
-                self._heads.update(p, layer, bytes(best[0]) if best else None)
+            for (p, layer), head in heads.items():
+                self._heads.update(p, layer, head)
         self.counters["partitions_taken"] += len(parts)
 
     def free(self, partitions: Iterable[int], *, delay: float) -> None:
@@ -447,13 +442,8 @@ class WorkerFrontier(RedisFrontier):
         """The best host of each partition held, read again (other workers' links
         reach its queues at their commits, and news of them comes to them, not here)."""
         parts = sorted(self.owned if partitions is None else partitions)
-        self._layers |= {int(x) for x in self._db.smembers(self._layers_key)}
-        keys = [(p, layer) for p in parts for layer in sorted(self._layers)]
-        pipe = self._db.pipeline(transaction=False)
-        for p, layer in keys:
-            pipe.zrange(f"{self._key(p)}r:{layer}", 0, 0)
-        for (p, layer), best in zip(keys, pipe.execute(), strict=True):
-            self._heads.update(p, layer, bytes(best[0]) if best else None)
+        for (p, layer), head in self._read_heads(parts).items():
+            self._heads.update(p, layer, head)
         self._refreshed = time.monotonic()
 
     def pop(
@@ -509,15 +499,8 @@ class WorkerFrontier(RedisFrontier):
         """The best ``n`` queued URLs across every partition (tier by tier, as a single
         process's layer is generated), taken into flight and left in their partitions'
         picked sets for their owners; returns how many. Run by one worker at a time."""
-        heads = QueueHeads({})
-        layers = sorted(int(x) for x in self._db.smembers(self._layers_key))
-        keys = [(p, layer) for layer in layers for p in range(self.partitions)]
-        pipe = self._db.pipeline(transaction=False)
-        for p, layer in keys:
-            pipe.zrange(f"{self._key(p)}r:{layer}", 0, 0)
-        for (p, layer), best in zip(keys, pipe.execute(), strict=True):
-            if best:
-                heads.update(p, layer, bytes(best[0]))
+        every = self._read_heads(range(self.partitions))
+        heads = QueueHeads({key: head for key, head in every.items() if head})
         taken: list[QueuedURL] = []
         while len(taken) < n:  # one pop serves one tier
             got = heads.pop(n - len(taken), {}, 0, None, super()._calls)

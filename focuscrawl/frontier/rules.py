@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from urllib.parse import urlsplit
 
 from focuscrawl.exceptions import FrontierError
-from focuscrawl.types import Merge
+from focuscrawl.types import Merge, URLState
 
 SCORE = "score"  # the column name that means the score itself
 INT32 = (-(2**31), 2**31 - 1)  # tiers, layers: int32 in the indexed store
@@ -125,3 +125,16 @@ def written(old: float, new: float, merge: Merge) -> bool:
     if merge is Merge.KEEP:
         return False
     return merge is not Merge.MAX or old < new
+
+
+def known_states(
+    state: Callable[[str], URLState | None], urls: Iterable[str]
+) -> dict[str, URLState]:
+    """``FrontierStore.known`` of an embedded store: ``state`` of each URL, the unknown
+    ones left out (a store with round trips batches them instead)."""
+    found = {}
+    for url in urls:
+        now = state(url)
+        if now is not None:
+            found[url] = now
+    return found

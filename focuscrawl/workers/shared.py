@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from focuscrawl.engine import DB_NAME, RUN_NAME, normalize_seeds, write_run_json
+from focuscrawl.engine import DB_NAME, RUN_NAME, check_model, normalize_seeds, write_run_json
 from focuscrawl.exceptions import ConfigError, FrontierError
 from focuscrawl.settings import Settings, load_settings, read_run_json
 
@@ -220,10 +220,7 @@ def prepare_shared(
         settings = replace(settings, model=model_table(model, settings.model))
         relevance = make_model(settings)
         strategy = make_strategy(settings, relevance)
-        if strategy.needs_model and relevance is None:
-            raise ConfigError(
-                f"strategy {strategy.name!r} needs a relevance model ([model] in the config)"
-            )
+        check_model(strategy, relevance)
         check_shareable(settings, strategy)
         build_filters(settings.filters, settings.base_dir)
         connect_checked(url)  # the server answers, before anything is written

@@ -19,7 +19,6 @@ from typing import Any
 
 from focuscrawl.engine import DB_NAME, Crawler, normalize_seeds, write_run_json
 from focuscrawl.exceptions import ConfigError, FrontierError
-from focuscrawl.settings import SECTIONS, load_settings
 from focuscrawl.workers.coordination import Coordination
 from focuscrawl.workers.shared import check_shareable, read_published, shared_crawls
 
@@ -106,7 +105,7 @@ def open_worker(
 ) -> Worker:
     """A worker of the shared crawl ``crawl`` (a key prefix; the only one published
     in that Redis if not given) writing into ``out_dir`` (resumed if it holds one)."""
-    from focuscrawl.api import make_model, make_strategy
+    from focuscrawl.api import make_model, make_strategy, saved_settings
     from focuscrawl.fetch.factory import build_fetcher
     from focuscrawl.frontier.factory import MARKER_STORE
     from focuscrawl.frontier.redis_worker import WorkerFrontier
@@ -137,15 +136,11 @@ def open_worker(
         crawl = crawls[0]
     run = read_published(frontier_url, crawl)
     saved = run["settings"]
-    overrides: dict[str, Any] = {k: v for k, v in saved.items() if k in SECTIONS}
-    overrides["crawl"] = {**overrides.get("crawl", {}), "frontier": "redis",
-                          "frontier_url": frontier_url, "schedule": "as-completed"}  # fmt: skip
-    if saved.get("filters"):
-        overrides["filters"] = saved["filters"]
-    settings = load_settings(None, overrides, environ={})
-    settings = replace(
-        settings, model=dict(saved.get("model") or {}), base_dir=Path(saved.get("base_dir", "."))
-    )
+    # the published settings, not this machine's environment; paths (filters, a model's
+    # files) as the crawl's own machine gave them
+    shared = {"frontier": "redis", "frontier_url": frontier_url, "schedule": "as-completed"}
+    settings = saved_settings(saved, {"crawl": shared}, environ={})
+    settings = replace(settings, base_dir=Path(saved.get("base_dir", ".")))
     relevance = make_model(settings)
     strategy = make_strategy(settings, relevance)
     check_shareable(settings, strategy)
