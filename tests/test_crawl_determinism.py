@@ -4,7 +4,6 @@ the middle."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any, ClassVar
@@ -16,6 +15,7 @@ from focuscrawl.demo import WEBKB_SEEDS
 from focuscrawl.replay.process import ReplayProcess
 from focuscrawl.strategies.base import Strategy, register_strategy
 from focuscrawl.types import Decision, LinkScore, Merge, Page, QueuedURL
+from tests.stopping import run_stopped_after
 
 COURSE = {"name": "keyword", "keywords": ["course", "syllabus", "homework", "lecture"]}
 
@@ -58,21 +58,7 @@ def test_two_live_crawls_fetch_the_same_urls_in_the_same_order(
 def _stop_after(run: Path, replay: ReplayProcess, pages: int, **kw: Any) -> None:
     """A crawl asked to stop (as by Ctrl-C) once ``pages`` pages are in."""
     crawler = open_crawl(run, WEBKB_SEEDS, overrides=_overrides(replay, **kw), model=kw.get("model"))
-
-    def progress(stats: Any) -> None:
-        if stats.fetched >= pages:
-            crawler.request_stop()
-
-    crawler.on_progress = progress
-
-    async def main() -> None:
-        async with crawler.fetcher:
-            await crawler.run()
-
-    try:
-        asyncio.run(main())
-    finally:
-        crawler.close()
+    run_stopped_after(crawler, pages)
 
 
 def _overrides(replay: ReplayProcess, **kw: Any) -> dict[str, Any]:

@@ -6,11 +6,9 @@ model that resumes exactly, from a state much smaller than its dense weights."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import random
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -28,6 +26,7 @@ from focuscrawl.strategies.learning import LearningStrategy
 from focuscrawl.strategies.view import FrontierView
 from focuscrawl.types import Link, Merge, Page, QueuedURL, URLState
 from focuscrawl.urls import Scope
+from tests.stopping import run_stopped_after
 
 from .conftest import shared_file
 
@@ -273,21 +272,7 @@ def test_a_stopped_crawl_resumes_with_its_link_model(tmp_path: Path) -> None:
     overrides = {"crawl": {"strategy": "learning", "max_pages": 120, "schedule": "ordered",
                            "strategy_params": {"update_every": 10, "min_examples": 20}}}  # fmt: skip
     crawler = open_crawl(out, [CAT_PAGE], overrides=overrides, model=model, archives=[archive])
-
-    def progress(stats: Any) -> None:
-        if stats.fetched >= 60:
-            crawler.request_stop()
-
-    crawler.on_progress = progress
-
-    async def main() -> None:
-        async with crawler.fetcher:
-            await crawler.run()
-
-    try:
-        asyncio.run(main())
-    finally:
-        crawler.close()
+    run_stopped_after(crawler, 60)
     stopped = json.loads((out / "run.json").read_text())
     assert stopped["finished"] is False
     version = stopped["summary"]["counters"]["link_model_version"]
