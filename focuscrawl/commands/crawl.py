@@ -279,21 +279,8 @@ def _run_crawl(args: argparse.Namespace) -> int:
     if view.enabled or view.log_every > 0:  # else nothing to show: no count per result
         crawler.on_progress = view.update
 
-    signals = 0
-
-    def on_signal() -> None:
-        nonlocal signals
-        signals += 1
-        if signals == 1:
-            print("focuscrawl: stopping; fetches in flight get 5 s (press Ctrl-C again to stop now)",
-                  file=sys.stderr)  # fmt: skip
-        crawler.request_stop(now=signals > 1)
-
     async def main() -> None:
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError):  # non-Unix
-                loop.add_signal_handler(sig, on_signal)
+        stop_on_signals(crawler, say=True)
         async with crawler.fetcher:
             with view:
                 await crawler.run()
@@ -308,6 +295,25 @@ def _run_crawl(args: argparse.Namespace) -> int:
     else:
         print(view.summary_line(crawler.stats, args.out))
     return crawl_exit_code(crawler.stats, args.out, interrupted=crawler.stopped)
+
+
+def stop_on_signals(crawler: Any, *, say: bool) -> None:
+    """SIGINT and SIGTERM stop ``crawler`` cleanly (a second one: at once), in the running
+    loop; ``say``: one line on stderr at the first (a worker's coordinator says it)."""
+    signals = 0
+
+    def on_signal() -> None:
+        nonlocal signals
+        signals += 1
+        if signals == 1 and say:
+            print("focuscrawl: stopping; fetches in flight get 5 s (press Ctrl-C again to stop now)",
+                  file=sys.stderr)  # fmt: skip
+        crawler.request_stop(now=signals > 1)
+
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # non-Unix
+            loop.add_signal_handler(sig, on_signal)
 
 
 # what a skipped URL's reason means, for the line of a crawl that fetched nothing

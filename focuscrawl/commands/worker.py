@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
-import signal
 import sys
 from pathlib import Path
 
@@ -30,24 +28,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from focuscrawl.commands.crawl import stop_on_signals
     from focuscrawl.workers import open_worker
 
     worker = open_worker(
         args.frontier, args.out, crawl=args.crawl, lease_seconds=args.lease_seconds
     )
     crawler = worker.crawler
-    signals = 0
-
-    def on_signal() -> None:
-        nonlocal signals
-        signals += 1
-        crawler.request_stop(now=signals > 1)
-
     async def main() -> None:
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, on_signal)
+        stop_on_signals(crawler, say=False)  # (the coordinator, if any, says it once)
         await worker.run()
 
     try:
