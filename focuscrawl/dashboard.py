@@ -29,6 +29,7 @@ from typing import Any
 from focuscrawl.evaluation.run import Judge, RunPages
 from focuscrawl.evaluation.svg import line_plot
 from focuscrawl.exceptions import ConfigError
+from focuscrawl.output.layout import run_files
 from focuscrawl.urls import host_of
 
 _RATE_WINDOW = 10.0  # seconds of fetches behind "URLs/s now"
@@ -83,11 +84,7 @@ class RunTail:
         ``run.json``. A shared crawl's run directory (``--workers``) is shown as one
         run: its workers' files, each read on from where it was."""
         self._read_run_json()
-        if "workers" in self.info:
-            files = sorted(self.path.glob("workers/*/pages.jsonl"))
-        else:
-            files = [self.path / "pages.jsonl"]
-        for pages in files:
+        for pages in run_files(self.path, "pages.jsonl"):
             self._update_from(pages)
 
     def _update_from(self, pages: Path) -> None:

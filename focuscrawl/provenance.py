@@ -23,6 +23,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from focuscrawl.output.layout import run_files
 from focuscrawl.types import Decision, Merge
 
 DECISIONS_NAME = "decisions.jsonl"
@@ -87,14 +88,8 @@ def decision_record(
 def iter_decisions(run_dir: Path, needle: str | None = None) -> Iterator[dict[str, Any]]:
     """The records of a run's decision log (only lines mentioning ``needle``, if given);
     a shared crawl's (``--workers``): its workers' logs, one after the other."""
-    paths = [
-        Path(run_dir) / DECISIONS_NAME,
-        *sorted(Path(run_dir).glob(f"workers/*/{DECISIONS_NAME}")),
-    ]
     key = json.dumps(needle, ensure_ascii=False)[1:-1] if needle else None
-    for path in paths:
-        if not path.exists():
-            continue
+    for path in run_files(Path(run_dir), DECISIONS_NAME):
         with open(path, encoding="utf-8") as fh:
             for line in fh:
                 if key is not None and key not in line:

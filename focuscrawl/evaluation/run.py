@@ -25,6 +25,7 @@ from typing import Any
 from focuscrawl.evaluation import crawl_metrics as cm
 from focuscrawl.evaluation.metrics import harvest_rate
 from focuscrawl.exceptions import ConfigError, ModelError
+from focuscrawl.output.layout import run_files
 from focuscrawl.relevance.examples import all_match, check_selector, parse_filter
 from focuscrawl.replay.archive import load_labels
 
@@ -57,7 +58,7 @@ class RunPages:
 
 def has_pages(run_dir: Path) -> bool:
     """Whether a run directory holds pages to read (its own, or its workers')."""
-    return (run_dir / "pages.jsonl").is_file() or any(run_dir.glob("workers/*/pages.jsonl"))
+    return bool(run_files(run_dir, "pages.jsonl"))
 
 
 def read_run(run_dir: Path | str) -> RunPages:
@@ -73,9 +74,8 @@ def read_run(run_dir: Path | str) -> RunPages:
             info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
         except ValueError:
             info = {}
-    shared = isinstance(info, dict) and "workers" in info
-    paths = sorted((run_dir / "workers").glob("*/pages.jsonl")) if shared else [run_dir / "pages.jsonl"]
-    if not shared and not paths[0].is_file():
+    paths = run_files(run_dir, "pages.jsonl")
+    if not paths and not (isinstance(info, dict) and "workers" in info):
         raise ConfigError(f"{run_dir}: not a run directory (no pages.jsonl)")
     run = RunPages(
         run_dir, [str(s) for s in info.get("seeds", [])], str(info.get("strategy", "?")),

@@ -36,9 +36,9 @@ What is shared, and how exact:
 
 from __future__ import annotations
 
+from focuscrawl.output.layout import WORKERS_DIR
 from focuscrawl.workers.coordination import Coordination
 from focuscrawl.workers.shared import (
-    WORKERS_DIR,
     SharedRun,
     is_shared,
     prepare_shared,

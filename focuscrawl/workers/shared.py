@@ -17,9 +17,8 @@ from typing import Any
 
 from focuscrawl.engine import DB_NAME, RUN_NAME, check_model, normalize_seeds, write_run_json
 from focuscrawl.exceptions import ConfigError, FrontierError
+from focuscrawl.output.layout import WORKERS_DIR
 from focuscrawl.settings import Settings, load_settings, read_run_json
-
-WORKERS_DIR = "workers"  # a shared crawl's run directory: one run directory per local worker
 
 
 def _meta_key(prefix: str) -> str:
