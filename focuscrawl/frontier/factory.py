@@ -52,10 +52,17 @@ def redis_prefix(path: Path) -> str:
                 f" store: crawl.frontier as in its run.json): {exc}"
             ) from None
     prefix = f"fc:{secrets.token_hex(6)}"
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps({"store": MARKER_STORE, "prefix": prefix}) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_marker(path, prefix)
     return prefix
+
+
+def write_marker(path: Path, prefix: str, **more: str) -> None:
+    """The crawl DB marker of a Redis crawl at ``path`` (replaced atomically): its key
+    prefix, and ``more`` (a shared crawl's worker: its name)."""
+    tmp = path.with_name(path.name + ".tmp")
+    marker = {"store": MARKER_STORE, "prefix": prefix, **more}
+    tmp.write_text(json.dumps(marker) + "\n", encoding="utf-8")
+    tmp.replace(path)
 
 
 def open_redis(path: Path, *, parents: bool = True, url: str = "") -> FrontierStore:

@@ -107,7 +107,7 @@ def open_worker(
     in that Redis if not given) writing into ``out_dir`` (resumed if it holds one)."""
     from focuscrawl.api import make_model, make_strategy, saved_settings
     from focuscrawl.fetch.factory import build_fetcher
-    from focuscrawl.frontier.factory import MARKER_STORE
+    from focuscrawl.frontier.factory import MARKER_STORE, write_marker
     from focuscrawl.frontier.redis_worker import WorkerFrontier
     from focuscrawl.output.lock import RunLock
     from focuscrawl.output.writers import prepare_run_dir
@@ -154,10 +154,7 @@ def open_worker(
             marker.get("worker") or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
         )
         if not marker:
-            tmp = marker_path.with_name(DB_NAME + ".tmp")
-            tmp.write_text(json.dumps({"store": MARKER_STORE, "prefix": crawl, "worker": name}) + "\n",
-                           encoding="utf-8")  # fmt: skip
-            tmp.replace(marker_path)
+            write_marker(marker_path, crawl, worker=name)
         frontier = WorkerFrontier(frontier_url, prefix=crawl, worker=name,
                                   parents=strategy.needs_parents, lease_seconds=lease_seconds,
                                   expected=int(run.get("workers") or 1),
