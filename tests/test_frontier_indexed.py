@@ -44,7 +44,7 @@ def test_colliding_fingerprints_are_told_apart(
 ) -> None:
     """Equal ``h``: linear probing puts the later URLs in the next slots, ``h2`` tells them apart."""
     fake = {f"http://a/{i}": (0, i) for i in range(8)} | {"http://b/x": (1, 99)}
-    monkeypatch.setattr("focuscrawl.frontier.indexed_reads.url_key", fake.__getitem__)
+    monkeypatch.setattr("focuscrawl.frontier.indexed_core.url_key", fake.__getitem__)
     for module in ("indexed_adds", "indexed_columns"):
         monkeypatch.setattr(
             f"focuscrawl.frontier.{module}.fingerprints",

@@ -1,5 +1,6 @@
 """One property-based suite for every store: random operation sequences give the same
-results, pops, states, scores, columns and edges as the in-memory reference.
+results, pops, states, scores, columns, edges and run state as the in-memory reference,
+every role of the protocol (queue, columns, link graph, journal) exercised.
 
 Discovery order (``seq``) is compared as an order, not as numbers: the reference
 counts 1, 2, 3 ..., the Redis store takes blocks from a shared counter (gaps).
@@ -7,6 +8,7 @@ counts 1, 2, 3 ..., the Redis store takes blocks from a shared counter (gaps).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import tempfile
 import uuid
@@ -34,8 +36,10 @@ _merge = st.sampled_from(list(Merge))
 _tier = st.integers(0, 2)
 _column = st.sampled_from(["score", "c1", "c2"])  # c2 exists only after an "ensure"
 _item = st.tuples(_url, _score, st.integers(0, 3), st.none() | _url, st.integers(1, 3), _tier)
+_KEYS = ["layer", "state"]
 _ops = st.one_of(
     st.tuples(st.just("add_many"), st.lists(_item, max_size=6), _merge, st.integers(0, 2)),
+    st.tuples(st.just("add"), _item, _merge, st.integers(0, 2)),
     st.tuples(st.just("update"), st.lists(st.tuples(_url, _score), max_size=5), _merge),
     st.tuples(st.just("values"), _column, st.lists(st.tuples(_url, _score), max_size=5), _merge),
     st.tuples(st.just("raise"), _url, _score, st.none() | _url),
@@ -65,7 +69,13 @@ _ops = st.one_of(
         st.booleans(),
     ),
     st.tuples(st.just("requeue")),
+    st.tuples(st.just("get"), _url),
+    st.tuples(st.just("known"), st.lists(_url, max_size=4)),
+    st.tuples(st.just("children"), _url),
+    st.tuples(st.just("meta"), st.sampled_from(_KEYS), st.text(max_size=3)),
+    st.tuples(st.just("commit")),
     st.tuples(st.just("reopen")),
+    st.tuples(st.just("rollback")),
 )
 
 
@@ -81,6 +91,11 @@ class _Store:
         self.db.close()
         self.db = self.open()
 
+    def rollback(self) -> None:
+        """Close without a commit (as a crash would) and open again."""
+        self.db.close()
+        self.db = self.open()
+
 
 def _rank(db: Any) -> dict[int, int]:
     """seq -> discovery rank (1, 2, 3 ...), the reference's numbering."""
@@ -92,6 +107,8 @@ def _norm(db: Any, value: Any) -> Any:
     if isinstance(value, list) and value and isinstance(value[0], QueuedURL):
         rank = _rank(db)
         return [dataclasses.replace(q, seq=rank[q.seq]) for q in value]
+    if isinstance(value, QueuedURL):
+        return dataclasses.replace(value, seq=_rank(db)[value.seq])
     return value
 
 
@@ -107,6 +124,10 @@ def _apply_op(db: Any, op: tuple[Any, ...]) -> Any:
     if kind == "add_many":
         items = [(u, s, d, p, u.split("/")[2], c, t) for u, s, d, p, c, t in op[1]]
         return db.add_many(items, merge=op[2], layer=op[3])
+    if kind == "add":
+        u, s, d, p, c, t = op[1]
+        host = u.split("/")[2]
+        return db.add(u, s, depth=d, parent=p, host=host, merge=op[2], layer=op[3], count=c, tier=t)
     if kind == "update":
         return db.update_scores(op[1], op[2])
     if kind == "values":
@@ -133,6 +154,17 @@ def _apply_op(db: Any, op: tuple[Any, ...]) -> Any:
         return db.combine_columns(op[1], op[2], add=op[3])
     if kind == "requeue":
         return db.requeue_in_flight()
+    if kind == "get":
+        return db.get(op[1])
+    if kind == "known":
+        return db.known(op[1])
+    if kind == "children":
+        return db.children(op[1])
+    if kind == "meta":
+        db.set_meta(op[1], op[2])
+        return [db.get_meta(key) for key in _KEYS]
+    if kind == "commit":
+        return db.commit()
     return None
 
 
@@ -145,20 +177,36 @@ def _snapshot(db: Any) -> Any:
         [db.host_count(h, [Q]) for h in _HOSTS],
         [db.host_count(h) for h in _HOSTS],
         {u: (db.state(u), db.value(u, "c1")) for u in _URLS},
+        [_norm(db, db.get(u)) for u in _URLS],
+        db.known(_URLS),
+        db.host_counts([*_HOSTS, "nowhere"]),
         edges,
         db.column_names(),
+        [db.get_meta(key) for key in _KEYS],
     )
 
 
 def _check(store: _Store, ops: list[tuple[Any, ...]]) -> None:
+    """``ops`` on the store and on the reference give the same results. ``rollback``
+    (in a store with transactions) takes the reference back to its last commit."""
     memory = MemoryFrontier()
     memory.ensure_columns(["c1"])
     store.db.ensure_columns(["c1"])
+    store.db.commit()
+    committed = copy.deepcopy(memory)
     for op in ops:
         if op[0] == "reopen":  # columns, queues and heads come back from the store
             store.reopen()
+            committed = copy.deepcopy(memory)
             assert _snapshot(store.db) == _snapshot(memory)
             continue
+        if op[0] == "rollback":  # exactly the uncommitted work is lost
+            store.rollback()
+            memory = copy.deepcopy(committed)
+            assert _snapshot(store.db) == _snapshot(memory)
+            continue
+        if op[0] == "commit":
+            committed = copy.deepcopy(memory)
         assert _apply(store.db, op) == _apply(memory, op), op
         if isinstance(store.db, RedisFrontier):
             _check_heads(store.db)
@@ -186,7 +234,7 @@ def test_memory_store_matches_reference(ops: list[tuple[Any, ...]]) -> None:
     """The reference against a second copy of itself: the suite's own check (no reopen: it
     keeps nothing)."""
     store = _Store(MemoryFrontier)
-    _check(store, [op for op in ops if op[0] != "reopen"])
+    _check(store, [op for op in ops if op[0] not in ("reopen", "rollback")])
 
 
 @_SETTINGS
@@ -211,8 +259,8 @@ def test_redis_store_matches_reference(
 ) -> None:
     prefix = f"t{uuid.uuid4().hex[:12]}"
     store = _Store(lambda: RedisFrontier(redis_server.url, prefix=prefix, partitions=partitions))
-    try:
-        _check(store, ops)
+    try:  # (every write is durable at once: no rollback)
+        _check(store, [op for op in ops if op[0] != "rollback"])
     finally:
         store.db.drop()
         store.db.close()

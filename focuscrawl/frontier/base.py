@@ -1,7 +1,9 @@
 """The FrontierStore protocol: the crawl DB every strategy's scores go into, by role
-(as frontera's backend splits it): :class:`UrlQueue` (the URLs and their queue),
-:class:`UrlColumns` (per-URL strategy values), :class:`LinkGraph` (parent edges) and
-:class:`RunJournal` (run state and the commit); a store is all four."""
+(as frontera's backend splits it): :class:`UrlQueue` (the URLs, their states and
+queue), :class:`UrlColumns` (per-URL values written in place: the score and tier that
+order the queue, and the strategy's extra columns), :class:`LinkGraph` (parent edges,
+and the sibling raise that reads them) and :class:`RunJournal` (run state and the
+commit); a store is all four."""
 
 from __future__ import annotations
 
@@ -23,8 +25,8 @@ def no_edges_error(store: str) -> FrontierError:
 class UrlQueue(Protocol):
     """The URLs and their queue: add and merge, pop in priority order, states, counts.
 
-    Scores and tiers are mutable in place; a higher tier is always sooner, and
-    within a tier a higher score (see :class:`FrontierStore`)."""
+    A higher tier is always sooner, and within a tier a higher score (see
+    :class:`FrontierStore`); :class:`UrlColumns` changes both in place."""
 
     def add(
         self,
@@ -61,34 +63,6 @@ class UrlQueue(Protocol):
 
         Returns the number of new URLs.
         """
-        ...
-
-    def update_scores(self, updates: Iterable[tuple[str, float]], merge: Merge) -> int:
-        """Change the scores of known URLs of any state; unknown URLs are ignored.
-
-        Fetched pages keep OTIE/OPIC cash this way (a re-crawl is
-        ``mark(url, QUEUED)``). Repeated URLs in one batch are combined first.
-        Returns the number of URLs whose score was written.
-        """
-        ...
-
-    def raise_children(self, parent: str, score: float, *, exclude: str | None = None) -> int:
-        """Raise every queued child of ``parent`` to at least ``score`` (sibling update)."""
-        ...
-
-    def update_host(
-        self,
-        host: str,
-        score: float,
-        merge: Merge,
-        *,
-        states: Collection[URLState] = (URLState.QUEUED,),
-    ) -> int:
-        """Merge ``score`` into every URL of ``host`` in ``states``; returns how many were written."""
-        ...
-
-    def set_tier(self, updates: Iterable[tuple[str, int]]) -> int:
-        """Set the tiers of known URLs (the last of repeats wins); returns how many known URLs."""
         ...
 
     def pop(
@@ -142,8 +116,33 @@ class UrlQueue(Protocol):
 
 
 class UrlColumns(Protocol):
-    """Extra per-URL float columns a strategy keeps (P0's cash, P2's parent perplexity),
-    journaled like the score."""
+    """Per-URL values written in place: the score and tier (the queue's order), and the
+    extra float columns a strategy keeps (P0's cash, P2's parent perplexity), journaled
+    like the score."""
+
+    def update_scores(self, updates: Iterable[tuple[str, float]], merge: Merge) -> int:
+        """Change the scores of known URLs of any state; unknown URLs are ignored.
+
+        Fetched pages keep OTIE/OPIC cash this way (a re-crawl is
+        ``mark(url, QUEUED)``). Repeated URLs in one batch are combined first.
+        Returns the number of URLs whose score was written.
+        """
+        ...
+
+    def update_host(
+        self,
+        host: str,
+        score: float,
+        merge: Merge,
+        *,
+        states: Collection[URLState] = (URLState.QUEUED,),
+    ) -> int:
+        """Merge ``score`` into every URL of ``host`` in ``states``; returns how many were written."""
+        ...
+
+    def set_tier(self, updates: Iterable[tuple[str, int]]) -> int:
+        """Set the tiers of known URLs (the last of repeats wins); returns how many known URLs."""
+        ...
 
     def update_values(self, column: str, updates: Iterable[tuple[str, float]], merge: Merge) -> int:
         """:meth:`update_scores` for an extra column (``"score"``: the score itself).
@@ -185,6 +184,10 @@ class LinkGraph(Protocol):
 
     def children_counts(self, parent: str) -> list[tuple[str, int]]:
         """Children of ``parent`` with t(parent, child), in discovery order."""
+        ...
+
+    def raise_children(self, parent: str, score: float, *, exclude: str | None = None) -> int:
+        """Raise every queued child of ``parent`` to at least ``score`` (sibling update)."""
         ...
 
 

@@ -1,8 +1,14 @@
 """Adding URLs to the indexed crawl DB: one page's out-links without a numpy call each.
 
+:class:`UrlAdds` is ``add`` and ``add_many`` of the queue role
+(:class:`~focuscrawl.frontier.indexed_queue.IndexedQueue`), on the shared core
+(:class:`~focuscrawl.frontier.indexed_core.IndexedCore`): new rows are appended to
+the table, counted, offered to the buffer of the best rows; known ones get their
+``(tier, score)`` merged.
+
 The common batch is one page's links: a few dozen distinct URLs with known
 parents. For it, numpy's cost per call (a few µs, some forty calls) outweighed
-the work, so :meth:`IndexedAdds._add_page` runs in plain Python over memoryviews
+the work, so :meth:`UrlAdds._add_page` runs in plain Python over memoryviews
 of the columns (an item of one is a plain int or float): one loop for the links'
 memo lookups, fingerprints (Python ints) and probes, the known links' ``(tier,
 score)`` merged item by item with the arithmetic of
@@ -11,7 +17,7 @@ rows and parent edges left for the next flush
 (:mod:`~focuscrawl.frontier.indexed_cold`). Any other batch (repeated URLs, an
 unknown parent, a link to itself or to another link of the batch, a value to
 refuse, or more than ``_PAGE`` items, where arrays pay) goes through
-:meth:`IndexedAdds._add_items`, the general rules written item by item over
+:meth:`UrlAdds._add_items`, the general rules written item by item over
 arrays; both give the results of :mod:`focuscrawl.frontier.memory`.
 """
 
@@ -22,7 +28,7 @@ from collections.abc import Iterable
 import numpy as np
 import numpy.typing as npt
 
-from focuscrawl.frontier.indexed_columns import IndexedColumns
+from focuscrawl.frontier.indexed_core import MEMO_MAX, IndexedCore
 from focuscrawl.frontier.indexed_schema import checked_text, fingerprints, keys_of
 from focuscrawl.frontier.indexed_table import Rows
 from focuscrawl.frontier.rules import (
@@ -37,27 +43,15 @@ from focuscrawl.types import Merge, URLState
 
 _QUEUED, _DROPPED = int(URLState.QUEUED), int(URLState.DROPPED)
 _PAGE = 1024  # links of one page at most; a bigger batch is worth its numpy calls
-MEMO_MAX = 1 << 15  # URL -> row entries kept for the pages' repeated links (~5 MB)
 Item = tuple[str, float, int, str | None, str, int, int]
+Floats = npt.NDArray[np.float64]
 
 
-class IndexedAdds(IndexedColumns):
+class UrlAdds:
     """``add`` and ``add_many`` of the indexed store (see the module docstring)."""
 
-    def _host_id(self, host: str) -> int:
-        """Id of ``host``, created (inside the transaction) if new."""
-        known = self._host_ids.get(host)
-        if known is not None:
-            return known
-        new = len(self._host_names)
-        self._conn.execute("INSERT INTO hosts VALUES (?, ?)", (new, host))
-        self._host_names.append(host)
-        self._host_ids[host] = new
-        if new >= len(self._counts):
-            grown = np.zeros((max(2 * len(self._counts), 64), 5), np.int64)
-            grown[: len(self._counts)] = self._counts
-            self._set_counts(grown)
-        return new
+    def __init__(self, core: IndexedCore) -> None:
+        self._core = core
 
     def add(
         self,
@@ -95,16 +89,17 @@ class IndexedAdds(IndexedColumns):
     def _add_page(self, items: list[Item], merge: Merge, layer: int) -> int | None:
         """The common batch, in plain Python over memoryviews; None (nothing done) if it
         is not one (see the module docstring)."""
+        core = self._core
         urls, scores, depths, parents, hosts, counts, tiers = zip(*items, strict=True)
         named = set(parents)
         named.discard(None)
         if len(set(urls)) != len(urls) or not named.isdisjoint(urls):
             return None
         others = list(named)
-        memo = self._row_memo
+        memo = core.memo
         try:  # the same refusals as _add_items, which then words them (a memo URL passed them)
             # rows of URLs met lately (a row is a URL's for good): no fingerprint, no probe
-            rows, missed, keys = self._table.lookup(urls, memo)
+            rows, missed, keys = core.table.lookup(urls, memo)
             found = {p: memo.get(p, -2) for p in others}
             unknown = [p for p, row in found.items() if row == -2]
             parent_keys = keys_of(unknown)
@@ -125,7 +120,7 @@ class IndexedAdds(IndexedColumns):
             levels = list(map(int, tiers))
         except (TypeError, ValueError, OverflowError):  # UnicodeEncodeError included
             return None
-        found.update(zip(unknown, self._table.find_few(parent_keys), strict=True))
+        found.update(zip(unknown, core.table.find_few(parent_keys), strict=True))
         seq_of: dict[str | None, int | None] = {None: None}
         for parent, row in found.items():
             if row < 0:  # an unknown parent: a DROPPED row first
@@ -133,14 +128,14 @@ class IndexedAdds(IndexedColumns):
             seq_of[parent] = row + 1
         new = list(keys)  # the unknown URLs' indexes, in order
         for i in new:  # a new host is written: refuse the batch before any change
-            if hosts[i] not in self._host_ids:
+            if hosts[i] not in core.host_ids:
                 checked_text(hosts[i])
-        self._begin()
+        core.begin()
         if len(new) < len(rows) and merge is not Merge.KEEP:
             self._merge_few(rows, values, levels, merge)
         if new:
-            host_ids = [self._host_id(hosts[i]) for i in new]
-            first = self._table.append_few(
+            host_ids = [core.host_id(hosts[i]) for i in new]
+            first = core.table.append_few(
                 list(keys.values()),
                 host_ids,
                 layer,
@@ -149,12 +144,12 @@ class IndexedAdds(IndexedColumns):
                 [levels[i] for i in new],
             )
             added = list(range(first, first + len(new)))
-            per_host = self._count_cells()
+            per_host = core.cells
             for host in host_ids:
                 per_host[5 * host + _QUEUED] += 1
-            self._states.entered_list(_QUEUED, added)
-            self._queue.offer_list(added, rising=True)
-            self._cold.add_text(
+            core.states.entered_list(_QUEUED, added)
+            core.best.offer_list(added, rising=True)
+            core.cold.add_text(
                 first,
                 [urls[i] for i in new],
                 [depths[i] for i in new],
@@ -176,7 +171,8 @@ class IndexedAdds(IndexedColumns):
         self, rows: list[int], values: list[float], tiers: list[int], merge: Merge
     ) -> None:
         """:meth:`_merge_pairs` into the known ``rows`` (-1: skipped), item by item."""
-        table = self._table
+        core = self._core
+        table = core.table
         score_of, tier_of = table.view["score"], table.view["tier"]
         touched = [row for row in rows if row >= 0]
         flat = not table.tiered and not any(tiers)  # every tier 0 stays 0: only scores
@@ -202,10 +198,9 @@ class IndexedAdds(IndexedColumns):
                     score_of[row], tier_of[row] = value, tier
         if not flat and not table.tiered and any(tier_of[row] for row in touched):
             table.tiered = True
-        self._changed_one += touched
         # MAX only raises, ADD of amounts >= 0 too (OPIC's cash): no buffered row fell
         rising = merge is Merge.MAX or (merge is Merge.ADD and min(values, default=0.0) >= 0)
-        self._queue.offer_list(touched, rising=rising)
+        core.touched_list(touched, rising=rising)
 
     def _link_few(
         self,
@@ -215,7 +210,8 @@ class IndexedAdds(IndexedColumns):
         seq_of: dict[str | None, int | None],
     ) -> None:
         """The parent edges of a page's links (and the first parent of orphans)."""
-        cold, orphan = self._cold, self._table.view["orphan"]
+        core = self._core
+        cold, orphan = core.cold, core.table.view["orphan"]
         if any(map(orphan.__getitem__, rows)):  # rare: a seed or a referrer met again
             for row, parent in zip(rows, parents, strict=True):
                 if orphan[row] and parent is not None:
@@ -230,19 +226,43 @@ class IndexedAdds(IndexedColumns):
 
     def _new_rows(self, rows: Rows, host_ids: npt.NDArray[np.int32], state: int) -> None:
         """Count, track and offer new rows of one ``state``."""
-        counts = self._counts
+        core = self._core
+        counts = core.counts
         if len(rows) <= 32:  # np.add.at costs more than a short loop
             for host in host_ids.tolist():
                 counts[host, state] += 1
         else:
             np.add.at(counts[:, state], host_ids, 1)
-        self._states.entered(state, rows)
-        self._queue.offer(rows, rising=True)
+        core.states.entered(state, rows)
+        core.best.offer(rows, rising=True)
+
+    def _merge_pairs(
+        self, rows: Rows, tiers: npt.NDArray[np.int32], values: Floats, merge: Merge
+    ) -> None:
+        """Merge one ``(tier, score)`` per (distinct) row (:func:`~.rules.merged_pair`)."""
+        table = self._core.table
+        if merge is Merge.KEEP or not rows.size:
+            return
+        if merge is Merge.MAX:
+            old = table.tier[rows]
+            up = (tiers > old) | ((tiers == old) & (values > table.score[rows]))
+            rows, tiers, values = rows[up], tiers[up], values[up]
+        rising = merge is Merge.MAX
+        if merge is Merge.ADD:
+            rising = bool(values.min() >= 0)  # cash handed out: keys only rise
+            values = table.score[rows] + values
+            tiers = np.maximum(table.tier[rows], tiers)
+        table.score[rows] = values
+        table.tier[rows] = tiers
+        if not table.tiered and tiers.any():
+            table.tiered = True
+        self._core.touched(rows, rising=rising)
 
     # -- any batch --------------------------------------------------------------------
 
     def _add_items(self, items: list[Item], merge: Merge, layer: int) -> int:
         """Any batch, item by item (see :meth:`add_many`)."""
+        core = self._core
         batch: dict[str, tuple[int, float]] = {}  # url -> merged (tier, score) of the batch
         firsts: dict[str, tuple[str, int, int]] = {}  # url -> host, depth, state (first seen)
         edges: list[tuple[str, str, int]] = []
@@ -265,8 +285,8 @@ class IndexedAdds(IndexedColumns):
                 firsts[url] = (host, depth, _QUEUED)
         urls = list(firsts)
         keys = fingerprints(urls)
-        rows = self._table.find(keys)
-        self._begin()
+        rows = core.table.find(keys)
+        core.begin()
         new = np.flatnonzero(rows < 0)
         new_urls = [urls[i] for i in new.tolist()]
         for url in new_urls:  # before any change: a batch is stored whole or not at all
@@ -286,7 +306,7 @@ class IndexedAdds(IndexedColumns):
             rows[new] = self._append(new_urls, keys[new], batch, firsts, layer, merge)
         if edges:
             row_of = dict(zip(urls, rows.tolist(), strict=True))
-            cold, orphan = self._cold, self._table.view["orphan"]
+            cold, orphan = core.cold, core.table.view["orphan"]
             for child, parent, _ in edges:  # the first edge naming an orphan: its parent
                 if orphan[row_of[child]]:
                     cold.set_parent(row_of[child], row_of[parent])
@@ -304,7 +324,8 @@ class IndexedAdds(IndexedColumns):
         merge: Merge,
     ) -> Rows:
         """New rows (orphans for now) for ``urls`` of :meth:`_add_items`."""
-        hosts = np.array([self._host_id(firsts[u][0]) for u in urls], np.int32)
+        core = self._core
+        hosts = np.array([core.host_id(firsts[u][0]) for u in urls], np.int32)
         states = np.array([firsts[u][2] for u in urls], np.int8)
         # each new queued URL goes in with the batch's combined key; a parent with
         # (0, 0.0), into which its own later items of the batch are merged
@@ -318,10 +339,10 @@ class IndexedAdds(IndexedColumns):
         ]
         tiers = np.array([tier for tier, _ in pairs], np.int32)
         scores = np.array([score for _, score in pairs], np.float64)
-        rows = self._table.append(keys, hosts, layer, states, scores, tiers)
+        rows = core.table.append(keys, hosts, layer, states, scores, tiers)
         for state in (_QUEUED, _DROPPED):
             mine = states == state
             if mine.any():
                 self._new_rows(rows[mine], hosts[mine], state)
-        self._cold.add_text(int(rows[0]), urls, [firsts[u][1] for u in urls], [None] * len(urls))
+        core.cold.add_text(int(rows[0]), urls, [firsts[u][1] for u in urls], [None] * len(urls))
         return rows

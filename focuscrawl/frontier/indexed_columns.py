@@ -1,10 +1,13 @@
-"""Score, column, host and tier writes of the indexed crawl DB, all vectorised.
+"""The per-URL values of the indexed crawl DB: score, tier and extra columns, vectorised.
 
-The part of :class:`~focuscrawl.frontier.indexed.IndexedFrontier` that changes
-the hot arrays of known rows: merging ``(tier, score)`` pairs or scores, the extra
-float columns (one numpy array each, journaled only for the rows written since the
-last commit), rescoring a host and setting tiers. Every changed row is offered to
-the pop buffer and noted for the next commit's journal.
+:class:`IndexedColumns` is the :class:`~focuscrawl.frontier.base.UrlColumns` role of
+:class:`~focuscrawl.frontier.indexed.IndexedFrontier`: it changes the hot arrays of
+known rows (merging scores, the extra float columns, one numpy array each,
+journaled only for the rows written since the last commit, rescoring a host,
+setting tiers) and reads them (``value``, and ``top``, which answers from a cache
+of the state's best rows: :mod:`~focuscrawl.frontier.indexed_top`). Every row whose
+score or tier changed is offered to the pop buffer and noted for the next commit's
+journal (:meth:`~focuscrawl.frontier.indexed_core.IndexedCore.touched`).
 """
 
 from __future__ import annotations
@@ -16,10 +19,9 @@ import numpy as np
 import numpy.typing as npt
 
 from focuscrawl.exceptions import FrontierError
-from focuscrawl.frontier.indexed_queue import BestQueue
-from focuscrawl.frontier.indexed_reads import IndexedReads
+from focuscrawl.frontier.indexed_core import IndexedCore
 from focuscrawl.frontier.indexed_schema import fingerprints
-from focuscrawl.frontier.indexed_table import Rows, repeated_values
+from focuscrawl.frontier.indexed_table import CHUNK_ROWS, Rows, repeated_values
 from focuscrawl.frontier.rules import (
     INT32,
     SCORE,
@@ -35,54 +37,11 @@ from focuscrawl.types import Merge, URLState
 Floats = npt.NDArray[np.float64]
 
 
-class IndexedColumns(IndexedReads):
-    """The in-place writes of the indexed store (see the module docstring)."""
+class IndexedColumns:
+    """The per-URL values of the indexed store (see the module docstring)."""
 
-    _queue: BestQueue
-    _changed: list[Rows]  # rows whose state, score or tier changed since the commit
-    _changed_one: list[int]  # the same, one row at a time
-    _extra_changed: dict[str, list[Rows]]  # extra column -> rows written since the commit
-
-    def _begin(self) -> None:
-        if not self._conn.in_transaction:
-            self._conn.execute("BEGIN")
-
-    def _set_state(self, rows: Rows, state: int) -> None:
-        """Move ``rows`` to ``state``, keeping the per-host counters."""
-        table, counts = self._table, self._counts
-        if len(rows) <= 32:  # np.add.at costs more than a short loop
-            per_host = self._count_cells()
-            for host, old in zip(
-                table.host[rows].tolist(), table.state[rows].tolist(), strict=True
-            ):
-                per_host[5 * host + old] -= 1
-                per_host[5 * host + state] += 1
-        else:
-            np.subtract.at(counts, (table.host[rows], table.state[rows]), 1)
-            np.add.at(counts, (table.host[rows], np.full(len(rows), state, np.int8)), 1)
-        table.state[rows] = state
-        self._states.entered(state, rows)
-        self._touched(rows)
-
-    def _set_state_one(self, row: int, state: int) -> None:
-        """:meth:`_set_state` of one row, without arrays."""
-        view = self._table.view
-        host, old = view["host"][row], view["state"][row]
-        per_host = self._count_cells()
-        per_host[5 * host + old] -= 1
-        per_host[5 * host + state] += 1
-        view["state"][row] = state
-        self._states.entered_one(state, row)
-        self._touched_one(row)
-
-    def _touched(self, rows: Rows, *, rising: bool = False) -> None:
-        """Rows whose state, score or tier changed (``rising``: only scores that rose)."""
-        self._changed.append(rows)
-        self._queue.offer(rows, rising=rising)
-
-    def _touched_one(self, row: int, *, rising: bool = False) -> None:
-        self._changed_one.append(row)
-        self._queue.offer_list([row], rising=rising)
+    def __init__(self, core: IndexedCore) -> None:
+        self._core = core
 
     def _merge_into(self, array: Floats, rows: Rows, values: Floats, merge: Merge) -> Rows:
         """Merge one value per (distinct) row into ``array``; returns the rows written."""
@@ -96,32 +55,11 @@ class IndexedColumns(IndexedReads):
         array[rows] = values
         return rows
 
-    def _merge_pairs(
-        self, rows: Rows, tiers: npt.NDArray[np.int32], values: Floats, merge: Merge
-    ) -> None:
-        """Merge one ``(tier, score)`` per (distinct) row (:func:`~.rules.merged_pair`)."""
-        table = self._table
-        if merge is Merge.KEEP or not rows.size:
-            return
-        if merge is Merge.MAX:
-            old = table.tier[rows]
-            up = (tiers > old) | ((tiers == old) & (values > table.score[rows]))
-            rows, tiers, values = rows[up], tiers[up], values[up]
-        rising = merge is Merge.MAX
-        if merge is Merge.ADD:
-            rising = bool(values.min() >= 0)  # cash handed out: keys only rise
-            values = table.score[rows] + values
-            tiers = np.maximum(table.tier[rows], tiers)
-        table.score[rows] = values
-        table.tier[rows] = tiers
-        if not table.tiered and tiers.any():
-            table.tiered = True
-        self._touched(rows, rising=rising)
-
     def _known_values(
         self, updates: Iterable[tuple[str, float]], merge: Merge
     ) -> tuple[Rows, Floats]:
         """One value per known URL of ``updates`` (repeats combined with ``merge``)."""
+        core = self._core
         pairs = list(updates)
         urls = [url for url, _ in pairs]
         values = np.array([score for _, score in pairs], np.float64)
@@ -138,7 +76,7 @@ class IndexedColumns(IndexedReads):
             values = np.concatenate(
                 [values[~repeated], np.fromiter(scores.values(), np.float64, len(scores))]
             )
-        rows = self._table.find(keys)
+        rows = core.table.find(keys)
         known = rows >= 0
         return rows[known], values[known]
 
@@ -150,6 +88,7 @@ class IndexedColumns(IndexedReads):
         Repeated URLs are combined first (``ADD`` sums). Returns the number of URLs
         whose score was written (``MAX``: only those that went up; ``KEEP``: none).
         """
+        core = self._core
         pairs = updates if isinstance(updates, list) else list(updates)
         if len(pairs) == 1:  # a page's own cash: no arrays
             url, score = pairs[0]
@@ -158,51 +97,99 @@ class IndexedColumns(IndexedReads):
         rising = merge is Merge.MAX or (
             merge is Merge.ADD and bool(values.size) and values.min() >= 0
         )
-        rows = self._merge_into(self._table.score, rows, values, merge)
+        rows = self._merge_into(core.table.score, rows, values, merge)
         if rows.size:
-            self._touched(rows, rising=bool(rising))
+            core.touched(rows, rising=bool(rising))
         return len(rows)
 
     def _update_one(self, url: str, score: float, merge: Merge) -> int:
         """:meth:`update_scores` of one URL, in plain Python (the same arithmetic)."""
+        core = self._core
         value = checked_score(url, score)
-        row = self._row(url) if merge is not Merge.KEEP else -1
+        row = core.row(url) if merge is not Merge.KEEP else -1
         if row < 0:
             return 0
-        array = self._table.view["score"]
+        array = core.table.view["score"]
         old = array[row]
         if not written(old, value, merge):
             return 0
         array[row] = merged(old, value, merge)
-        self._touched_one(row, rising=array[row] >= old)
+        core.touched_one(row, rising=array[row] >= old)
         return 1
 
     def update_values(self, column: str, updates: Iterable[tuple[str, float]], merge: Merge) -> int:
         """:meth:`update_scores` for an extra column (``"score"``: the score itself)."""
+        core = self._core
         if column == SCORE:
             return self.update_scores(updates, merge)
-        array = self._extra_column(column)
+        array = core.column(column)
         rows, values = self._known_values(updates, merge)
         rows = self._merge_into(array, rows, values, merge)
         if rows.size:
-            self._extra_changed.setdefault(column, []).append(rows)
+            core.extra_changed.setdefault(column, []).append(rows)
         return len(rows)
 
     def ensure_columns(self, names: Iterable[str]) -> None:
         """Create the extra columns ``names`` (idempotent; durable with the next commit)."""
+        core = self._core
         for name in names:
-            if name == SCORE or checked_column(name) in self._table.extra:
+            if name == SCORE or checked_column(name) in core.table.extra:
                 continue
-            self._begin()
+            core.begin()
             try:
-                self._conn.execute("INSERT INTO columns VALUES (?)", (name,))
+                core.conn.execute("INSERT INTO columns VALUES (?)", (name,))
             except sqlite3.Error as exc:
                 raise FrontierError(f"cannot create column {name!r}: {exc}") from exc
-            self._table.add_extra(name)
+            core.table.add_extra(name)
 
     def column_names(self) -> list[str]:
         """The extra columns, sorted (``"score"`` is not listed)."""
-        return sorted(self._table.extra)
+        core = self._core
+        return sorted(core.table.extra)
+
+    def value(self, url: str, column: str) -> float | None:
+        """``column`` of ``url``: None if the URL is unknown, 0.0 if never set."""
+        core = self._core
+        array = core.column(column)
+        row = core.row(url)
+        return None if row < 0 else float(array[row])
+
+    def top(self, column: str, state: URLState = URLState.FETCHED) -> tuple[str, float] | None:
+        """The URL in ``state`` with the highest ``column`` (ties: discovery order).
+
+        Read from a cache of the state's best rows (:mod:`~focuscrawl.frontier.indexed_top`),
+        built from the rows of the state (:class:`~.indexed_top.StateRows`, or one pass).
+        """
+        core = self._core
+        array, table = core.column(column), core.table
+        wanted = int(state)
+        count = int(core.counts[:, wanted].sum())
+        if not count:
+            return None
+        core.feed_tops()
+        found = core.tops.best(column, wanted, array)
+        if found is None:  # (re)build the cache from every row of the state
+            rows = core.states.rows(wanted, count)
+            if rows is None:
+                parts = [
+                    np.flatnonzero(table.state[lo : min(lo + CHUNK_ROWS, table.n)] == wanted) + lo
+                    for lo in range(0, table.n, CHUNK_ROWS)
+                ]
+                rows = np.concatenate([np.empty(0, np.int64), *parts])
+            core.tops.build(column, wanted, rows, array[rows])
+            found = core.tops.best(column, wanted, array)
+        if found is None:  # NaN values: no order to keep
+            raise FrontierError(f"no largest value of column {column!r}")
+        best_row, best = found
+        if best_row < 0:
+            return None
+        pending = core.cold.pending_text(best_row)  # a row's text is pending or written:
+        if pending is not None:  # no flush of the others for the one asked
+            return pending[0], best
+        (url,) = core.conn.execute(
+            "SELECT url FROM url_text WHERE seq = ?", (best_row + 1,)
+        ).fetchone()
+        return str(url), best
 
     def combine_columns(
         self, dst: str, terms: Iterable[tuple[str, float]] = (), *, add: bool = True
@@ -211,19 +198,20 @@ class IndexedColumns(IndexedReads):
 
         One vectorised pass; only the rows whose value changed are journaled.
         """
-        n = self._table.n
-        target = self._extra_column(dst)
+        core = self._core
+        n = core.table.n
+        target = core.column(dst)
         result = target[:n].copy() if add else np.zeros(n, np.float64)
         for src, factor in terms:
-            result += float(checked_score(src, factor)) * self._extra_column(src)[:n]
+            result += float(checked_score(src, factor)) * core.column(src)[:n]
         rows = np.flatnonzero(result != target[:n]).astype(np.int64)
         if not rows.size:
             return
         target[rows] = result[rows]
         if dst == SCORE:
-            self._touched(rows)
+            core.touched(rows)
         else:
-            self._extra_changed.setdefault(dst, []).append(rows)
+            core.extra_changed.setdefault(dst, []).append(rows)
 
     # -- hosts and tiers --------------------------------------------------------------
 
@@ -240,21 +228,23 @@ class IndexedColumns(IndexedReads):
         The host's rows come from the table's grouping by host (skipped when the
         per-host counters say there is nothing to find).
         """
+        core = self._core
         value = checked_score(host, score)
-        host_id = self._host_ids.get(host)
+        host_id = core.host_ids.get(host)
         wanted = sorted({int(URLState(s)) for s in states})
-        if host_id is None or merge is Merge.KEEP or not self._counts[host_id, wanted].any():
+        if host_id is None or merge is Merge.KEEP or not core.counts[host_id, wanted].any():
             return 0
-        table = self._table
+        table = core.table
         rows = table.host_rows(host_id)
         rows = rows[np.isin(table.state[rows], wanted)]
         rows = self._merge_into(table.score, rows, np.full(len(rows), value), merge)
         if rows.size:
-            self._touched(rows)
+            core.touched(rows)
         return len(rows)
 
     def set_tier(self, updates: Iterable[tuple[str, int]]) -> int:
         """Set the tiers of known URLs (the last of repeats wins); returns how many known URLs."""
+        core = self._core
         tiers: dict[str, int] = {}
         for url, tier in updates:
             tiers[url] = (
@@ -262,12 +252,12 @@ class IndexedColumns(IndexedReads):
             )
         if not tiers:
             return 0
-        rows = self._table.find(fingerprints(list(tiers)))
+        rows = core.table.find(fingerprints(list(tiers)))
         values = np.fromiter(tiers.values(), np.int32, len(tiers))
         known = rows >= 0
         rows, values = rows[known], values[known]
-        self._table.tier[rows] = values
-        if not self._table.tiered and values.any():
-            self._table.tiered = True
-        self._touched(rows)
+        core.table.tier[rows] = values
+        if not core.table.tiered and values.any():
+            core.table.tiered = True
+        core.touched(rows)
         return len(rows)

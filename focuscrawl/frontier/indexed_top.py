@@ -6,12 +6,15 @@ the crawl. :class:`TopCache` keeps, per ``(column, state)`` asked for, the rows 
 that state whose value was ``>= T`` when it was built (the ``KEEP`` best and their
 ties; every row if there are no more) and the threshold ``T``. Invariant: every
 row of the state whose value is ``>= T`` is among them. The rows whose state or
-value changed are exactly those the commit journal notes (``_changed``,
-``_changed_one``, ``_extra_changed``, and the rows appended); before each ``top``
+value changed are exactly those the commit journal notes (the core's ``changed``,
+``changed_one``, ``extra_changed``, and the rows appended); before each ``top``
 and before each commit empties those lists, the rows noted since the last time
 are *fed*: the ones now in the state with a value ``>= T`` join. A ``top`` then
 reads only the cached rows: their best is the best of the state if it is still
 ``>= T``; else (the best ones left the state or lost value) the cache is rebuilt.
+
+A rebuild of a small state's cache (FETCHED, usually) reads only the rows of that
+state, which :class:`StateRows` keeps, instead of every row.
 """
 
 from __future__ import annotations
@@ -21,9 +24,10 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from focuscrawl.frontier.indexed_table import Rows, UrlTable, drop_repeats
+from focuscrawl.frontier.indexed_table import CHUNK_ROWS, Rows, UrlTable, drop_repeats
 
 KEEP = 256  # rows kept per cache when it is built
+_SMALL_STATE = 8  # a state is tracked while it holds at most 1/8 of the rows
 Floats = npt.NDArray[np.float64]
 
 
@@ -39,7 +43,7 @@ class TopCache:
     def __init__(self, table: UrlTable) -> None:
         self.table = table
         self._caches: dict[tuple[str, int], _Cache] = {}
-        self._seen = (0, 0)  # entries of _changed and _changed_one fed so far
+        self._seen = (0, 0)  # entries of changed and changed_one fed so far
         self._seen_extra: dict[str, int] = {}
         self._seen_n = table.n  # rows appended since are fed too
 
@@ -98,3 +102,55 @@ class TopCache:
             return
         threshold = float(np.partition(values, len(values) - KEEP)[len(values) - KEEP])
         self._caches[column, state] = _Cache(rows[values >= threshold], threshold)
+
+
+class StateRows:
+    """The rows of the small states asked for by ``top``, so that it need not scan.
+
+    A state is tracked from its first ``top`` (one scan) while it holds at most an
+    eighth of the rows. Every row that enters a tracked state is noted; on a read
+    the notes are merged into the ascending list (ascending: the gathers of a read
+    walk memory in order) and the rows that left the state dropped.
+    """
+
+    def __init__(self, table: UrlTable) -> None:
+        self.table = table
+        self._rows: dict[int, list[Rows]] = {}  # state -> [ascending rows, noted arrays...]
+        self._ones: dict[int, list[int]] = {}  # state -> single rows noted since
+
+    def entered(self, state: int, rows: Rows) -> None:
+        if state in self._rows:
+            self._rows[state].append(rows)
+
+    def entered_one(self, state: int, row: int) -> None:
+        ones = self._ones.get(state)
+        if ones is not None:
+            ones.append(row)
+
+    def entered_list(self, state: int, rows: list[int]) -> None:
+        ones = self._ones.get(state)
+        if ones is not None:
+            ones += rows
+
+    def rows(self, state: int, count: int) -> Rows | None:
+        """The rows now in ``state`` (``count`` of them), ascending; None: scan instead."""
+        table = self.table
+        if count * _SMALL_STATE > table.n:
+            self._rows.pop(state, None)
+            self._ones.pop(state, None)
+            return None
+        parts = self._rows.get(state)
+        if parts is None:
+            found = [
+                np.flatnonzero(table.state[lo : min(lo + CHUNK_ROWS, table.n)] == state) + lo
+                for lo in range(0, table.n, CHUNK_ROWS)
+            ]
+            parts = self._rows[state] = [np.concatenate([np.empty(0, np.int64), *found])]
+            self._ones[state] = []
+        rows, ones = parts[0], self._ones[state]
+        if len(parts) > 1 or ones:
+            noted = np.unique(np.concatenate([*parts[1:], np.array(ones, np.int64)]))
+            rows = drop_repeats(np.insert(rows, np.searchsorted(rows, noted), noted))
+        kept: Rows = rows[table.state[rows] == state]
+        parts[:], ones[:] = [kept], []
+        return kept
