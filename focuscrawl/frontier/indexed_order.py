@@ -26,89 +26,17 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from focuscrawl.frontier.indexed_select import head_rows, key_order, take_capped
 from focuscrawl.frontier.indexed_table import Rows, UrlTable, drop_repeats
 from focuscrawl.types import URLState
 
 _QUEUED = int(URLState.QUEUED)
 _STEPS = 32  # entries the one-URL pops look at before they leave the pop to walk
 _Key = tuple[int, float, int]  # (tier, score, row): higher tier, higher score, lower row first
-
-
-def key_order(table: UrlTable, rows: Rows) -> Rows:
-    """The permutation that sorts ``rows`` by key (tier desc, score desc, row asc)."""
-    if table.tiered:
-        return np.lexsort((rows, -table.score[rows], -table.tier[rows]))
-    return np.lexsort((rows, -table.score[rows]))
-
-
-def _largest(values: npt.NDArray[Any], rows: Rows, m: int) -> npt.NDArray[np.bool_]:
-    """Flags of the ``m`` largest ``values`` (``0 < m <= len``); ties: the lowest ``rows``."""
-    kth = np.partition(values, len(values) - m)[len(values) - m]  # the m-th largest
-    above: npt.NDArray[np.bool_] = values > kth
-    tied = np.flatnonzero(values == kth)
-    need = m - int(np.count_nonzero(above))
-    if len(tied) > need:
-        tied = tied[np.argsort(rows[tied], kind="stable")[:need]]
-    above[tied] = True
-    return above
-
-
-def top_rows(table: UrlTable, rows: Rows, m: int) -> tuple[Rows, bool]:
-    """The best ``m`` of ``rows`` (any order), sorted by key; True if all of them.
-
-    Ties at the cut are broken by seq like everywhere else: the selection is exact.
-    """
-    rows, complete = select_rows(table, rows, m)
-    return rows[key_order(table, rows)], complete
-
-
-def select_rows(table: UrlTable, rows: Rows, m: int) -> tuple[Rows, bool]:
-    """The best ``m`` of ``rows`` in their order (not sorted); True if all of them."""
-    complete = len(rows) <= m
-    if not complete:
-        scores = table.score[rows]
-        if table.tiered:  # every row of a higher tier than the cut's, the best of the cut's
-            tiers = table.tier[rows]
-            cut = np.partition(tiers, len(rows) - m)[len(rows) - m]
-            keep = tiers > cut
-            at = np.flatnonzero(tiers == cut)
-            keep[at[_largest(scores[at], rows[at], m - int(np.count_nonzero(keep)))]] = True
-        else:
-            keep = _largest(scores, rows, m)
-        rows = rows[keep]
-    return rows, complete
-
-
-def head_rows(table: UrlTable, rows: Rows, m: int) -> Rows:
-    """The best ``m`` entries of ``rows`` (any order, repeats allowed), sorted by key,
-    each row once: exactly the first rows of the queue order over ``rows``."""
-    return drop_repeats(top_rows(table, rows, m)[0])
-
-
-def take_capped(
-    rows: Rows,
-    hosts: npt.NDArray[Any],
-    counts: dict[int, int],
-    per_host: int,
-    taken: list[int],
-    n: int,
-) -> bool:
-    """Greedy over ``rows`` (in order, with their ``hosts``): append to ``taken`` each row
-    whose host has fewer than ``per_host`` in ``counts`` (0: no cap); True at ``n``."""
-    for row, h in zip(rows.tolist(), hosts.tolist(), strict=True):
-        if per_host:
-            if counts.get(h, 0) >= per_host:
-                continue
-            counts[h] = counts.get(h, 0) + 1
-        taken.append(row)
-        if len(taken) >= n:
-            return True
-    return False
 
 
 def _best_key(rows: Rows, scores: npt.NDArray[np.float64]) -> tuple[float, int]:
