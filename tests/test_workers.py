@@ -4,6 +4,7 @@ outbox batches applied once however often delivered (issue 25)."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -53,6 +54,11 @@ def _records(run_dir: Path) -> list[dict[str, Any]]:
     for path in sorted((run_dir / "workers").glob("*/pages.jsonl")):
         rows += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     return rows
+
+
+def _records_of(worker_dir: Path) -> list[dict[str, Any]]:
+    path = worker_dir / "pages.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 def _closest_requests(log: Path) -> float:
@@ -394,3 +400,76 @@ def test_a_late_renewal_holds_the_partitions_again_unless_another_took_them(
     other.drop()
     other.close()
     slow.close()
+
+
+CRAWL_DELAY = 2.0  # the robots.txt Crawl-delay of the slow hosts: 40 x the crawl's delay
+
+
+def _crawl_delay_web(path: Path, hosts: int = 6, pages: int = 8) -> list[str]:
+    """A web of ``hosts`` hosts whose robots.txt asks for CRAWL_DELAY seconds between
+    requests, each a chain of ``pages`` pages that also links every host's home."""
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    homes = [f"http://slow{h}.example/" for h in range(hosts)]
+
+    def record(writer: WARCWriter, url: str, kind: str, body: bytes) -> None:
+        headers = StatusAndHeaders("200 OK", [("Content-Type", kind),
+                                              ("Content-Length", str(len(body)))],
+                                   protocol="HTTP/1.1")  # fmt: skip
+        writer.write_record(writer.create_warc_record(
+            url, "response", payload=io.BytesIO(body), length=len(body), http_headers=headers
+        ))  # fmt: skip
+
+    with open(path, "wb") as fh:
+        writer = WARCWriter(fh, gzip=True)
+        for home in homes:
+            robots = f"User-agent: *\nCrawl-delay: {CRAWL_DELAY}\n".encode()
+            record(writer, home + "robots.txt", "text/plain", robots)
+            for i in range(pages):
+                links = [f"{home}p{i + 1}"] if i + 1 < pages else []
+                links += homes
+                body = "".join(f'<a href="{u}">{u}</a> ' for u in links)
+                url = home if i == 0 else f"{home}p{i}"
+                record(writer, url, "text/html", f"<html><body>{body}</body></html>".encode())
+    return homes
+
+
+@pytest.mark.slow
+def test_a_hosts_crawl_delay_holds_across_a_partition_handover(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """Worker A crawls hosts whose robots.txt asks for 2 s between requests (the crawl's
+    delay is 0.05 s); worker B joins, then A stops (SIGTERM): A gives its partitions back
+    and B takes them within half a second. B's first requests to those hosts (robots.txt
+    included) wait for what A's last requests left: the host's next allowed time is handed
+    over with its partition. No host sees two requests closer than its Crawl-delay."""
+    archive = tmp_path / "slow.warc.gz"
+    homes = _crawl_delay_web(archive)
+    with ReplayProcess([archive], log_path=tmp_path / "requests.tsv") as replay:
+        overrides = {
+            "crawl": {"strategy": "bfs", "frontier": "redis", "frontier_url": redis_server.url},
+            "fetch": {"proxy": replay.proxy_url, "delay": 0.05, "concurrency": 8},
+        }  # fmt: skip
+        out = tmp_path / "shared"
+        shared = prepare_shared(out, homes, workers=1, overrides=overrides)
+        shared.lock.release()
+        publish_crawl(shared.frontier_url, shared.prefix, shared.run)
+        a_dir, b_dir = out / "workers" / "a", out / "workers" / "b"
+        a = _start_worker(redis_server.url, shared.prefix, a_dir, "--lease-seconds", "3")
+        deadline = time.monotonic() + 60
+        while _lines(a_dir / "pages.jsonl") < len(homes) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        b = _start_worker(redis_server.url, shared.prefix, b_dir, "--lease-seconds", "3")
+        time.sleep(3.0)  # B is up and alive: A gives it the partitions it does not use
+        a.send_signal(signal.SIGTERM)
+        assert a.wait(timeout=60) == 130, a.stderr.read().decode() if a.stderr else ""
+        assert b.wait(timeout=120) == 0, b.stderr.read().decode() if b.stderr else ""
+        log = replay.log_path
+    assert log is not None
+    urls = Counter(row["url"] for row in _records(out))
+    assert max(urls.values()) == 1
+    assert len(urls) == 6 * 8
+    hosts = {d: {r["url"].split("/")[2] for r in _records_of(d)} for d in (a_dir, b_dir)}
+    assert hosts[a_dir] & hosts[b_dir]  # B took over hosts A had been crawling
+    assert _closest_requests(log) >= CRAWL_DELAY

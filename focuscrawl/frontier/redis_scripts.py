@@ -23,6 +23,8 @@ Keys of partition ``P`` (a prefix ending in ``:``):
 * ``P ap``             hash worker -> the number of its last outbox call applied here
 * ``P lease``          the partition's owner (a worker id) while its lease lasts
 * ``P owner``          the partition's last owner (whose outbox a new owner delivers first)
+* ``P freed``          the last owner, when it gave the partition back (not expired)
+* ``P nt``             hash host -> its next allowed time and interval, for the next owner
 * ``P par:<url>``      set of parents of url (when edges are kept)
 * ``P ch:<url>``       hash child -> t(url, child) (when edges are kept)
 
@@ -41,7 +43,7 @@ from __future__ import annotations
 FRONTIER_LUA = r"""#!lua
 local P = KEYS[1]
 if ARGV[1] == 'g' then
-  -- a worker's outbox delivered (focuscrawl.frontier.redis_worker): 'g', worker, n, then
+  -- a worker's outbox delivered (focuscrawl.frontier.redis_outbox): 'g', worker, n, then
   -- the call. n grows with every call a worker sends; a call whose n is not above the
   -- last one applied here for that worker was applied already (a batch delivered again
   -- after a crash, or by the worker that took a dead one's partitions): skipped
@@ -441,73 +443,4 @@ elseif op == 'pop' then
 end
 
 return {result, heads()}
-"""
-
-# A partition's lease (KEYS[1]: its key prefix; ARGV: op, worker, milliseconds): one
-# owner at a time pops its URLs and so fetches its hosts (focuscrawl.frontier.redis_worker)
-LEASE_LUA = r"""#!lua
-local P, op, w, ms = KEYS[1], ARGV[1], ARGV[2], ARGV[3]
-local holder = redis.call('GET', P .. 'lease')
-if op == 'take' then
-  -- {1, last owner ('' none)} if taken (or held already), {0, holder} if another holds it
-  if holder == w then
-    redis.call('PEXPIRE', P .. 'lease', ms)
-    return {1, w}
-  end
-  if holder then return {0, holder} end
-  redis.call('SET', P .. 'lease', w, 'PX', ms)
-  local last = redis.call('GET', P .. 'owner') or ''
-  redis.call('SET', P .. 'owner', w)
-  return {1, last}
-elseif op == 'renew' then
-  if holder == w then
-    redis.call('PEXPIRE', P .. 'lease', ms)
-    return 1
-  end
-  -- expired and nobody took it since (this worker is still its last owner): held again
-  -- (the worker committed nothing meanwhile: its commits stop at its own deadline)
-  if not holder and redis.call('GET', P .. 'owner') == w then
-    redis.call('SET', P .. 'lease', w, 'PX', ms)
-    return 1
-  end
-  return 0
-elseif op == 'free' then
-  -- given back; nobody takes it for ms (the politeness delay of its hosts' last requests)
-  if holder == w then redis.call('SET', P .. 'lease', '~' .. w, 'PX', ms) end
-  return 1
-end
-return redis.error_reply('unknown lease op ' .. op)
-"""
-
-# The crawl's shared counters (KEYS[1]: its meta prefix): the page budget handed out
-# in claims, and which workers are alive (their heartbeats, on the server's clock)
-META_LUA = r"""#!lua
-local M, op = KEYS[1], ARGV[1]
-if op == 'claim' then
-  -- ARGV[2]: worker, ARGV[3]: pages wanted (negative: given back); returns the worker's
-  -- claims now. Kept per worker here, not in its journal: a claim made after a
-  -- worker's last commit is not lost with it
-  local left = tonumber(redis.call('GET', M .. 'budget') or '0')
-  local n = tonumber(ARGV[3])
-  local held = tonumber(redis.call('HGET', M .. 'claims', ARGV[2]) or '0')
-  if n > left then n = left end
-  if -n > held then n = -held end
-  if n ~= 0 then
-    redis.call('DECRBY', M .. 'budget', n)
-    held = redis.call('HINCRBY', M .. 'claims', ARGV[2], n)
-  end
-  return held
-elseif op == 'alive' then
-  -- ARGV[2]: worker, ARGV[3]: ms it is alive for (0: it leaves); returns the workers alive
-  local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  if ARGV[3] == '0' then
-    redis.call('ZREM', M .. 'alive', ARGV[2])
-  else
-    redis.call('ZADD', M .. 'alive', now + tonumber(ARGV[3]), ARGV[2])
-  end
-  redis.call('ZREMRANGEBYSCORE', M .. 'alive', '-inf', now)
-  return redis.call('ZCARD', M .. 'alive')
-end
-return redis.error_reply('unknown meta op ' .. op)
 """

@@ -20,6 +20,7 @@ from typing import Any
 from focuscrawl.engine import DB_NAME, Crawler, normalize_seeds, write_run_json
 from focuscrawl.exceptions import ConfigError, FrontierError
 from focuscrawl.workers.coordination import Coordination
+from focuscrawl.workers.handover import HandoverFetcher, describe
 from focuscrawl.workers.shared import check_shareable, read_published, shared_crawls
 
 _UPKEEP_EVERY = 5.0  # seconds between two lease renewals at most (1/6 of the lease time)
@@ -38,7 +39,8 @@ class Worker:
     async def run(self) -> Any:
         """The crawl of this worker to its end (that of the shared crawl, or of its budget)."""
         coordination, f = self.coordination, self.frontier
-        if coordination.limited and not f.claimed and not f.claim(coordination.target):
+        claims = f.budget
+        if coordination.limited and not claims.claimed and not claims.claim(coordination.target):
             # the budget is all handed out (to workers still crawling): nothing to do here
             self._leave()
             return self.crawler.stats
@@ -87,7 +89,7 @@ class Worker:
         f = self.frontier
         with contextlib.suppress(FrontierError, OSError):
             if self.coordination.limited and not f.pending():
-                f.give_back(f.claimed - max(self.crawler.stats.fetched, 0))
+                f.budget.settle(max(self.crawler.stats.fetched, 0))
             f.leave(delay=self.coordination.handover)
         for key, value in f.counters.items():
             self.crawler.stats.counters[f"worker_{key}"] = value
@@ -146,7 +148,7 @@ def open_worker(
     check_shareable(settings, strategy)
     filters = build_filters(settings.filters, settings.base_dir)
     counters: Counter[str] = Counter()
-    fetcher = build_fetcher(settings, counters)
+    fetcher: Any = build_fetcher(settings, counters)
     prepare_run_dir(out_dir)
     lock = RunLock(out_dir).acquire()
     try:
@@ -160,6 +162,8 @@ def open_worker(
                                   expected=int(run.get("workers") or 1),
                                   layered=strategy.layered)  # fmt: skip
         try:
+            describe(frontier, out_dir)
+            fetcher = HandoverFetcher(fetcher, frontier.handover)
             resume = frontier.get_meta("engine") is not None
             first = bool(frontier._db.setnx(f"{crawl}:{{{crawl}:m}}:seeded", name))
             # a layered crawl's budget is kept by the worker that generates each layer

@@ -1,0 +1,127 @@
+"""What a worker does for the others: it keeps its hosts' politeness across a
+partition's handover (:class:`HandoverFetcher`), and it retires a worker that died
+and was not restarted (:func:`retire_dead`): the dead one's claim on the page budget
+comes back, its journaled batch is delivered, and its files, on this machine, are cut
+back to its last commit, as its own restart would."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+from focuscrawl.engine import PAGES_NAME, WARC_NAME
+from focuscrawl.exceptions import ConfigError
+from focuscrawl.fetch.base import Fetcher
+from focuscrawl.frontier.redis_politeness import HostHandover
+from focuscrawl.output.lock import RunLock
+from focuscrawl.output.writers import verify_committed
+from focuscrawl.provenance import DECISIONS_NAME
+from focuscrawl.types import FetchResult
+from focuscrawl.urls import host_of
+
+
+class HandoverFetcher:
+    """A worker's fetcher: a request to a host of a partition just taken waits first
+    for what its last owner's requests left (:mod:`focuscrawl.frontier.redis_politeness`),
+    and each fetch's host is recorded for the next owner."""
+
+    def __init__(self, fetcher: Fetcher, handover: HostHandover) -> None:
+        self.fetcher = fetcher
+        self.handover = handover
+        handover.ready_at = fetcher.host_ready_at
+
+    async def __aenter__(self) -> HandoverFetcher:
+        await self.fetcher.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.fetcher.__aexit__(*exc)
+
+    async def fetch(self, url: str) -> FetchResult:
+        try:
+            host = host_of(url)
+        except ValueError:
+            return await self.fetcher.fetch(url)  # (a bad URL: the fetcher says why)
+        wait = self.handover.wait(host)
+        if wait > 0:  # (a deadline that never moves once set: one sleep)
+            await asyncio.sleep(wait)
+        try:
+            return await self.fetcher.fetch(url)
+        finally:  # (cancelled too: a request may have gone out)
+            self.handover.fetched(host)
+
+    def refusal(self, url: str) -> FetchResult | None:
+        return self.fetcher.refusal(url)
+
+    def host_ready_at(self, host: str) -> float:
+        return self.fetcher.host_ready_at(host)
+
+    def host_busy(self, host: str) -> bool:
+        return self.fetcher.host_busy(host)
+
+    def stragglers(self) -> int:
+        return self.fetcher.stragglers()
+
+
+def describe(frontier: Any, out_dir: Path) -> None:
+    """Where this worker's run directory is, for a worker that may find it dead."""
+    frontier.outbox.describe(host=socket.gethostname(), dir=str(Path(out_dir).resolve()))
+
+
+def retire_dead(frontier: Any) -> int:
+    """Retire the workers whose heartbeat expired and whose claims were not released
+    (see :mod:`focuscrawl.frontier.redis_claims`): each is fenced, its journaled batch
+    delivered, its files cut back to its last commit when they are on this machine, and
+    its claims beyond the pages of that commit given back. Returns the pages given back."""
+    budget, outbox = frontier.budget, frontier.outbox
+    released = 0
+    for name in budget.dead():
+        if not budget.retire(name):
+            continue  # alive again
+        journal = outbox.journal_of(name)
+        if outbox.deliver_journaled(name, settle=True):
+            frontier.counters["outbox_delivered_for_others"] += 1
+        state = json.loads(journal["engine"]) if journal.get("engine") else {}
+        if state and _cut_back(journal, state):
+            frontier.counters["dead_workers_cut_back"] += 1
+        used = int((state.get("stats") or {}).get("fetched", 0))
+        released += budget.release(name, used)
+        frontier.counters["workers_retired"] += 1
+    frontier.counters["claims_taken_back"] += released
+    return released
+
+
+def _cut_back(journal: dict[str, str], state: dict[str, Any]) -> bool:
+    """A dead worker's files cut back to its last commit (what its restart would do),
+    if they are on this machine and nobody holds its run directory."""
+    run_dir = Path(journal.get("dir", ""))
+    if journal.get("host") != socket.gethostname() or not journal.get("dir") or not run_dir.is_dir():
+        return False
+    try:
+        lock = RunLock(run_dir).acquire()
+    except ConfigError:
+        return False  # held: that worker is running after all (it is fenced: it stops)
+    try:
+        files = [(WARC_NAME, state.get("warc_offset"), True), (PAGES_NAME, state.get("pages_offset"), False),
+                 (DECISIONS_NAME, state.get("decisions_offset"), False)]  # fmt: skip
+        for name, offset, warc in files:
+            path = run_dir / name
+            if offset is None or not path.is_file() or path.stat().st_size <= int(offset):
+                continue
+            verify_committed(path, int(offset), warc=warc)
+            with open(path, "r+b") as fh:
+                fh.truncate(int(offset))
+                os.fsync(fh.fileno())
+        return True
+    except (ConfigError, OSError) as exc:  # (a file that does not hold its commit: left as it is)
+        print(f"focuscrawl: worker files in {run_dir} not cut back: {exc}", file=sys.stderr)
+        return False
+    finally:
+        with contextlib.suppress(OSError):
+            lock.release()
