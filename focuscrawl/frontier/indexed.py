@@ -28,12 +28,12 @@ of the protocol, each given the core:
 
 :class:`IndexedFrontier` only builds them and hands out their methods.
 
-Measured at a million queued URLs (``benchmarks/bench_frontier.py``, a shared
-2-core machine at load ~3): a page-shaped OTIE workload (30 out-links, pops of
-16, a commit every 50 pages) ~95-100k ops per CPU-second without parent edges
-(170-185k on a quiet, faster machine in 2026-11), ~50k with them (before: ~20k);
-score updates + pops ~170-240k per CPU-second;
-~70 B per URL of resident memory growth (the whole process: ~135 B per URL).
+Measured at a million queued URLs (``benchmarks/bench_frontier.py --n 1000000
+--pages 20000``, a shared 2-core machine at load 0.5-3, 2026-11-27): a page-shaped
+OTIE workload (30 out-links, pops of 16, a commit every 50 pages) ~190-210k ops per
+CPU-second, parent edges kept or not; score updates + pops ~550-670k per
+CPU-second; ~71 B per URL of resident memory growth (the whole process: ~110 B
+per URL).
 
 Writes form one transaction until the commit; a crash (or a close without commit)
 loses exactly the uncommitted work.
