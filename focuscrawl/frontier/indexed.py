@@ -22,7 +22,7 @@ of the protocol, each given the core:
   states and counts;
 * the columns (:mod:`~focuscrawl.frontier.indexed_columns`): scores, tiers and the
   extra float columns written in place, ``value`` and ``top``;
-* the link graph (:mod:`~focuscrawl.frontier.indexed_links`): parents, children
+* the link graph (:mod:`~focuscrawl.frontier.indexed_graph`): parents, children
   and the sibling raise;
 * the journal (:mod:`~focuscrawl.frontier.indexed_journal`): meta, commit, close.
 
@@ -50,8 +50,8 @@ from typing import TYPE_CHECKING
 
 from focuscrawl.frontier.indexed_columns import IndexedColumns
 from focuscrawl.frontier.indexed_core import IndexedCore
+from focuscrawl.frontier.indexed_graph import IndexedLinkGraph
 from focuscrawl.frontier.indexed_journal import IndexedJournal
-from focuscrawl.frontier.indexed_links import IndexedLinkGraph
 from focuscrawl.frontier.indexed_queue import IndexedQueue
 
 
@@ -69,7 +69,7 @@ class IndexedFrontier:
 
     Each method of the protocol is its role's own, bound here (a call goes straight
     to it): :class:`~.indexed_queue.IndexedQueue`, :class:`~.indexed_columns.IndexedColumns`,
-    :class:`~.indexed_links.IndexedLinkGraph`, :class:`~.indexed_journal.IndexedJournal`.
+    :class:`~.indexed_graph.IndexedLinkGraph`, :class:`~.indexed_journal.IndexedJournal`.
     """
 
     def __init__(

@@ -1,11 +1,4 @@
-"""The link graph of the indexed crawl DB: parent edges, one row per page's links.
-
-:class:`IndexedLinkGraph` is the :class:`~focuscrawl.frontier.base.LinkGraph` role of
-:class:`~focuscrawl.frontier.indexed.IndexedFrontier`: ``parents``, ``children``
-and the sibling raise read the edges written here (pending edges are flushed
-first: :mod:`~focuscrawl.frontier.indexed_cold` holds them until then). A DB
-opened for a strategy that reads no edges keeps none, and these raise
-:class:`~focuscrawl.exceptions.FrontierError`.
+"""Parent edges of the indexed crawl DB, stored as one row per page's links.
 
 A page's out-links share their parent, and they are recorded together: so the
 table ``links`` holds, per parent and flush, the child rows (int32) and their link
@@ -24,22 +17,14 @@ are an eighth of it.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from array import array
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from focuscrawl.frontier.indexed_table import CHUNK_ROWS, Rows
-from focuscrawl.frontier.rules import checked_score
-from focuscrawl.types import URLState
-
-if TYPE_CHECKING:  # the core imports the cold writes, which import Backlinks from here
-    from focuscrawl.frontier.indexed_core import IndexedCore
 
 _INSERT = "INSERT INTO links(parent_seq, children, counts) VALUES (?, ?, ?)"
-_QUEUED = int(URLState.QUEUED)
 
 
 class Backlinks:
@@ -103,71 +88,3 @@ def children_of(conn: sqlite3.Connection, parent: int) -> dict[int, int]:
     ):
         counts.update(zip(array("i", children), array("q", values), strict=True))
     return counts
-
-
-class IndexedLinkGraph:
-    """The parent edges of the indexed store (see the module docstring)."""
-
-    def __init__(self, core: IndexedCore) -> None:
-        self._core = core
-
-    def parents(self, url: str) -> list[str]:
-        """Every recorded parent: the first one first, then in discovery order."""
-        core = self._core
-        core.edges_kept()
-        row = core.row(url)
-        if row < 0:
-            return []
-        cold = core.cold
-        if cold.backlinks is None:
-            cold.backlinks = Backlinks(core.conn)
-        rows = cold.backlinks.parents_of(row)
-        (first,) = core.conn.execute(
-            "SELECT parent_seq FROM url_text WHERE seq = ?", (row + 1,)
-        ).fetchone()
-        if first is not None and first - 1 in rows:
-            rows.remove(first - 1)
-            rows.insert(0, first - 1)
-        texts = self._texts(rows)
-        return [texts[r] for r in rows]
-
-    def children(self, parent: str) -> list[str]:
-        """Every URL that ``parent`` links to, in discovery order."""
-        return [url for url, _ in self.children_counts(parent)]
-
-    def children_counts(self, parent: str) -> list[tuple[str, int]]:
-        """Every URL that ``parent`` links to with t(parent, url), in discovery order."""
-        core = self._core
-        core.edges_kept()
-        row = core.row(parent)
-        if row < 0:
-            return []
-        counts = children_of(core.conn, row)
-        rows = sorted(counts)
-        texts = self._texts(rows)
-        return [(texts[r], counts[r]) for r in rows]
-
-    def raise_children(self, parent: str, score: float, *, exclude: str | None = None) -> int:
-        """Raise every QUEUED child of ``parent`` to at least ``score`` (P3 sibling update)."""
-        value = checked_score(parent, score)
-        core = self._core
-        core.edges_kept()
-        parent_row = core.row(parent)
-        if parent_row < 0:
-            return 0
-        children = np.array(sorted(children_of(core.conn, parent_row)), np.int64)
-        if exclude is not None:
-            children = children[children != core.row(exclude)]
-        table = core.table
-        children = children[(table.state[children] == _QUEUED) & (table.score[children] < value)]
-        table.score[children] = value
-        core.touched(children)
-        return len(children)
-
-    def _texts(self, rows: list[int]) -> dict[int, str]:
-        """Row -> URL text of ``rows`` (flushed)."""
-        found = self._core.conn.execute(
-            "SELECT seq, url FROM url_text WHERE seq IN (SELECT value FROM json_each(?))",
-            (json.dumps([row + 1 for row in rows]),),
-        )
-        return {seq - 1: url for seq, url in found}
