@@ -47,7 +47,8 @@ class IndexedCore:
     ``5 * host + state``). ``changed`` and ``changed_one`` are the rows whose state,
     score or tier changed since the commit, ``extra_changed`` those of each extra
     column. ``memo`` maps URLs added or met lately to their rows (a row is a URL's
-    for good): a hit spares a fingerprint and a probe.
+    for good): a hit spares a fingerprint and a probe. ``journal_rows``: the journal
+    rows found at open (the journal role's compaction trigger starts from it).
     """
 
     def __init__(self, path: Path, *, buffer_size: int, parents: bool) -> None:
