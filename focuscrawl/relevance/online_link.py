@@ -26,12 +26,17 @@ import re
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import numpy as np
-from scipy import sparse
-from sklearn.linear_model import SGDRegressor
-from sklearn.utils import murmurhash3_32
+
+if TYPE_CHECKING:
+    from scipy import sparse
+
+# scikit-learn and scipy are imported where a model is made, not with this module:
+# the registry imports every built-in strategy, and a crawl that uses none of them
+# (bfs, best-first...) would pay ~0.9 s of CPU at every start for their imports
 
 __all__ = ["N_FEATURES", "OnlineLinkModel", "link_tokens"]
 
@@ -76,6 +81,8 @@ def _index(token: str) -> int:
     if column is None:
         if len(_INDEX) >= _INDEX_MAX:
             _INDEX.clear()
+        from sklearn.utils import murmurhash3_32
+
         column = _INDEX[token] = int(abs(murmurhash3_32(token, seed=0))) % N_FEATURES
     return column
 
@@ -97,6 +104,8 @@ class OnlineLinkModel:
     """A linear link scorer updated from the crawl's own judgements (see the module doc)."""
 
     def __init__(self, seed: int = 0, alpha: float = 1e-4) -> None:
+        from sklearn.linear_model import SGDRegressor
+
         self._sgd = SGDRegressor(
             alpha=alpha, random_state=seed, learning_rate="invscaling", eta0=0.05
         )
@@ -118,6 +127,8 @@ class OnlineLinkModel:
     @staticmethod
     def _matrix(rows: Sequence[np.ndarray]) -> sparse.csr_matrix:
         """The rows as FeatureHasher would give them (a token's count in its column)."""
+        from scipy import sparse
+
         lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
         indptr = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum(lengths, out=indptr[1:])
@@ -204,7 +215,7 @@ class OnlineLinkModel:
             raw = zlib.decompress(base64.b64decode(coef))
             weights = np.frombuffer(raw, dtype=np.float32).astype(np.float64)
             # a fitted SGDRegressor from saved weights: one empty-effect fit sets its shapes
-            self._sgd.partial_fit(sparse.csr_matrix((1, N_FEATURES)), np.zeros(1))
+            self._sgd.partial_fit(self._matrix([np.zeros(0, dtype=np.int32)]), np.zeros(1))
             self._sgd.coef_ = weights
             self._sgd.intercept_ = np.asarray([float(state.get("intercept", 0.0))])  # type: ignore[arg-type]
             self._sgd.t_ = float(state.get("t", 1.0))  # type: ignore[arg-type]
