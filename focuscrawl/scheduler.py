@@ -124,6 +124,7 @@ class Scheduler(ABC):
         # as-completed: how long recent fetches took from being taken to their result
         # (politeness waits included), for what counts as a straggler
         self._durations: deque[float] = deque(maxlen=_DURATIONS)
+        self._learnt = 0  # durations learnt: the percentile is taken every 32nd
         self._straggler_after = settings.crawl.straggler_seconds
 
     # ------------------------------------------------------------ the window
@@ -195,7 +196,9 @@ class Scheduler(ABC):
         on a slow web the bound grows with it, so few URLs are taken in place of others."""
         durations = self._durations
         durations.append(time.monotonic() - slot.started)
-        if len(durations) >= 32 and len(durations) % 32 == 0:
+        self._learnt += 1
+        # (len(durations) stays 256 once the deque is full: count, or it sorts every time)
+        if self._learnt % 32 == 0:
             p95 = sorted(durations)[int(0.95 * (len(durations) - 1))]
             self._straggler_after = min(
                 self.settings.crawl.straggler_seconds,

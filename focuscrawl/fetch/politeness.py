@@ -73,6 +73,7 @@ class HostPoliteness:
         # (a virtual clock has no timers: a simulation's requests take no real time)
         self._release_stragglers = release_stragglers
         self._durations: deque[float] = deque(maxlen=_DURATIONS)
+        self._learnt = 0  # durations learnt: the percentile is taken every 32nd
         self.straggler_after = _STRAGGLER_FLOOR
         self.stragglers = 0  # requests under way that gave their global slot back
 
@@ -182,6 +183,8 @@ class HostPoliteness:
     def _learn(self, seconds: float) -> None:
         durations = self._durations
         durations.append(seconds)
-        if len(durations) >= 32 and len(durations) % 32 == 0:
+        self._learnt += 1
+        # (len(durations) stays 256 once the deque is full: count, or it sorts every time)
+        if self._learnt % 32 == 0:
             p95 = sorted(durations)[int(0.95 * (len(durations) - 1))]
             self.straggler_after = max(_STRAGGLER_FLOOR, _STRAGGLER_FACTOR * p95)
