@@ -304,7 +304,6 @@ class Crawler:
             self.settings, frontier=self.frontier, strategy=self.strategy, model=self.model,
             filters=self.filters, scope=self.scope, stats=self.stats, warc=warc, pages=pages,
             decisions=decisions, recrawls=Recrawls(self.frontier, start.recrawl_pending),
-            expect_hosts=self.fetcher.expect_hosts,
         )  # fmt: skip
         if state is not None:
             self.stats.restore(dict(state.stats))

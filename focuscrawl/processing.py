@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from focuscrawl.frontier.base import FrontierStore
@@ -104,7 +104,6 @@ class Recorder:
         pages: JsonlOutput,
         decisions: JsonlOutput | None,
         recrawls: Recrawls | None = None,
-        expect_hosts: Callable[[list[str]], None] | None = None,
     ) -> None:
         self.settings = settings
         self.frontier = frontier
@@ -128,8 +127,6 @@ class Recorder:
         # is asked (and host_of, ~1 us a link, is not run again on a known link)
         self._known: dict[str, str] = {}
         self._hosts: dict[str, str] = {}  # one str object per host for the values above
-        # told the hosts a page's links bring in first (the fetcher's name checks ahead)
-        self._expect_hosts = expect_hosts
 
     # ------------------------------------------------------------------ results
     def record(self, item: InFlight, result: FetchResult) -> None:
@@ -366,19 +363,13 @@ class Recorder:
         same = None
         known, hosts = self._known, self._hosts
         added: list[tuple[str, str]] = []
-        fresh: list[str] = []  # hosts not met before (as far as the bounded dict knows)
         for ls in decision.links:
             link = ls.link
             url = link.url
             host = known.get(url)
             if host is None:
                 host = host_of(url)
-                seen = hosts.get(host)
-                if seen is None:
-                    hosts[host] = host
-                    fresh.append(host)
-                else:
-                    host = seen
+                host = hosts.setdefault(host, host)
             added.append((url, host))
             item = (url, float(ls.score), depth, parent, host, link.count, ls.tier or 0)
             if ls.merge is None or ls.merge is default:
@@ -389,8 +380,6 @@ class Recorder:
                 groups.setdefault(ls.merge, []).append(item)
         for merge, items in groups.items():
             self.stats.counters["links_new"] += self.frontier.add_many(items, merge=merge, layer=layer)
-        if fresh and self._expect_hosts is not None:
-            self._expect_hosts(fresh)
         if len(known) > _KNOWN_MAX:
             known.clear()  # bounded: the frontier still knows them
             hosts.clear()

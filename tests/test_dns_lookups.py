@@ -1,6 +1,6 @@
 """Host names resolved here before a proxy is asked for them (issue 24, the loopback
-benchmark): lookups start when a link to a new host is queued, a lost query is asked
-again, and a DNS that loses queries by the burst is not waited for."""
+benchmark): a lost query is asked again, a DNS that loses queries by the burst is not
+waited for, and the fetches of one host share its lookup."""
 
 from __future__ import annotations
 
@@ -90,40 +90,6 @@ async def test_a_dns_that_answers_keeps_being_asked() -> None:
     assert not resolver.lost
 
 
-async def test_a_queued_link_starts_its_host_check_and_the_fetch_reuses_it() -> None:
-    """expect_hosts looks a new name up in the background: the fetch that follows asks
-    DNS nothing more, and a name found private is refused without a request."""
-    asked: collections.Counter[str] = collections.Counter()
-    hosts = {"intranet.example": ["10.0.0.1"], "public.example": ["93.184.216.34"]}
-
-    async def resolve(name: str) -> list[str]:
-        asked[name] += 1
-        await asyncio.sleep(0.01)
-        return hosts[name]
-
-    async with serve({"/page": html("ok")}) as origin, serve_proxy(
-        {"public.example": origin, "intranet.example": origin}
-    ) as proxy:
-        settings = FetchSettings(delay=0.0, retries=0, proxy=proxy.url(""))
-        fetcher = HttpFetcher(
-            settings, AiohttpTransport(settings), policy=AddressPolicy(resolve=resolve)
-        )
-        async with fetcher as f:
-            f.expect_hosts(["public.example", "intranet.example:8080", "public.example"])
-            assert dict(asked) == {}  # started, not waited for
-            await asyncio.sleep(0.05)
-            assert dict(asked) == {"public.example": 1, "intranet.example": 1}
-            public = await f.fetch("http://public.example/page")
-            private = await f.fetch("http://intranet.example:8080/page")
-            f.expect_hosts(["public.example"])  # known: nothing more
-            await asyncio.sleep(0.02)
-    assert (public.status, private.error) == (200, "blocked-address")
-    assert dict(asked) == {"public.example": 1, "intranet.example": 1}
-    assert [h.target for h in proxy.hits] == [
-        "http://public.example/robots.txt", "http://public.example/page",
-    ]  # fmt: skip
-
-
 async def test_fetches_waiting_for_one_lookup_share_it() -> None:
     asked: collections.Counter[str] = collections.Counter()
     gate = asyncio.Event()
@@ -131,7 +97,7 @@ async def test_fetches_waiting_for_one_lookup_share_it() -> None:
     async def resolve(name: str) -> list[str]:
         asked[name] += 1
         await gate.wait()
-        return ["10.0.0.1"]
+        return ["10.0.0.1"] if name == "intranet.example" else ["93.184.216.34"]
 
     async with serve({}) as origin, serve_proxy({"intranet.example": origin}) as proxy:
         settings = FetchSettings(delay=0.0, retries=0, proxy=proxy.url(""))
@@ -147,3 +113,13 @@ async def test_fetches_waiting_for_one_lookup_share_it() -> None:
     assert [r.error for r in results] == ["blocked-address"] * 2
     assert asked["intranet.example"] == 1
     assert proxy.hits == []
+    async with serve({"/page": html("ok")}) as origin, serve_proxy({"public.example": origin}) as proxy:
+        settings = FetchSettings(delay=0.0, retries=0, proxy=proxy.url(""))
+        fetcher = HttpFetcher(
+            settings, AiohttpTransport(settings), policy=AddressPolicy(resolve=resolve)
+        )
+        async with fetcher as f:
+            first = await f.fetch("http://public.example/page")
+            again = await f.fetch("http://public.example:80/page")  # remembered: not asked
+    assert (first.status, again.status) == (200, 200)
+    assert asked["public.example"] == 1

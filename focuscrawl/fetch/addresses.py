@@ -15,9 +15,11 @@ address (the hosts file's ``intranet 10.0.0.1``, ``10.0.0.1.nip.io``) is not sen
 A name that does not resolve here is left to the proxy: the replay server's
 hosts (``www.cs.cornell.edu`` on a machine without DNS) resolve nowhere but in it.
 The lookups run in threads (:class:`LocalResolver`), a query unanswered for a few
-times this machine's usual answer time is asked again, and the fetcher starts the
-lookup of a host as soon as a link to it is queued (:meth:`HttpFetcher.expect_hosts`),
-so a fetch seldom waits for one. Where lookups hang instead of failing (a sandbox
+times this machine's usual answer time is asked again, and the fetches of one host
+share its lookup. (Starting a host's lookup when a link to it is queued, as browsers
+do, was tried: on the WebKB replay it made the crawl slower, 1.8-2.0 s against
+1.2-1.4 s, and it looks up hosts a focused crawl mostly never fetches; a fetch
+waiting for its lookup holds no global slot, only its place in the window.) Where lookups hang instead of failing (a sandbox
 whose DNS server forwards to a network it cannot reach), two lookups that time out
 end the checks of names, and where they are lost (a DNS server that drops a burst of
 queries: one asked again for every four answered) they end at once (logged with -v):

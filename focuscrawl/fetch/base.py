@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Protocol
 
 from focuscrawl.types import FetchResult
@@ -26,12 +25,6 @@ class Fetcher(Protocol):
     def refusal(self, url: str) -> FetchResult | None:
         """What :meth:`fetch` would return for ``url`` if that is known now without any
         I/O or wait (a bad URL, robots.txt read already that says no); None: fetch it."""
-        ...
-
-    def expect_hosts(self, hosts: Sequence[str]) -> None:
-        """A hint: URLs on these hosts (``host_of``'s form, a port included) were just
-        queued and may be fetched soon; start now whatever can be done ahead of their
-        fetches (a host name's check). Never raises, never waits."""
         ...
 
     def host_ready_at(self, host: str) -> float:

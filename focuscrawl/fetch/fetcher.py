@@ -17,7 +17,6 @@ import collections
 import email.utils
 import math
 import time
-from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from focuscrawl.clock import Clock, SystemClock
@@ -45,7 +44,6 @@ _CHUNK = 64 * 1024
 _UNREACHABLE = frozenset({"dns", "blocked-address", "ssl", "connect", "proxy"})
 _HOSTS_CACHED = 65536  # host names whose address check is remembered
 _ADMITTED_KEPT = 4096  # URLs refusal() let in whose fetch has not started yet
-_LOOKUPS_AHEAD = 64  # name checks started by expect_hosts and not answered yet, at most
 
 
 def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
@@ -161,28 +159,6 @@ class HttpFetcher:
             task.cancel()
         await asyncio.gather(*lookups, return_exceptions=True)
         await self.transport.__aexit__(*exc)
-
-    def expect_hosts(self, hosts: Sequence[str]) -> None:
-        """Through a proxy, start the name check of each new host now, in the background
-        (DNS prefetching, as a browser does for a page's links): the fetch of its first
-        URL then finds the answer ready instead of waiting for a lookup with its slots.
-        Measured on the WebKB replay, where most links lead to new hosts: the lookups in
-        line cost 0.9 s of a 1.9 s crawl of 2,000 URLs. At most ``_LOOKUPS_AHEAD`` are
-        under way; past that a hint is dropped (the fetch looks the name up itself)."""
-        if not (self._open and self._proxy):
-            return  # without a proxy the connector resolves (and checks) at connect
-        for host in hosts:
-            if len(self._lookups) >= _LOOKUPS_AHEAD:
-                return
-            hostname = hostname_of(host).lower()
-            if hostname in self._allowed_hosts or hostname in self._lookups:
-                continue
-            if not self._policy.check_target(hostname):
-                self._remember(hostname, False)
-            elif self._policy.needs_resolving(hostname):
-                self._look_up(hostname)
-            else:
-                self._remember(hostname, True)
 
     def host_ready_at(self, host: str) -> float:
         return self._politeness.host_ready_at(host)
