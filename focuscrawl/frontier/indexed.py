@@ -5,8 +5,8 @@ URL, score, tier, state, host, layer and fingerprint live in numpy arrays indexe
 a dense row number (:mod:`~focuscrawl.frontier.indexed_table`: 37 B per URL, 8 B
 per extra float column, <= 8 B of hash index), so a batch of score updates is a few
 vectorised operations; the best queued URLs are kept in a buffer
-(:mod:`~focuscrawl.frontier.indexed_best`) so a pop selects from thousands of rows,
-not millions. SQLite holds the cold data (URL text, depth, first parent, parent
+(:mod:`~focuscrawl.frontier.indexed_best` and its parts, ``indexed_best_*``) so a
+pop selects from thousands of rows, not millions. SQLite holds the cold data (URL text, depth, first parent, parent
 edges if the strategy reads them, hosts, meta), written in bulk inside the open
 transaction (:mod:`~focuscrawl.frontier.indexed_cold`), and, at each commit, the
 changed rows of the hot columns as one journal BLOB

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from focuscrawl.frontier.indexed_select import top_rows
+from focuscrawl.frontier.indexed_best_select import top_rows
 from focuscrawl.frontier.indexed_table import CHUNK_ROWS, Rows, UrlTable
 from focuscrawl.types import URLState
 

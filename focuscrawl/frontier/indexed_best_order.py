@@ -30,7 +30,7 @@ from collections import defaultdict
 import numpy as np
 import numpy.typing as npt
 
-from focuscrawl.frontier.indexed_select import head_rows, key_order, take_capped
+from focuscrawl.frontier.indexed_best_select import head_rows, key_order, take_capped
 from focuscrawl.frontier.indexed_table import Rows, UrlTable, drop_repeats
 from focuscrawl.types import URLState
 

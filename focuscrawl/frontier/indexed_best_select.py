@@ -11,7 +11,7 @@ hosts at their cap (the best few selected first, all of them only if need be).
 
 They serve the buffer of the best rows (:mod:`~focuscrawl.frontier.indexed_best`):
 its rebuild (:func:`best_capped`), the pops its ordered walk
-(:mod:`~focuscrawl.frontier.indexed_order`) cannot settle, and the scan of every
+(:mod:`~focuscrawl.frontier.indexed_best_order`) cannot settle, and the scan of every
 eligible row when even a fresh buffer is not enough (:func:`scan`).
 """
 
