@@ -473,3 +473,91 @@ def test_a_hosts_crawl_delay_holds_across_a_partition_handover(
     hosts = {d: {r["url"].split("/")[2] for r in _records_of(d)} for d in (a_dir, b_dir)}
     assert hosts[a_dir] & hosts[b_dir]  # B took over hosts A had been crawling
     assert _closest_requests(log) >= CRAWL_DELAY
+
+
+@pytest.mark.slow
+def test_a_dead_worker_never_restarted_gives_its_claim_back(
+    web: GeneratedWeb, replay: ReplayProcess, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """Workers A and B share a budget of 300 pages; A is killed (SIGKILL) mid-crawl and
+    never restarted. Once A's heartbeat has expired, B retires it: A's journaled batch is
+    delivered, its files are cut back to its last commit (they are on B's machine), and
+    its claims beyond that commit's pages come back to the budget. B takes A's partitions
+    (their URLs in flight queued again) and the crawl reaches its budget, no URL twice."""
+    out = tmp_path / "shared"
+    overrides = {
+        "crawl": {"strategy": "bfs", "max_pages": 300, "frontier": "redis",
+                  "frontier_url": redis_server.url},
+        "fetch": {"proxy": replay.proxy_url, "delay": DELAY, "concurrency": 16},
+    }  # fmt: skip
+    shared = prepare_shared(out, web.home_urls(4), workers=2, overrides=overrides)
+    shared.lock.release()
+    publish_crawl(shared.frontier_url, shared.prefix, shared.run)
+    a_dir, b_dir = out / "workers" / "a", out / "workers" / "b"
+    a = _start_worker(redis_server.url, shared.prefix, a_dir, "--lease-seconds", "3")
+    b = _start_worker(redis_server.url, shared.prefix, b_dir, "--lease-seconds", "3")
+    deadline = time.monotonic() + 60
+    while _lines(a_dir / "pages.jsonl") < 20 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    a.send_signal(signal.SIGKILL)
+    a.wait()
+    assert b.wait(timeout=60) == 0, b.stderr.read().decode() if b.stderr else ""
+    rows = _records(out)
+    urls = Counter(row["url"] for row in rows)
+    assert max(urls.values()) == 1
+    assert len(rows) == 300
+    db = redis.Redis.from_url(redis_server.url)
+    try:
+        meta = f"{shared.prefix}:{{{shared.prefix}:m}}:"
+        claims = {k.decode(): int(v) for k, v in db.hgetall(meta + "claims").items()}
+        a_name = json.loads((a_dir / "crawl.db").read_text())["worker"]
+        assert claims[a_name] == _lines(a_dir / "pages.jsonl")  # A's claim: what it committed
+        assert sum(claims.values()) == 300
+    finally:
+        db.close()
+    # (URLs A had in flight stay so if the budget is reached before B takes A's partitions:
+    # whoever takes them queues them again, a resume of the crawl included)
+    store = RedisFrontier(redis_server.url, prefix=shared.prefix, parents=False)
+    try:
+        marked = {q.url for s in (URLState.FETCHED, URLState.FAILED) for q in store.iter_urls(s)}
+    finally:
+        store.close()
+    assert set(urls) <= marked  # nothing recorded that the frontier does not know as done
+    assert _closest_requests(replay.log_path) >= DELAY  # type: ignore[arg-type]
+
+
+def test_a_dead_workers_claim_comes_back_once_and_fences_it(redis_server: RedisServer) -> None:
+    """Worker w1 claims 10 pages, commits 4 and dies. Once its heartbeat has expired,
+    w2 retires it: fenced (the stalled process can neither renew nor claim), its 6
+    unused pages back in the budget, once however often it is released. Restarted
+    with its name, w1 starts from its commit with its 4 pages claimed."""
+    prefix = f"t{uuid.uuid4().hex[:10]}"
+    publish_crawl(redis_server.url, prefix, {"settings": {"crawl": {"max_pages": 20}}})
+    w1 = WorkerFrontier(redis_server.url, prefix=prefix, worker="w1", lease_seconds=1)
+    w2 = WorkerFrontier(redis_server.url, prefix=prefix, worker="w2", lease_seconds=30)
+    assert w1.budget.claim(10) == 10
+    assert w2.budget.claim(10) == 10
+    assert w2.budget.left() == 0
+    assert w2.budget.holding()  # w1 may still use its claim
+    assert w2.budget.dead() == []
+    assert not w2.budget.retire("w1")  # alive
+    time.sleep(1.1)  # w1's heartbeat expired
+    assert w2.budget.dead() == ["w1"]
+    assert w2.budget.retire("w1")
+    assert w2.budget.release("w1", 4) == 6
+    assert w2.budget.release("w1", 4) == 0  # released once
+    assert w2.budget.left() == 6
+    assert w2.budget.dead() == []
+    assert not w2.budget.holding()
+    with pytest.raises(LeaseLost, match="retired"):
+        w1.renew()  # the stalled process stops, uncommitted
+    with pytest.raises(LeaseLost, match="retired"):
+        w1.budget.claim(1)
+    again = WorkerFrontier(redis_server.url, prefix=prefix, worker="w1", lease_seconds=30)
+    assert again.budget.claimed == 4  # its last commit's pages
+    assert again.budget.claim(10) == 6
+    assert w2.budget.release("w1", 0) == 0  # back: nobody releases its claims any more
+    assert again.budget.claimed == 10
+    again.drop()
+    for w in (w1, w2, again):
+        w.close()

@@ -29,20 +29,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from focuscrawl.commands.crawl import stop_on_signals
-    from focuscrawl.workers import open_worker
+    from focuscrawl.workers import Worker, open_worker
 
-    worker = open_worker(
-        args.frontier, args.out, crawl=args.crawl, lease_seconds=args.lease_seconds
-    )
-    crawler = worker.crawler
-    async def main() -> None:
-        stop_on_signals(crawler, say=False)  # (the coordinator, if any, says it once)
+    async def main(worker: Worker) -> None:
+        stop_on_signals(worker.crawler, say=False)  # (the coordinator, if any, says it once)
         await worker.run()
 
-    try:
-        asyncio.run(main())
-    finally:
-        worker.close()
+    while True:  # opened again when claims came back after its own were used (Worker.run)
+        worker = open_worker(
+            args.frontier, args.out, crawl=args.crawl, lease_seconds=args.lease_seconds
+        )
+        crawler = worker.crawler
+        try:
+            asyncio.run(main(worker))
+        finally:
+            worker.close()
+        if not worker.more:
+            break
     stats = crawler.stats
     if args.json:
         print(json.dumps({"out": str(args.out), "worker": worker.name, "interrupted": crawler.stopped,

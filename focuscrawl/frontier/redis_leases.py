@@ -48,10 +48,11 @@ local function record()
 end
 if op == 'take' then
   -- {1, last owner ('' none), whom it was given back by ('' expired), server ms, P nt} if
-  -- taken, {1, w} if held already, {0, holder} if another holds it
+  -- taken or held already (by this worker's name: a process before this one, whose last
+  -- requests are not known here), {0, holder} if another holds it
   if holder == w then
     redis.call('PEXPIRE', P .. 'lease', ms)
-    return {1, w}
+    return {1, w, '', now_ms(), redis.call('HGETALL', P .. 'nt')}
   end
   if holder then return {0, holder} end
   redis.call('SET', P .. 'lease', w, 'PX', ms)
@@ -138,11 +139,7 @@ class PartitionLeases:
                 if len(taken) >= want:  # taken beyond the want (a pipeline's tail): given back
                     self._db.evalsha(self._sha, 1, self._key(p), "free", self.worker, 1)
                     continue
-                last = text(reply[1])
-                if len(reply) < 5:  # held already
-                    taken.append(Taken(p, last, True, 0, {}))
-                    continue
-                flat = reply[4]
+                last, flat = text(reply[1]), reply[4]
                 records = {text(flat[i]): text(flat[i + 1]) for i in range(0, len(flat), 2)}
                 taken.append(Taken(p, last, text(reply[2]) == last, int(reply[3]), records))
         return taken

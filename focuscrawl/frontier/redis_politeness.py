@@ -8,8 +8,8 @@ last request than the host asked for. So each worker records, for every host of 
 partitions it fetched, the host's next allowed time (its fetcher's, on the server's
 clock) and its interval, in the partition's ``nt`` hash, written by the lease script
 itself (:mod:`focuscrawl.frontier.redis_leases`): at every renewal for the hosts
-fetched since, and at the give-back for all. The worker that takes the partition waits
-before its first request to each host:
+fetched since, and at the give-back also for those that must still wait. The worker
+that takes the partition waits before its first request to each host:
 
 * **given back** (the last owner freed it: a worker joined, or it stopped): until the
   host's next allowed time as written at the give-back, which knew every request the
@@ -47,7 +47,7 @@ class HostHandover:
         self.ready_at: Callable[[str], float] = lambda host: 0.0
         self._lock = threading.Lock()  # the fetches (event loop) and the leases' thread
         self._intervals: dict[int, dict[str, float]] = {}  # partition -> host -> seconds
-        self._dirty: set[int] = set()  # partitions fetched from since their last record
+        self._dirty: dict[int, set[str]] = {}  # partition -> hosts fetched since recorded
         self._not_before: dict[str, float] = {}  # host -> monotonic, from a handover
 
     # ------------------------------------------------------------ the owner's side
@@ -59,29 +59,30 @@ class HostHandover:
         with self._lock:
             hosts = self._intervals.setdefault(p, {})
             hosts[host] = max(hosts.get(host, 0.0), left)
-            self._dirty.add(p)
+            self._dirty.setdefault(p, set()).add(host)
 
     def records(self, partition: int, *, every: bool = False) -> list[str]:
         """The lease script's records of ``partition``'s hosts (host, ms until its next
-        allowed request, its interval in ms): all of them (a give-back), or those of a
-        partition fetched from since its last record (a renewal)."""
+        allowed request, its interval in ms): those fetched since their last record (a
+        renewal), and at a give-back also those that must still wait (the others'
+        records in Redis are still true)."""
         with self._lock:
-            if not every and partition not in self._dirty:
-                return []
-            self._dirty.discard(partition)
-            hosts = dict(self._intervals.get(partition, {}))
+            dirty = self._dirty.pop(partition, set())
+            hosts = self._intervals.get(partition, {})
+            wanted = {h: hosts[h] for h in (hosts if every else dirty)}
         now = time.monotonic()
         out: list[str] = []
-        for host, interval in sorted(hosts.items()):
-            left = max(0.0, self.ready_at(host) - now)
-            out += [host, str(math.ceil(left * 1000)), str(math.ceil(interval * 1000))]
+        for host, interval in sorted(wanted.items()):
+            left = max(0.0, self.ready_at(host) - now, self._not_before.get(host, 0.0) - now)
+            if left > 0 or host in dirty:
+                out += [host, str(math.ceil(left * 1000)), str(math.ceil(interval * 1000))]
         return out
 
     def given_back(self, partition: int) -> None:
         """The partition is another's now: its hosts are no longer recorded here."""
         with self._lock:
             self._intervals.pop(partition, None)
-            self._dirty.discard(partition)
+            self._dirty.pop(partition, None)
 
     # ------------------------------------------------------------ the new owner's side
     def taken(self, taken: Taken, *, at: float) -> int:
@@ -89,6 +90,7 @@ class HostHandover:
         read after the take's reply); returns the hosts that must wait."""
         waiting = 0
         with self._lock:
+            hosts = self._intervals.setdefault(taken.partition, {})
             for host, record in taken.records.items():
                 next_ms, interval_ms = (int(x) for x in record.split())
                 until = at + (next_ms - taken.server_ms) / 1000
@@ -96,6 +98,8 @@ class HostHandover:
                     until = max(until, at + interval_ms / 1000)
                 if until > at and until > self._not_before.get(host, 0.0):
                     self._not_before[host] = until
+                    # (given back before its wait is over, the host's record goes on with it)
+                    hosts[host] = max(hosts.get(host, 0.0), interval_ms / 1000)
                     waiting += 1
         return waiting
 

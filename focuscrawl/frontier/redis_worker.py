@@ -273,7 +273,8 @@ class WorkerFrontier(RedisFrontier):
         if not parts:
             return
         handover = self.handover
-        self.leases.free(parts, max(1, int(delay * 1000)), lambda p: handover.records(p, every=True))
+        ms = max(1, int(delay * 1000))
+        self.leases.free(parts, ms, lambda p: handover.records(p, every=True))
         for p in parts:
             self.owned.discard(p)
             handover.given_back(p)
@@ -281,16 +282,17 @@ class WorkerFrontier(RedisFrontier):
                 self._heads.update(p, layer, None)
         self.counters["partitions_freed"] += len(parts)
 
-    def leave(self, *, delay: float) -> None:
+    def leave(self, *, delay: float, again: bool = False) -> None:
         """This worker stops: what it had in flight queued again (its partitions are still
         its own, and nothing of them is fetched any more), its partitions given back, its
-        heartbeat removed."""
+        heartbeat removed (``again``: kept, this worker is opened again at once)."""
         with self._lock:
             if self.owned and not self.outbox.calls and self.leases.usable():
                 calls = [(p, ("requeue",)) for p in sorted(self.owned)]
                 self.counters["requeued_on_leave"] += sum(int(r) for r in super()._calls(calls))
             self.free(sorted(self.owned), delay=delay)
-            self.budget.alive(0)
+            if not again:
+                self.budget.alive(0)
 
     # ------------------------------------------------------------ the queue
     def _refresh(self, partitions: Iterable[int] | None = None) -> None:

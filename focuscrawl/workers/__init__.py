@@ -13,13 +13,20 @@ What is shared, and how exact:
 
 * **The page budget** (``max_pages``) is handed out in claims (a worker tops its
   claim up to its concurrency when it runs low; :class:`Coordination`); pages
-  recorded never exceed it. A worker with nothing to do gives its unused claim back;
-  one killed and never restarted takes its unused claim (at most its concurrency)
-  with it, so the crawl may end that many pages short.
+  recorded never exceed it. A worker with nothing to do gives its unused claim back.
+  One killed and never restarted is retired by another once its heartbeat has
+  expired (:func:`~focuscrawl.workers.handover.retire_dead`): fenced, its journaled
+  batch delivered, its files cut back to its last commit when they are on the
+  retiring worker's machine, its claim beyond that commit's pages back in the budget.
 * **The end**: a worker stops when nothing is queued or in flight in any partition
-  and no worker's batch is undelivered, or when the budget is all handed out and its
-  own claim is used. A worker whose partitions are empty waits (and takes the
-  partitions of a worker that left or died) while others still crawl.
+  and no worker's batch is undelivered, or when the budget is all handed out, its
+  own claim is used and no other worker holds a claim it has not settled (a worker
+  that dies with one is retired, and its claim comes back). A worker whose
+  partitions are empty waits (and takes the partitions of a worker that left or
+  died) while others still crawl.
+* **Politeness across a handover**: each host's next allowed time (the crawl's
+  delay, a Crawl-delay, a Retry-After) goes with its partition to the next owner,
+  whose :class:`~focuscrawl.workers.handover.HandoverFetcher` waits for it.
 * **Strategies**: every continuous strategy runs unchanged; each worker keeps its
   own strategy state (OPIC's history total, OTIE's re-crawl choice among its own
   partitions). Workers record as results come (the as-completed schedule); the

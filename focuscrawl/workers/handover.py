@@ -100,8 +100,10 @@ def retire_dead(frontier: Any) -> int:
 def _cut_back(journal: dict[str, str], state: dict[str, Any]) -> bool:
     """A dead worker's files cut back to its last commit (what its restart would do),
     if they are on this machine and nobody holds its run directory."""
-    run_dir = Path(journal.get("dir", ""))
-    if journal.get("host") != socket.gethostname() or not journal.get("dir") or not run_dir.is_dir():
+    if journal.get("host") != socket.gethostname() or not journal.get("dir"):
+        return False
+    run_dir = Path(journal["dir"])
+    if not run_dir.is_dir():
         return False
     try:
         lock = RunLock(run_dir).acquire()

@@ -20,11 +20,13 @@ from typing import Any
 from focuscrawl.engine import DB_NAME, Crawler, normalize_seeds, write_run_json
 from focuscrawl.exceptions import ConfigError, FrontierError
 from focuscrawl.workers.coordination import Coordination
-from focuscrawl.workers.handover import HandoverFetcher, describe
+from focuscrawl.workers.handover import HandoverFetcher, describe, retire_dead
 from focuscrawl.workers.shared import check_shareable, read_published, shared_crawls
 
 _UPKEEP_EVERY = 5.0  # seconds between two lease renewals at most (1/6 of the lease time)
 LEASE_SECONDS = 30.0
+_CLAIMS_POLL = 0.2  # seconds between two looks for claims coming back
+_RETIRE_EVERY = 10  # looks between two looks for dead workers to retire
 
 
 @dataclass
@@ -35,24 +37,54 @@ class Worker:
     frontier: Any
     coordination: Coordination
     name: str
+    more: bool = False  # its run ended waiting for claims that came back: open it again
 
     async def run(self) -> Any:
-        """The crawl of this worker to its end (that of the shared crawl, or of its budget)."""
+        """The crawl of this worker to its end (that of the shared crawl, or of its budget).
+
+        When its claim is used and the budget all handed out while another worker holds
+        a claim it has not settled, it waits, leases held, for that claim to come back if
+        its holder dies (:func:`~focuscrawl.workers.handover.retire_dead`): :attr:`more`
+        then says to open this worker again (as its own resume, its partitions given
+        back to itself) and go on."""
         coordination, f = self.coordination, self.frontier
         claims = f.budget
-        if coordination.limited and not claims.claimed and not claims.claim(coordination.target):
-            # the budget is all handed out (to workers still crawling): nothing to do here
-            self._leave()
-            return self.crawler.stats
+        limited = coordination.limited
         upkeep = asyncio.create_task(self._upkeep())
         try:
+            if limited and not claims.claimed and not claims.claim(coordination.target):
+                # the budget is all handed out (to workers still crawling)
+                self.more = await self._claims_to_come()
+                return self.crawler.stats
             async with self.crawler.fetcher:
-                return await self.crawler.run()
+                stats = await self.crawler.run()
+            if limited and not self.crawler.stopped and claims.claimed <= stats.fetched:
+                self.more = await self._claims_to_come()
+            return stats
         finally:
             upkeep.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await upkeep
             self._leave()
+
+    async def _claims_to_come(self) -> bool:
+        """Whether budget came back for this worker (a dead worker's claim, retired),
+        waiting while another worker holds a claim it has not settled."""
+        f, claims = self.frontier, self.frontier.budget
+        claims.settle(self.crawler.stats.fetched)  # (all committed: others wait for none here)
+        looks = 0
+        while not self.crawler.stopped:
+            if looks % _RETIRE_EVERY == 0:
+                await asyncio.to_thread(retire_dead, f)
+                if await asyncio.to_thread(f.progress.finished):
+                    return False  # nothing left to fetch anywhere
+            if claims.claim(self.coordination.target):
+                return True
+            if not claims.holding():
+                return False
+            looks += 1
+            await asyncio.sleep(_CLAIMS_POLL)
+        return False
 
     async def _upkeep(self) -> None:
         """Leases renewed on their own clock (a thread of their own: the loop's default
@@ -88,9 +120,10 @@ class Worker:
     def _leave(self) -> None:
         f = self.frontier
         with contextlib.suppress(FrontierError, OSError):
-            if self.coordination.limited and not f.pending():
+            if self.coordination.limited and not f.pending() and not self.more:
                 f.budget.settle(max(self.crawler.stats.fetched, 0))
-            f.leave(delay=self.coordination.handover)
+            # (opened again: still alive, its hosts' next times handed over to itself)
+            f.leave(delay=self.coordination.handover, again=self.more)
         for key, value in f.counters.items():
             self.crawler.stats.counters[f"worker_{key}"] = value
 
