@@ -5,7 +5,10 @@ partition's key prefix, e.g. ``fc:1a2b:{fc:1a2b:17}:``), so a script runs on one
 slot of a Redis Cluster and no script crosses slots. The merge rules of
 :mod:`focuscrawl.frontier.rules` are applied here, where the row lives, so that a
 link's score when new and when known is decided atomically, never by a read
-followed by a write from the client (two workers' ADDs commute).
+followed by a write from the client (two workers' ADDs commute). The workers' own
+scripts live with their concepts: a partition's lease and its hosts' records in
+:mod:`focuscrawl.frontier.redis_leases`, the page budget's claims and the workers'
+heartbeats in :mod:`focuscrawl.frontier.redis_claims`.
 
 Keys of partition ``P`` (a prefix ending in ``:``):
 
