@@ -405,8 +405,10 @@ def test_a_late_renewal_holds_the_partitions_again_unless_another_took_them(
 CRAWL_DELAY = 2.0  # the robots.txt Crawl-delay of the slow hosts: 40 x the crawl's delay
 
 
-def _crawl_delay_web(path: Path, hosts: int = 6, pages: int = 8) -> list[str]:
-    """A web of ``hosts`` hosts whose robots.txt asks for CRAWL_DELAY seconds between
+def _crawl_delay_web(
+    path: Path, hosts: int = 6, pages: int = 8, delay: float = CRAWL_DELAY
+) -> list[str]:
+    """A web of ``hosts`` hosts whose robots.txt asks for ``delay`` seconds between
     requests, each a chain of ``pages`` pages that also links every host's home."""
     from warcio.statusandheaders import StatusAndHeaders
     from warcio.warcwriter import WARCWriter
@@ -424,7 +426,7 @@ def _crawl_delay_web(path: Path, hosts: int = 6, pages: int = 8) -> list[str]:
     with open(path, "wb") as fh:
         writer = WARCWriter(fh, gzip=True)
         for home in homes:
-            robots = f"User-agent: *\nCrawl-delay: {CRAWL_DELAY}\n".encode()
+            robots = f"User-agent: *\nCrawl-delay: {delay}\n".encode()
             record(writer, home + "robots.txt", "text/plain", robots)
             for i in range(pages):
                 links = [f"{home}p{i + 1}"] if i + 1 < pages else []
@@ -473,6 +475,45 @@ def test_a_hosts_crawl_delay_holds_across_a_partition_handover(
     hosts = {d: {r["url"].split("/")[2] for r in _records_of(d)} for d in (a_dir, b_dir)}
     assert hosts[a_dir] & hosts[b_dir]  # B took over hosts A had been crawling
     assert _closest_requests(log) >= CRAWL_DELAY
+
+
+@pytest.mark.slow
+def test_a_hosts_crawl_delay_holds_across_a_dead_workers_handover(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """Hosts ask for 5 s between requests; worker A (leases of 3 s) is killed (SIGKILL)
+    after its first pages, B takes its partitions when they expire, some 3 s after A's
+    last requests. A's renewals recorded its hosts' intervals: B waits each host's
+    interval from the take (A's last request was before it), so no host sees two
+    requests closer than 5 s; A's files, on this machine, are cut back by B."""
+    slow = 5.0
+    archive = tmp_path / "slow.warc.gz"
+    homes = _crawl_delay_web(archive, hosts=4, pages=3, delay=slow)
+    with ReplayProcess([archive], log_path=tmp_path / "requests.tsv") as replay:
+        overrides = {
+            "crawl": {"strategy": "bfs", "frontier": "redis", "frontier_url": redis_server.url},
+            "fetch": {"proxy": replay.proxy_url, "delay": 0.05, "concurrency": 8},
+        }  # fmt: skip
+        out = tmp_path / "shared"
+        shared = prepare_shared(out, homes, workers=1, overrides=overrides)
+        shared.lock.release()
+        publish_crawl(shared.frontier_url, shared.prefix, shared.run)
+        a_dir, b_dir = out / "workers" / "a", out / "workers" / "b"
+        a = _start_worker(redis_server.url, shared.prefix, a_dir, "--lease-seconds", "3")
+        deadline = time.monotonic() + 60
+        while _lines(a_dir / "pages.jsonl") < len(homes) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(1.0)  # (A's renewals, every half second, record its hosts)
+        a.send_signal(signal.SIGKILL)
+        a.wait()
+        b = _start_worker(redis_server.url, shared.prefix, b_dir, "--lease-seconds", "3")
+        assert b.wait(timeout=120) == 0, b.stderr.read().decode() if b.stderr else ""
+        log = replay.log_path
+    assert log is not None
+    urls = Counter(row["url"] for row in _records(out))
+    assert max(urls.values()) == 1
+    assert len(urls) == 4 * 3
+    assert _closest_requests(log) >= slow
 
 
 @pytest.mark.slow
