@@ -602,3 +602,38 @@ def test_a_dead_workers_claim_comes_back_once_and_fences_it(redis_server: RedisS
     again.drop()
     for w in (w1, w2, again):
         w.close()
+
+
+def test_a_dead_workers_journaled_batch_is_delivered_by_whoever_retires_it(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """w1 dies between journaling a batch and delivering it, and is never restarted:
+    the worker that retires it delivers the batch and clears it from the undelivered
+    ones, so the crawl can be found over (before, w1 stayed undelivered for ever)."""
+    from focuscrawl.workers.handover import retire_dead
+
+    prefix = f"t{uuid.uuid4().hex[:10]}"
+    w1 = WorkerFrontier(redis_server.url, prefix=prefix, worker="w1", lease_seconds=1)
+    w1.upkeep(delay=0.01)
+    w1.add("http://a.example/", 1.0, depth=0, parent=None, host="a.example")
+
+    def killed(*_: Any) -> None:
+        raise KeyboardInterrupt  # (the process dies here)
+
+    monkeypatch.setattr(w1.outbox, "_send", killed)
+    with pytest.raises(KeyboardInterrupt):
+        w1.commit()
+    w2 = WorkerFrontier(redis_server.url, prefix=prefix, worker="w2", lease_seconds=30)
+    assert not w2.progress.finished()  # w1's batch is undelivered
+    assert w2.get("http://a.example/") is None
+    time.sleep(1.1)  # w1's heartbeat expired
+    retire_dead(w2)
+    assert w2.state("http://a.example/") == URLState.QUEUED
+    w2.upkeep(delay=0.01)  # (its partitions, their URLs in flight queued again)
+    assert w2.pop(5)[0].url == "http://a.example/"
+    w2.mark("http://a.example/", URLState.FETCHED)
+    w2.commit()
+    assert w2.progress.finished()
+    w2.drop()
+    w1.close()
+    w2.close()
