@@ -78,7 +78,6 @@ class WorkerFrontier(RedisFrontier):
         # more than its share of N, whoever is first (then the workers alive decide)
         self._expected, self._born = max(1, expected), time.monotonic()
         self.lease_ms = max(1000, int(lease_seconds * 1000))
-        self._mkey = f"{prefix}:{{{prefix}:m}}:"
         self.owned: set[int] = set()
         self._heads = QueueHeads({})  # of the partitions held, only
         self._in_flight: Counter[int] = Counter()  # partition -> URLs popped, not settled
