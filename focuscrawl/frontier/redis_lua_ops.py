@@ -1,0 +1,221 @@
+"""The operations of the frontier's Lua script: one branch per ``op`` (``ARGV[1]``).
+
+The writes of the store, each applied where the rows live: ``add`` (new URLs and
+their parents' edges, merged in), ``values`` (a column's values merged), ``raise``
+(the sibling raise), ``tier``, ``host`` (a host's URLs, a scan of the partition),
+``mark``, ``requeue`` (the in-flight set back to QUEUED), ``combine`` (a linear
+combination of columns, a scan); and the two that select: ``top`` (the best row of a
+state by a column, a scan) and ``pop`` (the best eligible URLs of one partition and
+layer, below a bound: the partition's part of the merged pop of
+:mod:`focuscrawl.frontier.redis_heads`). A mutating one returns ``{result, changes}``
+(``heads()`` of :mod:`focuscrawl.frontier.redis_lua_rows`).
+
+It is Lua source, the end of :data:`~focuscrawl.frontier.redis_scripts.FRONTIER_LUA`
+(after the row library, whose functions it calls), not a script of its own.
+"""
+
+from __future__ import annotations
+
+__all__ = ["OPS_LUA"]
+
+OPS_LUA = r"""local result = 0
+
+if op == 'add' then
+  -- ARGV: merge, edges(0/1), then groups of 10:
+  -- kind ('a' add / 't' touch parent), url, score, tier, depth, layer, seq, host, parent, count
+  local merge, edges = ARGV[2], ARGV[3] == '1'
+  for i = 4, #ARGV, 10 do
+    local kind, url = ARGV[i], ARGV[i + 1]
+    local depth, layer, seq = tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5]), tonumber(ARGV[i + 6])
+    local host, parent = ARGV[i + 7], ARGV[i + 8]
+    local r = getrow(url)
+    if kind == 't' then
+      -- a parent seen only as a referrer: known, DROPPED, score 0, tier 0
+      if not r then
+        r = {state = 4, tier = 0, score = 0.0, depth = math.max(depth - 1, 0), layer = layer,
+             seq = seq, host = host, parent = ''}
+        count(r, 4, 1)
+        putrow(url, r)
+      end
+      if edges and parent ~= '' then redis.call('HSET', P .. 'ch:' .. url, parent, ARGV[i + 9]) end
+    else
+      local score, tier = tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])
+      if not r then
+        r = {state = QUEUED, tier = tier, score = score, depth = depth, layer = layer, seq = seq,
+             host = host, parent = parent}
+        count(r, QUEUED, 1)
+        enqueue(url, r)
+        result = result + 1
+      else
+        local nt, ns = merged_pair(r.tier, r.score, tier, score, merge)
+        if nt ~= r.tier or ns ~= r.score then rescore(url, r, nt, ns) end
+        if r.parent == '' then r.parent = parent end
+      end
+      putrow(url, r)
+      if edges and parent ~= '' then redis.call('SADD', P .. 'par:' .. url, parent) end
+    end
+  end
+elseif op == 'values' then
+  -- ARGV: column, merge, then url, value pairs (already combined per URL)
+  local column, merge = ARGV[2], ARGV[3]
+  for i = 4, #ARGV, 2 do
+    local url, value = ARGV[i], tonumber(ARGV[i + 1])
+    local r = getrow(url)
+    if r then
+      local old = colget(url, r, column)
+      if written(old, value, merge) then
+        colset(url, r, column, merged(old, value, merge))
+        result = result + 1
+      end
+    end
+  end
+elseif op == 'raise' then
+  -- ARGV: score, exclude, children...
+  local score, exclude = tonumber(ARGV[2]), ARGV[3]
+  for i = 4, #ARGV do
+    local url = ARGV[i]
+    local r = getrow(url)
+    if r and url ~= exclude and r.state == QUEUED and r.score < score then
+      rescore(url, r, r.tier, score)
+      putrow(url, r)
+      result = result + 1
+    end
+  end
+elseif op == 'tier' then
+  for i = 2, #ARGV, 2 do
+    local url = ARGV[i]
+    local r = getrow(url)
+    if r then
+      rescore(url, r, tonumber(ARGV[i + 1]), r.score)
+      putrow(url, r)
+      result = result + 1
+    end
+  end
+elseif op == 'host' then
+  -- ARGV: host, score, merge, states... (a scan of the partition's rows: O(n / partitions))
+  local host, value, merge = ARGV[2], tonumber(ARGV[3]), ARGV[4]
+  local wanted = {}
+  for i = 5, #ARGV do wanted[tonumber(ARGV[i])] = true end
+  local rows = redis.call('HGETALL', P .. 'u')
+  for i = 1, #rows, 2 do
+    local f = split(rows[i + 1])
+    if f[7] == host and wanted[tonumber(f[1])] and written(tonumber(f[3]), value, merge) then
+      local url = rows[i]
+      local r = getrow(url)
+      rescore(url, r, r.tier, merged(r.score, value, merge))
+      putrow(url, r)
+      result = result + 1
+    end
+  end
+elseif op == 'mark' then
+  -- ARGV: url, state, score ('' = keep)
+  local url = ARGV[2]
+  local r = getrow(url)
+  if not r then return {-1, {}} end
+  set_state(url, r, tonumber(ARGV[3]))
+  if ARGV[4] ~= '' then rescore(url, r, r.tier, tonumber(ARGV[4])) end
+  putrow(url, r)
+elseif op == 'requeue' then
+  local urls = redis.call('SMEMBERS', P .. 'if')
+  for _, url in ipairs(urls) do
+    local r = getrow(url)
+    set_state(url, r, QUEUED)
+    putrow(url, r)
+    result = result + 1
+  end
+elseif op == 'combine' then
+  -- ARGV: dst, add (0/1), then src, factor pairs: dst = (dst if add else 0) + sum f * src
+  local dst, add = ARGV[2], ARGV[3] == '1'
+  local rows = redis.call('HGETALL', P .. 'u')
+  for i = 1, #rows, 2 do
+    local url = rows[i]
+    local r = getrow(url)
+    local total = 0.0
+    if add then total = colget(url, r, dst) end
+    for j = 4, #ARGV, 2 do
+      total = total + tonumber(ARGV[j + 1]) * colget(url, r, ARGV[j])
+    end
+    colset(url, r, dst, total)
+  end
+elseif op == 'top' then
+  -- ARGV: column, state: the best (value desc, seq asc) row of that state, O(n / partitions)
+  local column, state = ARGV[2], tonumber(ARGV[3])
+  local rows = redis.call('HGETALL', P .. 'u')
+  local best, bseq, burl = nil, nil, nil
+  for i = 1, #rows, 2 do
+    local f = split(rows[i + 1])
+    if tonumber(f[1]) == state then
+      local seq = tonumber(f[6])
+      local v
+      if column == 'score' then v = tonumber(f[3]) else
+        v = tonumber(redis.call('HGET', P .. 'c:' .. column, rows[i]) or '0')
+      end
+      if best == nil or v > best or (v == best and seq < bseq) then
+        best, bseq, burl = v, seq, rows[i]
+      end
+    end
+  end
+  if best == nil then return {0, {}} end
+  return {{burl, num(best), int(bseq)}, {}}
+elseif op == 'pop' then
+  -- ARGV: layer, top tier, n, bound key ('' = none), max_per_host, #excluded, excluded...,
+  -- then host, taken pairs (this pop's URLs per host so far). Takes, in pop order, the
+  -- eligible URLs of this partition and layer with key < bound; returns them and the
+  -- lowest key it did not take ('' = nothing eligible left).
+  local layer, n, bound, cap = tonumber(ARGV[2]), tonumber(ARGV[4]), ARGV[5], tonumber(ARGV[6])
+  local peek = n == 0 -- n = 0: take nothing, say the first eligible key
+  if peek then n = 1 end
+  local tierb = struct.pack('>I4', 2147483647 - tonumber(ARGV[3]))
+  local nex = tonumber(ARGV[7])
+  local excluded, taken = {}, {}
+  for i = 8, 7 + nex do excluded[ARGV[i]] = true end
+  for i = 8 + nex, #ARGV, 2 do taken[ARGV[i]] = tonumber(ARGV[i + 1]) end
+  local rk = P .. 'r:' .. int(layer)
+  local cand = {}   -- {key, url, host}
+  local nextkey = '' -- key of the first host not examined
+  local pos, done = 0, false
+  while not done do
+    local hosts = redis.call('ZRANGE', rk, pos, pos + 63)
+    if #hosts == 0 then break end
+    for _, m in ipairs(hosts) do
+      local hk, host = string.sub(m, 1, 20), string.sub(m, 21)
+      if string.sub(hk, 1, 4) ~= tierb then done = true break end
+      local threshold = bound
+      if #cand >= n then
+        table.sort(cand, function(a, b) return a[1] < b[1] end)
+        local nth = cand[n][1]
+        if threshold == '' or nth < threshold then threshold = nth end
+      end
+      if threshold ~= '' and hk >= threshold then nextkey = hk done = true break end
+      local room = n
+      if cap > 0 then room = math.min(n, cap - (taken[host] or 0)) end
+      if not excluded[host] and room > 0 then
+        local urls = redis.call('ZRANGE', P .. 'q:' .. int(layer) .. ':' .. host, 0, room - 1)
+        for _, u in ipairs(urls) do
+          if string.sub(u, 1, 4) ~= tierb then break end
+          cand[#cand + 1] = {string.sub(u, 1, 20), string.sub(u, 21), host}
+        end
+      end
+    end
+    pos = pos + 64
+  end
+  table.sort(cand, function(a, b) return a[1] < b[1] end)
+  local out, rest, took = {}, '', 0
+  for i, c in ipairs(cand) do
+    if not peek and took < n and (bound == '' or c[1] < bound) then
+      took = took + 1
+      local r = getrow(c[2])
+      set_state(c[2], r, IN_FLIGHT)
+      out[#out + 1] = c[2]
+      out[#out + 1] = putrow(c[2], r)
+    else
+      rest = c[1]
+      break
+    end
+  end
+  if nextkey ~= '' and (rest == '' or nextkey < rest) then rest = nextkey end
+  return {{out, rest}, heads()}
+end
+
+return {result, heads()}
+"""
