@@ -115,6 +115,27 @@ def test_workers_record_every_url_once_and_keep_politeness(
     assert summary["workers"] == workers
 
 
+def _first_worker_on(
+    homes: list[str], replay: ReplayProcess, redis_server: RedisServer, tmp_path: Path
+) -> tuple[Path, str, subprocess.Popen[bytes]]:
+    """A shared BFS crawl of ``homes`` (delay 0.05 s) published, and its worker ``a``
+    (leases of 3 s) started and past its first ``len(homes)`` pages: (out, prefix, a)."""
+    overrides = {
+        "crawl": {"strategy": "bfs", "frontier": "redis", "frontier_url": redis_server.url},
+        "fetch": {"proxy": replay.proxy_url, "delay": 0.05, "concurrency": 8},
+    }  # fmt: skip
+    out = tmp_path / "shared"
+    shared = prepare_shared(out, homes, workers=1, overrides=overrides)
+    shared.lock.release()
+    publish_crawl(shared.frontier_url, shared.prefix, shared.run)
+    a_dir = out / "workers" / "a"
+    a = _start_worker(redis_server.url, shared.prefix, a_dir, "--lease-seconds", "3")
+    deadline = time.monotonic() + 60
+    while _lines(a_dir / "pages.jsonl") < len(homes) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return out, shared.prefix, a
+
+
 def _start_worker(redis_url: str, prefix: str, out: Path, *extra: str) -> subprocess.Popen[bytes]:
     cmd = [sys.executable, "-m", "focuscrawl", "worker", "--frontier", redis_url,
            "--crawl", prefix, "--out", str(out), "--quiet", *extra]  # fmt: skip
@@ -449,20 +470,9 @@ def test_a_hosts_crawl_delay_holds_across_a_partition_handover(
     archive = tmp_path / "slow.warc.gz"
     homes = _crawl_delay_web(archive)
     with ReplayProcess([archive], log_path=tmp_path / "requests.tsv") as replay:
-        overrides = {
-            "crawl": {"strategy": "bfs", "frontier": "redis", "frontier_url": redis_server.url},
-            "fetch": {"proxy": replay.proxy_url, "delay": 0.05, "concurrency": 8},
-        }  # fmt: skip
-        out = tmp_path / "shared"
-        shared = prepare_shared(out, homes, workers=1, overrides=overrides)
-        shared.lock.release()
-        publish_crawl(shared.frontier_url, shared.prefix, shared.run)
+        out, prefix, a = _first_worker_on(homes, replay, redis_server, tmp_path)
         a_dir, b_dir = out / "workers" / "a", out / "workers" / "b"
-        a = _start_worker(redis_server.url, shared.prefix, a_dir, "--lease-seconds", "3")
-        deadline = time.monotonic() + 60
-        while _lines(a_dir / "pages.jsonl") < len(homes) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        b = _start_worker(redis_server.url, shared.prefix, b_dir, "--lease-seconds", "3")
+        b = _start_worker(redis_server.url, prefix, b_dir, "--lease-seconds", "3")
         time.sleep(3.0)  # B is up and alive: A gives it the partitions it does not use
         a.send_signal(signal.SIGTERM)
         assert a.wait(timeout=60) == 130, a.stderr.read().decode() if a.stderr else ""
@@ -490,23 +500,12 @@ def test_a_hosts_crawl_delay_holds_across_a_dead_workers_handover(
     archive = tmp_path / "slow.warc.gz"
     homes = _crawl_delay_web(archive, hosts=4, pages=3, delay=slow)
     with ReplayProcess([archive], log_path=tmp_path / "requests.tsv") as replay:
-        overrides = {
-            "crawl": {"strategy": "bfs", "frontier": "redis", "frontier_url": redis_server.url},
-            "fetch": {"proxy": replay.proxy_url, "delay": 0.05, "concurrency": 8},
-        }  # fmt: skip
-        out = tmp_path / "shared"
-        shared = prepare_shared(out, homes, workers=1, overrides=overrides)
-        shared.lock.release()
-        publish_crawl(shared.frontier_url, shared.prefix, shared.run)
-        a_dir, b_dir = out / "workers" / "a", out / "workers" / "b"
-        a = _start_worker(redis_server.url, shared.prefix, a_dir, "--lease-seconds", "3")
-        deadline = time.monotonic() + 60
-        while _lines(a_dir / "pages.jsonl") < len(homes) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        out, prefix, a = _first_worker_on(homes, replay, redis_server, tmp_path)
+        b_dir = out / "workers" / "b"
         time.sleep(1.0)  # (A's renewals, every half second, record its hosts)
         a.send_signal(signal.SIGKILL)
         a.wait()
-        b = _start_worker(redis_server.url, shared.prefix, b_dir, "--lease-seconds", "3")
+        b = _start_worker(redis_server.url, prefix, b_dir, "--lease-seconds", "3")
         assert b.wait(timeout=120) == 0, b.stderr.read().decode() if b.stderr else ""
         log = replay.log_path
     assert log is not None
