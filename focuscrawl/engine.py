@@ -288,11 +288,15 @@ class Crawler:
             )
         # a first run that died before its first commit starts the files afresh
         start = state if state is not None else ResumeState()
-        warc = WarcOutput(self.out_dir / WARC_NAME, start.warc_offset)
-        pages = JsonlOutput(self.out_dir / PAGES_NAME, start.pages_offset)
+        # a state committed says the lengths, 0 too (killed before its first records)
+        known = state is not None
+        warc = WarcOutput(self.out_dir / WARC_NAME, start.warc_offset, committed=known)
+        pages = JsonlOutput(self.out_dir / PAGES_NAME, start.pages_offset, committed=known)
         decisions = None
         if self.settings.crawl.provenance:
-            decisions = JsonlOutput(self.out_dir / DECISIONS_NAME, start.decisions_offset)
+            decisions = JsonlOutput(
+                self.out_dir / DECISIONS_NAME, start.decisions_offset, committed=known
+            )
         columns = (
             RELEVANCE,
             *self.strategy.columns,

@@ -115,6 +115,36 @@ def test_sigkill_at_random_moments_then_resume(webkb_replay: ReplayProcess, tmp_
     _kill_and_resume(webkb_replay.proxy_url, tmp_path, start)
 
 
+def test_sigkill_before_the_first_records_were_committed_then_resume(
+    webkb_replay: ReplayProcess, tmp_path: Path
+) -> None:
+    """Killed after its start was committed but before its first records were (no
+    commit by count or by time in this crawl): the resume cuts the files back to the
+    empty outputs that commit accounts for, and goes on. (It was refused as files "no
+    crawl DB commit accounts for", the guard against a lost crawl DB.)"""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "FOCUSCRAWL_CRAWL__COMMIT_EVERY": "100000",
+           "FOCUSCRAWL_CRAWL__COMMIT_SECONDS": "1000"}  # fmt: skip
+    out = tmp_path / "killed"
+    start = ["--seeds", f"http://{HOST}/", "--delay", "0.02", "--max-pages", "40"]
+    cmd = [sys.executable, "-m", "focuscrawl", "crawl", "--out", str(out), "--quiet",
+           "--strategy", "bfs", "--proxy", webkb_replay.proxy_url, *start]  # fmt: skip
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while (not (out / "pages.jsonl").exists() or len(_pages(out)) < 5) and proc.poll() is None:
+        assert time.monotonic() < deadline, "the crawl wrote no records within 120 s"
+        time.sleep(0.01)
+    assert proc.poll() is None, "the crawl ended before it could be killed"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done = subprocess.run([sys.executable, "-m", "focuscrawl", "crawl", "--out", str(out),
+                           "--resume", "--quiet"], env=env, capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    pages = _pages(out)
+    assert len(pages) == len(set(pages)) == 40
+    warc = _warc_urls(out)
+    assert sorted(warc) == sorted(pages)
+
+
 @pytest.mark.slow  # crawls killed and resumed again and again, and their reference
 def test_sigkill_with_the_warc_builder_then_resume(webkb_replay: ReplayProcess, tmp_path: Path) -> None:
     # the WARC records built by a child process from the first page on: killed with the

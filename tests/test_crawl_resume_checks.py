@@ -105,6 +105,7 @@ def test_verify_committed_by_hand(tmp_path: Path) -> None:
     verify_committed(tmp_path / "absent.jsonl", 0)
     with pytest.raises(ResumeError, match="no crawl DB commit"):
         verify_committed(jsonl, 0)
+    verify_committed(jsonl, 0, committed=True)  # a commit said empty: what came after is cut
 
     warc = tmp_path / "c.warc.gz"
     out = WarcOutput(warc, 0)

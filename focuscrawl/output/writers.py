@@ -69,8 +69,9 @@ class _AppendFile:
     """A binary file opened for appending, cut back to ``offset`` when resuming
     (``None``: kept as it is), once :meth:`_verify` found it holds what was committed."""
 
-    def __init__(self, path: Path, offset: int | None = None) -> None:
+    def __init__(self, path: Path, offset: int | None = None, *, committed: bool = False) -> None:
         self.path = path
+        self._committed = committed  # a crawl DB commit says ``offset`` (0 included)
         if offset is not None:
             self._verify(offset)
         try:
@@ -82,7 +83,7 @@ class _AppendFile:
         self._ready = False
 
     def _verify(self, offset: int) -> None:
-        verify_committed(self.path, offset)
+        verify_committed(self.path, offset, committed=self._committed)
 
     def _prepare(self) -> None:
         """Cut the file back to the committed offset: done at the first use, not on opening."""
@@ -162,10 +163,11 @@ class WarcOutput(_AppendFile):
         path: Path,
         offset: int | None = None,
         *,
+        committed: bool = False,
         software: str = "focuscrawl",
         level: int = warc_records.GZIP_LEVEL,
     ) -> None:
-        super().__init__(path, offset)
+        super().__init__(path, offset, committed=committed)
         self._software = software
         self._level = level
         self._builder: RecordBuilder | None = None
@@ -207,7 +209,7 @@ class WarcOutput(_AppendFile):
             self._builder = None
 
     def _verify(self, offset: int) -> None:
-        verify_committed(self.path, offset, warc=True)
+        verify_committed(self.path, offset, warc=True, committed=self._committed)
 
     def _start(self) -> None:
         if self._fh.tell() == 0:
@@ -292,14 +294,19 @@ _JSONL_WINDOW = 1 << 20
 _WARC_WINDOW = 16 << 20
 
 
-def verify_committed(path: Path, length: int, *, warc: bool = False) -> None:
+def verify_committed(
+    path: Path, length: int, *, warc: bool = False, committed: bool = False
+) -> None:
     """Raise :class:`ResumeError` unless ``path`` holds the ``length`` committed bytes.
 
     ``length`` > 0: the file is at least that long and its committed part ends with
     a complete record (a JSON object and a newline; a gzip member holding a WARC
-    record). ``length`` = 0 (no commit accounts for the file): the file is absent,
-    empty, or (WARC) holds only the warcinfo record a run writes before its first
-    commit. Reads at most a few MB, whatever the file's size.
+    record). ``length`` = 0 and ``committed`` (a commit of the crawl DB says the file
+    was empty: a run killed after its start was committed and before its first
+    records were): whatever the file holds came later, and is cut. ``length`` = 0
+    otherwise (no commit accounts for the file): the file is absent, empty, or (WARC)
+    holds only the warcinfo record a run writes before its first commit. Reads at
+    most a few MB, whatever the file's size.
     """
     try:
         size = path.stat().st_size
@@ -309,7 +316,7 @@ def verify_committed(path: Path, length: int, *, warc: bool = False) -> None:
         raise ResumeError(f"{path}: cannot read ({exc.strerror or exc})") from None
     name = path.name
     if length == 0:
-        if size <= 0 or (warc and _lone_warcinfo(path, size)):
+        if committed or size <= 0 or (warc and _lone_warcinfo(path, size)):
             return
         raise ResumeError(
             f"{path}: {size:,} bytes that no crawl DB commit accounts for (crawl.db lost or "
