@@ -43,6 +43,7 @@ from functools import partial
 from typing import Any
 
 from focuscrawl.fetch.base import Fetcher
+from focuscrawl.fetch.politeness import StragglerTime
 from focuscrawl.frontier.base import FrontierStore
 from focuscrawl.processing import InFlight, Recorder
 from focuscrawl.settings import Settings
@@ -61,12 +62,9 @@ __all__ = [
 
 STOP_GRACE = 5.0  # seconds in-flight fetches may take to finish after a stop request
 _LIST_DONE = 0.9  # best-N, as-completed: the share of a list after which stragglers are timed
-_DURATIONS = 256  # recent fetch durations kept (as-completed)
 _END_GAME = 100  # as-completed: 1 / this of the budget may be taken beyond it at its end,
 _END_GAME_LIVE = 20  # or 1 / this of the URLs in flight
 _END_GAME_POLL = 0.25  # seconds between two counts of the fetcher's stragglers in the end game
-_STRAGGLER_FACTOR = 2.0  # a straggler: in flight for longer than this x the 95th percentile...
-_STRAGGLER_FLOOR = 1.0  # ... and than this many seconds (and crawl.straggler_seconds at most)
 
 # None: taken while stopping, fetched on resume; a done future: refused without a fetch
 Task = asyncio.Future[FetchResult] | None
@@ -123,9 +121,9 @@ class Scheduler(ABC):
         self._waiter: asyncio.Future[None] | None = None  # as-completed: the loop waiting
         # as-completed: how long recent fetches took from being taken to their result
         # (politeness waits included), for what counts as a straggler
-        self._durations: deque[float] = deque(maxlen=_DURATIONS)
-        self._learnt = 0  # durations learnt: the percentile is taken every 32nd
-        self._straggler_after = settings.crawl.straggler_seconds
+        # (at most, and until 32 fetches have been timed, crawl.straggler_seconds)
+        seconds = settings.crawl.straggler_seconds
+        self._straggler = StragglerTime(first=seconds, cap=seconds)
 
     # ------------------------------------------------------------ the window
     def __len__(self) -> int:
@@ -168,7 +166,7 @@ class Scheduler(ABC):
 
     def _stragglers(self, now: float) -> Iterator[Slot]:
         """Fetches (not re-crawls) in flight for longer than a straggler's time."""
-        cutoff = now - self._straggler_after
+        cutoff = now - self._straggler.seconds
         return (slot for slot in self._fetching() if slot.started < cutoff)
 
     def budget_spent(self) -> bool:
@@ -187,23 +185,14 @@ class Scheduler(ABC):
         if first is None:
             return None
         # (the fetcher's stragglers are counted again this often: they have no timer here)
-        mine = first + self._straggler_after - time.monotonic()
+        mine = first + self._straggler.seconds - time.monotonic()
         return max(0.0, min(mine, _END_GAME_POLL))
 
     def _learn_duration(self, slot: Slot) -> None:
         """A straggler is a fetch in flight for longer than 2 x the 95th percentile of
         the last 256 fetches' durations (at least 1 s, at most ``crawl.straggler_seconds``):
         on a slow web the bound grows with it, so few URLs are taken in place of others."""
-        durations = self._durations
-        durations.append(time.monotonic() - slot.started)
-        self._learnt += 1
-        # (len(durations) stays 256 once the deque is full: count, or it sorts every time)
-        if self._learnt % 32 == 0:
-            p95 = sorted(durations)[int(0.95 * (len(durations) - 1))]
-            self._straggler_after = min(
-                self.settings.crawl.straggler_seconds,
-                max(_STRAGGLER_FLOOR, _STRAGGLER_FACTOR * p95),
-            )
+        self._straggler.learn(time.monotonic() - slot.started)
 
     def _launch(self, item: InFlight) -> None:
         host = item.queued.host

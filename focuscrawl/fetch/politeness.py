@@ -19,6 +19,7 @@ such requests hold is bounded by the scheduler's window of URLs in flight.
 from __future__ import annotations
 
 import asyncio
+import math
 from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -26,12 +27,34 @@ from dataclasses import dataclass, field
 
 from focuscrawl.clock import Clock, SystemClock
 
-__all__ = ["HostPoliteness"]
+__all__ = ["HostPoliteness", "StragglerTime"]
 
 _PRUNE_ABOVE = 4096  # host states kept before idle ones are dropped
-_DURATIONS = 256  # recent request times kept, for what a straggler is
+_DURATIONS = 256  # recent durations kept, for what a straggler is
 _STRAGGLER_FACTOR = 2.0  # a straggler: under way for longer than this x the 95th percentile...
 _STRAGGLER_FLOOR = 1.0  # ... and than this many seconds
+_STRAGGLER_EVERY = 32  # durations between two takes of the percentile
+
+
+class StragglerTime:
+    """How long a request (or a fetch) may be under way before it is a straggler: 2 x
+    the 95th percentile of the last 256 durations learnt, at least 1 s and at most
+    ``cap``; ``seconds`` is ``first`` until 32 have been learnt, and is taken anew
+    every 32nd (a full deque always has 256 entries: counted, not measured by its length)."""
+
+    def __init__(self, first: float = _STRAGGLER_FLOOR, cap: float = math.inf) -> None:
+        self.seconds = first
+        self._cap = cap
+        self._durations: deque[float] = deque(maxlen=_DURATIONS)
+        self._learnt = 0
+
+    def learn(self, seconds: float) -> None:
+        durations = self._durations
+        durations.append(seconds)
+        self._learnt += 1
+        if self._learnt % _STRAGGLER_EVERY == 0:
+            p95 = sorted(durations)[int(0.95 * (len(durations) - 1))]
+            self.seconds = min(self._cap, max(_STRAGGLER_FLOOR, _STRAGGLER_FACTOR * p95))
 
 
 @dataclass
@@ -72,9 +95,7 @@ class HostPoliteness:
         self._hosts: dict[str, _HostState] = {}
         # (a virtual clock has no timers: a simulation's requests take no real time)
         self._release_stragglers = release_stragglers
-        self._durations: deque[float] = deque(maxlen=_DURATIONS)
-        self._learnt = 0  # durations learnt: the percentile is taken every 32nd
-        self.straggler_after = _STRAGGLER_FLOOR
+        self._straggler = StragglerTime()
         self.stragglers = 0  # requests under way that gave their global slot back
 
     def _state(self, host: str) -> _HostState:
@@ -157,7 +178,7 @@ class HostPoliteness:
                 released = [False]  # set when it became a straggler
                 if self._release_stragglers:
                     timer = asyncio.get_running_loop().call_later(
-                        self.straggler_after, self._straggling, released
+                        self._straggler.seconds, self._straggling, released
                     )
                 try:
                     yield
@@ -170,7 +191,7 @@ class HostPoliteness:
                             self.stragglers -= 1
                         else:
                             self._global.release()
-                        self._learn(self.clock.monotonic() - started)
+                        self._straggler.learn(self.clock.monotonic() - started)
         finally:
             state.holders -= 1
 
@@ -179,12 +200,3 @@ class HostPoliteness:
         released[0] = True
         self.stragglers += 1
         self._global.release()
-
-    def _learn(self, seconds: float) -> None:
-        durations = self._durations
-        durations.append(seconds)
-        self._learnt += 1
-        # (len(durations) stays 256 once the deque is full: count, or it sorts every time)
-        if self._learnt % 32 == 0:
-            p95 = sorted(durations)[int(0.95 * (len(durations) - 1))]
-            self.straggler_after = max(_STRAGGLER_FLOOR, _STRAGGLER_FACTOR * p95)
