@@ -25,7 +25,20 @@ from focuscrawl.frontier.rules import (
 )
 from focuscrawl.types import Merge, URLState
 
-__all__ = ["RedisColumns"]
+__all__ = ["RedisColumns", "best_of_tops"]
+
+
+def best_of_tops(results: Iterable[Any]) -> tuple[str, float] | None:
+    """The best of the partitions' "top" answers (url, value, seq; empty: none there):
+    the highest value, then the first discovered."""
+    best: tuple[float, int, str] | None = None
+    for result in results:
+        if not result:
+            continue
+        url, value, seq = text(result[0]), float(result[1]), int(result[2])
+        if best is None or value > best[0] or (value == best[0] and seq < best[1]):
+            best = (value, seq, url)
+    return None if best is None else (best[2], best[0])
 
 
 class RedisColumns:
@@ -127,11 +140,4 @@ class RedisColumns:
             row = self._core._row(url)
             return None if row is None else (url, row[2])
         calls = [(p, ("top", column, int(URLState(state)))) for p in range(self._core.partitions)]
-        best: tuple[float, int, str] | None = None
-        for result in self._core._calls(calls):
-            if not result:
-                continue
-            url, value, seq = text(result[0]), float(result[1]), int(result[2])
-            if best is None or value > best[0] or (value == best[0] and seq < best[1]):
-                best = (value, seq, url)
-        return None if best is None else (best[2], best[0])
+        return best_of_tops(self._core._calls(calls))

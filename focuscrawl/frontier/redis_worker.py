@@ -42,6 +42,7 @@ from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from focuscrawl.frontier.redis_claims import LeaseLost, SharedBudget
+from focuscrawl.frontier.redis_columns import best_of_tops
 from focuscrawl.frontier.redis_heads import QueueHeads
 from focuscrawl.frontier.redis_leases import MARGIN, PartitionLeases
 from focuscrawl.frontier.redis_outbox import CALLS_PER_BATCH, Outbox, kept_back
@@ -334,14 +335,7 @@ class WorkerFrontier(RedisFrontier):
         """The best URL in ``state`` among the partitions held (see the module)."""
         column = self._column(column)
         calls = [(p, ("top", column, int(URLState(state)))) for p in sorted(self.owned)]
-        best: tuple[float, int, str] | None = None
-        for result in super()._calls(calls) if calls else []:
-            if not result:
-                continue
-            url, value, seq = text(result[0]), float(result[1]), int(result[2])
-            if best is None or value > best[0] or (value == best[0] and seq < best[1]):
-                best = (value, seq, url)
-        return None if best is None else (best[2], best[0])
+        return best_of_tops(super()._calls(calls) if calls else [])
 
     # ------------------------------------------------------------ layers (shared)
     def _discovery(self, number: int, url: str) -> int:
