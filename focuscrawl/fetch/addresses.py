@@ -19,11 +19,12 @@ times this machine's usual answer time is asked again, and the fetches of one ho
 share its lookup. (Starting a host's lookup when a link to it is queued, as browsers
 do, was tried: on the WebKB replay it made the crawl slower, 1.8-2.0 s against
 1.2-1.4 s, and it looks up hosts a focused crawl mostly never fetches; a fetch
-waiting for its lookup holds no global slot, only its place in the window.) Where lookups hang instead of failing (a sandbox
-whose DNS server forwards to a network it cannot reach), two lookups that time out
-end the checks of names, and where they are lost (a DNS server that drops a burst of
-queries: one asked again for every four answered) they end at once (logged with -v):
-a crawl through the replay server is not slowed by a lookup's second a host.
+waiting for its lookup holds no global slot, only its place in the window.)
+Where lookups hang instead of failing (a sandbox whose DNS server forwards to a
+network it cannot reach), two lookups that time out end the checks of names, and
+where they are lost (a DNS server that drops a burst of queries: one asked again for
+every four answered) they end at once (logged with -v): a crawl through the replay
+server is not slowed by a lookup's second a host.
 """
 
 from __future__ import annotations
@@ -272,6 +273,7 @@ class AddressPolicy:
         self.allow_all = False
         self._resolve: Resolve = resolve if resolve is not None else LocalResolver()
         self._timeouts = 0  # lookups of name_refused that timed out
+        self._names_left = False  # DNS here absent or losing queries: names left to the proxy
         self._hosts: set[str] = {h.lower().strip("[]").rstrip(".") for h in hosts}
         self._networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
         for entry in allow:
@@ -339,20 +341,18 @@ class AddressPolicy:
         >>> [asyncio.run(policy.name_refused(h)) for h in ("intranet", "cdn", "unknown.test")]
         [True, True, False]
         """
-        if not self.needs_resolving(hostname) or self._timeouts >= _RESOLVE_TIMEOUTS:
+        if not self.needs_resolving(hostname) or self._names_left:
             return False
         try:
             async with asyncio.timeout(_RESOLVE_SECONDS):
                 found = await self._resolve(hostname.strip("[]").rstrip("."))
         except TimeoutError:
             self._timeouts += 1
-            if self._timeouts == _RESOLVE_TIMEOUTS:
-                log.info("DNS lookups here time out: host names are left to the proxy from now on")
+            if self._timeouts >= _RESOLVE_TIMEOUTS:
+                self._leave_names("DNS lookups here time out")
             return False
         except LookupsLost:
-            if self._timeouts < _RESOLVE_TIMEOUTS:
-                self._timeouts = _RESOLVE_TIMEOUTS
-                log.info("DNS here loses queries: host names are left to the proxy from now on")
+            self._leave_names("DNS here loses queries")
             return False
         except (OSError, UnicodeError, KeyError, ValueError):
             return False
@@ -361,6 +361,11 @@ class AddressPolicy:
             if ip is not None and not self.allows_ip(ip):
                 return True
         return False
+
+    def _leave_names(self, why: str) -> None:
+        if not self._names_left:
+            self._names_left = True
+            log.info("%s: host names are left to the proxy from now on", why)
 
 
 class FilteringResolver(AbstractResolver):
