@@ -115,6 +115,18 @@ def test_workers_record_every_url_once_and_keep_politeness(
     assert summary["workers"] == workers
 
 
+def _published(
+    out: Path, homes: list[str], overrides: dict[str, Any], *, workers: int,
+    model: dict[str, Any] | None = None,
+) -> str:
+    """A shared crawl prepared in ``out`` and published in Redis for workers started by
+    hand (its lock let go): its prefix."""
+    shared = prepare_shared(out, homes, workers=workers, overrides=overrides, model=model)
+    shared.lock.release()
+    publish_crawl(shared.frontier_url, shared.prefix, shared.run)
+    return shared.prefix
+
+
 def _first_worker_on(
     homes: list[str], replay: ReplayProcess, redis_server: RedisServer, tmp_path: Path
 ) -> tuple[Path, str, subprocess.Popen[bytes]]:
@@ -125,15 +137,13 @@ def _first_worker_on(
         "fetch": {"proxy": replay.proxy_url, "delay": 0.05, "concurrency": 8},
     }  # fmt: skip
     out = tmp_path / "shared"
-    shared = prepare_shared(out, homes, workers=1, overrides=overrides)
-    shared.lock.release()
-    publish_crawl(shared.frontier_url, shared.prefix, shared.run)
+    prefix = _published(out, homes, overrides, workers=1)
     a_dir = out / "workers" / "a"
-    a = _start_worker(redis_server.url, shared.prefix, a_dir, "--lease-seconds", "3")
+    a = _start_worker(redis_server.url, prefix, a_dir, "--lease-seconds", "3")
     deadline = time.monotonic() + 60
     while _lines(a_dir / "pages.jsonl") < len(homes) and time.monotonic() < deadline:
         time.sleep(0.05)
-    return out, shared.prefix, a
+    return out, prefix, a
 
 
 def _start_worker(redis_url: str, prefix: str, out: Path, *extra: str) -> subprocess.Popen[bytes]:
@@ -168,24 +178,22 @@ def test_a_worker_killed_loses_nothing_and_writes_nothing_twice(
                   "frontier_url": redis_server.url},
         "fetch": {"proxy": replay.proxy_url, "delay": DELAY, "concurrency": 16},
     }  # fmt: skip
-    shared = prepare_shared(out, web.home_urls(4), workers=2, overrides=overrides)
-    shared.lock.release()
-    publish_crawl(shared.frontier_url, shared.prefix, shared.run)
+    prefix = _published(out, web.home_urls(4), overrides, workers=2)
     a_dir, b_dir = out / "workers" / "a", out / "workers" / "b"
-    a = _start_worker(redis_server.url, shared.prefix, a_dir, "--lease-seconds", "3")
+    a = _start_worker(redis_server.url, prefix, a_dir, "--lease-seconds", "3")
     deadline = time.monotonic() + 60
     while _lines(a_dir / "pages.jsonl") < kill_after and time.monotonic() < deadline:
         time.sleep(0.05)
     a.send_signal(signal.SIGKILL)
     a.wait()
-    b = _start_worker(redis_server.url, shared.prefix, b_dir, "--lease-seconds", "3")
+    b = _start_worker(redis_server.url, prefix, b_dir, "--lease-seconds", "3")
     assert b.wait(timeout=120) == 0, b.stderr.read().decode() if b.stderr else ""
-    again = _start_worker(redis_server.url, shared.prefix, a_dir, "--lease-seconds", "3")
+    again = _start_worker(redis_server.url, prefix, a_dir, "--lease-seconds", "3")
     assert again.wait(timeout=60) == 0, again.stderr.read().decode() if again.stderr else ""
     rows = _records(out)
     urls = Counter(row["url"] for row in rows)
     assert max(urls.values()) == 1
-    store = RedisFrontier(redis_server.url, prefix=shared.prefix, parents=False)
+    store = RedisFrontier(redis_server.url, prefix=prefix, parents=False)
     try:
         marked = {
             q.url for state in (URLState.FETCHED, URLState.FAILED) for q in store.iter_urls(state)
@@ -376,11 +384,9 @@ def test_a_worker_killed_mid_layer_leaves_the_layers_as_they_were(
     layers = {}
     for name in ("whole", "killed"):
         out = tmp_path / name
-        shared = prepare_shared(out, web.home_urls(2), workers=1, overrides=overrides, model=model)
-        shared.lock.release()
-        publish_crawl(shared.frontier_url, shared.prefix, shared.run)
+        prefix = _published(out, web.home_urls(2), overrides, workers=1, model=model)
         a_dir = out / "workers" / "a"
-        a = _start_worker(redis_server.url, shared.prefix, a_dir, "--lease-seconds", "3")
+        a = _start_worker(redis_server.url, prefix, a_dir, "--lease-seconds", "3")
         if name == "whole":
             assert a.wait(timeout=120) == 0
         else:
@@ -390,10 +396,10 @@ def test_a_worker_killed_mid_layer_leaves_the_layers_as_they_were(
             a.send_signal(signal.SIGKILL)
             a.wait()
             b = _start_worker(
-                redis_server.url, shared.prefix, out / "workers" / "b", "--lease-seconds", "3"
+                redis_server.url, prefix, out / "workers" / "b", "--lease-seconds", "3"
             )
             assert b.wait(timeout=120) == 0, b.stderr.read().decode() if b.stderr else ""
-            again = _start_worker(redis_server.url, shared.prefix, a_dir, "--lease-seconds", "3")
+            again = _start_worker(redis_server.url, prefix, a_dir, "--lease-seconds", "3")
             assert again.wait(timeout=60) == 0, again.stderr.read().decode() if again.stderr else ""
         urls = Counter(row["url"] for row in _records(out))
         assert max(urls.values()) == 1
@@ -530,12 +536,10 @@ def test_a_dead_worker_never_restarted_gives_its_claim_back(
                   "frontier_url": redis_server.url},
         "fetch": {"proxy": replay.proxy_url, "delay": DELAY, "concurrency": 16},
     }  # fmt: skip
-    shared = prepare_shared(out, web.home_urls(4), workers=2, overrides=overrides)
-    shared.lock.release()
-    publish_crawl(shared.frontier_url, shared.prefix, shared.run)
+    prefix = _published(out, web.home_urls(4), overrides, workers=2)
     a_dir, b_dir = out / "workers" / "a", out / "workers" / "b"
-    a = _start_worker(redis_server.url, shared.prefix, a_dir, "--lease-seconds", "3")
-    b = _start_worker(redis_server.url, shared.prefix, b_dir, "--lease-seconds", "3")
+    a = _start_worker(redis_server.url, prefix, a_dir, "--lease-seconds", "3")
+    b = _start_worker(redis_server.url, prefix, b_dir, "--lease-seconds", "3")
     deadline = time.monotonic() + 60
     while _lines(a_dir / "pages.jsonl") < 20 and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -548,7 +552,7 @@ def test_a_dead_worker_never_restarted_gives_its_claim_back(
     assert len(rows) == 300
     db = redis.Redis.from_url(redis_server.url)
     try:
-        meta = f"{shared.prefix}:{{{shared.prefix}:m}}:"
+        meta = f"{prefix}:{{{prefix}:m}}:"
         claims = {k.decode(): int(v) for k, v in db.hgetall(meta + "claims").items()}
         a_name = json.loads((a_dir / "crawl.db").read_text())["worker"]
         assert claims[a_name] == _lines(a_dir / "pages.jsonl")  # A's claim: what it committed
@@ -557,7 +561,7 @@ def test_a_dead_worker_never_restarted_gives_its_claim_back(
         db.close()
     # (URLs A had in flight stay so if the budget is reached before B takes A's partitions:
     # whoever takes them queues them again, a resume of the crawl included)
-    store = RedisFrontier(redis_server.url, prefix=shared.prefix, parents=False)
+    store = RedisFrontier(redis_server.url, prefix=prefix, parents=False)
     try:
         marked = {q.url for s in (URLState.FETCHED, URLState.FAILED) for q in store.iter_urls(s)}
     finally:
