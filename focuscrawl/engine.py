@@ -423,6 +423,7 @@ class Crawler:
                 self.stats.counters.update(rec.warc.builder_counts)
                 self._commit()
                 self.stats.queued = self.frontier.count(URLState.QUEUED)
+                self.stats.ended = time.time()
                 self._write_run_json(final=True)
                 rec.warc.close()
                 rec.pages.close()

@@ -236,10 +236,10 @@ def _run_shared(args: argparse.Namespace) -> int:
         shared.lock.release()
     if args.json:
         print(json.dumps({"out": str(args.out), **summary}, ensure_ascii=False))
-    else:
-        print(f"{summary.get('fetched', 0)} URLs fetched by {shared.workers} workers, "
-              f"{summary.get('relevant', 0)} relevant, {summary.get('pages_per_second', 0):.1f} pages/s"
-              f" -> {args.out}")  # fmt: skip
+    else:  # the one-machine crawl's line, from the merged summary
+        from focuscrawl.commands.progress import summary_text
+
+        print(summary_text(summary, args.out, workers=shared.workers))
     return 0 if read_finished(args.out) else 1
 
 

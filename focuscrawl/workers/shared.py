@@ -141,9 +141,13 @@ def merged_summary(dirs: Sequence[Path]) -> dict[str, Any]:
     out: dict[str, Any] = {"workers": len(dirs)}
     counters: Counter[str] = Counter()
     elapsed = 0.0
+    newest = -1
     for d in dirs:
         with contextlib.suppress(ConfigError, OSError, ValueError):
             summary = read_run_json(d / RUN_NAME).get("summary") or {}
+            if "queued" in summary and (d / RUN_NAME).stat().st_mtime_ns > newest:
+                # the shared queue as the last worker to write saw it
+                newest, out["queued"] = (d / RUN_NAME).stat().st_mtime_ns, int(summary["queued"] or 0)
             for key in _SUMMED:
                 out[key] = out.get(key, 0) + int(summary.get(key) or 0)
             counters.update({k: int(v) for k, v in (summary.get("counters") or {}).items()
