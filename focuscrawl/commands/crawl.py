@@ -21,7 +21,7 @@ from typing import Any
 
 from focuscrawl.commands import Command
 from focuscrawl.exceptions import ConfigError, FocuscrawlError
-from focuscrawl.urls import read_url_lines
+from focuscrawl.urls import read_seed_file
 
 
 def _seed_list(values: Sequence[str]) -> list[str]:
@@ -33,7 +33,7 @@ def _seed_list(values: Sequence[str]) -> list[str]:
             continue
         if not Path(value).is_file():
             raise ConfigError(f"seed {value!r} is neither a URL nor a readable file")
-        seeds.extend(read_url_lines(value))
+        seeds.extend(read_seed_file(value))
     return seeds
 
 

@@ -15,6 +15,12 @@ if TYPE_CHECKING:  # rich is imported with the bar (~40 ms a start): a quiet or 
     from rich.progress import Progress, TaskID
 
 
+_WIDE = 120  # columns from which the bar shows its label, padded numbers and the time elapsed
+# columns the narrow bar's numbers take at most: "12345/20000 1234.5 URLs/s queue 1,234,567
+# harvest 0.123 ETA 0:00:00" and the spaces between them
+_NUMBERS_WIDTH = 72
+
+
 class ProgressView:
     """A rich progress bar: pages fetched of the budget, pages/s, queue, harvest rate."""
 
@@ -40,17 +46,22 @@ class ProgressView:
                 TimeRemainingColumn,
             )
 
+            console = Console(stderr=True)
+            # the numbers first: on a narrow terminal (80 columns) the bar gets what they
+            # leave (none below 8 columns), and the label, the padding and the elapsed time go
+            wide = console.width >= _WIDE
+            bar = max(0, min(40, console.width - _NUMBERS_WIDTH))
             self._progress = Progress(
-                TextColumn("[bold]crawl"),
-                BarColumn(),
+                *((TextColumn("[bold]crawl"),) if wide else ()),
+                *((BarColumn(bar_width=bar),) if bar >= 8 else ()),
                 MofNCompleteColumn(),
-                TextColumn("{task.fields[rate]:>7.1f} URLs/s"),
-                TextColumn("queue {task.fields[queue]:>8,}"),
+                TextColumn("{task.fields[rate]:>7.1f} URLs/s" if wide else "{task.fields[rate]:.1f} URLs/s"),
+                TextColumn("queue {task.fields[queue]:>8,}" if wide else "queue {task.fields[queue]:,}"),
                 TextColumn("{task.fields[harvest]}"),
-                TimeElapsedColumn(),
+                *((TimeElapsedColumn(),) if wide else ()),
                 TextColumn("ETA"),
                 TimeRemainingColumn(),  # against the budget: the crawl may end sooner
-                console=Console(stderr=True),
+                console=console,
                 transient=True,
             )
             self._progress.__enter__()
