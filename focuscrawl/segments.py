@@ -104,3 +104,11 @@ def resume_segments(
     segments.append({"from_urls": fetched, **now, "forced": changed})
     return segments
 
+
+def check_shared_resume(run: Mapping[str, Any], settings: Settings, *, where: str) -> None:
+    """A shared crawl resumes with the settings it published in Redis (its workers read
+    them there): another strategy, model or schedule is refused in one line, not ignored."""
+    changed = differences(run, identity(settings, simulated=False))
+    if changed:
+        raise ConfigError(f"{where}: --resume would change the shared crawl's {', '.join(changed)}; "
+                          "its workers go on with the settings it published (the budget may change)")  # fmt: skip

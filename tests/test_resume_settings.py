@@ -13,7 +13,10 @@ from pathlib import Path
 import pytest
 
 from focuscrawl.cli import main
+from focuscrawl.exceptions import ConfigError
 from focuscrawl.replay.sample import SAMPLE_SEEDS
+from focuscrawl.workers import prepare_shared
+from tests.redis_server import RedisServer, redis_server_fixture  # noqa: F401
 
 FILES = ("run.json", "pages.jsonl", "corpus.warc.gz", "crawl.db")
 MODEL = ["--model", "keyword", "--model-param", 'keywords=["cat"]']
@@ -140,3 +143,15 @@ def test_resuming_a_crawl_that_took_every_url_says_nothing_is_left(
     out = capsys.readouterr().out
     assert "the crawl was finished already" in out
     assert "nothing was left in its queue" in out
+
+
+def test_a_shared_crawls_resume_refuses_another_strategy_too(redis_server: RedisServer, tmp_path: Path) -> None:
+    """A shared crawl's workers read the settings it published: another strategy given on
+    its resume was silently ignored; it is refused in one line."""
+    out = tmp_path / "shared"
+    overrides = {"crawl": {"frontier": "redis", "frontier_url": redis_server.url, "strategy": "bfs"}}
+    prepare_shared(out, list(SAMPLE_SEEDS), workers=2, overrides=overrides).lock.release()
+    with pytest.raises(ConfigError, match=r"would change the shared crawl's strategy \(bfs -> opic\)"):
+        prepare_shared(out, [], workers=None, resume=True, overrides={"crawl": {"strategy": "opic"}})
+    again = prepare_shared(out, [], workers=None, resume=True, overrides={"crawl": {"max_pages": 50}})
+    again.lock.release()
