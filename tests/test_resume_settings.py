@@ -155,3 +155,10 @@ def test_a_shared_crawls_resume_refuses_another_strategy_too(redis_server: Redis
         prepare_shared(out, [], workers=None, resume=True, overrides={"crawl": {"strategy": "opic"}})
     again = prepare_shared(out, [], workers=None, resume=True, overrides={"crawl": {"max_pages": 50}})
     again.lock.release()
+
+
+def test_force_without_resume_is_refused(sample_archive: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = _simulate(sample_archive, tmp_path / "run", "--seeds", *SAMPLE_SEEDS, "--force")
+    assert main(argv) == 2
+    assert capsys.readouterr().err.startswith("focuscrawl: --force goes with --resume")
+    assert not (tmp_path / "run").exists()

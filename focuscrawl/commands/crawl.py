@@ -205,6 +205,8 @@ def remove_failed_start(out: Path, before: set[str] | None) -> None:
 def run(args: argparse.Namespace) -> int:
     """A crawl (or its resume), after :func:`check_out_dir`; a new crawl that fails before
     recording anything leaves no files behind."""
+    if args.force and not args.resume:
+        raise ConfigError("--force goes with --resume (it lets a resume change the crawl's strategy, model...)")
     check_out_dir(args.out, resume=args.resume)
     before = _entries(args.out)
     try:
