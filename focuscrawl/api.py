@@ -19,6 +19,7 @@ from focuscrawl.frontier.factory import open_frontier
 from focuscrawl.output.lock import RunLock
 from focuscrawl.output.writers import prepare_run_dir
 from focuscrawl.relevance.base import RelevanceModel, build_model
+from focuscrawl.segments import resume_segments
 from focuscrawl.settings import SECTIONS, Settings, load_settings, read_run_json, read_toml
 from focuscrawl.stats import CrawlStats
 from focuscrawl.strategies.base import STRATEGIES, Strategy
@@ -100,12 +101,15 @@ def open_crawl(
     model: str | Path | Mapping[str, Any] | None = None,
     resume: bool = False,
     archives: Sequence[Path | str] = (),
+    force: bool = False,
 ) -> Crawler:
     """Everything a crawl needs, built from a config file, CLI overrides and defaults.
 
     On ``resume`` the settings and seeds saved in ``run.json`` are used, with the
-    new ``overrides`` on top (e.g. a larger ``max_pages``). With ``archives`` the
-    crawl is a simulation: pages come from those WARC files, no network, no sleeping.
+    new ``overrides`` on top (e.g. a larger ``max_pages``); a change of strategy, model,
+    schedule or live/simulated is refused unless ``force`` (see :mod:`focuscrawl.segments`).
+    With ``archives`` the crawl is a simulation: pages come from those WARC files, no
+    network, no sleeping.
     """
     out_dir = Path(out_dir)
     if resume and not (out_dir / RUN_NAME).exists():
@@ -133,6 +137,8 @@ def open_crawl(
         settings = load_settings(config, overrides)
     # the model's table, remembered in run.json: --resume and readers know what judged the pages
     settings = replace(settings, model=model_table(model, settings.model))
+    segments = resume_segments(run, settings, simulated=bool(archives), force=force,
+                               where=str(out_dir)) if resume else []  # fmt: skip
     relevance = make_model(settings)
     strategy = make_strategy(settings, relevance)
     filters = build_filters(settings.filters, settings.base_dir)
@@ -149,6 +155,7 @@ def open_crawl(
             # run.json before crawl.db: a run directory killed at any moment can be resumed
             write_run_json(out_dir, {
                 "seeds": normalize_seeds(raw_seeds), "strategy": strategy.name,
+                "simulated_from": [str(Path(a).resolve()) for a in archives] or None,
                 "settings": settings.to_dict(), "finished": False, "summary": {},
             })  # fmt: skip
         frontier = open_frontier(settings, out_dir / DB_NAME, parents=strategy.needs_parents)
@@ -162,6 +169,7 @@ def open_crawl(
                 frontier=frontier, model=relevance, filters=filters, resume=resume,
                 archives=[str(Path(a).resolve()) for a in archives], lock=lock,
             )  # fmt: skip
+            crawler.segments = segments
         except Exception:
             frontier.close()
             raise
@@ -255,6 +263,7 @@ def crawl(
     concurrency: int | None = None,
     config: Path | None = None,
     resume: bool = False,
+    force: bool = False,
     scope: Mapping[str, Any] | None = None,
     fetch: Mapping[str, Any] | None = None,
     filters: Sequence[Mapping[str, Any]] | None = None,
@@ -271,7 +280,8 @@ def crawl(
     :class:`CrawlSettings` fields. ``archives`` makes it a simulation over those WARC
     files (see :func:`open_crawl`). ``progress`` is called with the crawl's
     :class:`CrawlStats` after every result (keep it quick), e.g.
-    ``progress=lambda s: print(s.fetched, s.harvest_rate)``.
+    ``progress=lambda s: print(s.fetched, s.harvest_rate)``. ``force`` lets a resume
+    change the crawl's strategy, model, schedule or live/simulated (see :func:`open_crawl`).
     """
     overrides: dict[str, Any] = {
         "crawl": {"strategy": strategy, "max_pages": max_pages, **crawl_settings},
@@ -287,6 +297,6 @@ def crawl(
         overrides["filters"] = [dict(f) for f in filters]
     run = crawl_async(
         Path(out), seeds, config=config, overrides=overrides, model=model, resume=resume,
-        archives=archives, progress=progress,
+        archives=archives, progress=progress, force=force,
     )  # fmt: skip
     return asyncio.run(run)

@@ -60,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
             p = sub.add_parser(command.name, help=command.help, add_help=False)
             p.add_argument("rest", nargs=argparse.REMAINDER)
         else:
-            p = sub.add_parser(command.name, help=command.help)
+            p = sub.add_parser(command.name, help=command.help, strict=True)
             command.add_arguments(p)
             add_verbosity(p)
         p.set_defaults(func=command.run)

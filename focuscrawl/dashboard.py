@@ -195,13 +195,11 @@ class RunTail:
             "max_pages": (self.info.get("settings") or {}).get("crawl", {}).get("max_pages"),
             "urls": self.urls, "pages": self.pages, "recrawls": self.recrawls,
             "bad_lines": self.bad_lines, "queued": summary.get("queued"),
-            # one definition, the crawl's own: URLs of the budget per second of crawling
-            # (the seconds between the first and the last fetch, idle gaps of more than
-            # _IDLE_GAP seconds left out: the time before a resume is no crawling)
             "urls_per_s_now": round(self.rate_now(now), 2),
-            "urls_per_s": round((self.urls - 1) / self.active, 2) if self.active > 0 else None,
+            **self._overall_rate(summary),
             "crawl_seconds": round(self.active, 1),
-            "harvest_model": _rate(self.model_relevant, self.pages),
+            "has_model": self.has_model,
+            "harvest_model": _rate(self.model_relevant, self.pages) if self.has_model else None,
             "harvest_labels": _rate(self.label_relevant, self.pages) if self.judge else None,
             "relevant_model": self.model_relevant,
             "relevant_labels": self.label_relevant if self.judge else None,
@@ -209,6 +207,25 @@ class RunTail:
             "hosts": len(self.hosts), "top_hosts": self.hosts.most_common(8),
             "recent": list(self.recent)[::-1],
         }  # fmt: skip
+
+    def _overall_rate(self, summary: dict[str, Any]) -> dict[str, Any]:
+        """URLs/s overall: the crawl's own figure (run.json's, the summary line's: URLs of
+        the budget / seconds its runs took, the time between a stop and its resume left
+        out); until the crawl has written one, an estimate from pages.jsonl (the seconds
+        between the first and the last fetch, gaps of more than _IDLE_GAP s left out),
+        labelled as such."""
+        own = summary.get("pages_per_second")
+        if isinstance(own, int | float):
+            return {"urls_per_s": round(float(own), 2), "urls_per_s_from": "run.json"}
+        estimate = round((self.urls - 1) / self.active, 2) if self.active > 0 else None
+        return {"urls_per_s": estimate, "urls_per_s_from": "pages.jsonl"}
+
+    @property
+    def has_model(self) -> bool:
+        """Whether the crawl has a model (before run.json is read: assumed so)."""
+        if not self.info:
+            return True
+        return bool(self.info.get("model") or (self.info.get("settings") or {}).get("model"))
 
     def progress_curve(self) -> tuple[list[float], list[float]]:
         """URLs crawled against seconds of crawling, at about ``_CURVE_POINTS`` points."""
@@ -279,7 +296,9 @@ def render_fragment(tails: Sequence[RunTail], now: float | None = None) -> str:
             "queued", "harvest (model)"] + (["harvest (labels)"] if judged else []) + ["hosts"]  # fmt: skip
     tips = {"URLs": "URLs crawled (every URL of the budget) / the budget",
             "pages": "answers 200 without error", "URLs/s now": "over the last 10 s of fetches",
-            "URLs/s": "URLs / seconds of crawling (pauses of more than 30 s left out)",
+            "URLs/s": "the crawl's own figure (run.json, the summary line): URLs / seconds its runs "
+                      "took (the time between a stop and its resume left out); marked ~ while "
+                      "estimated from pages.jsonl before the crawl wrote one",
             "harvest (model)": "relevant pages / pages, by the crawl's own model",
             "harvest (labels)": "relevant pages / pages, by the label file"}  # fmt: skip
     rows = []
@@ -292,9 +311,11 @@ def render_fragment(tails: Sequence[RunTail], now: float | None = None) -> str:
             f'<td class="l">{escape(str(s["model"] or "–"))}</td>',
             f"<td>{s['urls']:,}{budget}</td>", f"<td>{s['pages']:,}</td>",
             f"<td>{_num(s['urls_per_s_now'] if s['state'] == 'running' else None, '{:.1f}')}</td>",
-            f"<td>{_num(s['urls_per_s'], '{:.1f}')}</td>",
+            f"<td>{'~' if s['urls_per_s_from'] != 'run.json' and s['urls_per_s'] else ''}"
+            f"{_num(s['urls_per_s'], '{:.1f}')}</td>",
             f"<td>{_num(s['queued'])}</td>",
-            f"<td>{_num(s['harvest_model'], '{:.3f}')} <span class=muted>({s['relevant_model']:,})</span></td>",
+            f"<td>{_num(s['harvest_model'], '{:.3f}')} <span class=muted>({s['relevant_model']:,})</span></td>"
+            if s["has_model"] else '<td class="muted">no model</td>',
         ]  # fmt: skip
         if judged:
             cells.append(f"<td>{_num(s['harvest_labels'], '{:.3f}')} "
@@ -315,7 +336,7 @@ def render_fragment(tails: Sequence[RunTail], now: float | None = None) -> str:
         plots.append(line_plot("URLs crawled over time", "seconds of crawling (pauses left out)",
                                "URLs crawled", progress, mark=mark))  # fmt: skip
     for by_labels in (True, False) if judged else (False,):
-        series = [(t.name, *t.curve(by_labels), None) for t in tails if t.pages]
+        series = [(t.name, *t.curve(by_labels), None) for t in tails if t.pages and (by_labels or t.has_model)]
         if series:
             judge = "labels" if by_labels else "the crawl's model"
             plots.append(line_plot(f"Harvest rate by {judge}", "URLs crawled",

@@ -230,6 +230,9 @@ class Crawler:
         self._last_commit = time.monotonic()
         self._last_run_json = time.monotonic()
         self._control_log: list[dict[str, Any]] = []
+        # the crawl's parts with another strategy, model, schedule or live/simulated
+        # (a forced resume's; see focuscrawl.segments), kept in run.json
+        self.segments: list[dict[str, Any]] = []
         self._control: ControlChannel | None = None
         self._recorder: Recorder | None = None
         self._scheduler: Scheduler | None = None
@@ -420,6 +423,7 @@ class Crawler:
                 self.stats.counters.update(rec.warc.builder_counts)
                 self._commit()
                 self.stats.queued = self.frontier.count(URLState.QUEUED)
+                self.stats.ended = time.time()
                 self._write_run_json(final=True)
                 rec.warc.close()
                 rec.pages.close()
@@ -532,6 +536,7 @@ class Crawler:
             "finished": final and not self._stop.is_set(),
             "stopped_early": self._stop.is_set(),
             "control": self._control_log,
+            **({"segments": self.segments} if self.segments else {}),
             "summary": self.stats.to_dict(),
         })  # fmt: skip
 

@@ -147,8 +147,12 @@ def format_explanation(info: Mapping[str, Any], row: Mapping[str, Any] | None) -
         lines.append("  not in the crawl DB (never linked from a fetched page, or filtered out)")
     else:
         lines.append("  now: {state}, score {score:.6g}, tier {tier}, depth {depth}".format(**row))
+        # the relevance column holds a judged page's score; any other URL's is the
+        # column's fill value, no judgement: shown only for a page the model judged
+        judged = any(r.get("event") == "page" and r.get("relevance") is not None for r in info["own"])
         for name, value in sorted(row.get("columns", {}).items()):
-            lines.append(f"  {name} = {value:.6g}")
+            if name != "relevance" or judged:
+                lines.append(f"  {name} = {value:.6g}")
     contribs = info["contributions"]
     if not contribs:
         lines.append("  no recorded decision gave it a score")
@@ -173,6 +177,8 @@ def format_explanation(info: Mapping[str, Any], row: Mapping[str, Any] | None) -
             n_links = len(rec.get("links", ()))
             lines.append(
                 f"  fetched as #{rec.get('n')} with score {rec.get('score')}, "
-                f"relevance {rec.get('relevance')}, gave scores to {n_links} links"
+                + ("not judged (no model, or not a page it judges)" if rec.get("relevance") is None
+                   else f"relevance {rec.get('relevance')}")
+                + f", gave scores to {n_links} links"
             )
     return "\n".join(lines)

@@ -21,11 +21,15 @@ class CrawlStats:
     layer: int = 0
     started: float = field(default_factory=time.time)
     elapsed_before: float = 0.0  # time spent in earlier runs of a resumed crawl
+    # when this run ended: its numbers stand still from there, so that the summary line
+    # and run.json (and the dashboard, which reads it) give the same URLs/s
+    ended: float | None = None
     counters: Counter[str] = field(default_factory=Counter)
 
     @property
     def elapsed(self) -> float:
-        return self.elapsed_before + (time.time() - self.started)
+        end = time.time() if self.ended is None else self.ended
+        return self.elapsed_before + (end - self.started)
 
     @property
     def harvest_rate(self) -> float | None:

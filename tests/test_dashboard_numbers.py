@@ -19,7 +19,8 @@ def _run(tmp_path: Path) -> Path:
     run = tmp_path / "run"
     run.mkdir()
     (run / "pages.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
-    info = {"strategy": "bfs", "finished": True, "settings": {"crawl": {"max_pages": 20}}, "summary": {}}
+    info = {"strategy": "best-first", "model": "keyword", "finished": True,
+            "settings": {"crawl": {"max_pages": 20}}, "summary": {}}  # fmt: skip
     (run / "run.json").write_text(json.dumps(info), encoding="utf-8")
     return run
 

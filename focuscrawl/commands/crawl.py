@@ -21,7 +21,7 @@ from typing import Any
 
 from focuscrawl.commands import Command
 from focuscrawl.exceptions import ConfigError, FocuscrawlError
-from focuscrawl.urls import read_url_lines
+from focuscrawl.urls import read_seed_file
 
 
 def _seed_list(values: Sequence[str]) -> list[str]:
@@ -33,7 +33,7 @@ def _seed_list(values: Sequence[str]) -> list[str]:
             continue
         if not Path(value).is_file():
             raise ConfigError(f"seed {value!r} is neither a URL nor a readable file")
-        seeds.extend(read_url_lines(value))
+        seeds.extend(read_seed_file(value))
     return seeds
 
 
@@ -93,6 +93,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="allow a private/loopback address (the replay proxy is allowed automatically)")
     p.add_argument("--no-robots", action="store_true", help="ignore robots.txt (only for your own sites)")
     p.add_argument("--resume", action="store_true", help="continue the crawl in --out")
+    p.add_argument("--force", action="store_true",
+                   help="with --resume: go on with another strategy, model, schedule or "
+                        "live/simulated (recorded in run.json as a second segment)")  # fmt: skip
     p.add_argument("--json", action="store_true",
                    help="print the summary as one JSON object instead of the summary line")
     p.add_argument("--log-every", type=float, default=60.0, metavar="SECONDS",
@@ -202,6 +205,8 @@ def remove_failed_start(out: Path, before: set[str] | None) -> None:
 def run(args: argparse.Namespace) -> int:
     """A crawl (or its resume), after :func:`check_out_dir`; a new crawl that fails before
     recording anything leaves no files behind."""
+    if args.force and not args.resume:
+        raise ConfigError("--force goes with --resume (it lets a resume change the crawl's strategy, model...)")
     check_out_dir(args.out, resume=args.resume)
     before = _entries(args.out)
     try:
@@ -233,10 +238,10 @@ def _run_shared(args: argparse.Namespace) -> int:
         shared.lock.release()
     if args.json:
         print(json.dumps({"out": str(args.out), **summary}, ensure_ascii=False))
-    else:
-        print(f"{summary.get('fetched', 0)} URLs fetched by {shared.workers} workers, "
-              f"{summary.get('relevant', 0)} relevant, {summary.get('pages_per_second', 0):.1f} pages/s"
-              f" -> {args.out}")  # fmt: skip
+    else:  # the one-machine crawl's line, from the merged summary
+        from focuscrawl.commands.progress import summary_text
+
+        print(summary_text(summary, args.out, workers=shared.workers))
     return 0 if read_finished(args.out) else 1
 
 
@@ -268,7 +273,9 @@ def _run_crawl(args: argparse.Namespace) -> int:
         model=args.model,
         resume=args.resume,
         archives=getattr(args, "archive", None) or (),
+        force=args.force,
     )
+    before = _finished_summary(args.out) if args.resume else None
     tty = sys.stderr.isatty()
     quiet = args.verbose < 0
     view = ProgressView(
@@ -289,12 +296,40 @@ def _run_crawl(args: argparse.Namespace) -> int:
         asyncio.run(main())
     finally:
         crawler.close()
+    done_before = before is not None and not crawler.stopped and crawler.stats.fetched == before
     if args.json:
         summary = {"out": str(args.out), "interrupted": crawler.stopped, **crawler.stats.to_dict()}
-        print(json.dumps(summary, ensure_ascii=False))
+        print(json.dumps({**summary, "finished_before": True} if done_before else summary, ensure_ascii=False))
+    elif done_before:
+        again = " ".join(["focuscrawl", "simulate" if getattr(args, "archive", None) else "crawl",
+                          *(f"--archive {a}" for a in getattr(args, "archive", None) or ())])  # fmt: skip
+        print(finished_line(crawler.stats, crawler.settings.crawl.max_pages, args.out, again))
     else:
         print(view.summary_line(crawler.stats, args.out))
     return crawl_exit_code(crawler.stats, args.out, interrupted=crawler.stopped)
+
+
+def _finished_summary(out: Path) -> int | None:
+    """The URLs a finished crawl in ``out`` fetched (None: not finished)."""
+    from focuscrawl.settings import read_run_json
+
+    run = read_run_json(out / "run.json")
+    return int((run.get("summary") or {}).get("fetched") or 0) if run.get("finished") else None
+
+
+def finished_line(stats: Any, budget: int, out: Path, again: str = "focuscrawl crawl") -> str:
+    """What a resume of a finished crawl that took no URL says, instead of a summary
+    line as if it had crawled: that it was finished, and how to crawl more (``again``:
+    the command that resumes it)."""
+    if stats.queued == 0:
+        why = "nothing was left in its queue (every URL in scope was taken)"
+        more = "a new crawl with other seeds or a wider scope crawls more"
+    else:
+        why = f"its budget of {budget:,} URLs was spent" if budget > 0 else "it was finished"
+        more = (f"to crawl more, resume with a budget above {stats.fetched:,}: "
+                f"{again} --out {out} --resume --max-pages {2 * max(stats.fetched, 1)}")  # fmt: skip
+    return (f"{out}: the crawl was finished already ({stats.fetched:,} URLs fetched, "
+            f"{stats.queued:,} queued): {why}; nothing crawled now; {more}")  # fmt: skip
 
 
 def stop_on_signals(crawler: Any, *, say: bool) -> None:

@@ -6,6 +6,9 @@ listened on only (:func:`host_allowed`)."""
 from __future__ import annotations
 
 import argparse
+import errno
+import os
+import socket
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -89,8 +92,21 @@ def serve(tails: Sequence[RunTail], host: str, port: int, every: float) -> None:
 
     if every <= 0:
         raise ConfigError("dashboard: --every must be > 0")
-    print(f"dashboard of {len(tails)} run(s) at http://{host}:{port}/ (Ctrl-C to stop)", flush=True)
-    web.run_app(build_app(tails, every, host), host=host, port=port, print=None)
+    sock = listen(host, port)  # the address first: its URL is printed once it is ours
+    shown = f"[{host}]" if ":" in host else host
+    print(f"dashboard of {len(tails)} run(s) at http://{shown}:{port}/ (Ctrl-C to stop)", flush=True)
+    web.run_app(build_app(tails, every, host), sock=sock, print=None)
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host``:``port``, or one line saying why not (a port taken)."""
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        return socket.create_server((host, port), family=family, reuse_port=False)
+    except OSError as exc:
+        taken = " (another program listens there: --port another)" if exc.errno == errno.EADDRINUSE else ""
+        why = os.strerror(exc.errno) if exc.errno and exc.errno > 0 else (exc.strerror or str(exc))
+        raise ConfigError(f"dashboard: cannot listen on {host}:{port}: {why}{taken}") from None
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

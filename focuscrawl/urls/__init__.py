@@ -11,7 +11,7 @@ from focuscrawl.urls.hosts import (
     path_of,
     registered_domain,
 )
-from focuscrawl.urls.lists import read_url_lines
+from focuscrawl.urls.lists import read_seed_file, read_url_lines
 from focuscrawl.urls.normalize import is_plain_url, normalize_escapes, normalize_url
 from focuscrawl.urls.scope import Scope, trap_reason
 
@@ -25,6 +25,7 @@ __all__ = [
     "normalize_escapes",
     "normalize_url",
     "path_of",
+    "read_seed_file",
     "read_url_lines",
     "registered_domain",
     "trap_reason",

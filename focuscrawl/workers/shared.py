@@ -18,6 +18,7 @@ from typing import Any
 from focuscrawl.engine import DB_NAME, RUN_NAME, check_model, normalize_seeds, write_run_json
 from focuscrawl.exceptions import ConfigError, FrontierError
 from focuscrawl.output.layout import WORKERS_DIR
+from focuscrawl.segments import check_shared_resume
 from focuscrawl.settings import Settings, load_settings, read_run_json
 
 
@@ -141,9 +142,13 @@ def merged_summary(dirs: Sequence[Path]) -> dict[str, Any]:
     out: dict[str, Any] = {"workers": len(dirs)}
     counters: Counter[str] = Counter()
     elapsed = 0.0
+    newest = -1
     for d in dirs:
         with contextlib.suppress(ConfigError, OSError, ValueError):
             summary = read_run_json(d / RUN_NAME).get("summary") or {}
+            if "queued" in summary and (d / RUN_NAME).stat().st_mtime_ns > newest:
+                # the shared queue as the last worker to write saw it
+                newest, out["queued"] = (d / RUN_NAME).stat().st_mtime_ns, int(summary["queued"] or 0)
             for key in _SUMMED:
                 out[key] = out.get(key, 0) + int(summary.get(key) or 0)
             counters.update({k: int(v) for k, v in (summary.get("counters") or {}).items()
@@ -188,7 +193,7 @@ def prepare_shared(
     """A shared crawl's run directory: its settings checked (model, strategy, filters
     built once here, so that a mistake is one line before any worker starts), its
     run.json and crawl.db marker written, the directory locked for the coordinator."""
-    from focuscrawl.api import make_model, make_strategy, model_table
+    from focuscrawl.api import make_model, make_strategy, model_table, saved_settings
     from focuscrawl.frontier.factory import redis_prefix
     from focuscrawl.output.lock import RunLock
     from focuscrawl.output.writers import prepare_run_dir
@@ -199,6 +204,9 @@ def prepare_shared(
         run = read_run_json(out_dir / RUN_NAME)
         if "workers" not in run:
             raise ConfigError(f"{out_dir} is a one-process crawl: resume it without --workers")
+        settings = saved_settings(run["settings"], overrides, config)
+        check_shared_resume(run, replace(settings, model=model_table(model, settings.model)),
+                            where=str(out_dir))  # fmt: skip
         url, n = str(run["frontier"]), int(workers or run["workers"])
     else:
         if (out_dir / DB_NAME).exists():
