@@ -9,11 +9,17 @@ by hand below, not by the code.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from focuscrawl.exceptions import ConfigError, ModelError
 from focuscrawl.relevance.cosine import CosineModel
 from focuscrawl.relevance.keyword import KeywordModel
+from focuscrawl.relevance.language import LanguageModel
 from focuscrawl.relevance.text import split_unsegmented, tokenize
+from focuscrawl.strategies.filters import FILTERS
+from focuscrawl.strategies.language import LanguageStrategy
 from focuscrawl.types import Page
 
 # a real sentence of the Apache httpd manual in Japanese, "認証" (authentication) 11 times
@@ -56,3 +62,19 @@ def test_cosine_term_in_japanese_matches_a_page() -> None:
 def test_accent_stripping_keeps_kana_voicing_and_hangul() -> None:
     # Latin accents are optional and go; ガイド (guide) is not カイト (kite); 한국어 stays whole
     assert tokenize("Élève ガイド 한국어", lang="ja") == ["eleve", "ガイ", "イド", "한국어"]
+
+
+@pytest.mark.parametrize(
+    ("code", "nearest"),
+    [("jp", "ja (Japanese)"), ("japanese", "ja (Japanese)"), ("kr", "ko (Korean)"), ("chinese", "zh (Chinese)")],
+)
+def test_unknown_language_codes_are_refused_with_the_nearest(code: str, nearest: str) -> None:
+    """Issue 38 item 6b: target=jp crawled 300 URLs at harvest 0.000 with exit 0."""
+    with pytest.raises(ModelError, match=rf"unknown language code '{code}'.*nearest: {re.escape(nearest)}"):
+        LanguageModel([code])
+    with pytest.raises(ConfigError, match=rf"unknown language code '{code}'"):
+        LanguageStrategy(None, target=[code])
+    with pytest.raises(ConfigError, match=rf"unknown language code '{code}'"):
+        FILTERS.get("language")(None, target=[code])
+    # the tags themselves, in any case and with a region, are taken
+    assert LanguageModel(["JA", "zh-TW", "ko-KR"]).target == ["ja", "ko", "zh"]

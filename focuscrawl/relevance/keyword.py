@@ -22,7 +22,6 @@ from focuscrawl.relevance.base import register_model
 from focuscrawl.relevance.text import UNSEGMENTED
 from focuscrawl.types import Page
 
-
 _UNSEGMENTED_CHAR = re.compile(f"[{UNSEGMENTED}]")
 _SEGMENTED_WORD_CHAR = f"[^\\W{UNSEGMENTED}]"  # a word character of a script written with spaces
 _NOT_AFTER_WORD = f"(?<!{_SEGMENTED_WORD_CHAR})"

@@ -27,9 +27,9 @@ import snowballstemmer
 __all__ = [
     "available_languages",
     "base_language",
+    "split_unsegmented",
     "stem",
     "stopwords",
-    "split_unsegmented",
     "strip_accents",
     "tokenize",
 ]
@@ -203,9 +203,7 @@ def split_unsegmented(word: str) -> list[str]:
     for i, part in enumerate(_UNSEGMENTED_RUN.split(word)):
         if not part:
             continue
-        if i % 2 == 0:  # split() puts the captured (unsegmented) runs at odd places
-            out.append(part)
-        elif len(part) == 1:
+        if i % 2 == 0 or len(part) == 1:  # split() puts the captured (unsegmented) runs at odd places
             out.append(part)
         else:
             out.extend(part[j : j + 2] for j in range(len(part) - 1))

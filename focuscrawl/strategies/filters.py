@@ -28,7 +28,12 @@ from typing import Any, ClassVar
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.params import NoParams, build_params
 from focuscrawl.registry import Registry
-from focuscrawl.relevance.language import LanguageModel, normalise_lang, tld_language
+from focuscrawl.relevance.language import (
+    LanguageModel,
+    checked_language,
+    normalise_lang,
+    tld_language,
+)
 from focuscrawl.types import Link, Page
 from focuscrawl.urls import host_matches, read_url_lines
 
@@ -129,6 +134,8 @@ class LanguageFilterParams:
     def __post_init__(self) -> None:
         if not self.target:
             raise ValueError("target must name at least one language, e.g. target = ['ja']")
+        for code in self.target:
+            checked_language(code)
         if self.rule not in ("tld-or-anchor", "tld", "anchor"):
             raise ValueError(f"rule must be tld-or-anchor, tld or anchor, not {self.rule!r}")
 
