@@ -75,6 +75,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--window", type=int,
                    help="URLs taken and not yet recorded, 0 = the schedule's default "
                         "(32 ordered, 4 x concurrency as-completed)" + d("crawl", "window"))
+    p.add_argument("--patience", type=float, metavar="Q",
+                   help="while URLs are in flight, leave queued a URL scoring below Q x the best "
+                        "score in flight (a focused crawl finding its good URLs one by one); "
+                        "0 = off" + d("crawl", "patience"))
     p.add_argument("--frontier", metavar="STORE|redis://HOST:PORT/DB",
                    help="the crawl DB store: indexed, or a Redis server (shared by "
                         "--workers, and by `focuscrawl worker` on other machines)"
@@ -118,6 +122,7 @@ def _crawl_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
         "fetch_list_size": args.fetch_list_size,
         "schedule": args.schedule,
         "window": args.window,
+        "patience": args.patience,
         "top_n": args.top_n,
         "depth": args.depth,
         "seed": args.seed,

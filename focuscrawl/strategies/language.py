@@ -72,7 +72,7 @@ RULES = ("tld-or-anchor", "tld", "anchor", "off")
 FALLBACKS = ("soft", "off")
 # the scores of the rule policy: links that pass the rule first (in discovery order),
 # then the soft fallback's, by the language their URL names and the page's own
-PASSED = 1.0
+PASSED_URL_TARGET, PASSED, PASSED_URL_OTHER = 1.0, 0.9, 0.1
 URL_TARGET, TARGET_PAGE, OTHER_PAGE, URL_OTHER = 0.75, 0.5, 0.25, 0.0
 
 
@@ -210,7 +210,15 @@ class LanguageStrategy(Strategy):
         (an English portal, no ccTLD) goes on instead of stopping. A fallback link scores
         by the language its URL names (:func:`url_language`: ``/ja/``, ``index.ja.html``,
         ``?hl=ja``), else by its page's language."""
-        scored = [LinkScore(link, PASSED, Merge.MAX, reason=f"rule: {note}") for link in kept]
+        scored = []
+        for link in kept:
+            named = url_language(link.url)
+            if named is None:
+                score, why = PASSED, ""
+            else:
+                score = PASSED_URL_TARGET if named in self.targets else PASSED_URL_OTHER
+                why = f", URL names {named}"
+            scored.append(LinkScore(link, score, Merge.MAX, reason=f"rule: {note}{why}"))
         if self.p.fallback == "off" or len(kept) == len(page.links):
             return Decision(links=scored)
         passed = {link.url for link in kept}
