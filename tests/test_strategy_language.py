@@ -79,9 +79,10 @@ B_PAGE = _page(EN, (E, "more"), (C, "設定"))
 @pytest.mark.parametrize(
     ("policy", "expected"),
     [
-        # rule (P4's experimental group): kept links in discovery order, score 1; D failed
-        # the rule and is queued after them (the soft fallback: on a ja page, 0.5)
-        ("rule", {B: 1.0, C: 1.0, D: 0.5, E: 1.0}),
+        # rule (P4's experimental group): kept links in discovery order, score 0.9 (1 if
+        # their URL names ja); D failed the rule and is queued after them (the soft
+        # fallback: on a ja page, 0.5)
+        ("rule", {B: 0.9, C: 0.9, D: 0.5, E: 0.9}),
         # hard: B is English, so its links (E) are dropped; C was queued from A already
         ("hard", {B: 0.0, C: 0.0, D: None, E: None}),
         # soft: links of A (ja) score 1, links of B (en) 0; C keeps its best score 1
@@ -103,14 +104,14 @@ def test_link_rule_and_page_policies(tmp_path: Path, policy: str, expected: dict
 def test_rule_off_keeps_every_link(tmp_path: Path) -> None:
     proc, store, _ = _crawler(tmp_path, A, target=["ja"], rule="off")
     _next(proc, store, A, A_PAGE)
-    assert _scores(store, B, C, D) == [1.0, 1.0, 1.0]
+    assert _scores(store, B, C, D) == [0.9, 0.9, 0.9]
 
 
 def test_p4_rule_without_fallback_drops_what_fails(tmp_path: Path) -> None:
     proc, store, _ = _crawler(tmp_path, A, target=["ja"], fallback="off")
     _next(proc, store, A, A_PAGE)
     _next(proc, store, B, B_PAGE)
-    assert _scores(store, B, C, D, E) == [1.0, 1.0, None, 1.0]
+    assert _scores(store, B, C, D, E) == [0.9, 0.9, None, 0.9]
 
 
 def test_an_english_seed_does_not_end_the_crawl(tmp_path: Path) -> None:

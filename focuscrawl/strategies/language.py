@@ -54,7 +54,7 @@ from focuscrawl.relevance.base import RelevanceModel
 from focuscrawl.relevance.language import BACKENDS, checked_language, normalise_lang, page_language
 from focuscrawl.relevance.language_links import url_language
 from focuscrawl.strategies.base import Strategy, register_strategy
-from focuscrawl.strategies.filters import LanguageLinkFilter, Verdict
+from focuscrawl.strategies.filters import LANGUAGE_RULES, LanguageLinkFilter, Verdict
 from focuscrawl.types import (
     Decision,
     Link,
@@ -68,7 +68,7 @@ from focuscrawl.types import (
 from focuscrawl.urls import host_of
 
 POLICIES = ("rule", "hard", "soft", "server", "directory")
-RULES = ("tld-or-anchor", "tld", "anchor", "off")
+RULES = (*LANGUAGE_RULES, "off")
 FALLBACKS = ("soft", "off")
 # the scores of the rule policy: links that pass the rule first (in discovery order),
 # then the soft fallback's, by the language their URL names and the page's own
@@ -80,7 +80,7 @@ URL_TARGET, TARGET_PAGE, OTHER_PAGE, URL_OTHER = 0.75, 0.5, 0.25, 0.0
 class LanguageParams:
     target: tuple[str, ...] = ()  # language codes, e.g. ["ja"]
     policy: str = "rule"  # rule, hard, soft, server, directory
-    rule: str = "tld-or-anchor"  # the link rule: tld-or-anchor (P4), tld (Tamura), anchor, off
+    rule: str = "tld-or-anchor"  # the link rule: tld-or-anchor (P4), tld (Tamura), anchor, any (+ URL tag), off
     fallback: str = "soft"  # rule policy: links failing the rule queued after the rest (off: dropped, P4)
     min_share: float = 0.5  # server/directory: N_r/N_a at or above it is a target server
     unknown: float = 0.5  # server/directory: the score of a server or directory not visited yet
