@@ -24,6 +24,7 @@ from focuscrawl.settings import SECTIONS, Settings, load_settings, read_run_json
 from focuscrawl.stats import CrawlStats
 from focuscrawl.strategies.base import STRATEGIES, Strategy
 from focuscrawl.strategies.filters import build_filters
+from focuscrawl.strategies.oracle import with_archive_graph
 from focuscrawl.types import URLState
 
 
@@ -137,6 +138,8 @@ def open_crawl(
         settings = load_settings(config, overrides)
     # the model's table, remembered in run.json: --resume and readers know what judged the pages
     settings = replace(settings, model=model_table(model, settings.model))
+    strategy_params = with_archive_graph(settings.crawl.strategy, settings.crawl.strategy_params, archives)
+    settings = replace(settings, crawl=replace(settings.crawl, strategy_params=strategy_params))
     segments = resume_segments(run, settings, simulated=bool(archives), force=force,
                                where=str(out_dir)) if resume else []  # fmt: skip
     relevance = make_model(settings)

@@ -437,6 +437,9 @@ class ContinuousScheduler(Scheduler):
             got = self.frontier.pop(want - len(taken), exclude_hosts=blocked, max_per_host=cap)
             if not got:
                 break
+            got = self._patient(got, taken)
+            if not got:
+                break
             # Greedy by priority with each host's own room is the schedule. A host that
             # reached the common cap with room to spare may have a better URL than the
             # rest of this pop: keep the pop up to the first such URL, put back the rest.
@@ -451,6 +454,23 @@ class ContinuousScheduler(Scheduler):
                         self.frontier.mark(later.url, URLState.QUEUED)
                     break
         self.take(taken)
+
+
+    def _patient(self, got: list[QueuedURL], taken: list[QueuedURL]) -> list[QueuedURL]:
+        """``got`` up to its first URL below ``crawl.patience`` x the best score in flight
+        (taken before this fill or in it); that URL and the rest are put back."""
+        patience = self.settings.crawl.patience
+        if patience <= 0:
+            return got
+        scores = [slot.item.queued.score for slot in self._slots if not slot.recorded]
+        best = max([*scores, *(q.score for q in taken)], default=None)
+        for i, queued in enumerate(got):
+            if best is not None and queued.score < patience * best:
+                for later in got[i:]:
+                    self.frontier.mark(later.url, URLState.QUEUED)
+                return got[:i]
+            best = queued.score if best is None else max(best, queued.score)
+        return got
 
 
 class BestNScheduler(Scheduler):

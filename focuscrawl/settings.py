@@ -112,6 +112,12 @@ class CrawlSettings:
     # In the ordered schedule it is part of the order (the order depends on it, not on
     # fetch.concurrency); as-completed it only bounds the URLs waiting for their host
     window: int = 0
+    # while URLs are in flight, one scoring below patience x the best score in flight waits
+    # in the queue until they are recorded (their links may score higher): a focused crawl
+    # whose good URLs are found one by one does not fill its window with poor ones. 0: off
+    # (fill the window at once); 1: never take a worse URL while a better one is in flight.
+    # The continuous schedules only (fetch_list_size = 0); ordered, part of the order.
+    patience: float = 0.0
     # best-N-first lists, as-completed: once 90 % of a list is recorded, the next list is
     # generated after at most this many seconds more, its stragglers recorded when they come
     straggler_seconds: float = 10.0
@@ -184,6 +190,8 @@ def _validate(section: str, obj: Any) -> None:
             lowest = -1 if f.name == "max_depth" else 0
             if value < lowest:
                 raise ConfigError(f"config: {section}.{f.name} = {value} must be >= {lowest}")
+    if section == "crawl" and not 0.0 <= obj.patience <= 1.0:
+        raise ConfigError(f"config: crawl.patience = {obj.patience} must be between 0 and 1")
     if section == "crawl" and obj.schedule not in SCHEDULES:
         raise ConfigError(
             f"config: crawl.schedule = {obj.schedule!r} is not one of {', '.join(SCHEDULES)}"

@@ -79,8 +79,10 @@ B_PAGE = _page(EN, (E, "more"), (C, "設定"))
 @pytest.mark.parametrize(
     ("policy", "expected"),
     [
-        # rule (P4's experimental group): kept links in discovery order, score 0
-        ("rule", {B: 0.0, C: 0.0, D: None, E: 0.0}),
+        # rule (P4's experimental group): kept links in discovery order, score 0.9 (1 if
+        # their URL names ja); D failed the rule and is queued after them (the soft
+        # fallback: on a ja page, 0.5)
+        ("rule", {B: 0.9, C: 0.9, D: 0.5, E: 0.9}),
         # hard: B is English, so its links (E) are dropped; C was queued from A already
         ("hard", {B: 0.0, C: 0.0, D: None, E: None}),
         # soft: links of A (ja) score 1, links of B (en) 0; C keeps its best score 1
@@ -102,7 +104,35 @@ def test_link_rule_and_page_policies(tmp_path: Path, policy: str, expected: dict
 def test_rule_off_keeps_every_link(tmp_path: Path) -> None:
     proc, store, _ = _crawler(tmp_path, A, target=["ja"], rule="off")
     _next(proc, store, A, A_PAGE)
-    assert _scores(store, B, C, D) == [0.0, 0.0, 0.0]
+    assert _scores(store, B, C, D) == [0.9, 0.9, 0.9]
+
+
+def test_p4_rule_without_fallback_drops_what_fails(tmp_path: Path) -> None:
+    proc, store, _ = _crawler(tmp_path, A, target=["ja"], fallback="off")
+    _next(proc, store, A, A_PAGE)
+    _next(proc, store, B, B_PAGE)
+    assert _scores(store, B, C, D, E) == [0.9, 0.9, None, 0.9]
+
+
+def test_an_english_seed_does_not_end_the_crawl(tmp_path: Path) -> None:
+    """Issue 38 item 1: a seed page in English on .org whose links all fail P4's rule.
+
+    The fallback scores, by hand: a URL naming the target (/ja/, index.ja.html) 0.75,
+    one naming another language (/de/) 0, none on a foreign page 0.25."""
+    seed, ja_dir, ja_file, de_dir, plain = (
+        "http://hub.org/", "http://docs.org/ja/", "http://docs.org/index.ja.html",
+        "http://docs.org/de/", "http://docs.org/about.html",
+    )  # fmt: skip
+    page = _page(EN, (ja_dir, "Japanese"), (ja_file, "Manual"), (de_dir, "German"), (plain, "About"))
+    proc, store, _ = _crawler(tmp_path, seed, target=["ja"])
+    _next(proc, store, seed, page)
+    assert _scores(store, ja_dir, ja_file, de_dir, plain) == [0.75, 0.75, 0.0, 0.25]
+    # P4's rule alone keeps none of them: the crawl would have ended here
+    (tmp_path / "p4").mkdir()
+    proc2, store2, _ = _crawler(tmp_path / "p4", seed, target=["ja"], fallback="off")
+    _next(proc2, store2, seed, page)
+    assert _scores(store2, ja_dir, ja_file, de_dir, plain) == [None, None, None, None]
+    assert store2.pop(1) == []
 
 
 def test_server_policy_rescores_a_host_by_hand(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import re
 import signal
 import sys
 import tomllib
@@ -75,6 +76,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--window", type=int,
                    help="URLs taken and not yet recorded, 0 = the schedule's default "
                         "(32 ordered, 4 x concurrency as-completed)" + d("crawl", "window"))
+    p.add_argument("--patience", type=float, metavar="Q",
+                   help="while URLs are in flight, leave queued a URL scoring below Q x the best "
+                        "score in flight (a focused crawl finding its good URLs one by one); "
+                        "0 = off" + d("crawl", "patience"))
     p.add_argument("--frontier", metavar="STORE|redis://HOST:PORT/DB",
                    help="the crawl DB store: indexed, or a Redis server (shared by "
                         "--workers, and by `focuscrawl worker` on other machines)"
@@ -83,6 +88,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --frontier redis://...: N local worker processes share the crawl "
                         "(each its own run directory under OUT/workers/); more join with "
                         "`focuscrawl worker` (default: one process, no workers)")  # fmt: skip
+    p.add_argument("--filter", action="append", default=None, metavar="NAME[:KEY=VALUE,...]",
+                   help="a link filter, e.g. language:target=ja or language:target=ja,rule=any "
+                        "(repeatable, applied in order; see `focuscrawl strategies`)")
     p.add_argument("--fetch-list-size", type=int,
                    help="best-N-first batch size (0 = continuous)" + d("crawl", "fetch_list_size"))
     p.add_argument("--top-n", type=int, help="layered strategies: URLs per layer" + d("crawl", "top_n"))
@@ -103,7 +111,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(default: %(default)s)")  # fmt: skip
 
 
-def _crawl_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+def _crawl_overrides(args: argparse.Namespace) -> dict[str, Any]:
     from focuscrawl.api import fetch_overrides
 
     fetch: dict[str, Any] = {
@@ -121,6 +129,7 @@ def _crawl_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
         "fetch_list_size": args.fetch_list_size,
         "schedule": args.schedule,
         "window": args.window,
+        "patience": args.patience,
         "top_n": args.top_n,
         "depth": args.depth,
         "seed": args.seed,
@@ -132,10 +141,31 @@ def _crawl_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     if args.strategy_param:
         crawl["strategy_params"] = dict(parse_param(p, "--strategy-param") for p in args.strategy_param)
     scope = {"max_depth": args.max_depth}
-    overrides: dict[str, dict[str, Any]] = {"fetch": fetch, "crawl": crawl, "scope": scope}
+    overrides: dict[str, Any] = {"fetch": fetch, "crawl": crawl, "scope": scope}
     if args.model_param:
         overrides["model"] = dict(parse_param(p) for p in args.model_param)
+    if args.filter:
+        overrides["filters"] = [parse_filter(text) for text in args.filter]
     return overrides
+
+
+def parse_filter(text: str) -> dict[str, Any]:
+    """``NAME`` or ``NAME:KEY=VALUE,KEY=VALUE`` as a ``[[filters]]`` table; a value may hold
+    commas (a list) up to the next ``KEY=``.
+
+    >>> parse_filter("language:target=ja,ko,rule=any")
+    {'name': 'language', 'target': 'ja,ko', 'rule': 'any'}
+    >>> parse_filter("host-blacklist")
+    {'name': 'host-blacklist'}
+    """
+    name, _, rest = text.partition(":")
+    if not name.strip():
+        raise ConfigError(f"--filter {text!r}: give a filter's name, e.g. --filter language:target=ja")
+    table: dict[str, Any] = {"name": name.strip()}
+    for item in re.split(r",(?=\s*[A-Za-z_][\w-]*\s*=)", rest) if rest.strip() else []:
+        key, value = parse_param(item, f"--filter {name}")
+        table[key] = value
+    return table
 
 
 def parse_param(text: str, option: str = "--model-param") -> tuple[str, Any]:

@@ -2,7 +2,9 @@
 
 score = (number of distinct keywords occurring in title + text) / (number of
 keywords), so a page holding every keyword scores 1. Matching is on whole words,
-case-insensitive; a keyword may be a phrase. Meant as a baseline and as the
+case-insensitive; a keyword may be a phrase. Scripts written without spaces
+(Chinese, Japanese, Thai, ...) have no word boundaries to look for: an edge of a
+keyword in such a script matches anywhere (認証 inside 認証方式を設定する). Meant as a baseline and as the
 smallest example of the model interface.
 """
 
@@ -17,7 +19,25 @@ from typing import ClassVar
 
 from focuscrawl.exceptions import ModelError
 from focuscrawl.relevance.base import register_model
+from focuscrawl.relevance.text import UNSEGMENTED
 from focuscrawl.types import Page
+
+_UNSEGMENTED_CHAR = re.compile(f"[{UNSEGMENTED}]")
+_SEGMENTED_WORD_CHAR = f"[^\\W{UNSEGMENTED}]"  # a word character of a script written with spaces
+_NOT_AFTER_WORD = f"(?<!{_SEGMENTED_WORD_CHAR})"
+_NOT_BEFORE_WORD = f"(?!{_SEGMENTED_WORD_CHAR})"
+
+
+def _pattern(keyword: str) -> re.Pattern[str]:
+    """``keyword`` as a whole word: at each edge no letter of a space-separated script beside it,
+    and no boundary at all at an edge whose own letter is of an unsegmented script.
+
+    >>> [bool(_pattern(k).search("apacheの認証方式を設定する")) for k in ("認証", "apache", "pache", "apacheの")]
+    [True, True, False, True]
+    """
+    head = "" if _UNSEGMENTED_CHAR.match(keyword[0]) else _NOT_AFTER_WORD
+    tail = "" if _UNSEGMENTED_CHAR.match(keyword[-1]) else _NOT_BEFORE_WORD
+    return re.compile(head + re.escape(keyword) + tail)
 
 
 @dataclass(frozen=True)
@@ -41,7 +61,7 @@ class KeywordModel:
         if not words:
             raise ModelError("keyword model: give at least one keyword")
         self.keywords = words
-        self._patterns = [re.compile(r"(?<!\w)" + re.escape(k) + r"(?!\w)") for k in words]
+        self._patterns = [_pattern(k) for k in words]
 
     def score_text(self, text: str) -> float:
         low = text.lower()

@@ -23,11 +23,15 @@ Codes are normalised to the primary ISO 639-1 subtag with the Chinese variants
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
+
+import pycld2
 
 from focuscrawl.exceptions import ModelError
 from focuscrawl.relevance.base import model_params, register_model
@@ -38,6 +42,7 @@ from focuscrawl.relevance.language_id import (
     cld2_languages,
     language_distribution,
     normalise_lang,
+    py3langid_codes,
     py3langid_languages,
 )
 from focuscrawl.relevance.language_share import language_shares, target_share
@@ -50,6 +55,7 @@ __all__ = [
     "TLD_LANGUAGES",
     "LanguageModel",
     "anchor_language",
+    "checked_language",
     "cld2_languages",
     "language_distribution",
     "normalise_lang",
@@ -99,6 +105,48 @@ def tld_language(host: str) -> str | None:
     """
     langs = tld_languages(host)
     return langs[0] if langs else None
+
+
+@lru_cache(maxsize=2)
+def _known_languages(with_py3langid: bool) -> dict[str, str]:
+    """The language codes the identification backends can answer, with English names
+    (cld2's, at hand; py3langid's model takes half a second to load, so only when asked)."""
+    names: dict[str, str] = {}
+    for name, code in pycld2.LANGUAGES:
+        lang = normalise_lang(code)
+        if lang != UNKNOWN and not lang.startswith("xx") and len(lang) <= 3:
+            names.setdefault(lang, name.title().replace("_", " "))
+    if with_py3langid:
+        for code in py3langid_codes():
+            names.setdefault(normalise_lang(code), normalise_lang(code))
+    return names
+
+
+def checked_language(code: str) -> str:
+    """``code`` normalised (:func:`normalise_lang`), or a one-line ``ValueError`` naming
+    the nearest codes when no backend knows it: a country code (``jp``), a language
+    name (``japanese``) or a typo would otherwise crawl on at a harvest rate of 0.
+
+    >>> checked_language("zh-TW"), checked_language("JA")
+    ('zh', 'ja')
+    """
+    lang = normalise_lang(str(code))
+    if lang in _known_languages(False):
+        return lang
+    known = _known_languages(True)
+    if lang in known:
+        return lang
+    low = str(code).strip().lower()
+    guesses = list(TLD_LANGUAGES.get(low, ())[:1])  # jp -> ja, kr -> ko, cn -> zh
+    by_name = {name.lower(): c for c, name in known.items()}
+    guesses += [by_name[n] for n in difflib.get_close_matches(low, list(by_name), n=2, cutoff=0.75)]
+    guesses += difflib.get_close_matches(lang, list(known), n=3, cutoff=0.5)
+    nearest = list(dict.fromkeys(guesses))[:3]
+    hint = ", ".join(f"{c} ({known[c]})" for c in nearest)
+    raise ValueError(
+        f"unknown language code {code!r}: give a BCP 47 language tag such as ja, ko, zh, zh-TW"
+        + (f"; nearest: {hint}" if hint else "")
+    )
 
 
 def tld_languages(host: str) -> tuple[str, ...]:
@@ -209,7 +257,10 @@ class LanguageModel:
         if threshold is None:
             threshold = MIN_SHARE if decide == "share" else 0.5
         self.threshold = float(threshold)
-        self.target = sorted({normalise_lang(t) for t in target if t.strip()})
+        try:
+            self.target = sorted({checked_language(t) for t in target if t.strip()})
+        except ValueError as exc:
+            raise ModelError(f"language model: {exc}") from None
         if not self.target:
             raise ModelError("language model: give at least one target language")
         if backend not in BACKENDS:

@@ -55,6 +55,11 @@ def _py3langid() -> Any:
     )
 
 
+def py3langid_codes() -> list[str]:
+    """The languages py3langid's model knows."""
+    return [str(c) for c in _py3langid().nb_classes]
+
+
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 
 

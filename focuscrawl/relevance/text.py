@@ -27,6 +27,7 @@ import snowballstemmer
 __all__ = [
     "available_languages",
     "base_language",
+    "split_unsegmented",
     "stem",
     "stopwords",
     "strip_accents",
@@ -37,6 +38,16 @@ __all__ = [
 # "d'água") so that the contracted forms in the stop-word lists match whole.
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'"})
+# Scripts written without spaces between words: Han, kana, Thai, Lao, Myanmar, Khmer.
+# A run of them is one regex "word" (a whole clause); it is cut into overlapping
+# character bigrams instead, as Lucene's CJKBigramFilter does, so that a two-
+# character term such as 認証 matches inside 認証方式を設定する. Hangul is left
+# whole: Korean puts spaces between its words.
+UNSEGMENTED = (
+    "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf"
+    "\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0002fa1f"
+)
+_UNSEGMENTED_RUN = re.compile(f"([{UNSEGMENTED}]+)")
 
 # snowballstemmer algorithm per ISO 639-1 code.
 _STEMMERS = {
@@ -60,11 +71,29 @@ def base_language(lang: str) -> str:
 
 
 def strip_accents(text: str) -> str:
-    """Remove diacritics (NFKD decomposition, combining marks dropped); ``ß`` stays."""
+    """Remove the diacritics of Latin, Greek and Cyrillic letters (NFKD, their combining marks
+    dropped, NFC again); ``ß`` stays, and so do the marks of other scripts.
+
+    Only those scripts' accents are optional: a kana's voicing mark (ガ is カ plus
+    U+3099) or a Devanagari vowel sign changes the word, and NFKD splits a Hangul
+    syllable into letters that NFC joins back.
+
+    >>> strip_accents("Élève ガイド 한국어")
+    'Eleve ガイド 한국어'
+    """
     if text.isascii():  # nothing to strip: the common case, and NFKD is slow
         return text
     decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    kept: list[str] = []
+    base = 0  # code point of the last letter that is not a combining mark
+    for ch in decomposed:
+        if unicodedata.combining(ch):
+            if base < 0x0530 or 0x1D00 <= base <= 0x1FFF:  # Latin, Greek, Cyrillic (+ extended)
+                continue
+        else:
+            base = ord(ch)
+        kept.append(ch)
+    return unicodedata.normalize("NFC", "".join(kept))
 
 
 def available_languages() -> list[str]:
@@ -151,11 +180,34 @@ def tokenize(
             # "café's", "l'homme", "d'água": the apostrophe's one-letter clitics carry nothing
             parts = [p for p in word.split("'") if len(p) > 1]
             tokens.extend(p for p in parts if (p if lowercase else p.lower()) not in stops)
-        else:
+        elif word.isascii() or not _UNSEGMENTED_RUN.search(word):
             tokens.append(word)
+        else:
+            tokens.extend(split_unsegmented(word))
     if stem:
         tokens = _stem(tokens, lang)
     return tokens
+
+
+def split_unsegmented(word: str) -> list[str]:
+    """A word's runs of unsegmented script as character bigrams, its other runs whole.
+
+    >>> split_unsegmented("認証方式")
+    ['認証', '証方', '方式']
+    >>> split_unsegmented("apacheの設定")
+    ['apache', 'の設', '設定']
+    >>> split_unsegmented("字")
+    ['字']
+    """
+    out: list[str] = []
+    for i, part in enumerate(_UNSEGMENTED_RUN.split(word)):
+        if not part:
+            continue
+        if i % 2 == 0 or len(part) == 1:  # split() puts the captured (unsegmented) runs at odd places
+            out.append(part)
+        else:
+            out.extend(part[j : j + 2] for j in range(len(part) - 1))
+    return out
 
 
 # The keyword arguments of tokenize shadow the module functions of the same name.

@@ -28,7 +28,13 @@ from typing import Any, ClassVar
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.params import NoParams, build_params
 from focuscrawl.registry import Registry
-from focuscrawl.relevance.language import LanguageModel, normalise_lang, tld_language
+from focuscrawl.relevance.language import (
+    LanguageModel,
+    checked_language,
+    normalise_lang,
+    tld_language,
+)
+from focuscrawl.relevance.language_links import url_language
 from focuscrawl.types import Link, Page
 from focuscrawl.urls import host_matches, read_url_lines
 
@@ -121,22 +127,29 @@ class RelevanceGateFilter(LinkFilter):
         return list(links) if verdict.relevant is not False else []
 
 
+# tld-or-anchor: P4's rule; any: also a link whose URL names a target (/ja/, index.ja.html)
+LANGUAGE_RULES = ("tld-or-anchor", "tld", "anchor", "any")
+
+
 @dataclass(frozen=True)
 class LanguageFilterParams:
     target: tuple[str, ...] = ()  # language codes, e.g. ["ja"]
-    rule: str = "tld-or-anchor"  # "tld-or-anchor" (P4), "tld", "anchor"
+    rule: str = "tld-or-anchor"  # "tld-or-anchor" (P4), "tld", "anchor", "any" (+ the URL's tag)
 
     def __post_init__(self) -> None:
         if not self.target:
             raise ValueError("target must name at least one language, e.g. target = ['ja']")
-        if self.rule not in ("tld-or-anchor", "tld", "anchor"):
-            raise ValueError(f"rule must be tld-or-anchor, tld or anchor, not {self.rule!r}")
+        for code in self.target:
+            checked_language(code)
+        if self.rule not in LANGUAGE_RULES:
+            raise ValueError(f"rule must be one of {', '.join(LANGUAGE_RULES)}, not {self.rule!r}")
 
 
 @register_filter("language")
 class LanguageLinkFilter(LinkFilter):
     """P4's link rule: keep a link if its host's ccTLD is a target language's,
-    otherwise only if its anchor text is in a target language."""
+    otherwise only if its anchor text is in a target language; ``rule = "any"`` keeps
+    a link whose URL names a target language too (:func:`url_language`)."""
 
     name: ClassVar[str] = "language"
     Params: ClassVar[type[Any]] = LanguageFilterParams
@@ -150,7 +163,11 @@ class LanguageLinkFilter(LinkFilter):
         rule = self.p.rule
         kept: list[Link] = []
         for link in links:
-            if (rule != "anchor" and tld_language(link.url) in self.targets) or (rule != "tld" and self._anchors.score_text(link.anchor) >= 1.0):
+            if (
+                (rule != "anchor" and tld_language(link.url) in self.targets)
+                or (rule == "any" and url_language(link.url) in self.targets)
+                or (rule != "tld" and self._anchors.score_text(link.anchor) >= 1.0)
+            ):
                 kept.append(link)
         return kept
 

@@ -14,7 +14,12 @@ categoriser as P4 used), counted per language (``counters()``, P4's "web page
 counter"), and per server i the strategy keeps N_r(i), the target-language
 pages, and N_a(i), all pages (Tamura's steps 2-3):
 
-* ``rule``: the link rule only (P4's experimental group); discovery order.
+* ``rule``: the link rule (P4's experimental group); discovery order among the
+  links that pass it. P4 drops the others (``fallback = "off"``); by default
+  (``fallback = "soft"``) they are queued after every passing link, scored by the
+  language their URL names (``/ja/``, ``index.ja.html``, ``?hl=ja``:
+  :mod:`focuscrawl.relevance.language_links`) or else by their page's language, so
+  a crawl from a seed whose links all fail the rule does not stop at the seed.
 * ``hard``: links of a page not in the target language are dropped (hard focus).
 * ``soft``: links of target-language pages score 1, the others 0, so the first
   are all fetched before the second (soft focus; a URL keeps its best score).
@@ -46,9 +51,10 @@ from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 from focuscrawl.relevance.base import RelevanceModel
-from focuscrawl.relevance.language import BACKENDS, normalise_lang, page_language
+from focuscrawl.relevance.language import BACKENDS, checked_language, normalise_lang, page_language
+from focuscrawl.relevance.language_links import url_language
 from focuscrawl.strategies.base import Strategy, register_strategy
-from focuscrawl.strategies.filters import LanguageLinkFilter, Verdict
+from focuscrawl.strategies.filters import LANGUAGE_RULES, LanguageLinkFilter, Verdict
 from focuscrawl.types import (
     Decision,
     Link,
@@ -62,14 +68,20 @@ from focuscrawl.types import (
 from focuscrawl.urls import host_of
 
 POLICIES = ("rule", "hard", "soft", "server", "directory")
-RULES = ("tld-or-anchor", "tld", "anchor", "off")
+RULES = (*LANGUAGE_RULES, "off")
+FALLBACKS = ("soft", "off")
+# the scores of the rule policy: links that pass the rule first (in discovery order),
+# then the soft fallback's, by the language their URL names and the page's own
+PASSED_URL_TARGET, PASSED, PASSED_URL_OTHER = 1.0, 0.9, 0.1
+URL_TARGET, TARGET_PAGE, OTHER_PAGE, URL_OTHER = 0.75, 0.5, 0.25, 0.0
 
 
 @dataclass(frozen=True)
 class LanguageParams:
     target: tuple[str, ...] = ()  # language codes, e.g. ["ja"]
     policy: str = "rule"  # rule, hard, soft, server, directory
-    rule: str = "tld-or-anchor"  # the link rule: tld-or-anchor (P4), tld (Tamura), anchor, off
+    rule: str = "tld-or-anchor"  # the link rule: tld-or-anchor (P4), tld (Tamura), anchor, any (+ URL tag), off
+    fallback: str = "soft"  # rule policy: links failing the rule queued after the rest (off: dropped, P4)
     min_share: float = 0.5  # server/directory: N_r/N_a at or above it is a target server
     unknown: float = 0.5  # server/directory: the score of a server or directory not visited yet
     backend: str = "cld2"  # page language identification (cld2 or py3langid)
@@ -77,10 +89,14 @@ class LanguageParams:
     def __post_init__(self) -> None:
         if not self.target:
             raise ValueError("target must name at least one language, e.g. target = ['ja']")
+        for code in self.target:
+            checked_language(code)
         if self.policy not in POLICIES:
             raise ValueError(f"policy must be one of {', '.join(POLICIES)}, not {self.policy!r}")
         if self.rule not in RULES:
             raise ValueError(f"rule must be one of {', '.join(RULES)}, not {self.rule!r}")
+        if self.fallback not in FALLBACKS:
+            raise ValueError(f"fallback must be one of {', '.join(FALLBACKS)}, not {self.fallback!r}")
         if not 0.0 < self.min_share <= 1.0:
             raise ValueError(f"min_share = {self.min_share} must be in (0, 1]")
         if not 0.0 <= self.unknown <= 1.0:
@@ -176,8 +192,10 @@ class LanguageStrategy(Strategy):
         dropped = len(page.links) - len(links)
         note = f"page {lang}; {dropped} links failed the {self.p.rule} rule" if dropped else f"page {lang}"
         policy = self.p.policy
-        if policy in ("rule", "hard"):
-            if policy == "hard" and not is_target:
+        if policy == "rule":
+            return self._by_rule(page, links, is_target, note)
+        if policy == "hard":
+            if not is_target:
                 return Decision(reason=f"hard focus: {note}, its {len(links)} other links dropped")
             return Decision(links=[LinkScore(link, 0.0, reason=f"{policy}: {note}") for link in links])
         if policy == "soft":
@@ -185,6 +203,37 @@ class LanguageStrategy(Strategy):
             reason = f"soft: {note}, {'high' if is_target else 'low'} priority"
             return Decision(links=[LinkScore(link, score, Merge.MAX, reason=reason) for link in links])
         return self._by_place(page, queued, is_target, links, note)
+
+    def _by_rule(self, page: Page, kept: list[Link], is_target: bool, note: str) -> Decision:
+        """P4's rule: the links that pass it first; with ``fallback = "soft"`` the others
+        after them (Tamura's soft focus), so that a crawl whose seed links fail the rule
+        (an English portal, no ccTLD) goes on instead of stopping. A fallback link scores
+        by the language its URL names (:func:`url_language`: ``/ja/``, ``index.ja.html``,
+        ``?hl=ja``), else by its page's language."""
+        scored = []
+        for link in kept:
+            named = url_language(link.url)
+            if named is None:
+                score, why = PASSED, ""
+            else:
+                score = PASSED_URL_TARGET if named in self.targets else PASSED_URL_OTHER
+                why = f", URL names {named}"
+            scored.append(LinkScore(link, score, Merge.MAX, reason=f"rule: {note}{why}"))
+        if self.p.fallback == "off" or len(kept) == len(page.links):
+            return Decision(links=scored)
+        passed = {link.url for link in kept}
+        for link in page.links:
+            if link.url in passed:
+                continue
+            named = url_language(link.url)
+            if named is not None:
+                score = URL_TARGET if named in self.targets else URL_OTHER
+                why = f"URL names {named}"
+            else:
+                score = TARGET_PAGE if is_target else OTHER_PAGE
+                why = f"on a {'target-language' if is_target else 'foreign'} page"
+            scored.append(LinkScore(link, score, Merge.MAX, reason=f"fallback: failed the {self.p.rule} rule, {why}"))
+        return Decision(links=scored)
 
     def _by_place(
         self, page: Page, queued: QueuedURL, is_target: bool, links: list[Link], note: str

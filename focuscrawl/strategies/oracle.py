@@ -14,8 +14,11 @@ is given the web's link graph, where every link leads. Its rule, a greedy look-a
   Every 50 results the distances are computed again without the relevant pages
   fetched by then, and every queued URL whose distance changed is rescored: a page
   whose only relevant neighbours have been found falls back.
-* Without a graph the oracle looks one link ahead only: relevant URLs score 1, the
-  other links of a page score 1/2 if the page itself was relevant, else 1/3.
+* A simulation (``simulate``, or the API with ``archives``) gives the oracle the
+  simulated archives as its graph unless ``graph`` names one
+  (:func:`with_archive_graph`). Without a graph (a live crawl) the oracle says so in
+  one log line and looks one link ahead only: relevant URLs score 1, the other links
+  of a page score 1/2 if the page itself was relevant, else 1/3.
 
 It is a reference, not a proven optimum (choosing the best order for a budget is a
 prize-collecting path problem): a strategy may beat it at some checkpoint, and the
@@ -28,6 +31,7 @@ Parameters (as ``focuscrawl eval`` takes them): ``labels`` (label file), ``relev
 from __future__ import annotations
 
 import json
+import logging
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -40,6 +44,7 @@ from focuscrawl.types import Decision, LinkScore, Merge, Page, QueuedURL, ScoreU
 from focuscrawl.urls import normalize_url
 
 Graph = Mapping[str, Sequence[str]]
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,19 @@ def relevant_urls(labels_path: Path | str, selector: Sequence[str]) -> set[str]:
     except OSError as exc:
         raise ConfigError(f"strategy 'oracle': cannot read {labels_path} ({exc.strerror})") from None
     return {normalize_url(u) or u for u, lab in labels.items() if all_match(filters, lab)}
+
+
+def with_archive_graph(
+    strategy: str, params: Mapping[str, Any], archives: Sequence[Path | str]
+) -> dict[str, Any]:
+    """The oracle's ``params`` with the simulated ``archives`` as its graph where it names
+    none (a simulation's oracle would otherwise look one link ahead only: 0.796 instead
+    of 1.000 target recall at 500 URLs on hidden Wikispeedia topics); other strategies'
+    params as they are."""
+    out = dict(params)
+    if strategy == "oracle" and archives and not out.get("graph"):
+        out["graph"] = ",".join(str(a) for a in archives)
+    return out
 
 
 def build_graph(archives: Iterable[Path | str]) -> dict[str, list[str]]:
@@ -160,6 +178,9 @@ class OracleStrategy(Strategy):
         super().__init__(model, **params)
         self.relevant = relevant_urls(self.p.labels, self.p.relevant)
         self.graph: dict[str, list[str]] | None = load_graph(self.p.graph) if self.p.graph else None
+        if self.graph is None:
+            log.warning("oracle: no link graph (graph = a .json graph or the archives): "
+                        "it looks one link ahead only")  # fmt: skip
         self.found: set[str] = set()  # relevant URLs fetched (their own or their final URL)
         self.dist: dict[str, int] = {}
         if self.graph is not None:

@@ -1,0 +1,119 @@
+"""Language crawls of docweb-dev from its English portal: the share of each language's pages.
+
+Issue 38 item 5: Japanese, Korean and Chinese shares at 2,000 (and 10,000) URLs for
+breadth-first, the language strategy (P4's rule with its soft fallback; Tamura's soft
+focus), best-first with the language model, the learning crawler and the oracle as the
+ceiling, judged by the labels (``target``: measured script share, so an untranslated
+page in a ``ja`` directory is "other"), never by the crawler's model. The share is the
+one of ``docweb-dev.md``: labelled target pages / HTML pages fetched (status 200).
+
+    python experiments/docweb_languages.py [--budgets 2000 10000] [--langs ja ko zh] [--out DIR]
+    python experiments/docweb_languages.py --web multilingual --budgets 500   # a second web
+
+``--web multilingual`` runs the same crawls on the other multilingual archive (the
+Apache manual in 11 languages and the Debian Reference) from the English start page
+of the Apache manual, judged by its ``lang_detected`` label (zh: zh and yue): a web
+the language strategy's scores were not chosen on.
+
+Every crawl is a ``focuscrawl simulate`` (the ordered schedule: same settings, same
+crawl), run one after another; the table is printed as Markdown at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TESTWEB = Path(os.environ.get("FOCUSCRAWL_TESTWEB") or ROOT.parent / "shared" / "testweb")
+WEBS = {  # archive, labels, the label field, seed
+    "docweb": ("docweb-dev.warc.gz", "docweb-dev.labels.jsonl", "target", "http://docs-hub.example/"),
+    "multilingual": ("multilingual-dev.warc.gz", "multilingual-dev.labels.jsonl", "lang_detected",
+                     "https://httpd.apache.org/docs/2.4/en/index.html"),
+}  # fmt: skip
+
+
+def configs(lang: str, labels: Path, field: str) -> dict[str, list[str]]:
+    """Each crawl's label and its ``simulate`` options."""
+    model = ["--model", "language", "--model-param", f"target={lang}"]
+    target = ["--strategy-param", f"target={lang}"]
+    relevant = "zh|yue" if lang == "zh" and field != "target" else lang
+    oracle = ["--strategy", "oracle", "--strategy-param", f"labels={labels}",
+              "--strategy-param", f"relevant={field}={relevant}"]  # fmt: skip
+    return {
+        "bfs": ["--strategy", "bfs"],
+        "language (P4 rule + soft fallback, defaults)": ["--strategy", "language", *target],
+        "language (P4 rule + soft fallback), patience 0.5": ["--strategy", "language", *target, "--patience", "0.5"],
+        "language (P4 rule as published)": ["--strategy", "language", *target, "--strategy-param", "fallback=off"],
+        "language soft, rule off (Tamura)": ["--strategy", "language", *target,
+                                             "--strategy-param", "policy=soft", "--strategy-param", "rule=off"],
+        "best-first + language model": ["--strategy", "best-first", *model],
+        "learning + language model, patience 0.5": ["--strategy", "learning", *model, "--patience", "0.5"],
+        "oracle (ceiling)": oracle,
+        "oracle (ceiling), patience 0.5": [*oracle, "--patience", "0.5"],
+    }  # fmt: skip
+
+
+def share(run: Path, lang: str, targets: dict[str, str], urls: int) -> tuple[float, int, int]:
+    """Among the first ``urls`` URLs: (share of the status-200 pages labelled ``lang``,
+    those pages, status-200 pages)."""
+    with (run / "pages.jsonl").open(encoding="utf-8") as fh:
+        pages = [json.loads(line) for line, _ in zip(fh, range(urls), strict=False)]
+    ok = [p for p in pages if p["status"] == 200]
+    wanted = {"zh", "yue"} if lang == "zh" else {lang}
+    hits = sum(targets.get(p.get("final_url") or p["url"]) in wanted for p in ok)
+    return (hits / len(ok) if ok else 0.0), hits, len(ok)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--web", choices=sorted(WEBS), default="docweb")
+    parser.add_argument("--budgets", type=int, nargs="+", default=[2000])
+    parser.add_argument("--langs", nargs="+", default=["ja", "ko", "zh"])
+    parser.add_argument("--only", nargs="*", default=[], help="labels to run (substrings)")
+    parser.add_argument("--out", type=Path, default=ROOT / "runs" / "docweb-languages")
+    args = parser.parse_args()
+    archive_name, labels_name, field, seed = WEBS[args.web]
+    archive, labels = TESTWEB / archive_name, TESTWEB / labels_name
+    targets = {}
+    for line in labels.open(encoding="utf-8"):
+        row = json.loads(line)
+        targets[row["url"]] = row.get(field)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    rows: list[tuple[str, str, int, list[tuple[float, int, int]]]] = []
+    for budget in args.budgets:
+        for lang in args.langs:
+            for label, options in configs(lang, labels, field).items():
+                if args.only and not any(o in label for o in args.only):
+                    continue
+                run = args.out / f"{args.web}-{lang}-{budget}-{re.sub(r'[^a-z0-9]+', '-', label.lower()).strip('-')}"
+                if not (run / "pages.jsonl").exists() or not (run / "run.json").exists():
+                    subprocess.run(["rm", "-rf", str(run)], check=True)
+                    started = time.monotonic()
+                    subprocess.run(
+                        [sys.executable, "-m", "focuscrawl", "simulate", "--archive", str(archive),
+                         "--seeds", seed, "--out", str(run), "--max-pages", str(budget), "--delay", "0",
+                         "-q", *options],
+                        check=True, env=env, stdout=subprocess.DEVNULL,
+                    )  # fmt: skip
+                    print(f"{lang} {budget} {label}: {time.monotonic() - started:.0f} s", flush=True)
+                points = sorted({budget // 4, budget // 2, budget})
+                rows.append((lang, label, budget, [share(run, lang, targets, n) for n in points]))
+    for budget in args.budgets:
+        points = sorted({budget // 4, budget // 2, budget})
+        print(f"\n| language | crawl | share of HTML pages in the language at {' / '.join(f'{n:,}' for n in points)} URLs |")
+        print("|---|---|---|")
+        for lang, label, size, values in rows:
+            if size == budget:
+                cells = " / ".join(f"{v:.3f}" for v, _, _ in values)
+                print(f"| {lang} | {label} | {cells} ({values[-1][1]:,} of {values[-1][2]:,} pages) |")
+
+
+if __name__ == "__main__":
+    main()

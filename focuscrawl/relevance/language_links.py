@@ -1,0 +1,87 @@
+"""The language a link's URL names: path, file-name, query and host conventions.
+
+Sites rarely put their translations on the language's ccTLD; they name the
+language in the URL instead. :func:`url_language` reads the conventions below
+and answers a normalised code (:func:`~focuscrawl.relevance.language_id.normalise_lang`,
+so ``zh-TW`` and ``zh_CN`` are ``zh``) or None.
+
+=================  =================================================  =============
+where              form (the tag is a BCP 47 language tag, any case)  example
+=================  =================================================  =============
+path segment       ``/TAG/`` or ``/TAG-REGION/``                      ``/docs/2.4/ja/``, ``/zh-TW/``
+file name          ``NAME.TAG.EXT`` or ``NAME.EXT.TAG``               ``index.ja.html``, ``index.html.ko``
+query              ``lang``, ``hl``, ``locale``, ``language``, ``lng``  ``?lang=ja``, ``?hl=zh-CN``
+host               first label ``TAG`` or ``TAG-REGION``              ``ja.wikipedia.org``
+=================  =================================================  =============
+
+A tag counts only if it is in :data:`URL_TAGS`: the languages most often named
+in URLs, less the two-letter words that are more often something else in a path
+(``id``, ``it``, ``is``, ``no``, ``my``, ``do``, ``to``, ``so``, ``me``, ``us``,
+``in``, ``on``, ``or``, ``be``, ``am``, ``as``, ``js``: ``/it/`` is usually IT,
+``/id/`` an identifier). In a path or host the country codes that sites use for
+their language (``jp``, ``kr``, ``cn``, ``tw``) count for it too. A URL naming
+two languages (``/ja/`` in a path, ``?lang=en``) is read by the most specific
+place: query, then file name, then the last path segment that names one, then
+the host.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from urllib.parse import parse_qsl, urlsplit
+
+from focuscrawl.relevance.language_id import normalise_lang
+
+__all__ = ["URL_TAGS", "url_language"]
+
+URL_TAGS = frozenset(
+    ["ar", "bg", "bn", "ca", "cs", "da", "de", "el", "en", "eo", "es", "et", "eu", "fa", "fi", "fr", "ga", "gl", "he", "hi", "hr", "hu", "hy", "ja", "ka", "kk", "km", "ko", "lt", "lv", "mk", "ml", "mn", "mr", "ms", "nb", "nl", "nn", "pl", "pt", "ro", "ru", "sk", "sl", "sq", "sr", "sv", "sw", "ta", "te", "th", "tl", "tr", "uk", "ur", "uz", "vi", "zh", "zh-cn", "zh-tw", "zh-hk", "zh-sg", "zh-hans", "zh-hant", "pt-br", "pt-pt", "en-us", "en-gb", "es-es", "es-mx", "fr-fr", "fr-ca", "de-de", "ja-jp", "ko-kr"]
+)
+# country codes used for the country's language in paths and host names
+_COUNTRY_AS_LANGUAGE = {"jp": "ja", "kr": "ko", "cn": "zh", "tw": "zh", "hk": "zh"}
+_QUERY_KEYS = frozenset({"lang", "hl", "locale", "language", "lng", "lc"})
+_TAG = re.compile(r"^([a-z]{2,3})(?:[-_]([a-z]{2,4}))?$")
+
+
+def _tag(token: str, *, countries: bool) -> str | None:
+    """The language of one URL token, if it is a tag of :data:`URL_TAGS`."""
+    low = token.lower().replace("_", "-")
+    match = _TAG.match(low)
+    if match is None:
+        return None
+    if low in URL_TAGS or (match.group(1) in URL_TAGS and match.group(2) is not None):
+        return normalise_lang(low)
+    if countries and low in _COUNTRY_AS_LANGUAGE:
+        return _COUNTRY_AS_LANGUAGE[low]
+    return None
+
+
+@lru_cache(maxsize=65536)
+def url_language(url: str) -> str | None:
+    """The language ``url`` names by the conventions of the module docstring, or None.
+
+    >>> [url_language(u) for u in (
+    ...     "http://a.org/docs/2.4/ja/mod/core.html", "http://a.org/index.ko.html",
+    ...     "http://a.org/p?hl=zh-TW", "http://ja.wikipedia.org/wiki/X", "http://a.org/it/jobs",
+    ...     "http://a.org/index.html.ja", "http://a.org/jp/", "http://a.org/ja/x?lang=en")]
+    ['ja', 'ko', 'zh', 'ja', None, 'ja', 'ja', 'en']
+    """
+    parts = urlsplit(url)
+    for key, value in parse_qsl(parts.query):
+        if key.lower() in _QUERY_KEYS and (lang := _tag(value, countries=False)):
+            return lang
+    segments = [s for s in parts.path.split("/") if s]
+    if segments and "." in segments[-1]:
+        pieces = segments[-1].split(".")
+        for piece in reversed(pieces[1:]):  # index.ja.html, index.html.ja (not the name itself)
+            if lang := _tag(piece, countries=False):
+                return lang
+        segments = segments[:-1]
+    for segment in reversed(segments):
+        if lang := _tag(segment, countries=True):
+            return lang
+    labels = (parts.hostname or "").split(".")
+    if len(labels) > 2 and (lang := _tag(labels[0], countries=True)):
+        return lang
+    return None
