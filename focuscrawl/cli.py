@@ -23,6 +23,7 @@ from focuscrawl.commands import (
     dashboard,
     demo,
     evaluate,
+    export,
     model,
     replay,
     simulate,
@@ -44,6 +45,7 @@ COMMANDS: tuple[Command, ...] = (
     evaluate.EVAL,
     evaluate.EXPERIMENT,
     dashboard.COMMAND,
+    export.COMMAND,
     strategies.COMMAND,
     demo.COMMAND,
 )
