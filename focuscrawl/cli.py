@@ -26,6 +26,7 @@ from focuscrawl.commands import (
     export,
     model,
     replay,
+    serve,
     simulate,
     strategies,
     why,
@@ -46,6 +47,7 @@ COMMANDS: tuple[Command, ...] = (
     evaluate.EXPERIMENT,
     dashboard.COMMAND,
     export.COMMAND,
+    serve.COMMAND,
     strategies.COMMAND,
     demo.COMMAND,
 )

@@ -81,7 +81,7 @@ def _iso(when: Any) -> str | None:
     return datetime.fromtimestamp(when, UTC).isoformat().replace("+00:00", "Z")
 
 
-def _row(page: dict[str, Any], where: tuple[str, int] | None) -> dict[str, Any]:
+def page_row(page: dict[str, Any], where: tuple[str, int] | None) -> dict[str, Any]:
     """A row of the corpus from a pages.jsonl record and its WARC record (text not yet)."""
     return {
         "url": page.get("url"),
@@ -101,7 +101,7 @@ def _row(page: dict[str, Any], where: tuple[str, int] | None) -> dict[str, Any]:
     }
 
 
-def _with_text(run_dir: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def with_text(run_dir: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Fill in the main text of rows whose page is an HTML record (in a pool process)."""
     for row in rows:
         if row["warc_file"] is None:
@@ -140,7 +140,7 @@ def _batches(run_dir: Path) -> Iterator[list[dict[str, Any]]]:
     batch: list[dict[str, Any]] = []
     for page in run_pages(run_dir):
         queue = offsets.get(page.get("final_url") or page["url"]) if page.get("status") else None
-        batch.append(_row(page, queue.popleft() if queue else None))
+        batch.append(page_row(page, queue.popleft() if queue else None))
         if len(batch) >= _BATCH:
             yield batch
             batch = []
@@ -158,12 +158,12 @@ def corpus_rows(run_dir: Path | str, *, jobs: int | None = None) -> Iterator[lis
     jobs = max(1, jobs or os.cpu_count() or 1)
     if jobs == 1:
         for batch in _batches(run_dir):
-            yield _with_text(str(run_dir), batch)
+            yield with_text(str(run_dir), batch)
         return
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         pending: deque[Future[list[dict[str, Any]]]] = deque()
         for batch in _batches(run_dir):
-            pending.append(pool.submit(_with_text, str(run_dir), batch))
+            pending.append(pool.submit(with_text, str(run_dir), batch))
             if len(pending) >= 2 * jobs:
                 yield pending.popleft().result()
         while pending:
