@@ -56,5 +56,8 @@ def serve(service: Service, host: str, port: int) -> None:
         await asyncio.to_thread(service.manager.shutdown)
 
     app.on_shutdown.append(stop_children)
+    # a request line up to 1 MB reaches the handlers (a 100 KB search query gets the
+    # server's own one-line JSON error, not the HTTP parser's plain text)
     web.run_app(app, host=host, port=port, print=lambda text: print(text, flush=True),
-                access_log=None, shutdown_timeout=5)  # fmt: skip
+                access_log=None, shutdown_timeout=5,
+                max_line_size=1 << 20)  # fmt: skip

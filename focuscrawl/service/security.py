@@ -119,10 +119,16 @@ class Guard:
 
 
 def hosts_for(host: str, port: int) -> set[str]:
-    """The Host header values a server bound to ``host:port`` answers to."""
-    names = {host.lower()}
-    if is_loopback(host):
-        names |= {"127.0.0.1", "localhost", "[::1]"}
-    if ":" in host and not host.startswith("["):
-        names.add(f"[{host.lower()}]")
+    """The Host header values a server bound to ``host:port`` answers to: the loopback
+    names, and the bound address unless it is a wildcard (0.0.0.0, ::), whose names
+    are the operator's to give (``--allow-host``).
+
+    >>> sorted(hosts_for("127.0.0.1", 8321))
+    ['127.0.0.1:8321', '[::1]:8321', 'localhost:8321']
+    >>> sorted(hosts_for("0.0.0.0", 80))
+    ['127.0.0.1', '127.0.0.1:80', '[::1]', '[::1]:80', 'localhost', 'localhost:80']
+    """
+    names = {"127.0.0.1", "localhost", "[::1]"}
+    if host not in ("0.0.0.0", "::", ""):
+        names.add(f"[{host.lower()}]" if ":" in host else host.lower())
     return {f"{name}:{port}" for name in names} | (names if port == 80 else set())
