@@ -153,7 +153,7 @@ class SearchIndex:
             with self.lock:
                 found = self.conn.execute(
                     "SELECT p.url, p.final_url, p.title, p.language, p.relevance, p.status,"
-                    f" p.fetched_at, snippet(fts, 1, '{_MARK[0]}', '{_MARK[1]}', ' … ', 16)"
+                    f" p.fetched_at, snippet(fts, -1, '{_MARK[0]}', '{_MARK[1]}', ' … ', 16)"
                     " FROM fts JOIN pages p ON p.id = fts.rowid WHERE fts MATCH ?"
                     " ORDER BY rank LIMIT ?",
                     (query, max(1, min(limit, 200))),
