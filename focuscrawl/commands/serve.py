@@ -19,6 +19,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                                    "required off loopback")  # fmt: skip
     p.add_argument("--models", type=Path, default=None, metavar="DIR",
                    help="trained models (one directory each) that the start form offers")  # fmt: skip
+    p.add_argument("--redis", metavar="redis://HOST:PORT/DB", default=None,
+                   help="the Redis of shared crawls (a request's \"workers\": N); workers on "
+                        "other machines join with `focuscrawl worker --frontier URL`")  # fmt: skip
     p.add_argument("--allow-host", action="append", default=[], metavar="HOST:PORT",
                    help="another name clients reach the server by (a proxy's; Host header check)")  # fmt: skip
 
@@ -35,10 +38,13 @@ def run(args: argparse.Namespace) -> int:
 
     if not 0 < args.port < 65536:
         raise ConfigError(f"serve: --port {args.port}: not a port")
+    if args.redis is not None and not args.redis.startswith(("redis://", "rediss://", "unix://")):
+        raise ConfigError(f"serve: --redis {args.redis!r}: not a redis:// URL")
     if args.models is not None and not args.models.is_dir():
         raise ConfigError(f"serve: --models {args.models}: no such directory")
     service = build_service(args.runs_dir, host=args.host, port=args.port, token=args.token,
-                            models_dir=args.models, extra_hosts=tuple(args.allow_host))  # fmt: skip
+                            models_dir=args.models, extra_hosts=tuple(args.allow_host),
+                            redis_url=args.redis)  # fmt: skip
     serve(service, args.host, args.port)
     return 0
 

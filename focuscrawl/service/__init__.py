@@ -26,7 +26,7 @@ __all__ = ["build_service", "serve"]
 
 def build_service(
     runs_dir: Path, *, host: str, port: int, token: str | None = None,
-    models_dir: Path | None = None, extra_hosts: tuple[str, ...] = (),
+    models_dir: Path | None = None, extra_hosts: tuple[str, ...] = (), redis_url: str | None = None,
 ) -> Service:  # fmt: skip
     """The service of a server bound to ``host:port`` (a token is required off loopback)."""
     token = token or os.environ.get(TOKEN_ENV) or None
@@ -39,7 +39,8 @@ def build_service(
     manager = CrawlManager(runs_dir)
     guard = Guard(hosts=hosts_for(host, port) | {h.lower() for h in extra_hosts}, token=token)
     return Service(manager=manager, readers=RunReaders(manager.meta_root, manager.runs_dir),
-                   guard=guard, models_dir=models_dir, public_only=not loopback)  # fmt: skip
+                   guard=guard, models_dir=models_dir, public_only=not loopback,
+                   redis_url=redis_url)  # fmt: skip
 
 
 def serve(service: Service, host: str, port: int) -> None:

@@ -36,6 +36,7 @@ class Service:
     guard: Guard
     models_dir: Path | None = None
     public_only: bool = False
+    redis_url: str | None = None  # where shared crawls keep their frontier
     index_every: float = 1.0
 
     def known(self, request: web.Request) -> str:
@@ -81,7 +82,8 @@ async def list_crawls(request: web.Request) -> web.Response:
 async def create_crawl(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
     spec = parse_request(await read_json(request), runs_dir=svc.manager.runs_dir,
-                         models_dir=svc.models_dir, public_only=svc.public_only)  # fmt: skip
+                         models_dir=svc.models_dir, public_only=svc.public_only,
+                         redis_url=svc.redis_url)  # fmt: skip
     return ok(svc.manager.create(spec), status=201)
 
 

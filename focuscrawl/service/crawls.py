@@ -166,6 +166,8 @@ class CrawlManager:
                 "--out", str(self.run_dir(name)), "--log-every", "5"]  # fmt: skip
         for archive in spec.get("archives") or ():
             argv += ["--archive", archive]
+        if spec.get("workers") and not resume:  # a resume finds the shared crawl in Redis
+            argv += ["--workers", str(spec["workers"])]
         if resume:
             return [*argv, "--resume"]
         return [*argv, "--config", str(self.meta(name) / "config.toml")]

@@ -68,6 +68,7 @@ def openapi_document() -> dict[str, Any]:
                         "settings": {"type": "object", "description": "the TOML file's tables: crawl, fetch, scope, parse, model, filters"},
                         "model": {"type": "string", "description": "a trained model of the server's models directory"},
                         "archives": {"type": "array", "items": {"type": "string"}, "description": "simulate: WARC files inside the runs directory"},
+                        "workers": {"type": "integer", "minimum": 0, "maximum": 64, "description": "a shared crawl on the server's Redis (serve --redis) with this many local workers"},
                     },
                 },
             },

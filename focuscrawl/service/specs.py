@@ -29,7 +29,8 @@ from focuscrawl.strategies import STRATEGIES
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 KINDS = ("crawl", "simulate")
-_FIELDS = frozenset({"name", "kind", "seeds", "settings", "model", "archives"})
+_FIELDS = frozenset({"name", "kind", "seeds", "settings", "model", "archives", "workers"})
+_MAX_WORKERS = 64
 _TABLES = frozenset(SECTIONS) | {"model", "filters"}
 _MAX_SEEDS = 10_000
 # a setting named in ConfigError's text: "config: crawl.max_pages = -1 must be >= 0"
@@ -61,10 +62,12 @@ class CrawlSpec:
     seeds: tuple[str, ...]
     settings: Mapping[str, Any] = field(default_factory=dict)
     archives: tuple[str, ...] = ()
+    workers: int = 0  # a shared crawl on the server's Redis: its local workers
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "seeds": list(self.seeds),
-                "settings": dict(self.settings), "archives": list(self.archives)}  # fmt: skip
+                "settings": dict(self.settings), "archives": list(self.archives),
+                "workers": self.workers}  # fmt: skip
 
 
 def check_name(name: Any) -> str:
@@ -133,7 +136,8 @@ def _check_public(settings: Mapping[str, Any]) -> None:
 
 
 def parse_request(
-    body: Any, *, runs_dir: Path, models_dir: Path | None = None, public_only: bool = False
+    body: Any, *, runs_dir: Path, models_dir: Path | None = None, public_only: bool = False,
+    redis_url: str | None = None,
 ) -> CrawlSpec:
     """The checked spec of a ``POST /api/crawls`` body, or :class:`RequestError`."""
     if not isinstance(body, Mapping):
@@ -157,8 +161,25 @@ def parse_request(
     if model is not None:
         settings["model"] = _saved_model(model, models_dir)
     archives = _archives(body.get("archives"), kind, runs_dir)
+    workers = _workers(body.get("workers", 0), kind, redis_url, settings)
     check_settings(settings)
-    return CrawlSpec(name, kind, checked, settings, archives)
+    return CrawlSpec(name, kind, checked, settings, archives, workers)
+
+
+def _workers(workers: Any, kind: str, redis_url: str | None, settings: dict[str, Any]) -> int:
+    """A shared crawl: its frontier on the server's Redis (``serve --redis``), never on one
+    a request names, and ``workers`` local worker processes (more join from elsewhere)."""
+    if workers == 0:
+        return 0
+    if not isinstance(workers, int) or isinstance(workers, bool) or not 0 < workers <= _MAX_WORKERS:
+        raise RequestError(400, f"workers must be a whole number from 0 to {_MAX_WORKERS}", "workers")
+    if redis_url is None:
+        raise RequestError(400, "workers: this server has no Redis for shared crawls (serve --redis URL)",
+                           "workers")  # fmt: skip
+    if kind != "crawl":
+        raise RequestError(400, "workers: a simulation runs in one process", "workers")
+    settings["crawl"] = {**settings.get("crawl", {}), "frontier": "redis", "frontier_url": redis_url}
+    return workers
 
 
 def _saved_model(model: Any, models_dir: Path | None) -> dict[str, Any]:
