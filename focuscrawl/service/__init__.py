@@ -16,7 +16,8 @@ from pathlib import Path
 from aiohttp import web
 
 from focuscrawl.exceptions import ConfigError
-from focuscrawl.service.app import Service, make_app
+from focuscrawl.service.app import make_app
+from focuscrawl.service.context import Service
 from focuscrawl.service.crawls import CrawlManager
 from focuscrawl.service.reading import RunReaders
 from focuscrawl.service.security import TOKEN_ENV, Guard, hosts_for, is_loopback

@@ -11,41 +11,18 @@ import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
-from focuscrawl.service.crawls import CrawlManager
+from focuscrawl.service.context import SERVICE, Service
 from focuscrawl.service.metrics import render_metrics
 from focuscrawl.service.openapi import openapi_document
-from focuscrawl.service.reading import MAX_LIMIT, RunReaders, read_decisions, read_pages, why
-from focuscrawl.service.security import Guard
-from focuscrawl.service.specs import RequestError, check_name, list_models, parse_request
+from focuscrawl.service.reading import MAX_LIMIT, read_decisions, read_pages, why
+from focuscrawl.service.specs import RequestError, list_models, parse_request
+from focuscrawl.service.ui import add_ui
 
 _MAX_BODY = 1 << 20  # bytes of a request body
-
-
-@dataclass
-class Service:
-    """What the handlers share: the crawls, their readers, where models are, the guard."""
-
-    manager: CrawlManager
-    readers: RunReaders
-    guard: Guard
-    models_dir: Path | None = None
-    public_only: bool = False
-    redis_url: str | None = None  # where shared crawls keep their frontier
-    index_every: float = 1.0
-
-    def known(self, request: web.Request) -> str:
-        name = check_name(request.match_info["name"])
-        self.manager.spec(name)  # 404 for a crawl that is not there
-        return name
-
-
-SERVICE = web.AppKey("service", Service)
 
 
 async def read_json(request: web.Request) -> Any:
@@ -229,8 +206,6 @@ async def _keep_up(app: web.Application) -> AsyncIterator[None]:
 
 def make_app(service: Service) -> web.Application:
     """The server's application: the guard's checks, the API, /metrics, the UI."""
-    from focuscrawl.service.ui import add_ui
-
     app = web.Application(middlewares=[service.guard.middleware], client_max_size=_MAX_BODY)
     app[SERVICE] = service
     app.router.add_get("/api/openapi.json", openapi)

@@ -17,7 +17,7 @@ from aiohttp import web
 
 from focuscrawl.dashboard import _STYLE as DASHBOARD_STYLE
 from focuscrawl.dashboard import render_fragment
-from focuscrawl.service.app import SERVICE
+from focuscrawl.service.context import SERVICE
 from focuscrawl.service.search import SearchError, snippet_parts
 from focuscrawl.service.security import COOKIE
 
