@@ -201,10 +201,10 @@ def test_pause_resume_and_a_server_killed_with_its_crawl(
         assert srv.call("POST", "/api/crawls/slow/pause", {})[0] == 409
         assert srv.call("POST", "/api/crawls/slow/resume", {})[0] == 200
         srv.wait_state("slow", "running")
-        status, answer = srv.call("POST", "/api/crawls/slow/params", {"no_such_param": 1})
-        assert status == 400, answer
         at = len(_page_urls(run))
-        wait_for(lambda: len(_page_urls(run)) > at + 2, what="more pages")
+        wait_for(lambda: len(_page_urls(run)) > at + 2, what="more pages")  # its loop runs
+        status, answer = srv.call("POST", "/api/crawls/slow/params", {"no_such_param": 1})
+        assert status == 400, answer  # refused by the crawl's strategy, as `control` is
         # the server and its crawl die at once, as in a power cut
         pid = lock_holder(run)
         assert pid is not None

@@ -23,6 +23,7 @@ from focuscrawl.service.specs import RequestError, list_models, parse_request
 from focuscrawl.service.ui import add_ui
 
 _MAX_BODY = 1 << 20  # bytes of a request body
+_ACK_SECONDS = 30.0  # how long a crawl may take to answer a change of parameters
 
 
 async def read_json(request: web.Request) -> Any:
@@ -120,10 +121,11 @@ async def change_params(request: web.Request) -> web.Response:
         request_id = write_request(run_dir, body)
     except ConfigError as exc:
         raise RequestError(409, str(exc)) from None
-    ack = await asyncio.to_thread(wait_for_ack, run_dir, request_id, 10.0)
+    ack = await asyncio.to_thread(wait_for_ack, run_dir, request_id, _ACK_SECONDS)
     if ack is None:
         await asyncio.to_thread(withdraw_request, run_dir, request_id)
-        raise RequestError(504, f"no answer from crawl {name!r} within 10 s; request withdrawn")
+        raise RequestError(504, f"no answer from crawl {name!r} within {_ACK_SECONDS:g} s "
+                                "(still starting?); request withdrawn")  # fmt: skip
     if not ack.get("ok"):
         raise RequestError(400, str(ack.get("error", "refused")), "params")
     return ok({"applied": body, "request": request_id})
