@@ -56,10 +56,11 @@ def main_text(page: Page) -> str:
     return page.text
 
 
-def record_offsets(run_dir: Path) -> dict[str, deque[tuple[str, int]]]:
+def record_offsets(run_dir: Path) -> dict[str, list[tuple[str, int]]]:
     """Target URL -> (WARC file relative to ``run_dir``, offset) of each response record,
-    in file order (a URL fetched twice has two). Headers only are kept."""
-    found: dict[str, deque[tuple[str, int]]] = {}
+    in file order (a URL fetched twice has two; lists, not deques: most hold one, and a
+    deque costs 600 bytes). Headers only are kept."""
+    found: dict[str, list[tuple[str, int]]] = {}
     for path in run_files(run_dir, WARC_NAME):
         name = str(path.relative_to(run_dir))
         try:
@@ -69,7 +70,7 @@ def record_offsets(run_dir: Path) -> dict[str, deque[tuple[str, int]]]:
                     if record.rec_type != "response":
                         continue
                     url = record.rec_headers.get_header("WARC-Target-URI") or ""
-                    found.setdefault(url, deque()).append((name, iterator.get_record_offset()))
+                    found.setdefault(url, []).append((name, iterator.get_record_offset()))
         except ArchiveLoadFailed as exc:
             raise ArchiveError(f"{path}: not a readable WARC ({exc})") from None
     return found
@@ -140,7 +141,7 @@ def _batches(run_dir: Path) -> Iterator[list[dict[str, Any]]]:
     batch: list[dict[str, Any]] = []
     for page in run_pages(run_dir):
         queue = offsets.get(page.get("final_url") or page["url"]) if page.get("status") else None
-        batch.append(page_row(page, queue.popleft() if queue else None))
+        batch.append(page_row(page, queue.pop(0) if queue else None))
         if len(batch) >= _BATCH:
             yield batch
             batch = []

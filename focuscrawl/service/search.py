@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -111,7 +110,7 @@ class SearchIndex:
             if not isinstance(page, dict) or "url" not in page:
                 continue
             queue = offsets.get(page.get("final_url") or page["url"]) if page.get("status") else None
-            rows.append(page_row(page, queue.popleft() if queue else None))
+            rows.append(page_row(page, queue.pop(0) if queue else None))
         rows = with_text(str(self.run_dir), rows)
         with self.conn:
             for row in rows:
@@ -126,9 +125,9 @@ class SearchIndex:
             self.conn.execute("INSERT OR REPLACE INTO progress VALUES (0, ?, ?)", (pages_end, warc_end))
         return len(rows)
 
-    def _records(self, start: int, end: int) -> dict[str, deque[tuple[str, int]]]:
+    def _records(self, start: int, end: int) -> dict[str, list[tuple[str, int]]]:
         """URL -> offsets of the response records between ``start`` and ``end``."""
-        found: dict[str, deque[tuple[str, int]]] = {}
+        found: dict[str, list[tuple[str, int]]] = {}
         if end <= start:
             return found
         with open(self.run_dir / "corpus.warc.gz", "rb") as fh:
@@ -140,7 +139,7 @@ class SearchIndex:
                     break
                 if record.rec_type == "response":
                     url = record.rec_headers.get_header("WARC-Target-URI") or ""
-                    found.setdefault(url, deque()).append(("corpus.warc.gz", offset))
+                    found.setdefault(url, []).append(("corpus.warc.gz", offset))
         return found
 
     def search(self, query: str, limit: int = 20) -> list[dict[str, Any]]:
