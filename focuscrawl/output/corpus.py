@@ -1,0 +1,172 @@
+"""A run as a corpus people load: one row per fetched page, with its main text.
+
+``pages.jsonl`` says what was fetched and why (status, depth, parent, the strategy's
+score, the model's relevance) but holds no text; ``corpus.warc.gz`` holds the bytes.
+:func:`corpus_rows` joins the two: the WARC files are scanned once for the offset of
+every response record (no bodies kept), then the pages are read in fetch order and
+each page's record is read at its offset and reduced to its main text the way the
+models read it (:func:`main_text`: trafilatura, else the parser's visible text).
+Rows are made by a pool of processes, a bounded window of batches at a time, so
+memory stays flat whatever the crawl's size; :func:`write_parquet` and
+:func:`write_jsonl` stream them out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import deque
+from collections.abc import Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from warcio.archiveiterator import ArchiveIterator
+from warcio.exceptions import ArchiveLoadFailed
+
+from focuscrawl.exceptions import ArchiveError, ConfigError
+from focuscrawl.output.layout import run_files
+from focuscrawl.parse.html import page_from_bytes
+from focuscrawl.replay.archive import read_response_at
+from focuscrawl.types import Page
+
+PAGES_NAME = "pages.jsonl"
+WARC_NAME = "corpus.warc.gz"
+#: the columns of a row, in order (the Parquet schema and the JSONL keys)
+COLUMNS = (
+    "url", "final_url", "status", "fetched_at", "title", "text", "language", "relevance",
+    "score", "depth", "parent", "content_type", "warc_file", "warc_offset",
+)  # fmt: skip
+_BATCH = 32  # rows per task handed to a process
+
+
+def main_text(page: Page) -> str:
+    """The main text of a page as the language models read it: trafilatura's (boilerplate
+    removed), else the parser's visible text (a page trafilatura cannot read)."""
+    if page.html:
+        import trafilatura
+
+        try:
+            text = trafilatura.extract(page.html, fast=True, include_comments=False)
+        except Exception:  # trafilatura/lxml raise on some malformed pages
+            text = None
+        if text:
+            return str(text)
+    return page.text
+
+
+def record_offsets(run_dir: Path) -> dict[str, list[tuple[str, int]]]:
+    """Target URL -> (WARC file relative to ``run_dir``, offset) of each response record,
+    in file order (a URL fetched twice has two; lists, not deques: most hold one, and a
+    deque costs 600 bytes). Headers only are kept."""
+    found: dict[str, list[tuple[str, int]]] = {}
+    for path in run_files(run_dir, WARC_NAME):
+        name = str(path.relative_to(run_dir))
+        try:
+            with open(path, "rb") as fh:
+                iterator = ArchiveIterator(fh)
+                for record in iterator:
+                    if record.rec_type != "response":
+                        continue
+                    url = record.rec_headers.get_header("WARC-Target-URI") or ""
+                    found.setdefault(url, []).append((name, iterator.get_record_offset()))
+        except ArchiveLoadFailed as exc:
+            raise ArchiveError(f"{path}: not a readable WARC ({exc})") from None
+    return found
+
+
+def _iso(when: Any) -> str | None:
+    if not isinstance(when, int | float):
+        return None
+    return datetime.fromtimestamp(when, UTC).isoformat().replace("+00:00", "Z")
+
+
+def page_row(page: dict[str, Any], where: tuple[str, int] | None) -> dict[str, Any]:
+    """A row of the corpus from a pages.jsonl record and its WARC record (text not yet)."""
+    return {
+        "url": page.get("url"),
+        "final_url": page.get("final_url") or page.get("url"),
+        "status": page.get("status"),
+        "fetched_at": _iso(page.get("fetched_at")),
+        "title": page.get("title"),
+        "text": None,
+        "language": page.get("lang"),
+        "relevance": page.get("relevance"),
+        "score": page.get("score"),
+        "depth": page.get("depth"),
+        "parent": page.get("parent"),
+        "content_type": page.get("content_type"),
+        "warc_file": where[0] if where else None,
+        "warc_offset": where[1] if where else None,
+    }
+
+
+def with_text(run_dir: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Fill in the main text of rows whose page is an HTML record (in a pool process)."""
+    for row in rows:
+        if row["warc_file"] is None:
+            continue
+        ctype = (row["content_type"] or "").lower()
+        if ctype and "html" not in ctype:
+            continue
+        try:
+            record = read_response_at(Path(run_dir) / row["warc_file"], row["warc_offset"])
+        except (OSError, ArchiveError, ArchiveLoadFailed):
+            continue
+        page = page_from_bytes(record.url, record.body, record.content_type or "text/html")
+        row["text"] = main_text(page)
+        row["title"] = row["title"] or page.title or None
+    return rows
+
+
+def run_pages(run_dir: Path) -> Iterator[dict[str, Any]]:
+    """The records of the run's pages.jsonl files, a line that is not a JSON object skipped."""
+    paths = run_files(run_dir, PAGES_NAME)
+    if not paths:
+        raise ConfigError(f"export: {run_dir}: no {PAGES_NAME} (not a run directory?)")
+    for path in paths:
+        with open(path, "rb") as fh:
+            for line in fh:
+                try:
+                    data = json.loads(line)
+                except ValueError:
+                    continue  # a torn last line of a crawl killed mid-write
+                if isinstance(data, dict) and "url" in data:
+                    yield data
+
+
+def _batches(run_dir: Path) -> Iterator[list[dict[str, Any]]]:
+    offsets = record_offsets(run_dir)
+    batch: list[dict[str, Any]] = []
+    for page in run_pages(run_dir):
+        queue = offsets.get(page.get("final_url") or page["url"]) if page.get("status") else None
+        batch.append(page_row(page, queue.pop(0) if queue else None))
+        if len(batch) >= _BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def corpus_rows(run_dir: Path | str, *, jobs: int | None = None) -> Iterator[list[dict[str, Any]]]:
+    """The corpus of a run as batches of rows (see :data:`COLUMNS`), in fetch order.
+
+    ``jobs`` processes extract the text (default: the machine's cores; 1: here, no pool).
+    At most ``2 * jobs`` batches are in flight, so memory does not grow with the run.
+    """
+    run_dir = Path(run_dir)
+    jobs = max(1, jobs or os.cpu_count() or 1)
+    if jobs == 1:
+        for batch in _batches(run_dir):
+            yield with_text(str(run_dir), batch)
+        return
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        pending: deque[Future[list[dict[str, Any]]]] = deque()
+        for batch in _batches(run_dir):
+            pending.append(pool.submit(with_text, str(run_dir), batch))
+            if len(pending) >= 2 * jobs:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+

@@ -1,0 +1,257 @@
+"""The crawls a server runs: child processes over run directories of one runs directory.
+
+Each crawl ``NAME`` runs as ``focuscrawl crawl`` (or ``simulate``) in a process of
+its own, writing the run directory ``RUNS/NAME``; what the server knows of it lives
+beside, in ``RUNS/.service/NAME/``: the request (``spec.json``), the config file the
+crawl was started with (``config.toml``), what the user last asked for
+(``state.json``: running, paused, stopped) and the crawl's output (``crawl.log``).
+
+Whether a crawl runs is asked of the kernel, not of the server's memory: a crawl
+holds an ``flock`` on its ``run.lock`` while it writes (:mod:`focuscrawl.output.lock`),
+and ``/proc/locks`` names the holder without taking the lock. So a server started
+again finds its crawls running, and :meth:`CrawlManager.recover` starts with
+``--resume`` those the user wanted running and that no longer run (killed with the
+server): the crawl continues exactly as ``focuscrawl crawl --resume`` does.
+
+Pause is a clean stop (SIGINT, as Ctrl-C) that the server remembers to resume; stop
+is the same, remembered as ended; stop ``now`` is a second SIGINT.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from focuscrawl.service.specs import CrawlSpec, RequestError, check_name, to_toml
+
+SERVICE_DIR = ".service"
+WANTS = ("running", "paused", "stopped", "failed")
+
+
+def lock_holder(run_dir: Path) -> int | None:
+    """The PID holding the flock on ``run_dir/run.lock`` (a crawl writing it), read from
+    ``/proc/locks`` (the lock itself is not taken: a crawl starting then would fail)."""
+    try:
+        st = (run_dir / "run.lock").stat()
+        locks = Path("/proc/locks").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    inode = f":{st.st_ino}"
+    for line in locks.splitlines():
+        parts = line.split()
+        # "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"
+        if len(parts) >= 6 and parts[1] == "FLOCK" and parts[5].endswith(inode):
+            dev = parts[5].rsplit(":", 1)[0].split(":")
+            with contextlib.suppress(ValueError):
+                if (int(dev[0], 16), int(dev[1], 16)) == (os.major(st.st_dev), os.minor(st.st_dev)):
+                    return int(parts[4])
+    return None
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def last_line(path: Path, limit: int = 8192) -> str:
+    """The last non-empty line of a log (its last ``limit`` bytes read)."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(max(0, fh.seek(0, os.SEEK_END) - limit))
+            lines = [ln for ln in fh.read().decode("utf-8", "replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    return lines[-1].strip() if lines else ""
+
+
+class CrawlManager:
+    """Starts, watches and stops the crawls of ``runs_dir``."""
+
+    def __init__(self, runs_dir: Path, *, python: str = sys.executable) -> None:
+        self.runs_dir = runs_dir.resolve()
+        self.meta_root = self.runs_dir / SERVICE_DIR
+        self.meta_root.mkdir(parents=True, exist_ok=True)
+        self.python = python
+        self._children: dict[str, subprocess.Popen[bytes]] = {}
+
+    # ------------------------------------------------------------------ paths
+    def run_dir(self, name: str) -> Path:
+        return self.runs_dir / check_name(name)
+
+    def meta(self, name: str) -> Path:
+        return self.meta_root / check_name(name)
+
+    def names(self) -> list[str]:
+        return sorted(p.name for p in self.meta_root.iterdir() if (p / "spec.json").is_file())
+
+    def spec(self, name: str) -> dict[str, Any]:
+        spec = _read_json(self.meta(name) / "spec.json")
+        if not spec:
+            raise RequestError(404, f"no crawl {name!r}", "name")
+        return spec
+
+    def wants(self, name: str) -> dict[str, Any]:
+        return _read_json(self.meta(name) / "state.json")
+
+    def _want(self, name: str, want: str, **more: Any) -> None:
+        _write_json(self.meta(name) / "state.json", {**self.wants(name), "want": want, **more})
+
+    # ------------------------------------------------------------------ state
+    def pid(self, name: str) -> int | None:
+        """The crawl's process if it runs (its own lock holder; a child just started that
+        has not locked yet counts too)."""
+        child = self._children.get(name)
+        if child is not None and child.poll() is None:
+            return child.pid
+        return lock_holder(self.run_dir(name))
+
+    def finished(self, name: str) -> bool:
+        return bool(_read_json(self.run_dir(name) / "run.json").get("finished"))
+
+    def state(self, name: str) -> str:
+        """running, stopping, finished, paused, stopped, failed, or interrupted (no process,
+        though wanted running: killed with the server; :meth:`recover` resumes it)."""
+        self.reap()
+        want = self.wants(name).get("want", "running")
+        if self.pid(name) is not None:
+            return "running" if want == "running" else "stopping"
+        if self.finished(name):
+            return "finished"
+        return want if want in ("paused", "stopped", "failed") else "interrupted"
+
+    def describe(self, name: str) -> dict[str, Any]:
+        spec, wants = self.spec(name), self.wants(name)
+        out = {"name": name, "kind": spec.get("kind", "crawl"), "state": self.state(name),
+               "pid": self.pid(name), "created": wants.get("created"),
+               "run_dir": name, "seeds": len(spec.get("seeds") or ())}  # fmt: skip
+        if wants.get("exit") is not None:
+            out["exit"] = wants["exit"]
+        if wants.get("error"):
+            out["error"] = wants["error"]
+        return out
+
+    # ------------------------------------------------------------------ actions
+    def create(self, spec: CrawlSpec) -> dict[str, Any]:
+        """Start a new crawl; 409 if the name (its run directory) is taken."""
+        meta, run_dir = self.meta(spec.name), self.run_dir(spec.name)
+        if run_dir.exists() or meta.exists():
+            raise RequestError(409, f"a crawl {spec.name!r} exists already (its run directory "
+                                    "is taken); choose another name", "name")  # fmt: skip
+        meta.mkdir(parents=True)
+        (meta / "config.toml").write_text(to_toml(spec.seeds, spec.settings), encoding="utf-8")
+        _write_json(meta / "spec.json", spec.to_json())
+        _write_json(meta / "state.json", {"want": "running", "created": time.time()})
+        self._start(spec.name, resume=False)
+        return self.describe(spec.name)
+
+    def _argv(self, name: str, *, resume: bool) -> list[str]:
+        spec = self.spec(name)
+        argv = [self.python, "-m", "focuscrawl", spec.get("kind", "crawl"),
+                "--out", str(self.run_dir(name)), "--log-every", "5"]  # fmt: skip
+        for archive in spec.get("archives") or ():
+            argv += ["--archive", archive]
+        if spec.get("workers") and not resume:  # a resume finds the shared crawl in Redis
+            argv += ["--workers", str(spec["workers"])]
+        if resume:
+            return [*argv, "--resume"]
+        return [*argv, "--config", str(self.meta(name) / "config.toml")]
+
+    def _start(self, name: str, *, resume: bool) -> None:
+        log = open(self.meta(name) / "crawl.log", "ab")  # noqa: SIM115 - the child's
+        try:
+            log.write(f"--- {'resume' if resume else 'start'} {time.strftime('%Y-%m-%d %H:%M:%S')}\n".encode())
+            log.flush()
+            # a session of its own: a Ctrl-C meant for the server does not reach its crawls
+            self._children[name] = subprocess.Popen(
+                self._argv(name, resume=resume), stdin=subprocess.DEVNULL, stdout=log,
+                stderr=log, start_new_session=True, cwd=self.runs_dir,
+            )  # fmt: skip
+        finally:
+            log.close()
+        self._want(name, "running", exit=None, error=None)
+
+    def pause(self, name: str) -> dict[str, Any]:
+        state = self.state(name)
+        if state != "running":
+            raise RequestError(409, f"crawl {name!r} is {state}, not running: nothing to pause")
+        self._want(name, "paused")
+        self._signal(name, signal.SIGINT)
+        return self.describe(name)
+
+    def resume(self, name: str) -> dict[str, Any]:
+        state = self.state(name)
+        if state not in ("paused", "stopped", "interrupted", "failed"):
+            raise RequestError(409, f"crawl {name!r} is {state}: nothing to resume")
+        self._start(name, resume=(self.run_dir(name) / "run.json").exists())
+        return self.describe(name)
+
+    def stop(self, name: str, *, now: bool = False) -> dict[str, Any]:
+        state = self.state(name)
+        if state in ("finished", "stopped", "failed"):
+            raise RequestError(409, f"crawl {name!r} has ended ({state}): nothing to stop")
+        self._want(name, "stopped")
+        if state in ("running", "stopping"):
+            self._signal(name, signal.SIGINT)
+            if now:  # the second Ctrl-C: fetches in flight are not waited for
+                self._signal(name, signal.SIGINT)
+        return self.describe(name)
+
+    def _signal(self, name: str, sig: int) -> None:
+        pid = self.pid(name)
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+
+    def reap(self) -> None:
+        """Note the exit of children that ended; a crawl that failed (not a clean stop,
+        not Ctrl-C) is remembered as failed, with the last line it wrote."""
+        for name, child in list(self._children.items()):
+            code = child.poll()
+            if code is None:
+                continue
+            del self._children[name]
+            wants = self.wants(name)
+            failed = code not in (0, 130) and wants.get("want") == "running" and not self.finished(name)
+            error = last_line(self.meta(name) / "crawl.log") if failed else None
+            self._want(name, "failed" if failed else wants.get("want", "running"), exit=code, error=error)
+
+    def recover(self) -> list[str]:
+        """Resume the crawls wanted running that no process runs (killed with the server)."""
+        resumed = []
+        for name in self.names():
+            if self.state(name) == "interrupted":
+                self._start(name, resume=(self.run_dir(name) / "run.json").exists())
+                resumed.append(name)
+        return resumed
+
+    def shutdown(self, timeout: float = 30.0) -> None:
+        """Stop the children cleanly (SIGINT) and wait for them; what they were wanted to
+        do is kept, so a server started again resumes the crawls that were running."""
+        for child in self._children.values():
+            if child.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    child.send_signal(signal.SIGINT)
+        deadline = time.monotonic() + timeout
+        for child in self._children.values():
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.wait(max(0.1, deadline - time.monotonic()))
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+        self._children.clear()

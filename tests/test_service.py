@@ -1,0 +1,225 @@
+"""``focuscrawl serve``: crawls started, watched, steered and searched over the REST API;
+bad requests are one-line JSON errors and start nothing; a server killed with its
+crawl finds it again and resumes it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+from focuscrawl.replay.process import ReplayProcess
+from focuscrawl.replay.sample import SAMPLE_SEEDS
+from focuscrawl.service import build_service
+from focuscrawl.service.app import make_app
+from focuscrawl.service.crawls import lock_holder
+from tests.service_client import Server, wait_for
+
+pytest.importorskip("jinja2")
+pytest.importorskip("prometheus_client")
+
+
+def _request(name: str, replay: ReplayProcess, **crawl: Any) -> dict[str, Any]:
+    return {
+        "name": name, "seeds": list(SAMPLE_SEEDS),
+        "settings": {
+            "crawl": {"strategy": "best-first", "max_pages": 30, **crawl},
+            "fetch": {"proxy": replay.proxy_url, "delay": 0.0},
+            "model": {"name": "keyword", "keywords": ["cat", "cats", "kitten"]},
+        },
+    }  # fmt: skip
+
+
+def _page_urls(run: Path) -> list[str]:
+    with open(run / "pages.jsonl", encoding="utf-8") as fh:
+        return [json.loads(line)["url"] for line in fh]
+
+
+def _indexed(runs: Path, name: str) -> list[str]:
+    """The URLs in a crawl's search index, in the order they were indexed."""
+    conn = sqlite3.connect(runs / ".service" / name / "search.db")
+    try:
+        return [row[0] for row in conn.execute("SELECT url FROM pages ORDER BY id")]
+    finally:
+        conn.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    with Server(tmp_path_factory.mktemp("serve") / "runs") as srv:
+        yield srv
+
+
+def test_openapi_document_lists_every_api_route(tmp_path: Path) -> None:
+    service = build_service(tmp_path / "runs", host="127.0.0.1", port=8321)
+    app = make_app(service)
+    routes = {r.resource.canonical for r in app.router.routes() if r.resource is not None}
+    api = {r for r in routes if r.startswith(("/api", "/metrics"))}
+    from focuscrawl.service.openapi import openapi_document
+
+    document = openapi_document()
+    assert set(document["paths"]) == api
+    methods = {(r.resource.canonical, r.method.lower()) for r in app.router.routes()
+               if r.resource is not None and r.resource.canonical in api and r.method != "HEAD"}  # fmt: skip
+    assert methods == {(p, m) for p, ops in document["paths"].items() for m in ops}
+
+
+def test_a_crawl_over_the_api_from_start_to_search(server: Server, sample_replay: ReplayProcess) -> None:
+    status, made = server.call("POST", "/api/crawls", _request("cats", sample_replay))
+    assert status == 201, made
+    assert made["name"] == "cats"
+    server.wait_state("cats", "finished")
+    status, listed = server.call("GET", "/api/crawls")
+    assert [c["name"] for c in listed["crawls"]] == ["cats"]
+    _, numbers = server.call("GET", "/api/crawls/cats/numbers")
+    assert numbers["urls"] == 30
+    assert numbers["state"] == "finished"
+    _, pages = server.call("GET", "/api/crawls/cats/pages?offset=2&limit=5")
+    run = server.runs / "cats"
+    assert [p["url"] for p in pages["pages"]] == _page_urls(run)[2:7]
+    _, decisions = server.call("GET", "/api/crawls/cats/decisions?limit=3")
+    assert len(decisions["decisions"]) == 3
+    target = _page_urls(run)[5]
+    _, why = server.call("GET", f"/api/crawls/cats/why?url={quote(target, safe='')}")
+    assert why["url"] == target
+    assert why["row"]["state"] == "fetched"
+    assert target in why["text"]
+    _, found = server.call("GET", "/api/crawls/cats/search?q=kitten")
+    assert found["results"], found
+    assert all("kitten" in (r["snippet"] or "").lower() for r in found["results"])
+    assert {r["url"] for r in found["results"]} <= set(_page_urls(run))
+    assert _indexed(server.runs, "cats") == _page_urls(run)  # each page once, in order
+    status, answer = server.call("POST", "/api/crawls/cats/stop", {})
+    assert status == 409
+    assert "has ended" in answer["error"]
+
+
+def test_metrics_are_prometheus_text(server: Server, sample_replay: ReplayProcess) -> None:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    if server.call("GET", "/api/crawls/m1")[0] == 404:
+        server.call("POST", "/api/crawls", _request("m1", sample_replay, max_pages=12))
+    server.wait_state("m1", "finished")
+    status, text = server.call("GET", "/metrics")
+    assert status == 200
+    samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
+               for family in text_string_to_metric_families(text) for s in family.samples}  # fmt: skip
+    assert samples[("focuscrawl_urls_total", (("crawl", "m1"),))] == 12
+    assert samples[("focuscrawl_crawl_state", (("crawl", "m1"), ("state", "finished")))] == 1
+    assert samples[("focuscrawl_bytes_total", (("crawl", "m1"),))] > 0
+    assert ("focuscrawl_harvest_rate", (("crawl", "m1"),)) in samples
+
+
+BAD = [
+    ("malformed", b'{"name": "x", "seeds": [', 400, None),
+    ("not-object", b"[1, 2]", 400, None),
+    ("unknown-field", {"name": "x", "seeds": ["http://a.org/"], "colour": "red"}, 400, "colour"),
+    ("budget", {"name": "x", "seeds": ["http://a.org/"], "settings": {"crawl": {"max_pages": -1}}},
+     400, "settings.crawl.max_pages"),
+    ("unknown-setting", {"name": "x", "seeds": ["http://a.org/"], "settings": {"fetch": {"speed": 1}}},
+     400, "settings.fetch.speed"),
+    ("unknown-table", {"name": "x", "seeds": ["http://a.org/"], "settings": {"fech": {}}}, 400, "settings.fech"),
+    ("strategy", {"name": "x", "seeds": ["http://a.org/"], "settings": {"crawl": {"strategy": "nope"}}},
+     400, "settings.crawl.strategy"),
+    ("seed-not-url", {"name": "x", "seeds": ["cats and dogs"]}, 400, "seeds[0]"),
+    ("seed-ftp", {"name": "x", "seeds": ["http://a.org/", "ftp://a.org/"]}, 400, "seeds[1]"),
+    ("no-seeds", {"name": "x", "seeds": []}, 400, "seeds"),
+    ("name-traversal", {"name": "../escape", "seeds": ["http://a.org/"]}, 400, "name"),
+    ("name-dot", {"name": ".service", "seeds": ["http://a.org/"]}, 400, "name"),
+    ("archive-outside", {"name": "x", "kind": "simulate", "seeds": ["http://a.org/"],
+                         "archives": ["../../etc/passwd"]}, 403, "archives[0]"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("body", "status", "field"), [b[1:] for b in BAD], ids=[b[0] for b in BAD])
+def test_bad_requests_are_one_line_json_and_start_nothing(
+    server: Server, body: Any, status: int, field: str | None
+) -> None:
+    before = sorted(p.name for p in server.runs.iterdir())
+    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+    got, answer = server.call("POST", "/api/crawls", raw=raw)
+    assert got == status, answer
+    assert set(answer) <= {"error", "field"}
+    assert "\n" not in answer["error"]
+    assert answer.get("field") == field
+    assert sorted(p.name for p in server.runs.iterdir()) == before
+    assert not (server.runs.parent / "escape").exists()
+
+
+def test_bad_reads_and_actions_are_one_line_json(server: Server, sample_replay: ReplayProcess) -> None:
+    if server.call("GET", "/api/crawls/m1")[0] == 404:
+        server.call("POST", "/api/crawls", _request("m1", sample_replay, max_pages=12))
+    server.wait_state("m1", "finished")
+    # a second crawl into the same directory
+    status, answer = server.call("POST", "/api/crawls", _request("m1", sample_replay))
+    assert (status, answer["field"]) == (409, "name")
+    cases = [
+        ("GET", "/api/crawls/m1/search?q=%22unbalanced", 400),
+        ("GET", "/api/crawls/m1/search?q=AND%20OR", 400),
+        ("GET", "/api/crawls/m1/search?q=" + "a" * 100_000, 400),
+        ("GET", "/api/crawls/m1/pages?limit=-1", 400),
+        ("GET", "/api/crawls/m1/pages?limit=100000", 400),
+        ("GET", "/api/crawls/nothere/numbers", 404),
+        ("GET", "/api/crawls/..%2F..%2Fetc/numbers", 400),
+        ("GET", "/api/crawls/%2e%2e/pages", 400),
+        ("POST", "/api/crawls/m1/stop", 409),
+        ("POST", "/api/crawls/m1/pause", 409),
+        ("POST", "/api/crawls/m1/params", 409),
+        ("GET", "/api/nothing", 404),
+    ]
+    for method, path, expected in cases:
+        body = {"high": 1} if path.endswith("params") else ({} if method == "POST" else None)
+        status, answer = server.call(method, path, body)
+        assert status == expected, (path, answer)
+        assert isinstance(answer, dict), (path, answer)
+        assert "\n" not in answer["error"]
+    status, answer = server.call("POST", "/api/crawls/m1/stop", {"now": "yes"})
+    assert status == 400
+    status, answer = server.call("POST", "/api/crawls/m1/resume", {"extra": 1})
+    assert (status, answer["field"]) == (400, "extra")
+
+
+def test_pause_resume_and_a_server_killed_with_its_crawl(
+    tmp_path: Path, sample_replay: ReplayProcess
+) -> None:
+    runs = tmp_path / "runs"
+    srv = Server(runs).start()
+    try:
+        body = _request("slow", sample_replay, max_pages=45)
+        body["settings"]["fetch"]["delay"] = 0.3  # slow enough to be caught running
+        assert srv.call("POST", "/api/crawls", body)[0] == 201
+        run = runs / "slow"
+        wait_for(lambda: (run / "pages.jsonl").exists() and len(_page_urls(run)) >= 3, what="pages")
+        assert srv.call("POST", "/api/crawls/slow/pause", {})[0] == 200
+        srv.wait_state("slow", "paused")
+        assert srv.call("POST", "/api/crawls/slow/pause", {})[0] == 409
+        assert srv.call("POST", "/api/crawls/slow/resume", {})[0] == 200
+        srv.wait_state("slow", "running")
+        at = len(_page_urls(run))
+        wait_for(lambda: len(_page_urls(run)) > at + 2, what="more pages")  # its loop runs
+        status, answer = srv.call("POST", "/api/crawls/slow/params", {"no_such_param": 1})
+        assert status == 400, answer  # refused by the crawl's strategy, as `control` is
+        # the server and its crawl die at once, as in a power cut
+        pid = lock_holder(run)
+        assert pid is not None
+        srv.stop("kill")
+        os.kill(pid, signal.SIGKILL)
+        wait_for(lambda: lock_holder(run) is None, what="the lock to go")
+    finally:
+        srv.stop("kill")
+    with Server(runs) as again:
+        assert again.state("slow") in ("running", "finished")  # resumed at start
+        again.wait_state("slow", "finished", timeout=180)
+        urls = _page_urls(run)
+        assert len(urls) == 45
+        assert len(set(urls)) == 45  # nothing twice
+        _, found = again.call("GET", "/api/crawls/slow/search?q=cat%20OR%20news%20OR%20the&limit=200")
+        assert {r["url"] for r in found["results"]} <= set(urls)
+        # the index, updated before, during and after the kill, holds each page once
+        assert sorted(_indexed(runs, "slow")) == sorted(urls)
