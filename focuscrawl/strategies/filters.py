@@ -148,8 +148,8 @@ class LanguageFilterParams:
 @register_filter("language")
 class LanguageLinkFilter(LinkFilter):
     """P4's link rule: keep a link if its host's ccTLD is a target language's,
-    otherwise only if its anchor text is in a target language; ``rule = "any"`` keeps
-    a link whose URL names a target language too (:func:`url_language`)."""
+    otherwise only if its anchor text is in a target language. The rule "any" keeps a
+    link whose URL names a target language too."""
 
     name: ClassVar[str] = "language"
     Params: ClassVar[type[Any]] = LanguageFilterParams
