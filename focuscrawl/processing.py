@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from focuscrawl.frontier.base import FrontierStore
 from focuscrawl.output.writers import JsonlOutput, WarcOutput
 from focuscrawl.parse.html import page_from_fetch
+from focuscrawl.parse.page_duplicates import PageDuplicates
 from focuscrawl.provenance import decision_record
 from focuscrawl.relevance.base import RelevanceModel, judge
 from focuscrawl.settings import Settings
@@ -127,6 +128,7 @@ class Recorder:
         # is asked (and host_of, ~1 us a link, is not run again on a known link)
         self._known: dict[str, str] = {}
         self._hosts: dict[str, str] = {}  # one str object per host for the values above
+        self.duplicates = PageDuplicates(settings.parse, stats.counters, has_text=not self.links_only)
 
     # ------------------------------------------------------------------ results
     def record(self, item: InFlight, result: FetchResult) -> None:
@@ -186,6 +188,9 @@ class Recorder:
         record.out_links = len(page.links)
         record.title = page.title or None
         record.lang = page.lang or None
+        original = self.duplicates.check(page)
+        if original is not None:
+            record.extra["duplicate_of"] = original
         self.pages.write(record)
         links, dropped = self.filter_links(page, queued, verdict)
         page.links = links  # the page is the strategy's from here (no copy of all its fields)
@@ -259,7 +264,7 @@ class Recorder:
         depth = queued.depth + 1
         max_per_host = self.settings.scope.max_pages_per_host
         known = self._known
-        links = [link for link in page.links if link.url != queued.url]
+        links = self.duplicates.clean_links([link for link in page.links if link.url != queued.url], queued.url)
         # the store asked once for the page's links it may not know (a shared store: one
         # round trip, not one per link); a known URL passed the scope rules when added
         fresh = [link.url for link in links if link.url not in known]

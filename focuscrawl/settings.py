@@ -81,6 +81,15 @@ class ScopeSettings:
 @dataclass(frozen=True)
 class ParseSettings:
     context_words: int = 20  # T of P1: words of link context, anchor included
+    # duplicates and near-duplicates of pages already seen, by their visible text
+    # (focuscrawl.parse.duplicates): pages.jsonl's duplicate_of; judged where the text
+    # is parsed (a model, or a strategy or filter that reads text)
+    dedup: bool = True
+    dedup_similarity: float = 0.8  # estimated Jaccard similarity of word 3-shingles
+    dedup_min_words: int = 20  # shorter pages are never duplicates
+    dedup_max_pages: int = 1_000_000  # pages remembered (memory bound); later ones still checked
+    follow_duplicates: bool = False  # a duplicate's links go to the strategy (False: none)
+    session_params_after: int = 2  # duplicate pairs that teach a host's session parameter (0: off)
 
 
 SCHEDULES = ("auto", "as-completed", "ordered")
@@ -196,6 +205,8 @@ def _validate(section: str, obj: Any) -> None:
         raise ConfigError(
             f"config: crawl.schedule = {obj.schedule!r} is not one of {', '.join(SCHEDULES)}"
         )
+    if section == "parse" and not 0.0 < obj.dedup_similarity <= 1.0:
+        raise ConfigError(f"config: parse.dedup_similarity = {obj.dedup_similarity} must be in (0, 1]")
     if section == "fetch" and (obj.concurrency < 1 or obj.per_host < 1):
         raise ConfigError("config: fetch.concurrency and fetch.per_host must be >= 1")
     if section == "scope":
