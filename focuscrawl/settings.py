@@ -90,6 +90,11 @@ class ParseSettings:
     dedup_max_pages: int = 1_000_000  # pages remembered (memory bound); later ones still checked
     follow_duplicates: bool = False  # a duplicate's links go to the strategy (False: none)
     session_params_after: int = 2  # duplicate pairs that teach a host's session parameter (0: off)
+    # PDF documents fetched and read (focuscrawl.parse.pdf): application/pdf joins
+    # fetch.content_types and "pdf" leaves scope.deny_extensions
+    pdf: bool = True
+    pdf_max_pages: int = 50  # PDF pages read per document (0: all)
+    pdf_max_seconds: float = 10.0  # wall-clock time to read one document (0: no cap)
 
 
 SCHEDULES = ("auto", "as-completed", "ordered")
@@ -135,6 +140,22 @@ class CrawlSettings:
     # once this many results are recorded (a short crawl needs none); never on a 1-core machine
     warc_builder: bool = True
     warc_builder_after: int = 100
+
+
+def fetch_settings(settings: Settings) -> FetchSettings:
+    """``settings.fetch`` as the fetcher uses it: PDFs accepted when ``parse.pdf`` is on."""
+    fetch = settings.fetch
+    if settings.parse.pdf and fetch.content_types and "application/pdf" not in fetch.content_types:
+        return dataclasses.replace(fetch, content_types=(*fetch.content_types, "application/pdf"))
+    return fetch
+
+
+def scope_settings(settings: Settings) -> ScopeSettings:
+    """``settings.scope`` as the scope rules use it: .pdf links kept when ``parse.pdf`` is on."""
+    scope = settings.scope
+    if settings.parse.pdf and "pdf" in scope.deny_extensions:
+        return dataclasses.replace(scope, deny_extensions=tuple(e for e in scope.deny_extensions if e != "pdf"))
+    return scope
 
 
 def ordered_schedule(crawl: CrawlSettings, simulated: bool) -> bool:

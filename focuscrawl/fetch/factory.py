@@ -20,7 +20,7 @@ from focuscrawl.fetch.addresses import AddressPolicy
 from focuscrawl.fetch.aiohttp_transport import AiohttpTransport
 from focuscrawl.fetch.archive_transport import ArchiveTransport
 from focuscrawl.fetch.fetcher import HttpFetcher
-from focuscrawl.settings import Settings
+from focuscrawl.settings import Settings, fetch_settings
 
 __all__ = ["build_fetcher"]
 
@@ -37,7 +37,7 @@ def build_fetcher(
     ``counters`` receives the fetcher's counts (see :class:`HttpFetcher`).
     An archive that cannot be read is a :class:`ConfigError` (one line).
     """
-    fetch = settings.fetch
+    fetch = fetch_settings(settings)  # PDFs accepted when parse.pdf is on
     if archives:
         try:
             transport = ArchiveTransport.from_archives(list(archives))
