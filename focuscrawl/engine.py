@@ -216,7 +216,7 @@ class Crawler:
         self.filters = list(filters)
         self.resume = resume
         self.on_progress = on_progress
-        self.scope = Scope.for_seeds(scope_settings(settings), self.seeds)  # .pdf kept with parse.pdf
+        self.scope = Scope.for_seeds(scope_settings(settings), self.seeds)  # .pdf refused without parse.pdf
         self.stats = CrawlStats()
         self.rng = random.Random(settings.crawl.seed)
         self.archives = tuple(archives)  # a simulated crawl's WARC files, named in run.json

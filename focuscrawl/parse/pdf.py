@@ -12,6 +12,7 @@ the recorder counts and logs as that URL's failure.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import logging
 import signal
@@ -21,10 +22,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 from typing import Any
-
-from pypdf import PdfReader
-from pypdf.errors import FileNotDecryptedError, LimitReachedError
-from pypdf.generic import DictionaryObject
 
 from focuscrawl.parse.html import page_from_fetch
 from focuscrawl.settings import ParseSettings
@@ -73,6 +70,7 @@ def _deadline(seconds: float) -> Iterator[None]:
 
 def _links(page: Any, base: str) -> list[Link]:
     """The URIs of a PDF page's link annotations, normalised against ``base``."""
+    from pypdf.generic import DictionaryObject
     out: list[Link] = []
     annots = page.get("/Annots")
     if annots is None:
@@ -94,6 +92,10 @@ def _links(page: Any, base: str) -> list[Link]:
 
 def read_pdf(body: bytes, url: str, *, max_pages: int, max_seconds: float) -> tuple[str, str, list[Link], int]:
     """Title, text, links and the number of pages read of a PDF, or a :class:`PdfError`."""
+    # pypdf (and the cryptography it imports) loaded with the first PDF, not at every start
+    from pypdf import PdfReader
+    from pypdf.errors import FileNotDecryptedError, LimitReachedError
+
     started = time.monotonic()
     texts: list[str] = []
     links: dict[str, Link] = {}
@@ -130,7 +132,10 @@ def read_pdf(body: bytes, url: str, *, max_pages: int, max_seconds: float) -> tu
 def page_from_result(
     result: FetchResult, parse: ParseSettings, *, max_links: int = 0, links_only: bool = False
 ) -> Page:
-    """The page of a fetched answer: a PDF (``parse.pdf``) or HTML (:func:`page_from_fetch`)."""
+    """The page of a fetched answer: a PDF (``parse.pdf``) or HTML (:func:`page_from_fetch`),
+    the rendered DOM where a browser rendered it (``fetch.render``)."""
+    if result.rendered is not None:  # links and text from the DOM a browser built
+        result = dataclasses.replace(result, body=result.rendered, charset="utf-8", utf8_checked=True)
     if not (parse.pdf and result.content_type == PDF):
         return page_from_fetch(
             result, context_words=parse.context_words, max_links=max_links, links_only=links_only
