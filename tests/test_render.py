@@ -96,7 +96,7 @@ def test_render_settings_checked(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"fetch.render = 'sometimes'"):
         load_settings(overrides={"fetch": {"render": "sometimes"}})
     assert load_settings().fetch.render == "never"
-    with pytest.raises(ConfigError, match="fetch.browser '/no/chromium' is not a browser"):
+    with pytest.raises(ConfigError, match=r"fetch\.browser '/no/chromium' is not a browser"):
         open_crawl(tmp_path / "run", ["http://h.org/"], overrides={"fetch": {"render": "auto", "browser": "/no/chromium"}})
 
 

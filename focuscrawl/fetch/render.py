@@ -49,7 +49,7 @@ _ANSWER_HEADERS = ("content-type", "cache-control", "location")
 def looks_like_shell(body: bytes) -> bool:
     """``auto``'s rule: little visible text (under 50 words) and a script, with a known
     framework root (``<div id="root">``, ``#app``, ``#__next``...) or scripts making up
-    most of the bytes, or no link to follow.
+    most of the bytes, or at most one link to follow.
 
     >>> looks_like_shell(b'<html><body><div id="root"></div><script src="/app.js"></script></body></html>')
     True
@@ -71,7 +71,8 @@ def looks_like_shell(body: bytes) -> bool:
         return False
     framework = any((node.attributes.get("id") or "") in _ROOT_IDS for node in tree.css("[id]"))
     links = len(tree.css("a[href]"))
-    return framework or links == 0 or script_bytes > len(body) // 2
+    # a shell often keeps a "home" link in its HTML: one link is still no page to follow
+    return framework or links <= 1 or script_bytes > len(body) // 2
 
 
 class BrowserRenderer:
@@ -82,7 +83,7 @@ class BrowserRenderer:
         self.fetcher = fetcher
         self._playwright: Any = None
         self._browser: Any = None
-        self._contexts: asyncio.Queue[Any] = asyncio.Queue()
+        self._contexts: asyncio.Queue[Any] = asyncio.Queue()  # open pages, one per context
         self._made = 0
         self._lock = asyncio.Lock()
         self._pages: dict[Any, FetchResult] = {}  # a page being rendered -> its response
@@ -103,7 +104,8 @@ class BrowserRenderer:
             self._made = 0
             return self._browser
 
-    async def _context(self) -> Any:
+    async def _page(self) -> Any:
+        """A page ready to render, each in a context of its own (reused while it behaves)."""
         browser = await self._ensure_browser()
         if self._contexts.empty() and self._made < self.settings.render_contexts:
             self._made += 1
@@ -112,19 +114,18 @@ class BrowserRenderer:
             )  # fmt: skip
             # every request of every page of the context, popups included, comes here
             await context.route("**/*", self._answer)
-            return context
+            page = await context.new_page()
+            page.on("popup", lambda popup: asyncio.ensure_future(popup.close()))
+            return page
         return await self._contexts.get()
 
     async def render(self, result: FetchResult) -> bytes:
         """The DOM the browser built from ``result`` (serialised), or an exception
         (``TimeoutError``, a browser error) that the caller counts."""
-        context = await self._context()
-        page = None
+        page = await self._page()
         healthy = True
         try:
-            page = await context.new_page()
             self._pages[page] = result
-            page.on("popup", lambda popup: asyncio.ensure_future(popup.close()))
             url = result.final_url
             async with asyncio.timeout(self.settings.render_timeout):
                 await page.goto(url, wait_until="load")
@@ -134,20 +135,19 @@ class BrowserRenderer:
             healthy = False
             raise
         finally:
-            await self._put_back(context, page, healthy)
+            await self._put_back(page, healthy)
 
-    async def _put_back(self, context: Any, page: Any, healthy: bool) -> None:
-        """Close the page; a context whose page misbehaved (a hung script) is closed
-        and replaced, and a browser that does not answer is closed (restarted later)."""
+    async def _put_back(self, page: Any, healthy: bool) -> None:
+        """Keep the page for the next one; a page that misbehaved (a hung script) is
+        closed with its context and replaced, and a browser that does not answer is
+        closed (started again for the next page)."""
         self._pages.pop(page, None)
+        if healthy:
+            self._contexts.put_nowait(page)
+            return
         try:
             async with asyncio.timeout(5.0):
-                if page is not None:
-                    await page.close()
-                if healthy:
-                    self._contexts.put_nowait(context)
-                    return
-                await context.close()
+                await page.context.close()
         except Exception:  # a hung or dead browser: started again for the next page
             log.warning("browser not answering: restarted for the next page")
             browser, self._browser = self._browser, None
