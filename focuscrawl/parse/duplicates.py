@@ -174,11 +174,10 @@ class DuplicateIndex:
                 slots.update(bucket)
         if not slots:
             return None, keys
-        digests = self._digests
-        for slot in sorted(slots):
-            if digests[slot] == fp.digest:
-                return Duplicate(self._urls[slot], True, 1.0), keys
         candidates = np.fromiter(sorted(slots), dtype=np.int64, count=len(slots))
+        exact = np.flatnonzero(np.frombuffer(self._digests, dtype=np.uint64)[candidates] == np.uint64(fp.digest))
+        if len(exact):
+            return Duplicate(self._urls[int(candidates[exact[0]])], True, 1.0), keys
         stored = self._sketches[candidates].astype(np.uint32)
         stored[stored == 0xFFFF] = _EMPTY  # a 16-bit value of 0xFFFF reads as empty: rare, harmless
         query = np.where(fp.sketch == 0xFFFF, _EMPTY, fp.sketch)
