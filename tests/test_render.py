@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import gzip
 import json
+import os
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
 
 from focuscrawl.api import crawl_async, open_crawl
 from focuscrawl.exceptions import ConfigError
-from focuscrawl.fetch.render import looks_like_shell
-from focuscrawl.settings import load_settings
+from focuscrawl.fetch.aiohttp_transport import AiohttpTransport
+from focuscrawl.fetch.render import RenderingFetcher, looks_like_shell
+from focuscrawl.settings import FetchSettings, load_settings
 from tests.sites import html, respond, serve
 
 pytestmark = pytest.mark.skipif(shutil.which("chromium") is None, reason="no system Chromium")
@@ -112,3 +117,48 @@ def test_render_settings_checked(tmp_path: Path) -> None:
 )
 def test_looks_like_shell(body: bytes, shell: bool) -> None:
     assert looks_like_shell(body) == shell
+
+
+def _browser_pids() -> list[int]:
+    """The Chromium processes descending from this one (read from /proc)."""
+    parent: dict[int, int] = {}
+    names: dict[int, str] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            names[int(entry)] = stat[stat.index("(") + 1 : stat.rindex(")")]
+            parent[int(entry)] = int(stat[stat.rindex(")") + 2 :].split()[1])
+    out = []
+    for pid, name in names.items():
+        up = pid
+        while up > 1 and up != os.getpid():
+            up = parent.get(up, 1)
+        if up == os.getpid() and name.startswith("chrom"):
+            out.append(pid)
+    return out
+
+
+async def test_a_browser_that_crashes_mid_page_is_one_failure(tmp_path: Path) -> None:
+    settings = FetchSettings(delay=0, allow_private=("127.0.0.1",), render="always", render_timeout=60.0,
+                             respect_robots=False)  # fmt: skip
+    async with serve(_routes()) as site:  # type: ignore[arg-type]
+        async with RenderingFetcher(settings, AiohttpTransport(settings)) as fetcher:
+            first = await fetcher.fetch(site.url("/app.html"))  # the browser started
+            assert first.rendered is not None
+            hanging = asyncio.ensure_future(fetcher.fetch(site.url("/hangs.html")))
+            while not any(hit.path == "/hangs.html" for hit in site.hits):
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.5)  # (the page is in the browser, its script looping)
+            for pid in _browser_pids():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            crashed = await asyncio.wait_for(hanging, 60)
+            assert crashed.ok  # the page as fetched: nothing lost
+            assert crashed.rendered is None
+            assert sum(v for k, v in fetcher.counters.items() if k.startswith("render_failed")) == 1
+            again = await fetcher.fetch(site.url("/app.html"))  # a new browser
+            assert again.rendered is not None
+            assert b"kitten care guide" in again.rendered
