@@ -12,6 +12,7 @@ import signal
 from pathlib import Path
 
 import pytest
+from aiohttp import web
 
 from focuscrawl.api import crawl_async, open_crawl
 from focuscrawl.exceptions import ConfigError
@@ -144,21 +145,27 @@ def _browser_pids() -> list[int]:
 async def test_a_browser_that_crashes_mid_page_is_one_failure(tmp_path: Path) -> None:
     settings = FetchSettings(delay=0, allow_private=("127.0.0.1",), render="always", render_timeout=60.0,
                              respect_robots=False)  # fmt: skip
-    async with serve(_routes()) as site:  # type: ignore[arg-type]
-        async with RenderingFetcher(settings, AiohttpTransport(settings)) as fetcher:
-            first = await fetcher.fetch(site.url("/app.html"))  # the browser started
-            assert first.rendered is not None
-            hanging = asyncio.ensure_future(fetcher.fetch(site.url("/hangs.html")))
-            while not any(hit.path == "/hangs.html" for hit in site.hits):
-                await asyncio.sleep(0.05)
-            await asyncio.sleep(0.5)  # (the page is in the browser, its script looping)
-            for pid in _browser_pids():
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-            crashed = await asyncio.wait_for(hanging, 60)
-            assert crashed.ok  # the page as fetched: nothing lost
-            assert crashed.rendered is None
-            assert sum(v for k, v in fetcher.counters.items() if k.startswith("render_failed")) == 1
-            again = await fetcher.fetch(site.url("/app.html"))  # a new browser
-            assert again.rendered is not None
-            assert b"kitten care guide" in again.rendered
+    served = asyncio.Event()
+    hangs = respond(HANGS)
+
+    async def hanging_page(request: web.Request) -> web.StreamResponse:
+        served.set()
+        return await hangs(request)
+
+    routes = {**_routes(), "/hangs.html": hanging_page}
+    async with serve(routes) as site, RenderingFetcher(settings, AiohttpTransport(settings)) as fetcher:  # type: ignore[arg-type]
+        first = await fetcher.fetch(site.url("/app.html"))  # the browser started
+        assert first.rendered is not None
+        hanging = asyncio.ensure_future(fetcher.fetch(site.url("/hangs.html")))
+        await asyncio.wait_for(served.wait(), 60)
+        await asyncio.sleep(0.5)  # (the page on its way to the browser, its script to loop)
+        for pid in _browser_pids():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        crashed = await asyncio.wait_for(hanging, 60)
+        assert crashed.ok  # the page as fetched: nothing lost
+        assert crashed.rendered is None
+        assert sum(v for k, v in fetcher.counters.items() if k.startswith("render_failed")) == 1
+        again = await fetcher.fetch(site.url("/app.html"))  # a new browser
+        assert again.rendered is not None
+        assert b"kitten care guide" in again.rendered
