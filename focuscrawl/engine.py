@@ -42,7 +42,7 @@ from focuscrawl.processing import DIGEST, RELEVANCE, Recorder, Recrawls
 from focuscrawl.provenance import DECISIONS_NAME
 from focuscrawl.relevance.base import RelevanceModel
 from focuscrawl.scheduler import Scheduler, Slot, make_scheduler
-from focuscrawl.settings import Settings, ordered_schedule, window_size
+from focuscrawl.settings import Settings, ordered_schedule, scope_settings, window_size
 from focuscrawl.stats import CrawlStats
 from focuscrawl.strategies.base import Strategy
 from focuscrawl.strategies.filters import LinkFilter
@@ -216,7 +216,7 @@ class Crawler:
         self.filters = list(filters)
         self.resume = resume
         self.on_progress = on_progress
-        self.scope = Scope.for_seeds(settings.scope, self.seeds)
+        self.scope = Scope.for_seeds(scope_settings(settings), self.seeds)  # .pdf refused without parse.pdf
         self.stats = CrawlStats()
         self.rng = random.Random(settings.crawl.seed)
         self.archives = tuple(archives)  # a simulated crawl's WARC files, named in run.json

@@ -10,6 +10,7 @@ happens to a result is decided here only: a page, or one failure path.
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -17,7 +18,8 @@ from dataclasses import dataclass, replace
 
 from focuscrawl.frontier.base import FrontierStore
 from focuscrawl.output.writers import JsonlOutput, WarcOutput
-from focuscrawl.parse.html import page_from_fetch
+from focuscrawl.parse.page_duplicates import PageDuplicates
+from focuscrawl.parse.pdf import PAGES, PdfError, page_from_result
 from focuscrawl.provenance import decision_record
 from focuscrawl.relevance.base import RelevanceModel, judge
 from focuscrawl.settings import Settings
@@ -36,6 +38,8 @@ from focuscrawl.types import (
     URLState,
 )  # fmt: skip
 from focuscrawl.urls import Scope, host_of
+
+log = logging.getLogger(__name__)
 
 # Errors that mean the request never reached the origin server (refused by rule,
 # name not resolved, no connection, no TLS, refused by the proxy): the URL is not
@@ -127,6 +131,7 @@ class Recorder:
         # is asked (and host_of, ~1 us a link, is not run again on a known link)
         self._known: dict[str, str] = {}
         self._hosts: dict[str, str] = {}  # one str object per host for the values above
+        self.duplicates = PageDuplicates(settings.parse, stats.counters, has_text=not self.links_only)
 
     # ------------------------------------------------------------------ results
     def record(self, item: InFlight, result: FetchResult) -> None:
@@ -168,16 +173,21 @@ class Recorder:
         if result.error is not None or not (200 <= result.status < 300):  # an answer, not a page
             counters[f"status_{result.status}" if result.error is None else f"error_{result.error}"] += 1
             return self._failed(queued, result.error or f"status-{result.status}", record)
-        try:
-            page = page_from_fetch(
-                result,
-                context_words=self.settings.parse.context_words,
-                max_links=self.settings.scope.max_links_per_page,
+        try:  # HTML, or a PDF (parse.pdf)
+            page = page_from_result(
+                result, self.settings.parse, max_links=self.settings.scope.max_links_per_page,
                 links_only=self.links_only,
-            )
+            )  # fmt: skip
+        except PdfError as exc:  # encrypted, broken, out of time or past a limit: one failure
+            counters[exc.reason.replace("-", "_")] += 1
+            log.info("%s: %s", queued.url, exc)
+            record.error = exc.reason
+            return self._failed(queued, exc.reason, record)
         except Exception as exc:  # a parser failure on hostile HTML is counted, not fatal
             counters[f"parse_error_{type(exc).__name__}"] += 1
             return self._failed(queued, "parse-error", record)
+        if PAGES in page.meta:
+            record.extra["pdf_pages"] = int(page.meta[PAGES])
         page.depth = queued.depth
         page.parent = queued.parent
         self.stats.pages += 1
@@ -186,6 +196,9 @@ class Recorder:
         record.out_links = len(page.links)
         record.title = page.title or None
         record.lang = page.lang or None
+        original = self.duplicates.check(page)
+        if original is not None:
+            record.extra["duplicate_of"] = original
         self.pages.write(record)
         links, dropped = self.filter_links(page, queued, verdict)
         page.links = links  # the page is the strategy's from here (no copy of all its fields)
@@ -259,7 +272,7 @@ class Recorder:
         depth = queued.depth + 1
         max_per_host = self.settings.scope.max_pages_per_host
         known = self._known
-        links = [link for link in page.links if link.url != queued.url]
+        links = self.duplicates.clean_links([link for link in page.links if link.url != queued.url], queued.url)
         # the store asked once for the page's links it may not know (a shared store: one
         # round trip, not one per link); a known URL passed the scope rules when added
         fresh = [link.url for link in links if link.url not in known]

@@ -43,13 +43,19 @@ class FetchSettings:
     read_timeout: float = 30.0
     fetch_timeout: float = 120.0  # seconds of network time per fetch, all hops and retries (0: none)
     max_body_size: int = 5 * 1024 * 1024  # bytes; longer bodies are cut and counted
-    content_types: tuple[str, ...] = ("text/html", "application/xhtml+xml")
+    content_types: tuple[str, ...] = ("text/html", "application/xhtml+xml", "application/pdf")  # pdf: parse.pdf
     retries: int = 2  # extra attempts for 429/503/timeouts/resets
     retry_backoff: float = 1.0  # seconds, doubled at each attempt (Retry-After wins)
     proxy: str | None = None
     tls_ca_file: str | None = None  # extra CA to trust (the replay server's own CA)
     allow_private: tuple[str, ...] = ()  # CIDRs/hosts allowed despite being private/loopback
     robots_cache_size: int = 10_000
+    # pages built by scripts rendered by a headless Chromium (focuscrawl.fetch.render):
+    # "never", "auto" (HTML that looks like a script shell) or "always"
+    render: str = "never"
+    browser: str = "/usr/bin/chromium"  # the system's Chromium (never downloaded)
+    render_timeout: float = 15.0  # wall-clock seconds a page may take to render
+    render_contexts: int = 2  # browser contexts rendering at once
 
 
 @dataclass(frozen=True)
@@ -72,7 +78,7 @@ class ScopeSettings:
     deny_extensions: tuple[str, ...] = (
         "7z", "apk", "avi", "bin", "bmp", "bz2", "css", "csv", "deb", "dmg", "doc", "docx",
         "eps", "exe", "flac", "flv", "gif", "gz", "ico", "iso", "jar", "jpeg", "jpg", "js",
-        "json", "m4a", "m4v", "mkv", "mov", "mp3", "mp4", "mpeg", "mpg", "msi", "ogg", "pdf",
+        "json", "m4a", "m4v", "mkv", "mov", "mp3", "mp4", "mpeg", "mpg", "msi", "ogg",
         "png", "ppt", "pptx", "ps", "rar", "rpm", "svg", "tar", "tgz", "tif", "tiff", "ttf",
         "wav", "webm", "webp", "wmv", "woff", "woff2", "xls", "xlsx", "xml", "xz", "z", "zip",
     )  # fmt: skip
@@ -81,6 +87,20 @@ class ScopeSettings:
 @dataclass(frozen=True)
 class ParseSettings:
     context_words: int = 20  # T of P1: words of link context, anchor included
+    # duplicates and near-duplicates of pages already seen, by their visible text
+    # (focuscrawl.parse.duplicates): pages.jsonl's duplicate_of; judged where the text
+    # is parsed (a model, or a strategy or filter that reads text)
+    dedup: bool = True
+    dedup_similarity: float = 0.8  # estimated Jaccard similarity of word 3-shingles
+    dedup_min_words: int = 20  # shorter pages are never duplicates
+    dedup_max_pages: int = 1_000_000  # pages remembered (memory bound); later ones still checked
+    follow_duplicates: bool = False  # a duplicate's links go to the strategy (False: none)
+    session_params_after: int = 2  # duplicate pairs that teach a host's session parameter (0: off)
+    # PDF documents fetched and read (focuscrawl.parse.pdf); off: application/pdf leaves
+    # fetch.content_types and "pdf" joins scope.deny_extensions
+    pdf: bool = True
+    pdf_max_pages: int = 50  # PDF pages read per document (0: all)
+    pdf_max_seconds: float = 10.0  # wall-clock time to read one document (0: no cap)
 
 
 SCHEDULES = ("auto", "as-completed", "ordered")
@@ -126,6 +146,22 @@ class CrawlSettings:
     # once this many results are recorded (a short crawl needs none); never on a 1-core machine
     warc_builder: bool = True
     warc_builder_after: int = 100
+
+
+def fetch_settings(settings: Settings) -> FetchSettings:
+    """``settings.fetch`` as the fetcher uses it: PDFs refused when ``parse.pdf`` is off."""
+    fetch = settings.fetch
+    if not settings.parse.pdf and "application/pdf" in fetch.content_types:
+        return dataclasses.replace(fetch, content_types=tuple(t for t in fetch.content_types if t != "application/pdf"))
+    return fetch
+
+
+def scope_settings(settings: Settings) -> ScopeSettings:
+    """``settings.scope`` as the scope rules use it: .pdf links refused when ``parse.pdf`` is off."""
+    scope = settings.scope
+    if not settings.parse.pdf and "pdf" not in scope.deny_extensions:
+        return dataclasses.replace(scope, deny_extensions=(*scope.deny_extensions, "pdf"))
+    return scope
 
 
 def ordered_schedule(crawl: CrawlSettings, simulated: bool) -> bool:
@@ -196,6 +232,10 @@ def _validate(section: str, obj: Any) -> None:
         raise ConfigError(
             f"config: crawl.schedule = {obj.schedule!r} is not one of {', '.join(SCHEDULES)}"
         )
+    if section == "parse" and not 0.0 < obj.dedup_similarity <= 1.0:
+        raise ConfigError(f"config: parse.dedup_similarity = {obj.dedup_similarity} must be in (0, 1]")
+    if section == "fetch" and obj.render not in ("never", "auto", "always"):
+        raise ConfigError(f"config: fetch.render = {obj.render!r} is not one of never, auto, always")
     if section == "fetch" and (obj.concurrency < 1 or obj.per_host < 1):
         raise ConfigError("config: fetch.concurrency and fetch.per_host must be >= 1")
     if section == "scope":

@@ -77,6 +77,7 @@ class FetchResult:
     request_headers: dict[str, str] = field(default_factory=dict)
     http_version: str = "1.1"
     reason: str = ""
+    rendered: bytes | None = None  # the DOM a browser built from ``body`` (fetch.render)
 
     @property
     def ok(self) -> bool:

@@ -17,7 +17,7 @@ from focuscrawl.exceptions import ConfigError
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.output.writers import JsonlOutput, WarcOutput
 from focuscrawl.processing import InFlight, Recorder
-from focuscrawl.settings import Settings
+from focuscrawl.settings import ParseSettings, Settings
 from focuscrawl.stats import CrawlStats
 from focuscrawl.strategies.base import STRATEGIES, Strategy
 from focuscrawl.strategies.view import FrontierView
@@ -59,7 +59,9 @@ class Harness:
     def __init__(self, tmp_path: Path, name: str, model: Any = None, **params: Any) -> None:
         self.store = MemoryFrontier()
         self.strategy: Strategy = STRATEGIES.get(name)(model, **params)
-        settings = Settings()
+        # the pages here are the same filler around their links: duplicates of each other
+        # to the duplicate detector (issue 37), which would drop their links
+        settings = Settings(parse=ParseSettings(dedup=False))
         self.store.ensure_columns(("relevance", *self.strategy.columns, "_digest"))
         self.strategy.attach(FrontierView(self.store), random.Random(7))
         self.proc = Recorder(

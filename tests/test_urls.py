@@ -97,7 +97,8 @@ def test_registered_domain_uses_the_public_suffix_list_offline() -> None:
     ("settings", "url", "depth", "reason"),
     [
         pytest.param(ScopeSettings(), "http://h.org/a.html", 3, None, id="default-ok"),
-        pytest.param(ScopeSettings(), "http://h.org/paper.PDF", 0, "extension", id="extension"),
+        pytest.param(ScopeSettings(), "http://h.org/paper.PPT", 0, "extension", id="extension"),
+        pytest.param(ScopeSettings(), "http://h.org/paper.PDF", 0, None, id="pdf-read-by-parse.pdf"),
         pytest.param(ScopeSettings(max_url_length=20), "http://h.org/" + "x" * 10, 0, "url-too-long", id="long"),
         pytest.param(ScopeSettings(max_depth=2), "http://h.org/", 3, "too-deep", id="deep"),
         pytest.param(ScopeSettings(deny_hosts=("ebay.com",)), "http://www.ebay.com/", 0, "denied-host", id="deny-subdomain"),

@@ -115,6 +115,13 @@ def summary_text(r: dict[str, Any]) -> str:
         a = r["answer"]
         lines.append(f"answer set ({a['size']}): precision {_fmt(a['precision'])}, "
                      f"recall {_fmt(a['recall'])}, F1 {_fmt(a['f1'])}")  # fmt: skip
+    u = r.get("unique", {})
+    if u.get("duplicates"):
+        line = (f"duplicates counted once: {u['pages']} pages ({u['duplicates']} duplicates left out), "
+                f"{u['relevant']} relevant, harvest rate {_fmt(u['harvest_rate'])}")  # fmt: skip
+        if "answer" in u:
+            line += f"; answer set precision {_fmt(u['answer']['precision'])}, F1 {_fmt(u['answer']['f1'])}"
+        lines.append(line)
     for row in r.get("f1_by_threshold", []):
         lines.append(f"  threshold {row['threshold']:.2f}: P {_fmt(row['precision'])} "
                      f"R {_fmt(row['recall'])} F1 {_fmt(row['f1'])}")  # fmt: skip

@@ -263,6 +263,21 @@ def evaluate_run(
             }  # fmt: skip
             if scores:  # a crawl without a model recorded no similarity
                 out["f1_by_threshold"] = cm.f1_by_threshold(scores, truth, thresholds)
+    out["unique"] = _unique(page_rows, page_rel, None if answer is None else set(answer))
+    return out
+
+
+def _unique(rows: Sequence[Mapping[str, Any]], relevant: Sequence[bool], truth: set[str] | None) -> dict[str, Any]:
+    """The page figures with duplicates counted once: a page the crawler found to
+    duplicate an earlier one (pages.jsonl's ``duplicate_of``) is left out."""
+    kept = [(r, rel) for r, rel in zip(rows, relevant, strict=True) if not r.get("duplicate_of")]
+    out: dict[str, Any] = {
+        "duplicates": len(rows) - len(kept), "pages": len(kept), "relevant": sum(rel for _, rel in kept),
+        "harvest_rate": harvest_rate([rel for _, rel in kept]),
+    }  # fmt: skip
+    if truth is not None and any(r.get("relevant") is not None for r, _ in kept):
+        marked = [RunPages.content_url(r) for r, _ in kept if r.get("relevant")]
+        out["answer"] = cm.answer_set_scores(marked, truth).as_dict()
     return out
 
 

@@ -20,7 +20,8 @@ from focuscrawl.fetch.addresses import AddressPolicy
 from focuscrawl.fetch.aiohttp_transport import AiohttpTransport
 from focuscrawl.fetch.archive_transport import ArchiveTransport
 from focuscrawl.fetch.fetcher import HttpFetcher
-from focuscrawl.settings import Settings
+from focuscrawl.fetch.render import RenderingFetcher
+from focuscrawl.settings import Settings, fetch_settings
 
 __all__ = ["build_fetcher"]
 
@@ -37,7 +38,7 @@ def build_fetcher(
     ``counters`` receives the fetcher's counts (see :class:`HttpFetcher`).
     An archive that cannot be read is a :class:`ConfigError` (one line).
     """
-    fetch = settings.fetch
+    fetch = fetch_settings(settings)  # PDFs refused when parse.pdf is off
     if archives:
         try:
             transport = ArchiveTransport.from_archives(list(archives))
@@ -52,6 +53,13 @@ def build_fetcher(
             clock=clock if clock is not None else VirtualClock(),
             policy=policy,
             gateway=True,  # the replay web's answers: 502 for a host it does not hold
+        )
+    if fetch.render != "never":  # a browser renders pages (focuscrawl.fetch.render)
+        return RenderingFetcher(
+            fetch,
+            AiohttpTransport(fetch, ssl_ca_file=fetch.tls_ca_file),
+            counters=counters,
+            clock=clock if clock is not None else SystemClock(),
         )
     return HttpFetcher(
         fetch,

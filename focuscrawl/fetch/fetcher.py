@@ -169,8 +169,9 @@ class HttpFetcher:
     def stragglers(self) -> int:
         return self._politeness.stragglers
 
-    async def fetch(self, url: str) -> FetchResult:
-        """Fetch ``url``; ``redirects`` lists the URLs that answered with a redirect."""
+    async def fetch(self, url: str, *, any_type: bool = False) -> FetchResult:
+        """Fetch ``url``; ``redirects`` lists the URLs that answered with a redirect.
+        ``any_type``: a body of any content type (a rendered page's scripts and styles)."""
         if not self._open:
             raise ConfigError("fetch: the fetcher is not open (use `async with` on it)")
         started = self.clock.monotonic()
@@ -182,7 +183,7 @@ class HttpFetcher:
             result = FetchResult(url=url, final_url=url, error="bad-url")
         else:
             async with self._politeness.claim(host_of(target)):
-                result = await self._follow(url, target, admitted)
+                result = await self._follow(url, target, admitted, any_type)
         result.elapsed = self.clock.monotonic() - started
         if result.error is not None:
             self.counters[result.error] += 1
@@ -218,7 +219,7 @@ class HttpFetcher:
         self.counters[refused] += 1
         return result
 
-    async def _follow(self, url: str, current: str, admitted: bool = False) -> FetchResult:
+    async def _follow(self, url: str, current: str, admitted: bool = False, any_type: bool = False) -> FetchResult:
         chain: list[str] = []
         deadline = _Deadline(self.settings.fetch_timeout)
         while True:
@@ -227,7 +228,7 @@ class HttpFetcher:
                 return FetchResult(
                     url=url, final_url=current, error=refused, redirects=tuple(chain)
                 )
-            result, location = await self._with_retries(current, deadline)
+            result, location = await self._with_retries(current, deadline, any_type=any_type)
             result.url, result.redirects = url, tuple(chain)
             if location is None or result.error is not None:
                 return result
@@ -357,12 +358,12 @@ class HttpFetcher:
             current, hops = following, hops + 1
 
     async def _with_retries(
-        self, url: str, deadline: _Deadline, robots: bool = False
+        self, url: str, deadline: _Deadline, robots: bool = False, any_type: bool = False
     ) -> tuple[FetchResult, str | None]:
         host = host_of(url)
         attempt = 0
         while True:
-            result, location, retry_after = await self._exchange(url, host, robots, deadline)
+            result, location, retry_after = await self._exchange(url, host, robots, deadline, any_type)
             overloaded = result.error is None and result.status in _RETRY_STATUSES
             if (overloaded or result.error in _RETRY_ERRORS) and not deadline.over:
                 wait = self.settings.retry_backoff * 2**attempt  # exponential back-off
@@ -378,7 +379,7 @@ class HttpFetcher:
             return result, location
 
     async def _exchange(
-        self, url: str, host: str, robots: bool, deadline: _Deadline
+        self, url: str, host: str, robots: bool, deadline: _Deadline, any_type: bool = False
     ) -> tuple[FetchResult, str | None, float | None]:
         """One request; returns the result, the Location of a redirect, the Retry-After."""
         result = FetchResult(url=url, final_url=url)
@@ -409,7 +410,7 @@ class HttpFetcher:
                         location = answer.header("Location")
                         if location:
                             return result, location, retry_after
-                    await self._read_body(answer, result, robots)
+                    await self._read_body(answer, result, robots, any_type)
             except TransportError as exc:
                 result.error = exc.code
                 self._politeness.sent(host)  # it may have arrived before failing
@@ -417,7 +418,7 @@ class HttpFetcher:
                 deadline.spend(self.clock.monotonic() - began)
         return result, location, retry_after
 
-    async def _read_body(self, answer: Answer, result: FetchResult, robots: bool) -> None:
+    async def _read_body(self, answer: Answer, result: FetchResult, robots: bool, any_type: bool = False) -> None:
         """Fill body/content_type/charset/truncated, or refuse the content type."""
         header = answer.header("Content-Type") or ""
         mime = header.split(";", 1)[0].strip().lower()
@@ -427,7 +428,7 @@ class HttpFetcher:
             head = await _read_upto(answer, _SNIFF_BYTES)
             mime = "text/html" if looks_like_html(head) else ""
         result.content_type = mime
-        if not robots and self._types and mime not in self._types:
+        if not (robots or any_type) and self._types and mime not in self._types:
             # Not downloaded; only a successful answer counts as "filtered by type".
             if 200 <= answer.status < 300:
                 result.error = "content-type"

@@ -209,6 +209,9 @@ def _request(result: FetchResult, url: str, date: str, concurrent_to: str) -> by
     return record("request", fields, (request_head(result),), content_type=_REQUEST_TYPE)
 
 
+_RENDERED_TYPE = "text/html; charset=utf-8"
+
+
 def exchange(result: FetchResult, *, level: int = GZIP_LEVEL, when: float | None = None) -> bytes:
     """A response record and its request record, each a gzip member, response first
     (as Heritrix, wget and warcio write them)."""
@@ -222,7 +225,12 @@ def exchange(result: FetchResult, *, level: int = GZIP_LEVEL, when: float | None
     fields.append(("WARC-Payload-Digest", sha1_b32(result.body)))
     response = record("response", fields, (http, result.body), content_type=_RESPONSE_TYPE,
                       rec_id=response_id)  # fmt: skip
-    return gzip_member(response, level) + gzip_member(_request(result, url, date, response_id), level)
+    out = gzip_member(response, level) + gzip_member(_request(result, url, date, response_id), level)
+    if result.rendered is not None:  # the DOM a browser built from it (WARC 1.1 section 6.8)
+        fields = [("WARC-Target-URI", url), ("WARC-Date", date), ("WARC-Refers-To", response_id),
+                  ("WARC-Payload-Digest", sha1_b32(result.rendered))]  # fmt: skip
+        out += gzip_member(record("conversion", fields, (result.rendered,), content_type=_RENDERED_TYPE), level)
+    return out
 
 
 def revisit(result: FetchResult, *, level: int = GZIP_LEVEL, when: float | None = None) -> bytes:

@@ -1,0 +1,171 @@
+"""Pages built by scripts, rendered by the system's Chromium (issue 37 item 1)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gzip
+import json
+import os
+import shutil
+import signal
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+
+from focuscrawl.api import crawl_async, open_crawl
+from focuscrawl.exceptions import ConfigError
+from focuscrawl.fetch.aiohttp_transport import AiohttpTransport
+from focuscrawl.fetch.render import RenderingFetcher, looks_like_shell
+from focuscrawl.settings import FetchSettings, load_settings
+from tests.sites import html, respond, serve
+
+pytestmark = pytest.mark.skipif(shutil.which("chromium") is None, reason="no system Chromium")
+
+SHELL = (
+    '<!DOCTYPE html><html><head><title>app</title></head><body><div id="root"></div>'
+    '<img src="/img.png"><script src="/app.js"></script><script src="/private.js"></script></body></html>'
+)
+APP_JS = (
+    "document.getElementById('root').innerHTML = '<p>' + 'kitten care guide '.repeat(30) + '</p>"
+    "<a href=\"/built.html\">built</a>';"
+    "fetch('http://10.1.2.3/secret').catch(() => {});"
+)
+HANGS = "<!DOCTYPE html><html><body><div id='app'></div><script>while (true) {}</script></body></html>"
+POPUP = (
+    "<!DOCTYPE html><html><body><div id='root'></div><script>window.open('/popup.html');"
+    "location.href = '/elsewhere.html';</script></body></html>"
+)
+
+
+def _routes() -> dict[str, object]:
+    return {
+        "/robots.txt": respond("User-agent: *\nDisallow: /private.js\n", content_type="text/plain"),
+        "/": html('<a href="/app.html">app</a> <a href="/plain.html">plain</a> <a href="/hangs.html">h</a>'
+                  ' <a href="/popup.html">p</a>'),
+        "/app.html": respond(SHELL),
+        "/app.js": respond(APP_JS, content_type="application/javascript"),
+        "/private.js": respond("document.body.innerHTML += '<a href=\"/robots-denied.html\">x</a>';",
+                               content_type="application/javascript"),
+        "/img.png": respond(b"\x89PNG", content_type="image/png"),
+        "/built.html": html("<p>kitten page only a script links to</p>"),
+        "/plain.html": html("<p>" + "kitten " * 60 + "</p><a href='/'>home</a>"),
+        "/hangs.html": respond(HANGS),
+        "/popup.html": respond(POPUP),
+        "/elsewhere.html": html("<p>navigated to</p>"),
+    }  # fmt: skip
+
+
+async def _crawl(tmp_path: Path, render: str) -> tuple[list[str], dict[str, int], Path]:
+    async with serve(_routes()) as site:  # type: ignore[arg-type]
+        await crawl_async(
+            tmp_path / "run", [site.url("/")],
+            overrides={
+                "crawl": {"max_pages": 30},
+                "fetch": {"delay": 0, "allow_private": ("127.0.0.1",), "render": render, "render_timeout": 8.0},
+            },
+            model={"name": "keyword", "keywords": ["kitten"]},
+        )  # fmt: skip
+        paths = site.paths()
+    counters = json.loads((tmp_path / "run" / "run.json").read_text())["summary"]["counters"]
+    return paths, counters, tmp_path / "run"
+
+
+@pytest.mark.parametrize(("render", "built"), [("never", False), ("auto", True), ("always", True)])
+async def test_script_built_links_found_only_when_rendered(tmp_path: Path, render: str, built: bool) -> None:
+    paths, counters, run = await _crawl(tmp_path, render)
+    assert ("/built.html" in paths) == built
+    assert "/img.png" not in paths  # images are never requested
+    assert "/robots-denied.html" not in paths  # robots.txt holds for a page's scripts
+    assert "/private.js" not in paths
+    assert "/elsewhere.html" not in paths  # no navigation away from a page
+    if not built:
+        assert "/app.js" not in paths
+        return
+    assert counters["render_subrequest_refused"] >= 2  # the robots-denied script, the private address
+    assert counters["blocked-address"] >= 1
+    assert counters["render_failed_timeout"] == 1  # the endless script: one failure, the crawl went on
+    rows = {json.loads(line)["url"].rsplit("/", 1)[1]: json.loads(line) for line in (run / "pages.jsonl").read_text().splitlines()}
+    assert rows["app.html"]["relevant"] is True  # judged on the rendered DOM
+    assert rows["hangs.html"]["status"] == 200  # recorded from its HTML as fetched
+    # the WARC keeps the original response and the rendered DOM, linked to it
+    data = gzip.decompress((run / "corpus.warc.gz").read_bytes())
+    assert data.count(b"WARC-Type: conversion") == counters["render_pages"] - 1
+    assert b'<div id="root"><p>kitten care guide' in data
+    assert b'<div id="root"></div><img src="/img.png">' in data
+    if render == "auto":
+        assert counters["render_pages"] == 3  # app, hangs, popup: not the plain pages
+
+
+def test_render_settings_checked(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"fetch.render = 'sometimes'"):
+        load_settings(overrides={"fetch": {"render": "sometimes"}})
+    assert load_settings().fetch.render == "never"
+    with pytest.raises(ConfigError, match=r"fetch\.browser '/no/chromium' is not a browser"):
+        open_crawl(tmp_path / "run", ["http://h.org/"], overrides={"fetch": {"render": "auto", "browser": "/no/chromium"}})
+
+
+@pytest.mark.parametrize(
+    ("body", "shell"),
+    [
+        pytest.param(SHELL.encode(), True, id="framework-root"),
+        pytest.param(HANGS.encode(), True, id="app-root"),
+        pytest.param(b"<html><body><script>document.write('x')</script></body></html>", True, id="no-links"),
+        pytest.param(b"<html><body><p>" + b"text " * 60 + b"</p><script>x()</script></body></html>", False, id="text"),
+        pytest.param(b"<html><body><p>short</p><a href=/a>a</a></body></html>", False, id="no-script"),
+    ],
+)
+def test_looks_like_shell(body: bytes, shell: bool) -> None:
+    assert looks_like_shell(body) == shell
+
+
+def _browser_pids() -> list[int]:
+    """The Chromium processes descending from this one (read from /proc)."""
+    parent: dict[int, int] = {}
+    names: dict[int, str] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            names[int(entry)] = stat[stat.index("(") + 1 : stat.rindex(")")]
+            parent[int(entry)] = int(stat[stat.rindex(")") + 2 :].split()[1])
+    out = []
+    for pid, name in names.items():
+        up = pid
+        while up > 1 and up != os.getpid():
+            up = parent.get(up, 1)
+        if up == os.getpid() and name.startswith("chrom"):
+            out.append(pid)
+    return out
+
+
+async def test_a_browser_that_crashes_mid_page_is_one_failure(tmp_path: Path) -> None:
+    settings = FetchSettings(delay=0, allow_private=("127.0.0.1",), render="always", render_timeout=60.0,
+                             respect_robots=False)  # fmt: skip
+    served = asyncio.Event()
+    hangs = respond(HANGS)
+
+    async def hanging_page(request: web.Request) -> web.StreamResponse:
+        served.set()
+        return await hangs(request)
+
+    routes = {**_routes(), "/hangs.html": hanging_page}
+    async with serve(routes) as site, RenderingFetcher(settings, AiohttpTransport(settings)) as fetcher:  # type: ignore[arg-type]
+        first = await fetcher.fetch(site.url("/app.html"))  # the browser started
+        assert first.rendered is not None
+        hanging = asyncio.ensure_future(fetcher.fetch(site.url("/hangs.html")))
+        await asyncio.wait_for(served.wait(), 60)
+        await asyncio.sleep(0.5)  # (the page on its way to the browser, its script to loop)
+        for pid in _browser_pids():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        crashed = await asyncio.wait_for(hanging, 60)
+        assert crashed.ok  # the page as fetched: nothing lost
+        assert crashed.rendered is None
+        assert sum(v for k, v in fetcher.counters.items() if k.startswith("render_failed")) == 1
+        again = await fetcher.fetch(site.url("/app.html"))  # a new browser
+        assert again.rendered is not None
+        assert b"kitten care guide" in again.rendered

@@ -1,0 +1,25 @@
+"""A crawl that renders every page, SIGKILLed at random moments (mostly while a page
+renders) and resumed: nothing lost, nothing written twice (issue 37, bad input)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from focuscrawl.replay.content_web import SEEDS, build_content_web
+from focuscrawl.replay.process import ReplayProcess
+from tests.test_crawl_resume import _kill_and_resume
+
+
+@pytest.mark.slow  # crawls with a browser, killed and resumed five times, and their reference
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="no system Chromium")
+def test_sigkill_while_rendering_then_resume(tmp_path: Path) -> None:
+    (tmp_path / "web").mkdir()
+    archive = build_content_web(tmp_path / "web", articles=30, reports=2)
+    with ReplayProcess([archive]) as replay:
+        _kill_and_resume(
+            replay.proxy_url, tmp_path, ["--seeds", *SEEDS, "--delay", "0"],
+            extra_env={"FOCUSCRAWL_FETCH__RENDER": "always"},
+        )  # fmt: skip
