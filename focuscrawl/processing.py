@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from focuscrawl.frontier.base import FrontierStore
 from focuscrawl.output.writers import JsonlOutput, WarcOutput
 from focuscrawl.parse.html import page_from_fetch
+from focuscrawl.parse.manners import NONE, Manners, MannersPolicy
 from focuscrawl.provenance import decision_record
 from focuscrawl.relevance.base import RelevanceModel, judge
 from focuscrawl.settings import Settings
@@ -118,6 +119,7 @@ class Recorder:
         self.round = 0  # layered mode: the round (layer) being fetched
         self.results = 0  # results recorded, skipped ones included (the decision log's n)
         self.recrawls = recrawls if recrawls is not None else Recrawls(frontier)
+        self.manners = MannersPolicy(settings.fetch, stats.counters)
         # a page is parsed in full only for a reader of more than its links (a third of the cost)
         self.links_only = not (
             strategy.needs_text or model is not None or any(f.needs_text for f in self.filters)
@@ -181,13 +183,16 @@ class Recorder:
         page.depth = queued.depth
         page.parent = queued.parent
         self.stats.pages += 1
-        verdict = self._judge(page, record)
+        manners = self.manners.read(page)
+        if manners.noindex:  # archived, marked, and not one of the crawl's relevant pages
+            record.extra["noindex"] = True
+        verdict = self._judge(page, record, counted=not manners.noindex)
         page.relevance, page.relevant = verdict.relevance, verdict.relevant
         record.out_links = len(page.links)
         record.title = page.title or None
         record.lang = page.lang or None
         self.pages.write(record)
-        links, dropped = self.filter_links(page, queued, verdict)
+        links, dropped = self.filter_links(page, queued, verdict, manners)
         page.links = links  # the page is the strategy's from here (no copy of all its fields)
         decision = self.strategy.on_page(page, verdict.relevance, queued)
         self._decide("page", decision, queued, relevance=verdict.relevance, dropped=dropped)
@@ -199,7 +204,7 @@ class Recorder:
             self.pages.write(record)
         self._decide("failure", self.strategy.on_failure(queued, reason), queued)
 
-    def _judge(self, page: Page, record: PageRecord) -> Verdict:
+    def _judge(self, page: Page, record: PageRecord, *, counted: bool = True) -> Verdict:
         if self.model is None:
             return Verdict()
         try:
@@ -209,8 +214,8 @@ class Recorder:
             return Verdict()
         record.relevance = round(relevance, 6)
         record.relevant = relevant
-        self.stats.judged += 1
-        self.stats.relevant += int(relevant)
+        self.stats.judged += counted
+        self.stats.relevant += int(relevant and counted)
         self.frontier.update_values(RELEVANCE, [(page.url, relevance)], Merge.SET)
         return Verdict(relevance, relevant)
 
@@ -252,14 +257,16 @@ class Recorder:
 
     # -------------------------------------------------------------- the links
     def filter_links(
-        self, page: Page, queued: QueuedURL, verdict: Verdict
+        self, page: Page, queued: QueuedURL, verdict: Verdict, manners: Manners = NONE
     ) -> tuple[list[Link], Counter[str]]:
-        """The out-links that may enter the frontier: scope rules, then the crawl's filters."""
+        """The out-links that may enter the frontier: the page's manners, scope rules,
+        then the crawl's filters."""
         dropped: Counter[str] = Counter()
         depth = queued.depth + 1
         max_per_host = self.settings.scope.max_pages_per_host
         known = self._known
         links = [link for link in page.links if link.url != queued.url]
+        links = self.manners.followed(links, manners, dropped)
         # the store asked once for the page's links it may not know (a shared store: one
         # round trip, not one per link); a known URL passed the scope rules when added
         fresh = [link.url for link in links if link.url not in known]

@@ -36,6 +36,11 @@ class FetchSettings:
     per_host: int = 1  # connections per host
     delay: float = 1.0  # seconds between two requests to one host
     respect_robots: bool = True
+    # a page's own manners (docs/standards.md, "Page manners"): noindex / nofollow of its
+    # <meta name="robots|focuscrawl"> and X-Robots-Tag; links with rel nofollow, ugc, sponsored
+    obey_noindex: bool = True  # a noindex page is archived, marked, left out of relevance counts
+    obey_nofollow: bool = True  # a nofollow page's links are not followed
+    follow_nofollow_links: bool = False  # follow rel="nofollow|ugc|sponsored" links all the same
     obey_crawl_delay: bool = True  # robots.txt Crawl-delay raises ``delay`` for that host
     max_crawl_delay: float = 30.0  # cap on what a robots.txt may ask for
     max_redirects: int = 5

@@ -197,7 +197,9 @@ def evaluate_run(
     n = len(rows)
     is_page = [RunPages.is_page(r) for r in rows]
     verdicts = [judge(RunPages.content_url(r)) if ok else None for r, ok in zip(rows, is_page, strict=True)]
-    counted = [ok and not (skip_unlabelled and v is None) for ok, v in zip(is_page, verdicts, strict=True)]
+    # a noindex page (issue 36) is fetched, archived and marked: not one of the rates' pages
+    counted = [ok and not (skip_unlabelled and v is None) and not r.get("noindex")
+               for ok, v, r in zip(is_page, verdicts, rows, strict=True)]  # fmt: skip
     rel = [bool(v) for v in verdicts]
     # curves over the budget: harvest among the pages fetched so far
     pages_so_far = hits_so_far = 0

@@ -22,10 +22,15 @@ from focuscrawl.parse.links import (
     merge_links,
     words_and_links,
 )
+from focuscrawl.parse.manners import META_NAMES
 from focuscrawl.types import FetchResult, Page
 from focuscrawl.urls import normalize_url
 
 _SPACES = re.compile(r"\s+")
+# what a links-only parse reads besides the links (the robots meta tags: parse.manners)
+_LINKS_PAGE_SELECTOR = "title, base[href], frame[src], " + ", ".join(
+    f"meta[name={name} i]" for name in META_NAMES
+)
 
 
 def _clean(text: str) -> str:
@@ -62,9 +67,9 @@ def parse_html(
     are those of the first occurrence. ``max_links`` (0 = all) keeps the first
     distinct targets in document order.
 
-    ``links_only``: the page's title, language and links (URL, count, nofollow),
-    the same as a full parse gives, but no HTML, text, anchors, contexts, meta,
-    class names or ids (left empty): for strategies that read nothing else (bfs,
+    ``links_only``: the page's title, language, links (URL, count, nofollow) and
+    robots meta tags, the same as a full parse gives, but no HTML, text, anchors,
+    contexts, other meta, class names or ids (left empty): for strategies that read nothing else (bfs,
     OPIC), at a third of the cost. :func:`page_from_fetch` parses a UTF-8 page
     for its links without decoding it where that gives the same tree.
     """
@@ -118,11 +123,11 @@ def _lang(tree: HTMLParser) -> str:
 def _links_page(url: str, tree: HTMLParser, max_links: int) -> Page:
     """The page of a links-only parse (see :func:`parse_html`), ``html`` left empty."""
     page = Page(url=url, lang=_lang(tree))
-    # the first title, the first base[href] and the frames, in one selector pass
-    # (each css() walks the whole tree: ~7-14 us a page)
+    # the first title, the first base[href], the frames and the robots meta tags, in one
+    # selector pass (each css() walks the whole tree: ~7-14 us a page)
     title = base_node = None
     frame_srcs: list[str] = []
-    for node in tree.css("title, base[href], frame[src]"):
+    for node in tree.css(_LINKS_PAGE_SELECTOR):
         tag = node.tag
         if tag == "title":
             if title is None:
@@ -130,6 +135,10 @@ def _links_page(url: str, tree: HTMLParser, max_links: int) -> Page:
         elif tag == "base":
             if base_node is None:
                 base_node = node
+        elif tag == "meta":
+            name, content = node.attributes.get("name"), node.attributes.get("content")
+            if name and content is not None:
+                page.meta.setdefault(name.strip().lower(), content.strip())
         else:
             frame_srcs.append(node.attributes.get("src") or "")
     if title is not None:
