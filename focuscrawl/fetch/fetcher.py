@@ -25,7 +25,13 @@ from focuscrawl.fetch.addresses import AddressPolicy
 from focuscrawl.fetch.encoding import looks_like_html, sniff_charset
 from focuscrawl.fetch.politeness import HostPoliteness
 from focuscrawl.fetch.robots import RobotsCache, RobotsRules, user_agent_token
-from focuscrawl.fetch.transport import Answer, Transport, TransportError, flat_headers
+from focuscrawl.fetch.transport import (
+    Answer,
+    Transport,
+    TransportError,
+    accept_encoding,
+    flat_headers,
+)
 from focuscrawl.settings import FetchSettings
 from focuscrawl.types import FetchResult
 from focuscrawl.urls import host_of, hostname_of, normalize_url
@@ -131,7 +137,7 @@ class HttpFetcher:
         self._headers = {
             "User-Agent": settings.user_agent,
             "Accept": ",".join(types) + ",*/*;q=0.8" if types else "*/*",
-            "Accept-Encoding": "gzip, deflate",
+            "Accept-Encoding": accept_encoding(),
         }
         self._open = False
         self._allowed_hosts: dict[str, bool] = {}
