@@ -15,13 +15,14 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from focuscrawl.discovery import SitemapDiscovery
 from focuscrawl.frontier.base import FrontierStore
 from focuscrawl.output.writers import JsonlOutput, WarcOutput
 from focuscrawl.parse.html import page_from_fetch
 from focuscrawl.parse.manners import NONE, Manners, MannersPolicy
 from focuscrawl.provenance import decision_record
 from focuscrawl.relevance.base import RelevanceModel, judge
-from focuscrawl.settings import Settings
+from focuscrawl.settings import SITEMAP_CONTENT_TYPES, Settings
 from focuscrawl.stats import CrawlStats
 from focuscrawl.strategies.base import Strategy
 from focuscrawl.strategies.filters import LinkFilter, Verdict
@@ -120,6 +121,10 @@ class Recorder:
         self.results = 0  # results recorded, skipped ones included (the decision log's n)
         self.recrawls = recrawls if recrawls is not None else Recrawls(frontier)
         self.manners = MannersPolicy(settings.fetch, stats.counters)
+        self.sitemaps = (
+            SitemapDiscovery(settings.fetch, frontier, strategy, stats.counters)
+            if settings.fetch.read_sitemaps else None
+        )  # fmt: skip
         # a page is parsed in full only for a reader of more than its links (a third of the cost)
         self.links_only = not (
             strategy.needs_text or model is not None or any(f.needs_text for f in self.filters)
@@ -165,18 +170,28 @@ class Recorder:
             return self._failed(queued, result.error, record)
         self._archive(queued.url, result, item.recrawl)
         self.frontier.mark(queued.url, URLState.FETCHED)
+        if self.sitemaps is not None:
+            self.sitemaps.announced(result)  # the host's sitemaps, when this result first knows them
         if record.final_url:
             queued = self._merge_redirect_target(queued, result.final_url)
         if result.error is not None or not (200 <= result.status < 300):  # an answer, not a page
             counters[f"status_{result.status}" if result.error is None else f"error_{result.error}"] += 1
             return self._failed(queued, result.error or f"status-{result.status}", record)
+        sitemap = None
         try:
-            page = page_from_fetch(
+            if self.sitemaps is not None and result.content_type in SITEMAP_CONTENT_TYPES:
+                sitemap = self.sitemaps.read(result, queued.url)
+                if sitemap is None:  # XML that is no sitemap of the crawl's
+                    counters["error_content-type"] += 1
+                    record.error = "content-type"
+                    return self._failed(queued, "content-type", record)
+                record.extra["sitemap"] = sitemap.kind
+            page = sitemap.page if sitemap is not None else page_from_fetch(
                 result,
                 context_words=self.settings.parse.context_words,
                 max_links=self.settings.scope.max_links_per_page,
                 links_only=self.links_only,
-            )
+            )  # fmt: skip
         except Exception as exc:  # a parser failure on hostile HTML is counted, not fatal
             counters[f"parse_error_{type(exc).__name__}"] += 1
             return self._failed(queued, "parse-error", record)
@@ -186,7 +201,7 @@ class Recorder:
         manners = self.manners.read(page)
         if manners.noindex:  # archived, marked, and not one of the crawl's relevant pages
             record.extra["noindex"] = True
-        verdict = self._judge(page, record, counted=not manners.noindex)
+        verdict = self._judge(page, record, counted=not manners.noindex) if sitemap is None else Verdict()
         page.relevance, page.relevant = verdict.relevance, verdict.relevant
         record.out_links = len(page.links)
         record.title = page.title or None
@@ -196,6 +211,8 @@ class Recorder:
         page.links = links  # the page is the strategy's from here (no copy of all its fields)
         decision = self.strategy.on_page(page, verdict.relevance, queued)
         self._decide("page", decision, queued, relevance=verdict.relevance, dropped=dropped)
+        if sitemap is not None and self.sitemaps is not None:
+            self.sitemaps.keep_hints(sitemap.hints)
 
     def _failed(self, queued: QueuedURL, reason: str, record: PageRecord | None) -> None:
         """The one path of a result that gave no page: its line in pages.jsonl (none for

@@ -77,6 +77,7 @@ class FetchResult:
     request_headers: dict[str, str] = field(default_factory=dict)
     http_version: str = "1.1"
     reason: str = ""
+    sitemaps: tuple[str, ...] = ()  # its host's sitemaps, on the first result that knows them
 
     @property
     def ok(self) -> bool:
