@@ -206,6 +206,8 @@ class Recorder:
         record.out_links = len(page.links)
         record.title = page.title or None
         record.lang = page.lang or None
+        if page.canonical and page.canonical != page.url:
+            record.extra["canonical"] = page.canonical  # <link rel="canonical">, another URL
         self.pages.write(record)
         links, dropped = self.filter_links(page, queued, verdict, manners)
         page.links = links  # the page is the strategy's from here (no copy of all its fields)

@@ -48,6 +48,8 @@ class Link:
     context: str = ""
     count: int = 1
     nofollow: bool = False
+    # a <link rel="alternate">'s: the language of an hreflang version, "feed" for a feed
+    hreflang: str = ""
 
 
 @dataclass(slots=True)
@@ -106,6 +108,7 @@ class Page:
     body: bytes = b""
     relevance: float | None = None  # the crawl model's score, set before strategies see the page
     relevant: bool | None = None  # and its binary judgement (1_i of P0)
+    canonical: str = ""  # <link rel="canonical">, normalised ("": none)
 
 
 @dataclass(frozen=True, slots=True)
