@@ -1,7 +1,10 @@
-"""Sitemaps in a crawl: the sitemaps a host's robots.txt names enter the frontier
-as URLs of their own (their parent: the robots.txt), and a fetched sitemap is a
-page whose links are its URLs (their parent: the sitemap), so the strategy
-scores them as it scores any page's links and ``why`` shows where they came from.
+"""Sitemaps and feeds in a crawl: the sitemaps a host's robots.txt names, and the
+feeds a page names (``<link rel="alternate" type="application/rss+xml">``),
+enter the frontier as URLs of their own (their parent: the robots.txt, the
+page); a fetched sitemap or feed is a page whose links are its URLs (their
+parent: the sitemap, the feed), so the strategy scores them as it scores any
+page's links and ``why`` shows where they came from. A feed entry's title and
+summary are its link's anchor text and context (:mod:`focuscrawl.parse.feeds`).
 
 A sitemap index's sitemaps are sitemaps in turn. Every sitemap is read by
 :class:`~focuscrawl.parse.sitemaps.SitemapReader` within the sitemaps.org
@@ -16,22 +19,25 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from focuscrawl.fetch.robots import robots_url
 from focuscrawl.frontier.base import FrontierStore
+from focuscrawl.parse.feeds import read_feed
 from focuscrawl.parse.sitemaps import SitemapEntry, SitemapReader
-from focuscrawl.settings import FetchSettings
+from focuscrawl.settings import FEED_CONTENT_TYPES, Settings
 from focuscrawl.strategies.base import Strategy
 from focuscrawl.types import FetchResult, Link, Merge, Page
 from focuscrawl.urls import host_of, normalize_url
 
-__all__ = ["CHANGEFREQ", "LASTMOD", "PRIORITY", "SITEMAP", "SitemapDiscovery", "SitemapPage", "lastmod_time"]
+__all__ = ["CHANGEFREQ", "DISCOVERED", "LASTMOD", "PRIORITY", "Discovery", "SourcePage", "lastmod_time"]
 
 log = logging.getLogger(__name__)
 
-SITEMAP = "_sitemap"  # 1.0 for a URL entered as a sitemap
+DISCOVERED = "_discovered"  # what a URL was entered as: SITEMAP or FEED (0: a page)
+SITEMAP, FEED = 1.0, 2.0
 LASTMOD = "sitemap_lastmod"  # a sitemap's <lastmod> of the URL, seconds since the epoch
 PRIORITY = "sitemap_priority"  # its <priority>, 0-1
 CHANGEFREQ = "sitemap_changefreq"  # its <changefreq> as the expected days between changes
@@ -61,41 +67,67 @@ def lastmod_time(value: str) -> float | None:
     return moment.timestamp()
 
 
-class SitemapDiscovery:
-    """The crawl's sitemaps: entered into ``frontier``, read when fetched."""
+class Discovery:
+    """The crawl's sitemaps and feeds: entered into ``frontier``, read when fetched."""
 
     def __init__(
-        self, settings: FetchSettings, frontier: FrontierStore, strategy: Strategy, counters: Counter[str]
+        self, settings: Settings, frontier: FrontierStore, strategy: Strategy, counters: Counter[str]
     ) -> None:
-        self.settings = settings
+        self.settings = settings.fetch
+        self.context_words = settings.parse.context_words
         self.frontier = frontier
         self.strategy = strategy
         self.counters = counters
         self.per_host: Counter[str] = Counter()  # URLs taken from each host's sitemaps
-        frontier.ensure_columns((SITEMAP, LASTMOD, CHANGEFREQ, PRIORITY))
+        frontier.ensure_columns((DISCOVERED, LASTMOD, CHANGEFREQ, PRIORITY))
 
-    def enter(self, sitemaps: tuple[str, ...] | list[str], parent: str) -> int:
-        """Put sitemap URLs in the frontier, scored as the strategy scores seeds
-        (entry points, at depth 0); how many were new."""
-        fresh = [url for url in sitemaps if self.frontier.state(url) is None]
+    def enter(self, urls: Sequence[str], parent: str, kind: float = SITEMAP) -> int:
+        """Put sitemap (or feed) URLs in the frontier, scored as the strategy scores
+        seeds (entry points, at depth 0); how many were new."""
+        fresh = [url for url in dict.fromkeys(urls) if self.frontier.state(url) is None]
         scores = {u.url: u.score for u in self.strategy.seed_scores(fresh) if u.column == "score"}
         for url in fresh:
             self.frontier.add(url, scores.get(url, 0.0), depth=0, parent=parent, host=host_of(url), merge=Merge.KEEP)
         if fresh:
-            self.frontier.update_values(SITEMAP, [(url, 1.0) for url in fresh], Merge.SET)
-            self.counters["sitemaps_found"] += len(fresh)
+            self.frontier.update_values(DISCOVERED, [(url, kind) for url in fresh], Merge.SET)
+            self.counters["sitemaps_found" if kind == SITEMAP else "feeds_found"] += len(fresh)
         return len(fresh)
 
     def announced(self, result: FetchResult) -> None:
         """The sitemaps a result's robots.txt named (``FetchResult.sitemaps``)."""
-        if result.sitemaps:
+        if result.sitemaps and self.settings.read_sitemaps:
             self.enter(result.sitemaps, robots_url(result.final_url))
 
-    def read(self, result: FetchResult, url: str) -> SitemapPage | None:
-        """The fetched sitemap ``url`` as a page whose links are its URLs (an index's
-        sitemaps are entered as sitemaps instead); None if ``url`` is not a sitemap."""
-        if self.frontier.value(url, SITEMAP) != 1.0:
-            return None
+    def take_feeds(self, page: Page) -> None:
+        """The feeds ``page`` names leave its links and enter the frontier as feeds."""
+        if not self.settings.read_feeds or not any(link.hreflang == "feed" for link in page.links):
+            return
+        self.enter([link.url for link in page.links if link.hreflang == "feed"], page.url, FEED)
+        page.links = [link for link in page.links if link.hreflang != "feed"]
+
+    def read(self, result: FetchResult, url: str) -> SourcePage | None:
+        """The fetched sitemap or feed ``url`` as a page whose links are its URLs (an
+        index's sitemaps are entered as sitemaps instead); None if it is neither."""
+        kind = self.frontier.value(url, DISCOVERED)
+        if kind == SITEMAP:
+            return self._sitemap(result, url)
+        if kind == FEED or (self.settings.read_feeds and result.content_type in FEED_CONTENT_TYPES):
+            return self._feed(result, url)
+        return None
+
+    def _feed(self, result: FetchResult, url: str) -> SourcePage:
+        feed = read_feed(result.body, url, result.content_type, context_words=self.context_words)
+        if feed.error is not None:
+            self.counters["feed_errors"] += 1
+            log.warning("feed %s: %s (%d entries read)", url, feed.error.splitlines()[0], len(feed.links))
+        if feed.cut or result.truncated:
+            self.counters["feed_cut"] += 1
+            log.info("feed %s: read to its first %d entries", url, len(feed.links))
+        page = Page(url=url, title=feed.title, status=result.status, content_type=result.content_type,
+                    headers=result.headers, links=feed.links)  # fmt: skip
+        return SourcePage(page, "feed", feed.version or "not-a-feed")
+
+    def _sitemap(self, result: FetchResult, url: str) -> SourcePage:
         reader = SitemapReader()
         entries: list[SitemapEntry] = []
         body = result.body
@@ -119,7 +151,7 @@ class SitemapDiscovery:
             self.enter(list(targets), url)
             targets = {}
         page.links = [Link(target) for target in targets]
-        return SitemapPage(page, reader.kind or "not-a-sitemap", targets)
+        return SourcePage(page, "sitemap", reader.kind or "not-a-sitemap", targets)
 
     def _targets(self, entries: list[SitemapEntry], url: str, host: str) -> dict[str, SitemapEntry]:
         """The entries' URLs, normalised, on the sitemap's host, within the host's cap."""
@@ -159,10 +191,12 @@ class SitemapDiscovery:
 
 
 @dataclass(slots=True)
-class SitemapPage:
-    """A sitemap read: the page of its URLs, what it was (``urlset``, ``sitemapindex``,
-    ``not-a-sitemap``...), the hints of its URLs."""
+class SourcePage:
+    """A sitemap or feed read: the page of its URLs, its pages.jsonl ``key``
+    (``sitemap``, ``feed``) and what it was (``urlset``, ``sitemapindex``, ``rss20``,
+    ``not-a-sitemap``...), the sitemap hints of its URLs."""
 
     page: Page
+    key: str
     kind: str
     hints: dict[str, SitemapEntry] = field(default_factory=dict)

@@ -15,14 +15,14 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from focuscrawl.discovery import SitemapDiscovery
+from focuscrawl.discovery import Discovery
 from focuscrawl.frontier.base import FrontierStore
 from focuscrawl.output.writers import JsonlOutput, WarcOutput
 from focuscrawl.parse.html import page_from_fetch
 from focuscrawl.parse.manners import NONE, Manners, MannersPolicy
 from focuscrawl.provenance import decision_record
 from focuscrawl.relevance.base import RelevanceModel, judge
-from focuscrawl.settings import SITEMAP_CONTENT_TYPES, Settings
+from focuscrawl.settings import DISCOVERY_CONTENT_TYPES, Settings
 from focuscrawl.stats import CrawlStats
 from focuscrawl.strategies.base import Strategy
 from focuscrawl.strategies.filters import LinkFilter, Verdict
@@ -121,9 +121,9 @@ class Recorder:
         self.results = 0  # results recorded, skipped ones included (the decision log's n)
         self.recrawls = recrawls if recrawls is not None else Recrawls(frontier)
         self.manners = MannersPolicy(settings.fetch, stats.counters)
-        self.sitemaps = (
-            SitemapDiscovery(settings.fetch, frontier, strategy, stats.counters)
-            if settings.fetch.read_sitemaps else None
+        self.discovery = (
+            Discovery(settings, frontier, strategy, stats.counters)
+            if settings.fetch.read_sitemaps or settings.fetch.read_feeds else None
         )  # fmt: skip
         # a page is parsed in full only for a reader of more than its links (a third of the cost)
         self.links_only = not (
@@ -170,23 +170,23 @@ class Recorder:
             return self._failed(queued, result.error, record)
         self._archive(queued.url, result, item.recrawl)
         self.frontier.mark(queued.url, URLState.FETCHED)
-        if self.sitemaps is not None:
-            self.sitemaps.announced(result)  # the host's sitemaps, when this result first knows them
+        if self.discovery is not None:
+            self.discovery.announced(result)  # the host's sitemaps, when this result first knows them
         if record.final_url:
             queued = self._merge_redirect_target(queued, result.final_url)
         if result.error is not None or not (200 <= result.status < 300):  # an answer, not a page
             counters[f"status_{result.status}" if result.error is None else f"error_{result.error}"] += 1
             return self._failed(queued, result.error or f"status-{result.status}", record)
-        sitemap = None
+        source = None  # a sitemap or feed
         try:
-            if self.sitemaps is not None and result.content_type in SITEMAP_CONTENT_TYPES:
-                sitemap = self.sitemaps.read(result, queued.url)
-                if sitemap is None:  # XML that is no sitemap of the crawl's
+            if self.discovery is not None and result.content_type in DISCOVERY_CONTENT_TYPES:
+                source = self.discovery.read(result, queued.url)
+                if source is None:  # XML that is no sitemap or feed of the crawl's
                     counters["error_content-type"] += 1
                     record.error = "content-type"
                     return self._failed(queued, "content-type", record)
-                record.extra["sitemap"] = sitemap.kind
-            page = sitemap.page if sitemap is not None else page_from_fetch(
+                record.extra[source.key] = source.kind
+            page = source.page if source is not None else page_from_fetch(
                 result,
                 context_words=self.settings.parse.context_words,
                 max_links=self.settings.scope.max_links_per_page,
@@ -201,7 +201,7 @@ class Recorder:
         manners = self.manners.read(page)
         if manners.noindex:  # archived, marked, and not one of the crawl's relevant pages
             record.extra["noindex"] = True
-        verdict = self._judge(page, record, counted=not manners.noindex) if sitemap is None else Verdict()
+        verdict = self._judge(page, record, counted=not manners.noindex) if source is None else Verdict()
         page.relevance, page.relevant = verdict.relevance, verdict.relevant
         record.out_links = len(page.links)
         record.title = page.title or None
@@ -209,12 +209,14 @@ class Recorder:
         if page.canonical and page.canonical != page.url:
             record.extra["canonical"] = page.canonical  # <link rel="canonical">, another URL
         self.pages.write(record)
+        if self.discovery is not None and not manners.nofollow:
+            self.discovery.take_feeds(page)
         links, dropped = self.filter_links(page, queued, verdict, manners)
         page.links = links  # the page is the strategy's from here (no copy of all its fields)
         decision = self.strategy.on_page(page, verdict.relevance, queued)
         self._decide("page", decision, queued, relevance=verdict.relevance, dropped=dropped)
-        if sitemap is not None and self.sitemaps is not None:
-            self.sitemaps.keep_hints(sitemap.hints)
+        if source is not None and self.discovery is not None:
+            self.discovery.keep_hints(source.hints)
 
     def _failed(self, queued: QueuedURL, reason: str, record: PageRecord | None) -> None:
         """The one path of a result that gave no page: its line in pages.jsonl (none for

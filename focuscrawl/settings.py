@@ -25,8 +25,11 @@ from focuscrawl.params import build_params
 DEFAULT_USER_AGENT = "focuscrawl/0.1 (+https://github.com/focuscrawl/focuscrawl; research crawler)"
 
 
-# what a sitemap is served as (fetched besides fetch.content_types when fetch.read_sitemaps)
-SITEMAP_CONTENT_TYPES = ("application/xml", "text/xml", "application/gzip", "application/x-gzip")
+# what sitemaps and feeds are served as (fetched besides fetch.content_types when
+# fetch.read_sitemaps or read_feeds; read only from a URL entered as one, or a feed's type)
+FEED_CONTENT_TYPES = ("application/rss+xml", "application/atom+xml")
+DISCOVERY_CONTENT_TYPES = ("application/xml", "text/xml", "application/gzip", "application/x-gzip",
+                           *FEED_CONTENT_TYPES)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,7 @@ class FetchSettings:
     read_sitemaps: bool = True
     guess_sitemap: bool = False
     sitemap_urls_per_host: int = 50_000  # URLs taken from a host's sitemaps at most (0: no cap)
+    read_feeds: bool = True  # RSS and Atom feeds a page names: fetched, their entries links
     obey_crawl_delay: bool = True  # robots.txt Crawl-delay raises ``delay`` for that host
     max_crawl_delay: float = 30.0  # cap on what a robots.txt may ask for
     max_redirects: int = 5

@@ -12,9 +12,9 @@ from typing import Any
 from aiohttp import web
 
 from focuscrawl.api import crawl_async
-from focuscrawl.discovery import CHANGEFREQ, LASTMOD, PRIORITY, SitemapDiscovery
+from focuscrawl.discovery import CHANGEFREQ, LASTMOD, PRIORITY, Discovery
 from focuscrawl.frontier.memory import MemoryFrontier
-from focuscrawl.settings import FetchSettings
+from focuscrawl.settings import Settings
 from focuscrawl.strategies.bfs import BreadthFirstStrategy
 from focuscrawl.types import FetchResult
 from tests.sites import Handler, html, serve
@@ -99,7 +99,7 @@ async def test_sitemaps_setting_and_host_cap(tmp_path: Path) -> None:
 
 def test_hints_are_kept_in_columns() -> None:
     frontier, counters = MemoryFrontier(), Counter[str]()
-    discovery = SitemapDiscovery(FetchSettings(), frontier, BreadthFirstStrategy(), counters)
+    discovery = Discovery(Settings(), frontier, BreadthFirstStrategy(), counters)
     assert discovery.enter(["http://a.org/s.xml"], "http://a.org/robots.txt") == 1
     body = (f"<urlset {NS}><url><loc>http://a.org/x</loc><lastmod>1970-01-02T00:00:00Z</lastmod>"
             "<changefreq>weekly</changefreq><priority>0.25</priority></url></urlset>").encode()  # fmt: skip
@@ -111,3 +111,47 @@ def test_hints_are_kept_in_columns() -> None:
     assert [frontier.value("http://a.org/x", c) for c in (LASTMOD, CHANGEFREQ, PRIORITY)] == [86400.0, 7.0, 0.25]
     not_one = discovery.read(FetchResult("http://a.org/y.xml", "http://a.org/y.xml", 200, body=body), "http://a.org/y.xml")
     assert not_one is None
+
+
+def _rss(*items: tuple[str, str]) -> str:
+    entries = "".join(f"<item><title>{t}</title><link>{{base}}{u}</link><description>about {t}</description></item>"
+                      for t, u in items)  # fmt: skip
+    return f'<?xml version="1.0"?><rss version="2.0"><channel><title>News</title>{entries}</channel></rss>'
+
+
+FEED_ROUTES = {
+    "/": html('<link rel="alternate" type="application/rss+xml" href="/feed.xml">'
+              '<link rel="alternate" type="application/atom+xml" href="/big.atom">'
+              '<link rel="alternate" type="application/rss+xml" href="/broken.rss"><p>home</p>'),
+    "/feed.xml": _served(_rss(("Cats", "/f1.html"), ("Dogs", "/f2.html"), ("Cats again", "/f1.html")),
+                         "application/rss+xml"),
+    "/big.atom": _served('<feed xmlns="http://www.w3.org/2005/Atom"><title>Big</title>'
+                         + "".join(f'<entry><title>e{i}</title><link href="{{base}}/big/{i}.html"/></entry>'
+                                   for i in range(20_000)) + "</feed>", "application/atom+xml"),
+    "/broken.rss": _served(_rss(("Fish", "/f3.html"))[:-40], "text/xml"),
+}  # fmt: skip
+
+
+async def test_feeds_a_page_names_are_read(tmp_path: Path) -> None:
+    async with serve(FEED_ROUTES, fallback=html("<p>leaf</p>")) as site:
+        await crawl_async(
+            tmp_path / "run", [site.url("/")],
+            overrides={"crawl": {"max_pages": 12}, "fetch": {"delay": 0, "allow_private": ("127.0.0.1",)}},
+        )  # fmt: skip
+        paths = set(site.paths())
+        origin = site.url("")
+    rows = {}
+    for line in (tmp_path / "run" / "pages.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        rows[row["url"].removeprefix(origin)] = (row["parent"] or "").removeprefix(origin), row
+    counters = Counter(json.loads((tmp_path / "run" / "run.json").read_text())["summary"]["counters"])
+    assert {"/feed.xml", "/big.atom", "/broken.rss", "/f1.html", "/f2.html"} <= paths
+    assert rows["/feed.xml"][0] == "/"
+    assert (rows["/f1.html"][0], rows["/f2.html"][0]) == ("/feed.xml", "/feed.xml")
+    assert (rows["/feed.xml"][1]["feed"], rows["/feed.xml"][1]["out_links"]) == ("rss20", 2)
+    assert rows["/big.atom"][1]["feed"] == "atom10"
+    assert counters["feeds_found"] == 3
+    assert counters["feed_cut"] == 1  # the big feed: read to its first entries
+    assert 0 < rows["/big.atom"][1]["out_links"] <= 1000
+    assert counters["feed_errors"] == 1  # the broken one: its entries before the fault are kept
+    assert rows["/broken.rss"][1]["out_links"] == 1

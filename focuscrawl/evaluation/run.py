@@ -197,8 +197,8 @@ def evaluate_run(
     n = len(rows)
     is_page = [RunPages.is_page(r) for r in rows]
     verdicts = [judge(RunPages.content_url(r)) if ok else None for r, ok in zip(rows, is_page, strict=True)]
-    # a noindex page or a sitemap (issue 36) is fetched, archived and marked: not one of the rates' pages
-    counted = [ok and not (skip_unlabelled and v is None) and not (r.get("noindex") or r.get("sitemap"))
+    # a noindex page, a sitemap or a feed (issue 36) is fetched, archived and marked: not one of the rates' pages
+    counted = [ok and not (skip_unlabelled and v is None) and not (r.get("noindex") or r.get("sitemap") or r.get("feed"))
                for ok, v, r in zip(is_page, verdicts, rows, strict=True)]  # fmt: skip
     rel = [bool(v) for v in verdicts]
     # curves over the budget: harvest among the pages fetched so far

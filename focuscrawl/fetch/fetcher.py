@@ -32,7 +32,7 @@ from focuscrawl.fetch.transport import (
     accept_encoding,
     flat_headers,
 )
-from focuscrawl.settings import SITEMAP_CONTENT_TYPES, FetchSettings
+from focuscrawl.settings import DISCOVERY_CONTENT_TYPES, FetchSettings
 from focuscrawl.types import FetchResult
 from focuscrawl.urls import host_of, hostname_of, normalize_url
 
@@ -133,8 +133,8 @@ class HttpFetcher:
         )  # fmt: skip
         self._robots = RobotsCache(self._download_robots, settings.robots_cache_size)
         self._types = frozenset(t.strip().lower() for t in settings.content_types)
-        if settings.read_sitemaps and self._types:
-            self._types |= frozenset(SITEMAP_CONTENT_TYPES)
+        if (settings.read_sitemaps or settings.read_feeds) and self._types:
+            self._types |= frozenset(DISCOVERY_CONTENT_TYPES)
         self._sitemaps_told: set[str] = set()  # hosts whose sitemaps a result has given
         types = [t for t in settings.content_types if t.strip()]
         self._headers = {

@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 
 from selectolax.lexbor import LexborNode as Node
 
+from focuscrawl.settings import FEED_CONTENT_TYPES
 from focuscrawl.types import Link
 from focuscrawl.urls import normalize_url
 
 __all__ = ["FEED_TYPES", "HeadLinks", "head_links"]
 
-FEED_TYPES = frozenset({"application/rss+xml", "application/atom+xml", "application/feed+json"})
+FEED_TYPES = frozenset(FEED_CONTENT_TYPES)
 _MAX_HEAD_LINKS = 500  # alternates read per page at most
 
 
