@@ -131,7 +131,8 @@ class ArchiveWeb:
         headers = response.headers
         if response.status == 200:  # every archived page has validators, and answers 304s
             etag, last_modified = validators(response)
-            headers = [*headers, *(f for f in (("ETag", etag), ("Last-Modified", last_modified))
+            # spelt as aiohttp spells the names it knows, so live and simulated crawls see one head
+            headers = [*headers, *(f for f in (("Etag", etag), ("Last-Modified", last_modified))
                                    if f[1] and not response.header(f[0]))]  # fmt: skip
             if conditional and not_modified(conditional, etag, last_modified):
                 kept = [f for f in headers if f[0].lower() not in _NOT_IN_304]
