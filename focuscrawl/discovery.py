@@ -27,7 +27,7 @@ from focuscrawl.fetch.robots import robots_url
 from focuscrawl.frontier.base import FrontierStore
 from focuscrawl.parse.feeds import read_feed
 from focuscrawl.parse.sitemaps import SitemapEntry, SitemapReader
-from focuscrawl.settings import FEED_CONTENT_TYPES, Settings
+from focuscrawl.settings import DISCOVERY_CONTENT_TYPES, FEED_CONTENT_TYPES, Settings
 from focuscrawl.strategies.base import Strategy
 from focuscrawl.types import FetchResult, Link, Merge, Page
 from focuscrawl.urls import host_of, normalize_url
@@ -79,7 +79,9 @@ class Discovery:
         self.strategy = strategy
         self.counters = counters
         self.per_host: Counter[str] = Counter()  # URLs taken from each host's sitemaps
-        frontier.ensure_columns((DISCOVERED, LASTMOD, CHANGEFREQ, PRIORITY))
+        self.on = self.settings.read_sitemaps or self.settings.read_feeds
+        if self.on:  # (8 bytes a URL each: only for a crawl that reads them)
+            frontier.ensure_columns((DISCOVERED, LASTMOD, CHANGEFREQ, PRIORITY))
 
     def enter(self, urls: Sequence[str], parent: str, kind: float = SITEMAP) -> int:
         """Put sitemap (or feed) URLs in the frontier, scored as the strategy scores
@@ -107,13 +109,16 @@ class Discovery:
 
     def read(self, result: FetchResult, url: str) -> SourcePage | None:
         """The fetched sitemap or feed ``url`` as a page whose links are its URLs (an
-        index's sitemaps are entered as sitemaps instead); None if it is neither."""
+        index's sitemaps are entered as sitemaps instead); None for an HTML page, and
+        a source without a ``key`` for a sitemap or feed type from another URL."""
+        if not self.on or result.content_type not in DISCOVERY_CONTENT_TYPES:
+            return None
         kind = self.frontier.value(url, DISCOVERED)
         if kind == SITEMAP:
             return self._sitemap(result, url)
         if kind == FEED or (self.settings.read_feeds and result.content_type in FEED_CONTENT_TYPES):
             return self._feed(result, url)
-        return None
+        return SourcePage(Page(url=url), "", "")
 
     def _feed(self, result: FetchResult, url: str) -> SourcePage:
         feed = read_feed(result.body, url, result.content_type, context_words=self.context_words)
@@ -174,11 +179,11 @@ class Discovery:
                 out[target] = entry
         return out
 
-    def keep_hints(self, hints: dict[str, SitemapEntry]) -> None:
-        """lastmod, changefreq and priority in frontier columns, for the URLs of ``hints``
-        in the frontier (once the sitemap's links are in it)."""
+    def keep_hints(self, source: SourcePage) -> None:
+        """lastmod, changefreq and priority of a sitemap's URLs in frontier columns, for
+        those in the frontier (once the sitemap's links are in it)."""
         columns: dict[str, list[tuple[str, float]]] = {LASTMOD: [], CHANGEFREQ: [], PRIORITY: []}
-        for target, entry in hints.items():
+        for target, entry in source.hints.items():
             if entry.lastmod is not None and (moment := lastmod_time(entry.lastmod)) is not None:
                 columns[LASTMOD].append((target, moment))
             if entry.changefreq is not None:

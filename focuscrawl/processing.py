@@ -13,7 +13,7 @@ import hashlib
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from focuscrawl.discovery import Discovery
 from focuscrawl.frontier.base import FrontierStore
@@ -21,8 +21,10 @@ from focuscrawl.output.writers import JsonlOutput, WarcOutput
 from focuscrawl.parse.html import page_from_fetch
 from focuscrawl.parse.manners import NONE, Manners, MannersPolicy
 from focuscrawl.provenance import decision_record
+from focuscrawl.recrawls import InFlight as InFlight  # (re-exported: they were defined here)
+from focuscrawl.recrawls import Recrawls as Recrawls
 from focuscrawl.relevance.base import RelevanceModel, judge
-from focuscrawl.settings import DISCOVERY_CONTENT_TYPES, Settings
+from focuscrawl.settings import Settings
 from focuscrawl.stats import CrawlStats
 from focuscrawl.strategies.base import Strategy
 from focuscrawl.strategies.filters import LinkFilter, Verdict
@@ -58,37 +60,6 @@ def digest52(body: bytes) -> float:
     return float(int.from_bytes(hashlib.sha1(body).digest()[:7], "big") >> 4)
 
 
-@dataclass(slots=True)
-class InFlight:
-    """A URL taken from the frontier, with what the engine must know when it returns."""
-
-    queued: QueuedURL
-    recrawl: bool = False
-
-
-class Recrawls:
-    """Fetched URLs a strategy asked to fetch again: queued until the scheduler takes them."""
-
-    def __init__(self, frontier: FrontierStore, pending: Iterable[str] = ()) -> None:
-        self.frontier = frontier
-        self.pending: set[str] = set(pending)
-
-    def queue(self, url: str) -> bool:
-        """Queue a fetched URL again (False: it is not fetched, nothing to do)."""
-        if self.frontier.state(url) != URLState.FETCHED:
-            return False
-        self.frontier.mark(url, URLState.QUEUED)
-        self.pending.add(url)
-        return True
-
-    def taken(self, url: str) -> bool:
-        """``url`` was taken from the queue: True if it is a re-crawl."""
-        if url in self.pending:
-            self.pending.discard(url)
-            return True
-        return False
-
-
 class Recorder:
     """Turns fetch results into records, frontier changes and decision-log lines."""
 
@@ -121,10 +92,7 @@ class Recorder:
         self.results = 0  # results recorded, skipped ones included (the decision log's n)
         self.recrawls = recrawls if recrawls is not None else Recrawls(frontier)
         self.manners = MannersPolicy(settings.fetch, stats.counters)
-        self.discovery = (
-            Discovery(settings, frontier, strategy, stats.counters)
-            if settings.fetch.read_sitemaps or settings.fetch.read_feeds else None
-        )  # fmt: skip
+        self.discovery = Discovery(settings, frontier, strategy, stats.counters)  # sitemaps, feeds
         # a page is parsed in full only for a reader of more than its links (a third of the cost)
         self.links_only = not (
             strategy.needs_text or model is not None or any(f.needs_text for f in self.filters)
@@ -170,22 +138,18 @@ class Recorder:
             return self._failed(queued, result.error, record)
         self._archive(queued.url, result, item.recrawl)
         self.frontier.mark(queued.url, URLState.FETCHED)
-        if self.discovery is not None:
-            self.discovery.announced(result)  # the host's sitemaps, when this result first knows them
+        self.discovery.announced(result)  # the host's sitemaps, when this result first knows them
         if record.final_url:
             queued = self._merge_redirect_target(queued, result.final_url)
         if result.error is not None or not (200 <= result.status < 300):  # an answer, not a page
             counters[f"status_{result.status}" if result.error is None else f"error_{result.error}"] += 1
             return self._failed(queued, result.error or f"status-{result.status}", record)
-        source = None  # a sitemap or feed
         try:
-            if self.discovery is not None and result.content_type in DISCOVERY_CONTENT_TYPES:
-                source = self.discovery.read(result, queued.url)
-                if source is None:  # XML that is no sitemap or feed of the crawl's
-                    counters["error_content-type"] += 1
-                    record.error = "content-type"
-                    return self._failed(queued, "content-type", record)
-                record.extra[source.key] = source.kind
+            source = self.discovery.read(result, queued.url)  # a sitemap or feed, or None
+            if source is not None and not source.key:  # XML that is no sitemap or feed of the crawl's
+                counters["error_content-type"] += 1
+                record.error = "content-type"
+                return self._failed(queued, "content-type", record)
             page = source.page if source is not None else page_from_fetch(
                 result,
                 context_words=self.settings.parse.context_words,
@@ -208,15 +172,17 @@ class Recorder:
         record.lang = page.lang or None
         if page.canonical and page.canonical != page.url:
             record.extra["canonical"] = page.canonical  # <link rel="canonical">, another URL
+        if source is not None:
+            record.extra[source.key] = source.kind  # "sitemap": "urlset"...
         self.pages.write(record)
-        if self.discovery is not None and not manners.nofollow:
+        if not manners.nofollow:
             self.discovery.take_feeds(page)
         links, dropped = self.filter_links(page, queued, verdict, manners)
         page.links = links  # the page is the strategy's from here (no copy of all its fields)
         decision = self.strategy.on_page(page, verdict.relevance, queued)
         self._decide("page", decision, queued, relevance=verdict.relevance, dropped=dropped)
-        if source is not None and self.discovery is not None:
-            self.discovery.keep_hints(source.hints)
+        if source is not None:
+            self.discovery.keep_hints(source)
 
     def _failed(self, queued: QueuedURL, reason: str, record: PageRecord | None) -> None:
         """The one path of a result that gave no page: its line in pages.jsonl (none for
@@ -280,8 +246,7 @@ class Recorder:
     def filter_links(
         self, page: Page, queued: QueuedURL, verdict: Verdict, manners: Manners = NONE
     ) -> tuple[list[Link], Counter[str]]:
-        """The out-links that may enter the frontier: the page's manners, scope rules,
-        then the crawl's filters."""
+        """The out-links that may enter the frontier: manners, scope rules, then the filters."""
         dropped: Counter[str] = Counter()
         depth = queued.depth + 1
         max_per_host = self.settings.scope.max_pages_per_host

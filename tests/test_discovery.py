@@ -103,14 +103,19 @@ def test_hints_are_kept_in_columns() -> None:
     assert discovery.enter(["http://a.org/s.xml"], "http://a.org/robots.txt") == 1
     body = (f"<urlset {NS}><url><loc>http://a.org/x</loc><lastmod>1970-01-02T00:00:00Z</lastmod>"
             "<changefreq>weekly</changefreq><priority>0.25</priority></url></urlset>").encode()  # fmt: skip
-    read = discovery.read(FetchResult("http://a.org/s.xml", "http://a.org/s.xml", 200, body=body), "http://a.org/s.xml")
+    xml = "application/xml"
+    read = discovery.read(FetchResult("http://a.org/s.xml", "http://a.org/s.xml", 200, body=body, content_type=xml), "http://a.org/s.xml")
     assert read is not None
     assert [link.url for link in read.page.links] == ["http://a.org/x"]
     frontier.add("http://a.org/x", 1.0, depth=1, parent="http://a.org/s.xml", host="a.org")
-    discovery.keep_hints(read.hints)
+    discovery.keep_hints(read)
     assert [frontier.value("http://a.org/x", c) for c in (LASTMOD, CHANGEFREQ, PRIORITY)] == [86400.0, 7.0, 0.25]
-    not_one = discovery.read(FetchResult("http://a.org/y.xml", "http://a.org/y.xml", 200, body=body), "http://a.org/y.xml")
-    assert not_one is None
+    # XML from a URL not entered as a sitemap or feed: a source without a key (not a page)
+    not_one = discovery.read(FetchResult("http://a.org/y.xml", "http://a.org/y.xml", 200, body=body, content_type=xml), "http://a.org/y.xml")
+    assert not_one is not None
+    assert not_one.key == ""
+    html_page = FetchResult("http://a.org/s.xml", "http://a.org/s.xml", 200, body=body, content_type="text/html")
+    assert discovery.read(html_page, "http://a.org/s.xml") is None
 
 
 def _rss(*items: tuple[str, str]) -> str:
