@@ -21,8 +21,7 @@ from focuscrawl.output.writers import JsonlOutput, WarcOutput
 from focuscrawl.parse.html import page_from_fetch
 from focuscrawl.parse.manners import NONE, Manners, MannersPolicy
 from focuscrawl.provenance import decision_record
-from focuscrawl.recrawls import InFlight as InFlight  # (re-exported: they were defined here)
-from focuscrawl.recrawls import Recrawls as Recrawls
+from focuscrawl.recrawls import InFlight, Recrawls
 from focuscrawl.relevance.base import RelevanceModel, judge
 from focuscrawl.settings import Settings
 from focuscrawl.stats import CrawlStats
