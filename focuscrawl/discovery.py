@@ -118,6 +118,7 @@ class Discovery:
             return self._sitemap(result, url)
         if kind == FEED or (self.settings.read_feeds and result.content_type in FEED_CONTENT_TYPES):
             return self._feed(result, url)
+        self.counters["error_content-type"] += 1
         return SourcePage(Page(url=url), "", "")
 
     def _feed(self, result: FetchResult, url: str) -> SourcePage:

@@ -135,7 +135,8 @@ class Recorder:
             counters[f"error_{result.error}"] += 1
             self.frontier.mark(queued.url, URLState.FAILED)
             return self._failed(queued, result.error, record)
-        self._archive(queued.url, result, item.recrawl)
+        if self._archive(queued.url, result, item.recrawl):  # a re-crawl that found the same payload
+            record.extra["unchanged"] = True
         self.frontier.mark(queued.url, URLState.FETCHED)
         self.discovery.announced(result)  # the host's sitemaps, when this result first knows them
         if record.final_url:
@@ -145,8 +146,7 @@ class Recorder:
             return self._failed(queued, result.error or f"status-{result.status}", record)
         try:
             source = self.discovery.read(result, queued.url)  # a sitemap or feed, or None
-            if source is not None and not source.key:  # XML that is no sitemap or feed of the crawl's
-                counters["error_content-type"] += 1
+            if source is not None and not source.key:  # XML that is no sitemap or feed (counted)
                 record.error = "content-type"
                 return self._failed(queued, "content-type", record)
             page = source.page if source is not None else page_from_fetch(
@@ -205,18 +205,18 @@ class Recorder:
         self.frontier.update_values(RELEVANCE, [(page.url, relevance)], Merge.SET)
         return Verdict(relevance, relevant)
 
-    def _archive(self, url: str, result: FetchResult, recrawl: bool) -> None:
-        """The WARC record: a response, or a revisit when a re-crawl found the same payload."""
-        if not self.strategy.recrawls:
-            self.warc.write(result)
-            return
-        digest = digest52(result.body)
-        if recrawl and self.frontier.value(url, DIGEST) == digest:
+    def _archive(self, url: str, result: FetchResult, recrawl: bool) -> bool:
+        """The WARC record: a response, or a revisit (True) when a re-crawl found the same payload."""
+        digest = digest52(result.body) if self.strategy.recrawls else None
+        unchanged = recrawl and digest is not None and self.frontier.value(url, DIGEST) == digest
+        if unchanged:
             self.warc.write_revisit(result)
             self.stats.counters["recrawls_unchanged"] += 1
         else:
             self.warc.write(result)
-        self.frontier.update_values(DIGEST, [(url, digest)], Merge.SET)
+        if digest is not None:
+            self.frontier.update_values(DIGEST, [(url, digest)], Merge.SET)
+        return unchanged
 
     def _merge_redirect_target(self, queued: QueuedURL, final_url: str) -> QueuedURL:
         """The page now known under its final URL is not fetched a second time, and

@@ -39,6 +39,7 @@ class RunPages:
     strategy: str
     rows: list[dict[str, Any]] = field(default_factory=list)
     recrawls: int = 0
+    recrawls_unchanged: int = 0  # re-visits that found the payload unchanged
     bad_lines: int = 0
     elapsed: float = 0.0
 
@@ -100,6 +101,7 @@ def _read_pages(path: Path, run: RunPages) -> None:
                 run.bad_lines += 1
             elif row.get("recrawl"):
                 run.recrawls += 1
+                run.recrawls_unchanged += bool(row.get("unchanged"))
             else:
                 run.rows.append(row)
 
@@ -218,6 +220,8 @@ def evaluate_run(
     out: dict[str, Any] = {
         "run": str(run.path), "strategy": run.strategy, "fetched": n,
         "pages": len(page_rows), "relevant": sum(page_rel), "recrawls": run.recrawls,
+        # the share of re-visits that found a change (issue 36; None without re-visits)
+        "recrawls_changed": 1 - run.recrawls_unchanged / run.recrawls if run.recrawls else None,
         "unlabelled": sum(1 for ok, v in zip(is_page, verdicts, strict=True) if ok and v is None),
         "bad_lines": run.bad_lines, "elapsed": run.elapsed,
         "harvest_rate": harvest_rate(page_rel),
