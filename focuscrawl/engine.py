@@ -38,8 +38,9 @@ from focuscrawl.frontier.base import FrontierStore
 from focuscrawl.gc_tuning import crawl_gc
 from focuscrawl.output.lock import RunLock
 from focuscrawl.output.writers import JsonlOutput, WarcOutput
-from focuscrawl.processing import DIGEST, RELEVANCE, Recorder, Recrawls
+from focuscrawl.processing import DIGEST, RELEVANCE, Recorder
 from focuscrawl.provenance import DECISIONS_NAME
+from focuscrawl.recrawls import Recrawls
 from focuscrawl.relevance.base import RelevanceModel
 from focuscrawl.scheduler import Scheduler, Slot, make_scheduler
 from focuscrawl.settings import Settings, ordered_schedule, scope_settings, window_size

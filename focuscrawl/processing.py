@@ -14,13 +14,16 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
+from focuscrawl.discovery import Discovery
 from focuscrawl.frontier.base import FrontierStore
 from focuscrawl.output.writers import JsonlOutput, WarcOutput
+from focuscrawl.parse.manners import NONE, Manners, MannersPolicy
 from focuscrawl.parse.page_duplicates import PageDuplicates
 from focuscrawl.parse.pdf import PAGES, PdfError, page_from_result
 from focuscrawl.provenance import decision_record
+from focuscrawl.recrawls import InFlight, Recrawls
 from focuscrawl.relevance.base import RelevanceModel, judge
 from focuscrawl.settings import Settings
 from focuscrawl.stats import CrawlStats
@@ -60,37 +63,6 @@ def digest52(body: bytes) -> float:
     return float(int.from_bytes(hashlib.sha1(body).digest()[:7], "big") >> 4)
 
 
-@dataclass(slots=True)
-class InFlight:
-    """A URL taken from the frontier, with what the engine must know when it returns."""
-
-    queued: QueuedURL
-    recrawl: bool = False
-
-
-class Recrawls:
-    """Fetched URLs a strategy asked to fetch again: queued until the scheduler takes them."""
-
-    def __init__(self, frontier: FrontierStore, pending: Iterable[str] = ()) -> None:
-        self.frontier = frontier
-        self.pending: set[str] = set(pending)
-
-    def queue(self, url: str) -> bool:
-        """Queue a fetched URL again (False: it is not fetched, nothing to do)."""
-        if self.frontier.state(url) != URLState.FETCHED:
-            return False
-        self.frontier.mark(url, URLState.QUEUED)
-        self.pending.add(url)
-        return True
-
-    def taken(self, url: str) -> bool:
-        """``url`` was taken from the queue: True if it is a re-crawl."""
-        if url in self.pending:
-            self.pending.discard(url)
-            return True
-        return False
-
-
 class Recorder:
     """Turns fetch results into records, frontier changes and decision-log lines."""
 
@@ -122,6 +94,8 @@ class Recorder:
         self.round = 0  # layered mode: the round (layer) being fetched
         self.results = 0  # results recorded, skipped ones included (the decision log's n)
         self.recrawls = recrawls if recrawls is not None else Recrawls(frontier)
+        self.manners = MannersPolicy(settings.fetch, stats.counters)
+        self.discovery = Discovery(settings, frontier, strategy, stats.counters)  # sitemaps, feeds
         # a page is parsed in full only for a reader of more than its links (a third of the cost)
         self.links_only = not (
             strategy.needs_text or model is not None or any(f.needs_text for f in self.filters)
@@ -166,15 +140,21 @@ class Recorder:
             counters[f"error_{result.error}"] += 1
             self.frontier.mark(queued.url, URLState.FAILED)
             return self._failed(queued, result.error, record)
-        self._archive(queued.url, result, item.recrawl)
+        if self._archive(queued.url, result, item.recrawl):  # a re-crawl that found the same payload
+            record.extra["unchanged"] = True
         self.frontier.mark(queued.url, URLState.FETCHED)
+        self.discovery.announced(result)  # the host's sitemaps, when this result first knows them
         if record.final_url:
             queued = self._merge_redirect_target(queued, result.final_url)
         if result.error is not None or not (200 <= result.status < 300):  # an answer, not a page
             counters[f"status_{result.status}" if result.error is None else f"error_{result.error}"] += 1
             return self._failed(queued, result.error or f"status-{result.status}", record)
-        try:  # HTML, or a PDF (parse.pdf)
-            page = page_from_result(
+        try:  # a sitemap or a feed, HTML, or a PDF (parse.pdf)
+            source = self.discovery.read(result, queued.url)  # a sitemap or feed, or None
+            if source is not None and not source.key:  # XML that is no sitemap or feed (counted)
+                record.error = "content-type"
+                return self._failed(queued, "content-type", record)
+            page = source.page if source is not None else page_from_result(
                 result, self.settings.parse, max_links=self.settings.scope.max_links_per_page,
                 links_only=self.links_only,
             )  # fmt: skip
@@ -191,7 +171,10 @@ class Recorder:
         page.depth = queued.depth
         page.parent = queued.parent
         self.stats.pages += 1
-        verdict = self._judge(page, record)
+        manners = self.manners.read(page)
+        if manners.noindex:  # archived, marked, and not one of the crawl's relevant pages
+            record.extra["noindex"] = True
+        verdict = self._judge(page, record, counted=not manners.noindex) if source is None else Verdict()
         page.relevance, page.relevant = verdict.relevance, verdict.relevant
         record.out_links = len(page.links)
         record.title = page.title or None
@@ -199,11 +182,19 @@ class Recorder:
         original = self.duplicates.check(page)
         if original is not None:
             record.extra["duplicate_of"] = original
+        if page.canonical and page.canonical != page.url:
+            record.extra["canonical"] = page.canonical  # <link rel="canonical">, another URL
+        if source is not None:
+            record.extra[source.key] = source.kind  # "sitemap": "urlset"...
         self.pages.write(record)
-        links, dropped = self.filter_links(page, queued, verdict)
+        if not manners.nofollow:
+            self.discovery.take_feeds(page)
+        links, dropped = self.filter_links(page, queued, verdict, manners)
         page.links = links  # the page is the strategy's from here (no copy of all its fields)
         decision = self.strategy.on_page(page, verdict.relevance, queued)
         self._decide("page", decision, queued, relevance=verdict.relevance, dropped=dropped)
+        if source is not None:
+            self.discovery.keep_hints(source)
 
     def _failed(self, queued: QueuedURL, reason: str, record: PageRecord | None) -> None:
         """The one path of a result that gave no page: its line in pages.jsonl (none for
@@ -212,7 +203,7 @@ class Recorder:
             self.pages.write(record)
         self._decide("failure", self.strategy.on_failure(queued, reason), queued)
 
-    def _judge(self, page: Page, record: PageRecord) -> Verdict:
+    def _judge(self, page: Page, record: PageRecord, *, counted: bool = True) -> Verdict:
         if self.model is None:
             return Verdict()
         try:
@@ -222,23 +213,23 @@ class Recorder:
             return Verdict()
         record.relevance = round(relevance, 6)
         record.relevant = relevant
-        self.stats.judged += 1
-        self.stats.relevant += int(relevant)
+        self.stats.judged += counted
+        self.stats.relevant += int(relevant and counted)
         self.frontier.update_values(RELEVANCE, [(page.url, relevance)], Merge.SET)
         return Verdict(relevance, relevant)
 
-    def _archive(self, url: str, result: FetchResult, recrawl: bool) -> None:
-        """The WARC record: a response, or a revisit when a re-crawl found the same payload."""
-        if not self.strategy.recrawls:
-            self.warc.write(result)
-            return
-        digest = digest52(result.body)
-        if recrawl and self.frontier.value(url, DIGEST) == digest:
+    def _archive(self, url: str, result: FetchResult, recrawl: bool) -> bool:
+        """The WARC record: a response, or a revisit (True) when a re-crawl found the same payload."""
+        digest = digest52(result.body) if self.strategy.recrawls else None
+        unchanged = recrawl and digest is not None and self.frontier.value(url, DIGEST) == digest
+        if unchanged:
             self.warc.write_revisit(result)
             self.stats.counters["recrawls_unchanged"] += 1
         else:
             self.warc.write(result)
-        self.frontier.update_values(DIGEST, [(url, digest)], Merge.SET)
+        if digest is not None:
+            self.frontier.update_values(DIGEST, [(url, digest)], Merge.SET)
+        return unchanged
 
     def _merge_redirect_target(self, queued: QueuedURL, final_url: str) -> QueuedURL:
         """The page now known under its final URL is not fetched a second time, and
@@ -265,14 +256,15 @@ class Recorder:
 
     # -------------------------------------------------------------- the links
     def filter_links(
-        self, page: Page, queued: QueuedURL, verdict: Verdict
+        self, page: Page, queued: QueuedURL, verdict: Verdict, manners: Manners = NONE
     ) -> tuple[list[Link], Counter[str]]:
-        """The out-links that may enter the frontier: scope rules, then the crawl's filters."""
+        """The out-links that may enter the frontier: manners, scope rules, then the filters."""
         dropped: Counter[str] = Counter()
         depth = queued.depth + 1
         max_per_host = self.settings.scope.max_pages_per_host
         known = self._known
         links = self.duplicates.clean_links([link for link in page.links if link.url != queued.url], queued.url)
+        links = self.manners.followed(links, manners, dropped)
         # the store asked once for the page's links it may not know (a shared store: one
         # round trip, not one per link); a known URL passed the scope rules when added
         fresh = [link.url for link in links if link.url not in known]

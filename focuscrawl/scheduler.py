@@ -45,7 +45,8 @@ from typing import Any
 from focuscrawl.fetch.base import Fetcher
 from focuscrawl.fetch.politeness import StragglerTime
 from focuscrawl.frontier.base import FrontierStore
-from focuscrawl.processing import InFlight, Recorder
+from focuscrawl.processing import Recorder
+from focuscrawl.recrawls import InFlight
 from focuscrawl.settings import Settings
 from focuscrawl.stats import CrawlStats
 from focuscrawl.strategies.base import Strategy

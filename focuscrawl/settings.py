@@ -25,6 +25,13 @@ from focuscrawl.params import build_params
 DEFAULT_USER_AGENT = "focuscrawl/0.1 (+https://github.com/focuscrawl/focuscrawl; research crawler)"
 
 
+# what sitemaps and feeds are served as (fetched besides fetch.content_types when
+# fetch.read_sitemaps or read_feeds; read only from a URL entered as one, or a feed's type)
+FEED_CONTENT_TYPES = ("application/rss+xml", "application/atom+xml")
+DISCOVERY_CONTENT_TYPES = ("application/xml", "text/xml", "application/gzip", "application/x-gzip",
+                           *FEED_CONTENT_TYPES)  # fmt: skip
+
+
 @dataclass(frozen=True)
 class FetchSettings:
     user_agent: str = DEFAULT_USER_AGENT
@@ -36,6 +43,17 @@ class FetchSettings:
     per_host: int = 1  # connections per host
     delay: float = 1.0  # seconds between two requests to one host
     respect_robots: bool = True
+    # a page's own manners (docs/standards.md, "Page manners"): noindex / nofollow of its
+    # <meta name="robots|focuscrawl"> and X-Robots-Tag; links with rel nofollow, ugc, sponsored
+    obey_noindex: bool = True  # a noindex page is archived, marked, left out of relevance counts
+    obey_nofollow: bool = True  # a nofollow page's links are not followed
+    follow_nofollow_links: bool = False  # follow rel="nofollow|ugc|sponsored" links all the same
+    # discovery (docs/standards.md, "Sitemaps"): the sitemaps of robots.txt's Sitemap lines
+    # (and /sitemap.xml when guess_sitemap) are fetched and read, their URLs become links
+    read_sitemaps: bool = True
+    guess_sitemap: bool = False
+    sitemap_urls_per_host: int = 50_000  # URLs taken from a host's sitemaps at most (0: no cap)
+    read_feeds: bool = True  # RSS and Atom feeds a page names: fetched, their entries links
     obey_crawl_delay: bool = True  # robots.txt Crawl-delay raises ``delay`` for that host
     max_crawl_delay: float = 30.0  # cap on what a robots.txt may ask for
     max_redirects: int = 5

@@ -48,6 +48,8 @@ class Link:
     context: str = ""
     count: int = 1
     nofollow: bool = False
+    # a <link rel="alternate">'s: the language of an hreflang version, "feed" for a feed
+    hreflang: str = ""
 
 
 @dataclass(slots=True)
@@ -78,6 +80,7 @@ class FetchResult:
     http_version: str = "1.1"
     reason: str = ""
     rendered: bytes | None = None  # the DOM a browser built from ``body`` (fetch.render)
+    sitemaps: tuple[str, ...] = ()  # its host's sitemaps, on the first result that knows them
 
     @property
     def ok(self) -> bool:
@@ -106,6 +109,7 @@ class Page:
     body: bytes = b""
     relevance: float | None = None  # the crawl model's score, set before strategies see the page
     relevant: bool | None = None  # and its binary judgement (1_i of P0)
+    canonical: str = ""  # <link rel="canonical">, normalised ("": none)
 
 
 @dataclass(frozen=True, slots=True)

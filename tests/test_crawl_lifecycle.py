@@ -17,6 +17,7 @@ from warcio.archiveiterator import ArchiveIterator
 from focuscrawl.api import crawl
 from focuscrawl.cli import main
 from focuscrawl.control import wait_for_ack, write_request
+from focuscrawl.evaluation.run import evaluate_run, read_run
 from focuscrawl.replay.process import ReplayProcess
 from focuscrawl.replay.sample import SAMPLE_SEEDS
 from focuscrawl.strategies.base import Strategy, register_strategy
@@ -88,6 +89,12 @@ def test_recrawls_are_marked_and_not_counted(sample_archive: Path, tmp_path: Pat
     assert [t for t in types if t[0] == "revisit"] == [("revisit", SEED)] * len(again)
     assert sum(1 for t in types if t == ("response", SEED)) == 1
     assert stats.counters["recrawls_unchanged"] == len(again)
+    # each marked unchanged in pages.jsonl (issue 36), and eval's share of changed re-visits is 0
+    assert all(p.get("unchanged") is True for p in again)
+    assert not any("unchanged" in p for p in fresh)
+    run = read_run(tmp_path / "run")
+    assert (run.recrawls, run.recrawls_unchanged) == (len(again), len(again))
+    assert evaluate_run(run, lambda url: None)["recrawls_changed"] == 0.0
 
 
 def test_control_channel_changes_parameters_of_a_live_crawl(

@@ -91,6 +91,18 @@ def test_unlabelled_pages_skipped_or_irrelevant(hand_run: Path) -> None:
     assert (skipped["pages"], skipped["harvest_rate"], skipped["unlabelled"]) == (2, 1.0, 1)
 
 
+def test_noindex_pages_are_left_out_of_the_rates(hand_run: Path) -> None:
+    # www.c.org/y asked not to be indexed (issue 36): one URL of the budget, not a page
+    pages = hand_run / "pages.jsonl"
+    pages.write_text(pages.read_text().replace('"url": "http://www.c.org/y"', '"noindex": true, "url": "http://www.c.org/y"'))
+    r = evaluate_run(read_run(hand_run), LabelJudge(LABELS, ["topic=t"]))
+    assert (r["fetched"], r["pages"], r["relevant"], r["harvest_rate"]) == (4, 2, 2, 1.0)
+    # and a sitemap is no page either
+    pages.write_text(pages.read_text().replace('"url": "http://b.org/x"', '"sitemap": "urlset", "url": "http://b.org/x"'))
+    r = evaluate_run(read_run(hand_run), LabelJudge(LABELS, ["topic=t"]))
+    assert (r["fetched"], r["pages"], r["relevant"], r["harvest_rate"]) == (4, 1, 1, 1.0)
+
+
 def test_overlap_of_two_runs(hand_run: Path, tmp_path: Path) -> None:
     other = tmp_path / "other"
     other.mkdir()

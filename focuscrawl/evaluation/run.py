@@ -39,6 +39,7 @@ class RunPages:
     strategy: str
     rows: list[dict[str, Any]] = field(default_factory=list)
     recrawls: int = 0
+    recrawls_unchanged: int = 0  # re-visits that found the payload unchanged
     bad_lines: int = 0
     elapsed: float = 0.0
 
@@ -100,6 +101,7 @@ def _read_pages(path: Path, run: RunPages) -> None:
                 run.bad_lines += 1
             elif row.get("recrawl"):
                 run.recrawls += 1
+                run.recrawls_unchanged += bool(row.get("unchanged"))
             else:
                 run.rows.append(row)
 
@@ -197,7 +199,9 @@ def evaluate_run(
     n = len(rows)
     is_page = [RunPages.is_page(r) for r in rows]
     verdicts = [judge(RunPages.content_url(r)) if ok else None for r, ok in zip(rows, is_page, strict=True)]
-    counted = [ok and not (skip_unlabelled and v is None) for ok, v in zip(is_page, verdicts, strict=True)]
+    # a noindex page, a sitemap or a feed (issue 36) is fetched, archived and marked: not one of the rates' pages
+    counted = [ok and not (skip_unlabelled and v is None) and not (r.get("noindex") or r.get("sitemap") or r.get("feed"))
+               for ok, v, r in zip(is_page, verdicts, rows, strict=True)]  # fmt: skip
     rel = [bool(v) for v in verdicts]
     # curves over the budget: harvest among the pages fetched so far
     pages_so_far = hits_so_far = 0
@@ -216,6 +220,8 @@ def evaluate_run(
     out: dict[str, Any] = {
         "run": str(run.path), "strategy": run.strategy, "fetched": n,
         "pages": len(page_rows), "relevant": sum(page_rel), "recrawls": run.recrawls,
+        # the share of re-visits that found a change (issue 36; None without re-visits)
+        "recrawls_changed": 1 - run.recrawls_unchanged / run.recrawls if run.recrawls else None,
         "unlabelled": sum(1 for ok, v in zip(is_page, verdicts, strict=True) if ok and v is None),
         "bad_lines": run.bad_lines, "elapsed": run.elapsed,
         "harvest_rate": harvest_rate(page_rel),

@@ -81,7 +81,8 @@ class ArchiveTransport:
             raise TransportError("bad-url", str(exc)) from None
         if parts.scheme == "https" and not self.web.knows_host(host):
             raise TransportError("proxy", f"502 unknown host {host} (CONNECT refused)")
-        answer = await self.web.answer(asked, in_thread=False)
+        conditional = {k.lower(): v for k, v in headers.items() if k.lower().startswith("if-")}
+        answer = await self.web.answer(asked, in_thread=False, conditional=conditional or None)
         reason, fields = client_view(answer.status, answer.reason, answer.headers)
         yield Answer(
             status=answer.status,

@@ -24,9 +24,15 @@ from focuscrawl.exceptions import ConfigError
 from focuscrawl.fetch.addresses import AddressPolicy
 from focuscrawl.fetch.encoding import looks_like_html, sniff_charset
 from focuscrawl.fetch.politeness import HostPoliteness
-from focuscrawl.fetch.robots import RobotsCache, RobotsRules, user_agent_token
-from focuscrawl.fetch.transport import Answer, Transport, TransportError, flat_headers
-from focuscrawl.settings import FetchSettings
+from focuscrawl.fetch.robots import RobotsCache, RobotsRules, robots_url, user_agent_token
+from focuscrawl.fetch.transport import (
+    Answer,
+    Transport,
+    TransportError,
+    accept_encoding,
+    flat_headers,
+)
+from focuscrawl.settings import DISCOVERY_CONTENT_TYPES, FetchSettings
 from focuscrawl.types import FetchResult
 from focuscrawl.urls import host_of, hostname_of, normalize_url
 
@@ -127,11 +133,14 @@ class HttpFetcher:
         )  # fmt: skip
         self._robots = RobotsCache(self._download_robots, settings.robots_cache_size)
         self._types = frozenset(t.strip().lower() for t in settings.content_types)
+        if (settings.read_sitemaps or settings.read_feeds) and self._types:
+            self._types |= frozenset(DISCOVERY_CONTENT_TYPES)
+        self._sitemaps_told: set[str] = set()  # hosts whose sitemaps a result has given
         types = [t for t in settings.content_types if t.strip()]
         self._headers = {
             "User-Agent": settings.user_agent,
             "Accept": ",".join(types) + ",*/*;q=0.8" if types else "*/*",
-            "Accept-Encoding": "gzip, deflate",
+            "Accept-Encoding": accept_encoding(),
         }
         self._open = False
         self._allowed_hosts: dict[str, bool] = {}
@@ -187,7 +196,24 @@ class HttpFetcher:
         result.elapsed = self.clock.monotonic() - started
         if result.error is not None:
             self.counters[result.error] += 1
+        elif target is not None and self.settings.read_sitemaps:
+            result.sitemaps = self._new_sitemaps(target)
         return result
+
+    def _new_sitemaps(self, url: str) -> tuple[str, ...]:
+        """The sitemaps of the host of ``url`` (robots.txt's Sitemap lines, and
+        /sitemap.xml when ``guess_sitemap``), the first time its rules are here."""
+        host = host_of(url)
+        if host in self._sitemaps_told:
+            return ()
+        rules = self._robots.cached(url)
+        if rules is None and self.settings.respect_robots:
+            return ()  # robots.txt not read yet (a later result gives them)
+        self._sitemaps_told.add(host)
+        found = list(rules.robots.sitemaps) if rules is not None and rules.robots is not None else []
+        if self.settings.guess_sitemap:
+            found.append(robots_url(url).removesuffix("robots.txt") + "sitemap.xml")
+        return tuple(dict.fromkeys(u for u in map(normalize_url, found) if u is not None))
 
     def refusal(self, url: str) -> FetchResult | None:
         """What :meth:`fetch` would return for ``url`` when that is known now, without a

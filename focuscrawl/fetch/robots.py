@@ -121,6 +121,7 @@ class RobotsTxt:
     """
 
     lines: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    sitemaps: list[str] = field(default_factory=list)  # its Sitemap lines' URLs, in file order
     _groups: dict[str, _Group] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -153,6 +154,8 @@ class RobotsTxt:
                 in_rules = True
                 for name in dict.fromkeys(agents):
                     robots.lines[name].append((key, value))
+            elif key == "sitemap" and value and len(robots.sitemaps) < _MAX_SITEMAP_LINES:
+                robots.sitemaps.append(value)
             # other lines (sitemap, unknown ones) neither end a group nor belong to it
         return robots
 
@@ -185,6 +188,7 @@ class RobotsTxt:
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 _KEYS = frozenset({"user-agent", "allow", "disallow", "crawl-delay", "sitemap"})
+_MAX_SITEMAP_LINES = 1000  # Sitemap lines kept per robots.txt
 
 
 def _build(lines: list[tuple[str, str]]) -> _Group:

@@ -11,12 +11,28 @@ redirects, retries, content types, the size cut and charsets live above it in
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
+from importlib.util import find_spec
 from typing import Protocol
 
-__all__ = ["Answer", "Body", "BytesBody", "Transport", "TransportError", "flat_headers"]
+__all__ = ["Answer", "Body", "BytesBody", "Transport", "TransportError", "accept_encoding", "flat_headers"]
+
+
+def accept_encoding() -> str:
+    """The ``Accept-Encoding`` of every request: the codings aiohttp decodes here,
+    gzip and deflate always, br and zstd once their decoders are installed (both are
+    dependencies: Brotli, and backports.zstd before Python 3.14, which aiohttp reads
+    from 3.13.1 on). The size cut applies to the decoded body (fetch.max_body_size)."""
+    codings = ["gzip", "deflate"]
+    if find_spec("brotli") is not None or find_spec("brotlicffi") is not None:
+        codings.append("br")
+    zstd = "compression" if sys.version_info >= (3, 14) else "backports"
+    if find_spec(zstd) is not None and find_spec(f"{zstd}.zstd") is not None:
+        codings.append("zstd")
+    return ", ".join(codings)
 
 
 class TransportError(Exception):

@@ -15,6 +15,7 @@ from functools import lru_cache
 from selectolax.lexbor import LexborHTMLParser as HTMLParser
 from selectolax.lexbor import LexborNode as Node
 
+from focuscrawl.parse.manners import unfollowed_rel
 from focuscrawl.types import Link
 from focuscrawl.urls import normalize_url
 
@@ -77,7 +78,8 @@ def _link(node: Node, base: str, targets: dict[str, str | None]) -> tuple[str, s
         return None
     anchor = " ".join(node.text(deep=True).split()) or (attrs.get("alt") or "").strip()
     n_words = len(anchor.split()) if tag == "a" else 0
-    return target, anchor, n_words, "nofollow" in (attrs.get("rel") or "").lower()
+    rel = attrs.get("rel")
+    return target, anchor, n_words, bool(rel) and unfollowed_rel(rel or "")
 
 
 def _marked_words_and_links(body: Node, base: str) -> tuple[list[str], Found] | None:
@@ -219,7 +221,8 @@ def links_without_text(tree: HTMLParser, base: str, frame_srcs: list[str], max_l
             else:
                 target = targets[href] = normalize_url(href, base)
             if target is not None:
-                found.append((target, "nofollow" in (attrs.get("rel") or "").lower()))
+                rel = attrs.get("rel")
+                found.append((target, bool(rel) and unfollowed_rel(rel or "")))
     for src in frame_targets:
         target = normalize_url(src, base)
         if target is not None:

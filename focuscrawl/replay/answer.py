@@ -15,17 +15,21 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
 from urllib.parse import urlsplit
 
 from focuscrawl.replay.archive import ArchivedResponse, ArchiveIndex
+from focuscrawl.replay.validators import not_modified, validators
 from focuscrawl.replay.wire import canonical_url, encode_head, head_fields, host_table
 
 __all__ = ["ArchiveWeb", "ReplayAnswer"]
 
 _CACHE_ENTRIES = 64
 _CACHE_MAX_BODY = 4 << 20
+# a 304 carries the validators and caching fields, none that describe a body
+_NOT_IN_304 = frozenset({"content-type", "content-length", "content-encoding", "content-language"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,9 +105,12 @@ class ArchiveWeb:
         return response
 
     async def answer(
-        self, url: str, *, method: str = "GET", keep: bool = True, in_thread: bool = True
+        self, url: str, *, method: str = "GET", keep: bool = True, in_thread: bool = True,
+        conditional: Mapping[str, str] | None = None,
     ) -> ReplayAnswer:
-        """The answer to ``method url`` (an absolute URL as the request named it)."""
+        """The answer to ``method url`` (an absolute URL as the request named it);
+        ``conditional``: the request's lower-cased headers, for If-None-Match and
+        If-Modified-Since (:mod:`~focuscrawl.replay.validators`)."""
         head = method == "HEAD"
         try:
             host = (urlsplit(url).hostname or "").lower()
@@ -121,7 +128,16 @@ class ArchiveWeb:
         body = response.body
         if response.status < 200 or response.status in (204, 304):
             body = b""
-        fields = head_fields(response.headers, len(body), keep)
+        headers = response.headers
+        if response.status == 200:  # every archived page has validators, and answers 304s
+            etag, last_modified = validators(response)
+            # spelt as aiohttp spells the names it knows, so live and simulated crawls see one head
+            headers = [*headers, *(f for f in (("Etag", etag), ("Last-Modified", last_modified))
+                                   if f[1] and not response.header(f[0]))]  # fmt: skip
+            if conditional and not_modified(conditional, etag, last_modified):
+                kept = [f for f in headers if f[0].lower() not in _NOT_IN_304]
+                return ReplayAnswer(304, "", tuple(head_fields(kept, None, keep)), b"", archived=True)
+        fields = head_fields(headers, len(body), keep)
         return ReplayAnswer(
             response.status, response.reason, tuple(fields), b"" if head else body, archived=True
         )

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import random
 from array import array
+from collections.abc import Mapping
 from itertools import repeat
 from urllib.parse import urlsplit
 
@@ -329,7 +330,8 @@ class GeneratedWeb(ArchiveWeb):
         return host.lower() in self._host_index
 
     async def answer(
-        self, url: str, *, method: str = "GET", keep: bool = True, in_thread: bool = True
+        self, url: str, *, method: str = "GET", keep: bool = True, in_thread: bool = True,
+        conditional: Mapping[str, str] | None = None,  # a generated page has no validators
     ) -> ReplayAnswer:
         head = method == "HEAD"
         try:

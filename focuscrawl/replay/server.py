@@ -273,7 +273,7 @@ class ReplayServer:
             await writer.drain()
             return False
 
-        answer = await self.web.answer(url, method=request.method, keep=keep)
+        answer = await self.web.answer(url, method=request.method, keep=keep, conditional=request.headers)
         return await self._send(answer, fault, writer, keep, log)
 
     async def _send(

@@ -1,0 +1,208 @@
+"""Sitemaps and feeds in a crawl: the sitemaps a host's robots.txt names, and the
+feeds a page names (``<link rel="alternate" type="application/rss+xml">``),
+enter the frontier as URLs of their own (their parent: the robots.txt, the
+page); a fetched sitemap or feed is a page whose links are its URLs (their
+parent: the sitemap, the feed), so the strategy scores them as it scores any
+page's links and ``why`` shows where they came from. A feed entry's title and
+summary are its link's anchor text and context (:mod:`focuscrawl.parse.feeds`).
+
+A sitemap index's sitemaps are sitemaps in turn. Every sitemap is read by
+:class:`~focuscrawl.parse.sitemaps.SitemapReader` within the sitemaps.org
+limits; its URLs must be on its own host (sitemaps.org: a sitemap found
+through robots.txt speaks for its host), and a host gives at most
+``fetch.sitemap_urls_per_host`` URLs in all. A URL's ``lastmod``, ``changefreq``
+and ``priority`` are kept in frontier columns for strategies (and a re-visit
+schedule) to read.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from focuscrawl.fetch.robots import robots_url
+from focuscrawl.frontier.base import FrontierStore
+from focuscrawl.parse.feeds import read_feed
+from focuscrawl.parse.sitemaps import SitemapEntry, SitemapReader
+from focuscrawl.settings import DISCOVERY_CONTENT_TYPES, FEED_CONTENT_TYPES, Settings
+from focuscrawl.strategies.base import Strategy
+from focuscrawl.types import FetchResult, Link, Merge, Page
+from focuscrawl.urls import host_of, normalize_url
+
+__all__ = ["CHANGEFREQ", "DISCOVERED", "LASTMOD", "PRIORITY", "Discovery", "SourcePage", "lastmod_time"]
+
+log = logging.getLogger(__name__)
+
+DISCOVERED = "_discovered"  # what a URL was entered as: SITEMAP or FEED (0: a page)
+SITEMAP, FEED = 1.0, 2.0
+LASTMOD = "sitemap_lastmod"  # a sitemap's <lastmod> of the URL, seconds since the epoch
+PRIORITY = "sitemap_priority"  # its <priority>, 0-1
+CHANGEFREQ = "sitemap_changefreq"  # its <changefreq> as the expected days between changes
+_DAYS = {"always": 0.0, "hourly": 1 / 24, "daily": 1.0, "weekly": 7.0, "monthly": 30.0,
+         "yearly": 365.0, "never": 36_500.0}  # fmt: skip
+_PIECE = 1 << 16  # bytes of a body handed to the reader at once
+
+
+def lastmod_time(value: str) -> float | None:
+    """A W3C datetime (``2024``, ``2024-05``, ``2024-05-01``, ``2024-05-01T10:00Z``...)
+    as seconds since the epoch (UTC where no zone is given); None if it is not one.
+
+    >>> lastmod_time("2024-05-01T10:00:00+02:00"), lastmod_time("1970-01-02"), lastmod_time("2024-13")
+    (1714550400.0, 86400.0, None)
+    """
+    text = value.strip()
+    if len(text) == 4:
+        text += "-01-01"
+    elif len(text) == 7:
+        text += "-01"
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+class Discovery:
+    """The crawl's sitemaps and feeds: entered into ``frontier``, read when fetched."""
+
+    def __init__(
+        self, settings: Settings, frontier: FrontierStore, strategy: Strategy, counters: Counter[str]
+    ) -> None:
+        self.settings = settings.fetch
+        self.context_words = settings.parse.context_words
+        self.frontier = frontier
+        self.strategy = strategy
+        self.counters = counters
+        self.per_host: Counter[str] = Counter()  # URLs taken from each host's sitemaps
+        self.on = self.settings.read_sitemaps or self.settings.read_feeds
+        if self.on:  # (8 bytes a URL each: only for a crawl that reads them)
+            frontier.ensure_columns((DISCOVERED, LASTMOD, CHANGEFREQ, PRIORITY))
+
+    def enter(self, urls: Sequence[str], parent: str, kind: float = SITEMAP) -> int:
+        """Put sitemap (or feed) URLs in the frontier, scored as the strategy scores
+        seeds (entry points, at depth 0); how many were new."""
+        fresh = [url for url in dict.fromkeys(urls) if self.frontier.state(url) is None]
+        scores = {u.url: u.score for u in self.strategy.seed_scores(fresh) if u.column == "score"}
+        for url in fresh:
+            self.frontier.add(url, scores.get(url, 0.0), depth=0, parent=parent, host=host_of(url), merge=Merge.KEEP)
+        if fresh:
+            self.frontier.update_values(DISCOVERED, [(url, kind) for url in fresh], Merge.SET)
+            self.counters["sitemaps_found" if kind == SITEMAP else "feeds_found"] += len(fresh)
+        return len(fresh)
+
+    def announced(self, result: FetchResult) -> None:
+        """The sitemaps a result's robots.txt named (``FetchResult.sitemaps``)."""
+        if result.sitemaps and self.settings.read_sitemaps:
+            self.enter(result.sitemaps, robots_url(result.final_url))
+
+    def take_feeds(self, page: Page) -> None:
+        """The feeds ``page`` names leave its links and enter the frontier as feeds."""
+        if not self.settings.read_feeds or not any(link.hreflang == "feed" for link in page.links):
+            return
+        self.enter([link.url for link in page.links if link.hreflang == "feed"], page.url, FEED)
+        page.links = [link for link in page.links if link.hreflang != "feed"]
+
+    def read(self, result: FetchResult, url: str) -> SourcePage | None:
+        """The fetched sitemap or feed ``url`` as a page whose links are its URLs (an
+        index's sitemaps are entered as sitemaps instead); None for an HTML page, and
+        a source without a ``key`` for a sitemap or feed type from another URL."""
+        if not self.on or result.content_type not in DISCOVERY_CONTENT_TYPES:
+            return None
+        kind = self.frontier.value(url, DISCOVERED)
+        if kind == SITEMAP:
+            return self._sitemap(result, url)
+        if kind == FEED or (self.settings.read_feeds and result.content_type in FEED_CONTENT_TYPES):
+            return self._feed(result, url)
+        self.counters["error_content-type"] += 1
+        return SourcePage(Page(url=url), "", "")
+
+    def _feed(self, result: FetchResult, url: str) -> SourcePage:
+        feed = read_feed(result.body, url, result.content_type, context_words=self.context_words)
+        if feed.error is not None:
+            self.counters["feed_errors"] += 1
+            log.warning("feed %s: %s (%d entries read)", url, feed.error.splitlines()[0], len(feed.links))
+        if feed.cut or result.truncated:
+            self.counters["feed_cut"] += 1
+            log.info("feed %s: read to its first %d entries", url, len(feed.links))
+        page = Page(url=url, title=feed.title, status=result.status, content_type=result.content_type,
+                    headers=result.headers, links=feed.links)  # fmt: skip
+        return SourcePage(page, "feed", feed.version or "not-a-feed")
+
+    def _sitemap(self, result: FetchResult, url: str) -> SourcePage:
+        reader = SitemapReader()
+        entries: list[SitemapEntry] = []
+        body = result.body
+        for start in range(0, len(body), _PIECE):
+            entries += reader.feed(body[start : start + _PIECE])
+            if reader.done:
+                break
+        entries += reader.close()
+        if reader.error is not None:  # what was read before the fault is kept
+            self.counters["sitemap_errors"] += 1
+            log.warning("sitemap %s: %s (%d URLs read before it)", url, reader.error.splitlines()[0], len(entries))
+        if reader.cut is not None:
+            self.counters[f"sitemap_cut_{reader.cut}"] += 1
+            log.info("sitemap %s: cut at the sitemaps.org limit (%s)", url, reader.cut)
+        if result.truncated:
+            self.counters["sitemap_cut_body_size"] += 1
+        page = Page(url=url, status=result.status, content_type=result.content_type, headers=result.headers)
+        host = host_of(url)
+        targets = self._targets(entries, url, host)
+        if reader.kind == "sitemapindex":
+            self.enter(list(targets), url)
+            targets = {}
+        page.links = [Link(target) for target in targets]
+        return SourcePage(page, "sitemap", reader.kind or "not-a-sitemap", targets)
+
+    def _targets(self, entries: list[SitemapEntry], url: str, host: str) -> dict[str, SitemapEntry]:
+        """The entries' URLs, normalised, on the sitemap's host, within the host's cap."""
+        cap = self.settings.sitemap_urls_per_host
+        out: dict[str, SitemapEntry] = {}
+        for entry in entries:
+            target = normalize_url(entry.loc)
+            if target is None or host_of(target) != host:
+                self.counters["sitemap_urls_refused"] += 1
+                continue
+            if target == url:
+                self.counters["sitemap_lists_itself"] += 1
+                log.info("sitemap %s lists itself: left out", url)
+                continue
+            if cap and self.per_host[host] >= cap:
+                self.counters["sitemap_urls_over_host_cap"] += 1
+                continue
+            if target not in out:
+                self.per_host[host] += 1
+                out[target] = entry
+        return out
+
+    def keep_hints(self, source: SourcePage) -> None:
+        """lastmod, changefreq and priority of a sitemap's URLs in frontier columns, for
+        those in the frontier (once the sitemap's links are in it)."""
+        columns: dict[str, list[tuple[str, float]]] = {LASTMOD: [], CHANGEFREQ: [], PRIORITY: []}
+        for target, entry in source.hints.items():
+            if entry.lastmod is not None and (moment := lastmod_time(entry.lastmod)) is not None:
+                columns[LASTMOD].append((target, moment))
+            if entry.changefreq is not None:
+                columns[CHANGEFREQ].append((target, _DAYS[entry.changefreq]))
+            if entry.priority is not None:
+                columns[PRIORITY].append((target, entry.priority))
+        for column, items in columns.items():
+            if items:  # (unknown URLs are ignored)
+                self.frontier.update_values(column, items, Merge.SET)
+
+
+@dataclass(slots=True)
+class SourcePage:
+    """A sitemap or feed read: the page of its URLs, its pages.jsonl ``key``
+    (``sitemap``, ``feed``) and what it was (``urlset``, ``sitemapindex``, ``rss20``,
+    ``not-a-sitemap``...), the sitemap hints of its URLs."""
+
+    page: Page
+    key: str
+    kind: str
+    hints: dict[str, SitemapEntry] = field(default_factory=dict)

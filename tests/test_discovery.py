@@ -1,0 +1,162 @@
+"""Sitemaps in a crawl (issue 36, item 2): robots.txt's Sitemap lines, index files,
+gzip, the limits and the host cap; a sitemap's URLs enter the frontier as its links."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+
+from focuscrawl.api import crawl_async
+from focuscrawl.discovery import CHANGEFREQ, LASTMOD, PRIORITY, Discovery
+from focuscrawl.frontier.memory import MemoryFrontier
+from focuscrawl.settings import Settings
+from focuscrawl.strategies.bfs import BreadthFirstStrategy
+from focuscrawl.types import FetchResult
+from tests.sites import Handler, html, serve
+
+NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
+
+
+def _served(text: str, content_type: str = "application/xml", compressed: bool = False) -> Handler:
+    """``text`` with ``{base}`` the site's origin as the client named it."""
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        body = text.replace("{base}", f"http://{request.host}").encode()
+        return web.Response(body=gzip.compress(body) if compressed else body, headers={"Content-Type": content_type})
+
+    return handler
+
+
+def _urlset(*urls: str) -> str:
+    return f"<urlset {NS}>" + "".join(f"<url><loc>{{base}}{u}</loc></url>" for u in urls) + "</urlset>"
+
+
+ROUTES = {
+    "/robots.txt": _served("User-agent: *\nDisallow: /private\nSitemap: {base}/index.xml\n"
+                           "sitemap: {base}/broken.xml\n", "text/plain"),
+    "/": html("<p>home, no links</p>"),
+    "/index.xml": _served(f"<sitemapindex {NS}><sitemap><loc>{{base}}/index.xml</loc></sitemap>"
+                          "<sitemap><loc>{base}/s1.xml.gz</loc></sitemap>"
+                          "<sitemap><loc>{base}/s2.xml</loc></sitemap></sitemapindex>"),
+    "/s1.xml.gz": _served(f"<urlset {NS}><url><loc>{{base}}/a.html</loc><lastmod>1970-01-02</lastmod>"
+                          "<changefreq>weekly</changefreq><priority>0.9</priority></url>"
+                          "<url><loc>{base}/b.html</loc></url><url><loc>http://elsewhere.example/x</loc></url>"
+                          "</urlset>", "application/x-gzip", compressed=True),
+    "/s2.xml": _served(_urlset("/c.html", "/deep/e.html", "/private/p.html")),
+    "/broken.xml": _served(f"<urlset {NS}><url><loc>{{base}}/d.html</loc></url><url><loc>{{base}}/z"),
+    "/data.xml": _served("<rss><channel></channel></rss>"),
+}  # fmt: skip
+FOUND = {"/a.html", "/b.html", "/c.html", "/d.html", "/deep/e.html"}
+
+
+async def _crawl(tmp_path: Path, **fetch: Any) -> tuple[set[str], dict[str, dict[str, Any]], Counter[str]]:
+    async with serve(ROUTES, fallback=html("<p>leaf</p>")) as site:
+        await crawl_async(
+            tmp_path / "run", [site.url("/"), site.url("/data.xml")],
+            overrides={"crawl": {"max_pages": 100}, "fetch": {"delay": 0, "allow_private": ("127.0.0.1",), **fetch},
+                       "scope": {"deny_extensions": ()}},
+        )  # fmt: skip
+        paths = set(site.paths())
+        origin = site.url("")
+    rows = {}
+    for line in (tmp_path / "run" / "pages.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        rows[row["url"].removeprefix(origin)] = {**row, "parent": (row["parent"] or "").removeprefix(origin)}
+    counters = Counter(json.loads((tmp_path / "run" / "run.json").read_text())["summary"]["counters"])
+    return paths, rows, counters
+
+
+async def test_sitemaps_of_robots_txt_are_read(tmp_path: Path) -> None:
+    paths, rows, counters = await _crawl(tmp_path)
+    assert paths >= FOUND  # no page links to them
+    assert "/private/p.html" not in paths  # robots.txt still rules
+    assert "/z" not in paths  # cut by the malformed XML
+    # each URL's parent is the sitemap that listed it; a sitemap's, its index or robots.txt
+    assert {u: rows[u]["parent"] for u in ("/a.html", "/c.html", "/d.html")} == {
+        "/a.html": "/s1.xml.gz", "/c.html": "/s2.xml", "/d.html": "/broken.xml"}
+    assert (rows["/s1.xml.gz"]["parent"], rows["/index.xml"]["parent"]) == ("/index.xml", "/robots.txt")
+    assert (rows["/index.xml"]["sitemap"], rows["/s1.xml.gz"]["sitemap"]) == ("sitemapindex", "urlset")
+    assert rows["/s1.xml.gz"]["out_links"] == 2
+    # XML that is no sitemap is not a page; the bad input is counted, the crawl went on
+    assert rows["/data.xml"]["error"] == "content-type"
+    assert counters["sitemaps_found"] == 4
+    assert (counters["sitemap_errors"], counters["sitemap_lists_itself"], counters["sitemap_urls_refused"]) == (1, 1, 1)
+
+
+async def test_sitemaps_setting_and_host_cap(tmp_path: Path) -> None:
+    paths, _, _ = await _crawl(tmp_path / "off", read_sitemaps=False)
+    assert not (FOUND | {"/index.xml"}) & paths
+    # 8 URLs in the host's sitemaps (2 sitemaps of the index, 6 pages): 4 taken, whatever the order
+    paths, _, counters = await _crawl(tmp_path / "cap", sitemap_urls_per_host=4)
+    assert counters["sitemap_urls_over_host_cap"] == 4
+    assert len(FOUND & paths) == 2
+
+
+def test_hints_are_kept_in_columns() -> None:
+    frontier, counters = MemoryFrontier(), Counter[str]()
+    discovery = Discovery(Settings(), frontier, BreadthFirstStrategy(), counters)
+    assert discovery.enter(["http://a.org/s.xml"], "http://a.org/robots.txt") == 1
+    body = (f"<urlset {NS}><url><loc>http://a.org/x</loc><lastmod>1970-01-02T00:00:00Z</lastmod>"
+            "<changefreq>weekly</changefreq><priority>0.25</priority></url></urlset>").encode()  # fmt: skip
+    xml = "application/xml"
+    read = discovery.read(FetchResult("http://a.org/s.xml", "http://a.org/s.xml", 200, body=body, content_type=xml), "http://a.org/s.xml")
+    assert read is not None
+    assert [link.url for link in read.page.links] == ["http://a.org/x"]
+    frontier.add("http://a.org/x", 1.0, depth=1, parent="http://a.org/s.xml", host="a.org")
+    discovery.keep_hints(read)
+    assert [frontier.value("http://a.org/x", c) for c in (LASTMOD, CHANGEFREQ, PRIORITY)] == [86400.0, 7.0, 0.25]
+    # XML from a URL not entered as a sitemap or feed: a source without a key (not a page)
+    not_one = discovery.read(FetchResult("http://a.org/y.xml", "http://a.org/y.xml", 200, body=body, content_type=xml), "http://a.org/y.xml")
+    assert not_one is not None
+    assert not_one.key == ""
+    html_page = FetchResult("http://a.org/s.xml", "http://a.org/s.xml", 200, body=body, content_type="text/html")
+    assert discovery.read(html_page, "http://a.org/s.xml") is None
+
+
+def _rss(*items: tuple[str, str]) -> str:
+    entries = "".join(f"<item><title>{t}</title><link>{{base}}{u}</link><description>about {t}</description></item>"
+                      for t, u in items)  # fmt: skip
+    return f'<?xml version="1.0"?><rss version="2.0"><channel><title>News</title>{entries}</channel></rss>'
+
+
+FEED_ROUTES = {
+    "/": html('<link rel="alternate" type="application/rss+xml" href="/feed.xml">'
+              '<link rel="alternate" type="application/atom+xml" href="/big.atom">'
+              '<link rel="alternate" type="application/rss+xml" href="/broken.rss"><p>home</p>'),
+    "/feed.xml": _served(_rss(("Cats", "/f1.html"), ("Dogs", "/f2.html"), ("Cats again", "/f1.html")),
+                         "application/rss+xml"),
+    "/big.atom": _served('<feed xmlns="http://www.w3.org/2005/Atom"><title>Big</title>'
+                         + "".join(f'<entry><title>e{i}</title><link href="{{base}}/big/{i}.html"/></entry>'
+                                   for i in range(20_000)) + "</feed>", "application/atom+xml"),
+    "/broken.rss": _served(_rss(("Fish", "/f3.html"))[:-40], "text/xml"),
+}  # fmt: skip
+
+
+async def test_feeds_a_page_names_are_read(tmp_path: Path) -> None:
+    async with serve(FEED_ROUTES, fallback=html("<p>leaf</p>")) as site:
+        await crawl_async(
+            tmp_path / "run", [site.url("/")],
+            overrides={"crawl": {"max_pages": 12}, "fetch": {"delay": 0, "allow_private": ("127.0.0.1",)}},
+        )  # fmt: skip
+        paths = set(site.paths())
+        origin = site.url("")
+    rows = {}
+    for line in (tmp_path / "run" / "pages.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        rows[row["url"].removeprefix(origin)] = (row["parent"] or "").removeprefix(origin), row
+    counters = Counter(json.loads((tmp_path / "run" / "run.json").read_text())["summary"]["counters"])
+    assert {"/feed.xml", "/big.atom", "/broken.rss", "/f1.html", "/f2.html"} <= paths
+    assert rows["/feed.xml"][0] == "/"
+    assert (rows["/f1.html"][0], rows["/f2.html"][0]) == ("/feed.xml", "/feed.xml")
+    assert (rows["/feed.xml"][1]["feed"], rows["/feed.xml"][1]["out_links"]) == ("rss20", 2)
+    assert rows["/big.atom"][1]["feed"] == "atom10"
+    assert counters["feeds_found"] == 3
+    assert counters["feed_cut"] == 1  # the big feed: read to its first entries
+    assert 0 < rows["/big.atom"][1]["out_links"] <= 1000
+    assert counters["feed_errors"] == 1  # the broken one: its entries before the fault are kept
+    assert rows["/broken.rss"][1]["out_links"] == 1
