@@ -249,11 +249,15 @@ class Crawler:
         assert self._scheduler is not None, "crawler not opened"
         return self._scheduler
 
-    def close(self) -> None:
-        """Close the store and give the run directory back (its lock)."""
+    def close(self, *, failed: bool = False) -> None:
+        """Close the store and give the run directory back (its lock); a new crawl that
+        ``failed`` first takes back what it wrote, if it recorded nothing (under its lock:
+        see :meth:`RunLock.take_back`)."""
         self._commits.close()
         self.frontier.close()
         if self.lock is not None:
+            if failed and not self.resume:
+                self.lock.take_back()
             self.lock.release()
 
     # ------------------------------------------------------------------ set-up
