@@ -226,6 +226,7 @@ class Crawler:
         self._add_seeds = add_seeds  # (a shared crawl's seeds are added by its first worker)
         self._stop = asyncio.Event()
         self._abort = False
+        self._stop_at = 0.0  # when the stop was asked (monotonic)
         self._uncommitted = 0
         self._last_commit = time.monotonic()
         self._last_run_json = time.monotonic()
@@ -266,6 +267,8 @@ class Crawler:
         finish (none with ``now``, e.g. a second Ctrl-C) and the rest is re-fetched on resume."""
         if now:
             self._abort = True
+        if not self._stop.is_set():
+            self._stop_at = time.monotonic()  # the grace period runs from here
         self._stop.set()
         if self._scheduler is not None:
             self._scheduler.wake()
@@ -445,7 +448,7 @@ class Crawler:
                     continue
                 break
             if self._stop.is_set():
-                async for slot, result in scheduler.drain(abort=self._abort):
+                async for slot, result in scheduler.drain(abort=self._abort, since=self._stop_at):
                     if not scheduler.budget_spent():  # (else put back, as below)
                         await self._record(slot, result)
                 break

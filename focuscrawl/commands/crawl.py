@@ -355,7 +355,7 @@ def stop_on_signals(crawler: Any, *, say: bool) -> None:
         nonlocal signals
         signals += 1
         if signals == 1 and say:
-            print("focuscrawl: stopping; fetches in flight get 5 s (press Ctrl-C again to stop now)",
+            print("focuscrawl: stopping; requests under way get 5 s (press Ctrl-C again to stop now)",
                   file=sys.stderr)  # fmt: skip
         crawler.request_stop(now=signals > 1)
 
