@@ -166,3 +166,53 @@ def test_a_crawl_from_2000_seed_hosts_at_the_defaults(
     assert "Traceback" not in done.stderr
     assert "never retrieved" not in done.stderr
     assert len((out / "pages.jsonl").read_text(encoding="utf-8").splitlines()) == 2000
+
+
+async def test_a_crawl_with_a_slow_resolver_leaves_no_exception_unretrieved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The name check of slow.example is given up after its second (the fetch goes to the
+    proxy), and its lookup fails afterwards while the crawl goes on (b.example's page
+    waits for that): nothing is logged as "never retrieved" (asyncio debug mode)."""
+    from aiohttp import web
+
+    from focuscrawl.api import crawl_async
+    from tests.sites import html, serve, serve_proxy
+
+    asyncio.get_running_loop().set_debug(True)
+    gate, ended = threading.Event(), threading.Event()
+    real = socket.getaddrinfo
+
+    def slow_getaddrinfo(host: object, *args: object, **kwargs: object) -> object:
+        if host != "slow.example":
+            return real(host, *args, **kwargs)  # type: ignore[arg-type]
+        try:
+            gate.wait(60)  # until the crawl has given the check up
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        finally:
+            ended.set()
+
+    async def given_up(request: web.Request) -> web.StreamResponse:
+        gate.set()  # the proxy was asked for slow.example: its name check was given up
+        return await html("slow")(request)
+
+    async def after_the_lookup(request: web.Request) -> web.StreamResponse:
+        await asyncio.to_thread(ended.wait, 60)  # the crawl runs on while the lookup fails
+        for _ in range(10):  # its answer reaches the loop
+            await asyncio.sleep(0)
+        gc.collect()
+        return await html("b")(request)
+
+    monkeypatch.setattr(socket, "getaddrinfo", slow_getaddrinfo)
+    routes = {"/slow": given_up, "/b": after_the_lookup}
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        async with serve(routes) as origin, serve_proxy({"slow.example": origin, "b.example": origin}) as proxy:
+            fetch = {"proxy": proxy.url(""), "delay": 0.0, "respect_robots": False}
+            stats = await crawl_async(
+                tmp_path / "run", ["http://slow.example/slow", "http://b.example/b"],
+                overrides={"fetch": fetch},
+            )  # fmt: skip
+        gc.collect()
+    assert stats.fetched == 2
+    assert ended.is_set()
+    assert "never retrieved" not in caplog.text
