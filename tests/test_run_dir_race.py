@@ -16,6 +16,7 @@ import pytest
 
 from focuscrawl.output.lock import RunLock
 from focuscrawl.replay.process import ReplayProcess
+from tests.redis_server import RedisServer, redis_server_fixture  # noqa: F401 (the fixture)
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = 150  # the crawl's budget: long enough to be running while the second starts
@@ -28,9 +29,9 @@ def generated_web() -> Iterator[ReplayProcess]:
         yield replay
 
 
-def _start(out: Path, proxy: str, seed: str) -> subprocess.Popen[str]:
+def _start(out: Path, proxy: str, seed: str, *more: str) -> subprocess.Popen[str]:
     cmd = [sys.executable, "-m", "focuscrawl", "crawl", "--seeds", seed, "--out", str(out), "-q",
-           "--max-pages", str(PAGES), "--delay", "0", "--proxy", proxy]  # fmt: skip
+           "--max-pages", str(PAGES), "--delay", "0", "--proxy", proxy, *more]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
@@ -60,6 +61,28 @@ def _wait_for(stage: Callable[[Path], bool], out: Path, first: subprocess.Popen[
         time.sleep(0.001)
 
 
+def _pages(out: Path) -> int:
+    """Pages recorded in ``out`` (a shared crawl's: in its workers' directories)."""
+    files = [out / "pages.jsonl", *out.glob("workers/*/pages.jsonl")]
+    return sum(len(f.read_text().splitlines()) for f in files if f.exists())
+
+
+def _race(out: Path, proxy: str, stage: Callable[[Path], bool], *more: str) -> list[object]:
+    """The first crawl started, the second once the first reached ``stage``: what went
+    wrong (nothing: one crawled all its pages, its files intact, the other was refused
+    with one line)."""
+    first = _start(out, proxy, SEED_URL, *more)
+    _wait_for(stage, out, first)
+    second = _start(out, proxy, SEED_URL, *more)
+    outcomes = [(p.wait(timeout=300), *p.communicate()) for p in (first, second)]
+    codes = sorted(code for code, _, _ in outcomes)
+    refused = [err for code, _, err in outcomes if code == 2]
+    ok = (codes == [0, 2] and len(refused) == 1 and refused[0].count("\n") == 1
+          and _pages(out) == PAGES and (out / "crawl.db").exists()
+          and json.loads((out / "run.json").read_text())["finished"])  # fmt: skip
+    return [] if ok else [codes, _pages(out), sorted(p.name for p in out.glob("*")), refused]
+
+
 @pytest.mark.slow  # twelve pairs of crawls
 @pytest.mark.parametrize("premade", [False, True], ids=["new-dir", "empty-dir"])
 def test_a_refused_second_crawl_removes_nothing(
@@ -70,18 +93,21 @@ def test_a_refused_second_crawl_removes_nothing(
         out = tmp_path / name
         if premade:
             out.mkdir()
-        first = _start(out, generated_web.proxy_url, SEED_URL)
-        _wait_for(stage, out, first)
-        second = _start(out, generated_web.proxy_url, SEED_URL)
-        outcomes = [(p.wait(timeout=300), *p.communicate()) for p in (first, second)]
-        codes = sorted(code for code, _, _ in outcomes)
-        refused = [err for code, _, err in outcomes if code == 2]
-        pages = (out / "pages.jsonl").read_text().splitlines() if (out / "pages.jsonl").exists() else []
-        ok = (codes == [0, 2] and len(refused) == 1 and refused[0].count("\n") == 1
-              and len(pages) == PAGES and (out / "crawl.db").exists()
-              and json.loads((out / "run.json").read_text())["finished"])  # fmt: skip
-        if not ok:
-            lost.append((name, codes, len(pages), sorted(p.name for p in out.glob("*")), refused))
+        if wrong := _race(out, generated_web.proxy_url, stage):
+            lost.append((name, wrong))
+    assert lost == []
+
+
+@pytest.mark.slow  # five pairs of shared crawls
+def test_a_refused_second_shared_crawl_keeps_the_first_ones_marker(
+    generated_web: ReplayProcess, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    lost = []
+    for name in ("at-once", "dir-made", "locked", "run-json", "crawl-db"):
+        out = tmp_path / name
+        shared = ("--frontier", redis_server.url, "--workers", "1")
+        if wrong := _race(out, generated_web.proxy_url, STAGES[name], *shared):
+            lost.append((name, wrong))
     assert lost == []
 
 
