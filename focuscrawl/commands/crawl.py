@@ -213,8 +213,7 @@ def check_out_dir(out: Path, *, resume: bool) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """A crawl (or its resume), after :func:`check_out_dir`; a new crawl that fails before
-    recording anything leaves no files behind (it takes them back under the run
-    directory's lock, and only those it wrote: see :meth:`RunLock.take_back`)."""
+    recording anything takes back the files it wrote (:meth:`RunLock.take_back`)."""
     if args.force and not args.resume:
         raise ConfigError("--force goes with --resume (it lets a resume change the crawl's strategy, model...)")
     check_out_dir(args.out, resume=args.resume)
@@ -231,7 +230,6 @@ def _run_shared(args: argparse.Namespace) -> int:
         args.out, _seed_list(args.seeds), workers=args.workers, config=args.config,
         overrides=_crawl_overrides(args), model=args.model, resume=args.resume,
     )  # fmt: skip
-    failed = False
     try:
         if args.verbose >= 0:
             print(f"focuscrawl: shared crawl {shared.prefix} on {shared.frontier_url}: "
@@ -240,11 +238,10 @@ def _run_shared(args: argparse.Namespace) -> int:
         summary = run_shared(args.out, shared.workers, frontier_url=shared.frontier_url,
                              prefix=shared.prefix, run=shared.run)  # fmt: skip
     except FocuscrawlError:
-        failed = not args.resume
+        if not args.resume:
+            shared.lock.take_back()  # (under the lock, released below)
         raise
     finally:
-        if failed:
-            shared.lock.take_back()
         shared.lock.release()
     if args.json:
         print(json.dumps({"out": str(args.out), **summary}, ensure_ascii=False))
