@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from focuscrawl.engine import DB_NAME, RUN_NAME, Crawler, normalize_seeds, write_run_json
-from focuscrawl.exceptions import ConfigError, ModelError
+from focuscrawl.exceptions import ConfigError, FocuscrawlError, ModelError
 from focuscrawl.fetch.factory import build_fetcher
 from focuscrawl.frontier.factory import open_frontier
 from focuscrawl.output.lock import RunLock
@@ -147,10 +147,10 @@ def open_crawl(
     filters = build_filters(settings.filters, settings.base_dir)
     counters: Counter[str] = Counter()  # shared by fetcher and engine, saved in run.json
     fetcher = build_fetcher(settings, counters, archives=archives)  # bad archives: before any file
-    prepare_run_dir(out_dir)  # a file, or no permission: one line before anything is written
+    made_dir = prepare_run_dir(out_dir)  # a file, or no permission: one line before anything is written
     # before anything in the run directory is written: two processes never write one
     # run directory (a second one gets a one-line error naming the first, exit 2)
-    lock = RunLock(out_dir).acquire()
+    lock = RunLock(out_dir, made_dir=made_dir).acquire()
     try:
         if not resume:
             if (out_dir / DB_NAME).exists():  # (a crawl that started in the meantime)
@@ -176,7 +176,9 @@ def open_crawl(
         except Exception:
             frontier.close()
             raise
-    except BaseException:
+    except BaseException as exc:
+        if not resume and isinstance(exc, FocuscrawlError):
+            lock.take_back()  # nothing recorded: the next attempt is a new crawl again
         lock.release()
         raise
     crawler.stats.counters = counters
@@ -233,11 +235,15 @@ async def crawl_async(
     crawler = open_crawl(Path(out_dir), seeds, **kwargs)
     if progress is not None:
         crawler.on_progress = progress
+    failed = False
     try:
         async with crawler.fetcher:
             return await crawler.run()
+    except FocuscrawlError:
+        failed = True
+        raise
     finally:
-        crawler.close()
+        crawler.close(failed=failed)
 
 
 def fetch_overrides(

@@ -227,6 +227,7 @@ class Crawler:
         self._add_seeds = add_seeds  # (a shared crawl's seeds are added by its first worker)
         self._stop = asyncio.Event()
         self._abort = False
+        self._stop_at = 0.0  # when the stop was asked (monotonic)
         self._uncommitted = 0
         self._last_commit = time.monotonic()
         self._last_run_json = time.monotonic()
@@ -250,11 +251,15 @@ class Crawler:
         assert self._scheduler is not None, "crawler not opened"
         return self._scheduler
 
-    def close(self) -> None:
-        """Close the store and give the run directory back (its lock)."""
+    def close(self, *, failed: bool = False) -> None:
+        """Close the store and give the run directory back (its lock); a new crawl that
+        ``failed`` first takes back what it wrote, if it recorded nothing (under its lock:
+        see :meth:`RunLock.take_back`)."""
         self._commits.close()
         self.frontier.close()
         if self.lock is not None:
+            if failed and not self.resume:
+                self.lock.take_back()
             self.lock.release()
 
     # ------------------------------------------------------------------ set-up
@@ -263,6 +268,8 @@ class Crawler:
         finish (none with ``now``, e.g. a second Ctrl-C) and the rest is re-fetched on resume."""
         if now:
             self._abort = True
+        if not self._stop.is_set():
+            self._stop_at = time.monotonic()  # the grace period runs from here
         self._stop.set()
         if self._scheduler is not None:
             self._scheduler.wake()
@@ -442,7 +449,7 @@ class Crawler:
                     continue
                 break
             if self._stop.is_set():
-                async for slot, result in scheduler.drain(abort=self._abort):
+                async for slot, result in scheduler.drain(abort=self._abort, since=self._stop_at):
                     if not scheduler.budget_spent():  # (else put back, as below)
                         await self._record(slot, result)
                 break

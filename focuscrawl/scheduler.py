@@ -364,18 +364,26 @@ class Scheduler(ABC):
                 out.append((slot, task.result()))
         return out
 
-    async def drain(self, *, abort: bool) -> AsyncIterator[tuple[Slot, FetchResult]]:
-        """After a stop request: give the fetches in flight a grace period (none with
-        ``abort``), hand over what finished (ordered: the finished head, in order,
+    async def drain(self, *, abort: bool, since: float) -> AsyncIterator[tuple[Slot, FetchResult]]:
+        """After a stop request (at monotonic time ``since``): give the requests under way
+        what is left of the grace period (none with ``abort``), hand over what finished (ordered: the finished head, in order,
         the window refilled after each as an uninterrupted crawl would; as-completed:
         all of it), and cancel the rest: its URLs stay in flight, and the window
-        recorded at the final commit re-issues them on resume."""
-        deadline = time.monotonic() + STOP_GRACE
+        recorded at the final commit re-issues them on resume. A fetch that has no
+        request under way (waiting for its host's delay, a connection, robots.txt, a
+        back-off; or done with one and about to send another) is cancelled at once: a
+        stop sends no new request, and waits for none that was not sent."""
+        deadline = since + STOP_GRACE
         while not abort and time.monotonic() < deadline:
             pending = [s.task for s in self._slots if s.task is not None and not s.task.done()]
-            if not pending:
+            sending = [t for t in pending if self.fetcher.sending(t)]
+            for task in pending:
+                if not self.fetcher.sending(task):
+                    task.cancel()
+            self.stats.counters["cancelled_in_flight"] += len(pending) - len(sending)
+            if not sending:
                 break
-            await asyncio.wait(pending, timeout=0.1)
+            await asyncio.wait(sending, timeout=0.1)
         if self.ordered:
             while (
                 self._slots

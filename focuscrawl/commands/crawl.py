@@ -2,7 +2,8 @@
 clean stop, a summary line and an exit code that says what happened.
 
 The run directory is checked first (:func:`check_out_dir`) and a new crawl that failed
-before recording anything takes back what it wrote (:func:`remove_failed_start`).
+before recording anything takes back what it wrote, under the run directory's lock
+(:meth:`~focuscrawl.output.lock.RunLock.take_back`).
 """
 
 from __future__ import annotations
@@ -184,14 +185,6 @@ def parse_param(text: str, option: str = "--model-param") -> tuple[str, Any]:
     return key.strip(), parsed
 
 
-# what a run directory holds (the crawl's own files); anything else is the user's
-RUN_FILES = frozenset({
-    "run.json", "run.json.tmp", "crawl.db", "crawl.db-wal", "crawl.db-shm", "crawl.db-journal",
-    "pages.jsonl", "corpus.warc.gz", "decisions.jsonl", "control.json", "control.json.tmp",
-    "control.ack.json", "control.ack.json.tmp", "run.lock", "workers",
-})  # fmt: skip
-
-
 def _entries(path: Path) -> set[str] | None:
     """The names in directory ``path`` (None: no such directory)."""
     try:
@@ -203,6 +196,8 @@ def _entries(path: Path) -> set[str] | None:
 def check_out_dir(out: Path, *, resume: bool) -> None:
     """One line where --out cannot be what the user meant: a resume without run.json (with
     the crawl DB there), a new crawl into a folder of other files."""
+    from focuscrawl.output.lock import RUN_FILES
+
     names = _entries(out)
     if names is None:
         return
@@ -216,35 +211,13 @@ def check_out_dir(out: Path, *, resume: bool) -> None:
                           "an empty or new --out")  # fmt: skip
 
 
-def remove_failed_start(out: Path, before: set[str] | None) -> None:
-    """Take back what a new crawl that failed before recording anything wrote (run.json,
-    crawl.db...): else the next attempt is told to --resume a crawl that never ran."""
-    pages = out / "pages.jsonl"
-    if "pages.jsonl" not in (before or set()) and pages.exists() and pages.stat().st_size > 0:
-        return  # pages were recorded: a crawl to resume
-    made = (_entries(out) or set()) - (before or set())
-    for name in made & RUN_FILES - {"run.lock"}:
-        with contextlib.suppress(OSError):
-            (out / name).unlink()
-    if before is None:  # the directory itself was made by this attempt
-        with contextlib.suppress(OSError):
-            (out / "run.lock").unlink()
-            out.rmdir()
-
-
 def run(args: argparse.Namespace) -> int:
     """A crawl (or its resume), after :func:`check_out_dir`; a new crawl that fails before
-    recording anything leaves no files behind."""
+    recording anything takes back the files it wrote (:meth:`RunLock.take_back`)."""
     if args.force and not args.resume:
         raise ConfigError("--force goes with --resume (it lets a resume change the crawl's strategy, model...)")
     check_out_dir(args.out, resume=args.resume)
-    before = _entries(args.out)
-    try:
-        return _run_crawl(args)
-    except FocuscrawlError:
-        if not args.resume:
-            remove_failed_start(args.out, before)
-        raise
+    return _run_crawl(args)
 
 
 def _run_shared(args: argparse.Namespace) -> int:
@@ -264,6 +237,10 @@ def _run_shared(args: argparse.Namespace) -> int:
                   f"{shared.frontier_url} --crawl {shared.prefix} --out DIR", file=sys.stderr)  # fmt: skip
         summary = run_shared(args.out, shared.workers, frontier_url=shared.frontier_url,
                              prefix=shared.prefix, run=shared.run)  # fmt: skip
+    except FocuscrawlError:
+        if not args.resume:
+            shared.lock.take_back()  # (under the lock, released below)
+        raise
     finally:
         shared.lock.release()
     if args.json:
@@ -322,10 +299,14 @@ def _run_crawl(args: argparse.Namespace) -> int:
             with view:
                 await crawler.run()
 
+    failed = False
     try:
         asyncio.run(main())
+    except FocuscrawlError:
+        failed = True
+        raise
     finally:
-        crawler.close()
+        crawler.close(failed=failed)
     done_before = before is not None and not crawler.stopped and crawler.stats.fetched == before
     if args.json:
         summary = {"out": str(args.out), "interrupted": crawler.stopped, **crawler.stats.to_dict()}
@@ -371,7 +352,7 @@ def stop_on_signals(crawler: Any, *, say: bool) -> None:
         nonlocal signals
         signals += 1
         if signals == 1 and say:
-            print("focuscrawl: stopping; fetches in flight get 5 s (press Ctrl-C again to stop now)",
+            print("focuscrawl: stopping; requests under way get 5 s (press Ctrl-C again to stop now)",
                   file=sys.stderr)  # fmt: skip
         crawler.request_stop(now=signals > 1)
 

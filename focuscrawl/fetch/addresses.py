@@ -65,6 +65,9 @@ _RESOLVE_TIMEOUTS = 2  # after this many lookups timed out, DNS is taken as abse
 _RETRY_FIRST, _RETRY_MIN, _RETRY_MAX = 0.2, 0.02, 0.5  # a query asked again after (s)
 _RETRY_FACTOR, _RETRY_SAMPLE, _RETRY_MIN_SAMPLE = 4.0, 64, 8
 _LOST_MIN, _LOST_RATIO = 8, 4  # DNS that loses this many queries, 1 per 4 answers, is left
+# lookup threads under way at once (each holds a socket until its answer or the C
+# library's timeout): without a bound, a crawl from 2,000 seed hosts had 2,000 at once
+_LOOKUP_THREADS = 64
 
 Resolve = Callable[[str], Awaitable[list[str]]]  # host name -> its addresses
 
@@ -123,8 +126,9 @@ class LocalResolver:
         self._lookup = lookup  # blocking, run in threads
         self._times: collections.deque[float] = collections.deque(maxlen=_RETRY_SAMPLE)
         self._waiting: set[asyncio.Future[list[str]]] = set()
+        self._threads = asyncio.Semaphore(_LOOKUP_THREADS)  # a slot per lookup thread
         self.answered = 0  # lookups answered (an address or an error)
-        self.retries = 0  # queries asked again
+        self.retries = 0  # queries asked again (or due again, with no thread free)
         self.lost = False  # too many queries lost: no more lookups
 
     def retry_after(self) -> float:
@@ -135,13 +139,18 @@ class LocalResolver:
         return min(_RETRY_MAX, max(_RETRY_MIN, _RETRY_FACTOR * p95))
 
     async def __call__(self, hostname: str) -> list[str]:
+        """The addresses of ``hostname``; a caller that gives up (cancelled) leaves no
+        answer behind for nobody: a lookup that fails later is dropped."""
+        await self._threads.acquire()  # at most _LOOKUP_THREADS lookups in threads at once
         if self.lost:
+            self._threads.release()
             raise LookupsLost(f"DNS here loses queries: {hostname} not looked up")
         loop = asyncio.get_running_loop()
         answer: asyncio.Future[list[str]] = loop.create_future()
         started = time.monotonic()
 
         def settled(addresses: list[str] | None, error: BaseException | None) -> None:
+            self._threads.release()  # (this query's thread has ended)
             if answer.done():
                 return  # answered already (another query), or given up
             self._times.append(time.monotonic() - started)
@@ -158,17 +167,21 @@ class LocalResolver:
         wait = self.retry_after()
         self._waiting.add(answer)
         try:
+            _lookup_thread(self._lookup, hostname, settle)
             while True:
-                _lookup_thread(self._lookup, hostname, settle)
                 done, _ = await asyncio.wait({answer}, timeout=wait)
                 if done:
                     return answer.result()
                 self.retries += 1
                 if self.retries >= _LOST_MIN and self.retries * _LOST_RATIO >= self.answered:
                     self._give_up()
+                elif not self._threads.locked():  # asked again only where a thread is free
+                    await self._threads.acquire()  # (free: no wait)
+                    _lookup_thread(self._lookup, hostname, settle)
                 wait *= 2  # (the caller's deadline ends it)
         finally:
             self._waiting.discard(answer)
+            answer.cancel()  # given up (a deadline): an answer that comes later is dropped
 
     def _give_up(self) -> None:
         self.lost = True

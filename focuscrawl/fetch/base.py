@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+import asyncio
+from typing import Any, Protocol
 
 from focuscrawl.types import FetchResult
 
@@ -38,4 +39,10 @@ class Fetcher(Protocol):
     def stragglers(self) -> int:
         """Requests under way for longer than a straggler's time (a hung request, a slow
         body): what is in flight and will be late."""
+        ...
+
+    def sending(self, task: asyncio.Future[Any]) -> bool:
+        """Whether the fetch running in ``task`` has a request under way (sent, its answer
+        not read yet), not waiting for its turn (its host's delay, a connection, a
+        lookup, robots.txt, a back-off): what a stop's grace period waits for."""
         ...

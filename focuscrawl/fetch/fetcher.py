@@ -17,6 +17,7 @@ import collections
 import email.utils
 import math
 import time
+from typing import Any
 from urllib.parse import urlsplit
 
 from focuscrawl.clock import Clock, SystemClock
@@ -146,6 +147,7 @@ class HttpFetcher:
         self._allowed_hosts: dict[str, bool] = {}
         self._lookups: dict[str, asyncio.Task[bool]] = {}  # name checks under way, by host name
         self._admitted: dict[str, str] = {}  # URL -> its normalised form, let in by refusal()
+        self._sending: set[asyncio.Future[Any]] = set()  # tasks with a request under way
 
     @staticmethod
     def _check_proxy(proxy: str | None) -> str | None:
@@ -177,6 +179,9 @@ class HttpFetcher:
 
     def stragglers(self) -> int:
         return self._politeness.stragglers
+
+    def sending(self, task: asyncio.Future[Any]) -> bool:
+        return task in self._sending
 
     async def fetch(self, url: str, *, any_type: bool = False) -> FetchResult:
         """Fetch ``url``; ``redirects`` lists the URLs that answered with a redirect.
@@ -417,6 +422,9 @@ class HttpFetcher:
                 return result, None, None
             self.counters["requests"] += 1
             began = self.clock.monotonic()
+            task = asyncio.current_task()
+            if task is not None:
+                self._sending.add(task)
             try:
                 async with self.transport.request(
                     url, self._headers, proxy=self._proxy, time_limit=deadline.left
@@ -441,6 +449,7 @@ class HttpFetcher:
                 result.error = exc.code
                 self._politeness.sent(host)  # it may have arrived before failing
             finally:
+                self._sending.discard(task)
                 deadline.spend(self.clock.monotonic() - began)
         return result, location, retry_after
 

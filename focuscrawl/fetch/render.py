@@ -221,6 +221,9 @@ class RenderingFetcher(HttpFetcher):
         if self.settings.render == "auto" and not looks_like_shell(result.body):
             return result
         self.counters["render_pages"] += 1
+        task = asyncio.current_task()
+        if task is not None:  # a page being rendered is work under way: a stop's grace waits for it
+            self._sending.add(task)
         try:
             result.rendered = await self.renderer.render(result)
         except TimeoutError:
@@ -231,4 +234,6 @@ class RenderingFetcher(HttpFetcher):
         except Exception as exc:  # a crashed browser, a closed page: this page's rendering
             self.counters[f"render_failed_{type(exc).__name__}"] += 1
             log.info("%s: not rendered (%s)", url, str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__)
+        finally:
+            self._sending.discard(task)
         return result

@@ -156,8 +156,12 @@ class RecordBuilder:
             if left <= 0:
                 self._fail("no answer")
                 break
-            with contextlib.suppress(InterruptedError):
-                select.select([self._rfd], [self._wfd] if self._outbox else [], [], left)
+            # poll, not select: a crawl may hold more than FD_SETSIZE (1,024) descriptors
+            poller = select.poll()
+            poller.register(self._rfd, select.POLLIN)
+            if self._outbox:
+                poller.register(self._wfd, select.POLLOUT)
+            poller.poll(left * 1000)
         for _ in records:
             self._waiting.popleft()
         return records

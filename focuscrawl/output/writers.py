@@ -19,6 +19,7 @@ cut itself is made at the first write or sync, so that a later check failing
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import io
 import json
@@ -273,18 +274,24 @@ class JsonlOutput(_AppendFile):
             raise self._named(exc) from None
 
 
-def prepare_run_dir(path: Path) -> None:
+def prepare_run_dir(path: Path) -> bool:
     """Create the run directory ``path`` if needed and check that files can be made
-    in it, or raise a one-line ConfigError (a file, no permission, read-only disk)."""
+    in it, or raise a one-line ConfigError (a file, no permission, read-only disk).
+    Returns whether this call made the directory."""
     if path.exists() and not path.is_dir():
         raise ConfigError(f"--out {path}: is a file, not a run directory")
+    made = False
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.mkdir()
+            made = True
         # an existing directory may still refuse files (permissions, read-only mount)
         with tempfile.TemporaryFile(dir=path):
             pass
     except OSError as exc:
         raise ConfigError(f"--out {path}: cannot write a run directory there ({exc.strerror or exc})") from None
+    return made
 
 
 # How far back from the committed offset the last complete record is looked for:

@@ -118,7 +118,9 @@ class ReplayProcess:
                 raise FocuscrawlError(
                     f"replay process: no serving line within {self.startup_timeout:g} s"
                 )
-            ready, _, _ = select.select([fd], [], [], min(left, 0.5))
+            poller = select.poll()  # (not select: a process may hold over 1,024 descriptors)
+            poller.register(fd, select.POLLIN)
+            ready = poller.poll(min(left, 0.5) * 1000)
             chunk = os.read(fd, 4096) if ready else b""
             if ready and not chunk:
                 raise FocuscrawlError(f"replay process failed to start: {self._stderr_tail()}")

@@ -68,6 +68,9 @@ class HandoverFetcher:
     def stragglers(self) -> int:
         return self.fetcher.stragglers()
 
+    def sending(self, task: asyncio.Future[Any]) -> bool:
+        return self.fetcher.sending(task)
+
 
 def describe(frontier: Any, out_dir: Path) -> None:
     """Where this worker's run directory is, for a worker that may find it dead."""

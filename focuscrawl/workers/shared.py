@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from focuscrawl.engine import DB_NAME, RUN_NAME, check_model, normalize_seeds, write_run_json
-from focuscrawl.exceptions import ConfigError, FrontierError
+from focuscrawl.exceptions import ConfigError, FocuscrawlError, FrontierError
 from focuscrawl.output.layout import WORKERS_DIR
 from focuscrawl.segments import check_shared_resume
 from focuscrawl.settings import Settings, load_settings, read_run_json
@@ -234,14 +234,20 @@ def prepare_shared(
         run = {"seeds": normalize_seeds(seeds), "strategy": strategy.name,
                "settings": settings.to_dict(), "workers": n, "frontier": url,
                "finished": False, "summary": {}}  # fmt: skip
-    prepare_run_dir(out_dir)
-    lock = RunLock(out_dir).acquire()
+    made_dir = prepare_run_dir(out_dir)
+    lock = RunLock(out_dir, made_dir=made_dir).acquire()
     try:
+        if not resume and (out_dir / DB_NAME).exists():  # (a crawl that started in the meantime)
+            raise ConfigError(
+                f"{out_dir} holds a crawl already: resume it (--resume) or choose another --out"
+            )
         prefix = redis_prefix(out_dir / DB_NAME)
         run["crawl"] = prefix
         run["workers"] = n
         write_run_json(out_dir, run)
-    except BaseException:
+    except BaseException as exc:
+        if not resume and isinstance(exc, FocuscrawlError):
+            lock.take_back()  # nothing recorded: the next attempt is a new crawl again
         lock.release()
         raise
     return SharedRun(url, prefix, n, run, lock)
