@@ -48,8 +48,10 @@ async def test_a_lost_query_is_asked_again_and_its_answer_counts() -> None:
     finally:
         dns.release.set()
     assert found == ["10.0.0.1"]
-    assert dns.asked["intranet.example"] == 2
-    assert resolver.retries == 1
+    # asked again after 0.2 s, then 0.4 s more: a third time only if a loaded machine
+    # held the second answer that long (any answer counts)
+    assert dns.asked["intranet.example"] >= 2
+    assert resolver.retries == dns.asked["intranet.example"] - 1
     # and the policy refuses the name on that answer, well within its one second
     policy = AddressPolicy(resolve=LocalResolver(LossyDns({"intranet.example": ["10.0.0.1"]}, lose=1)))
     assert await policy.name_refused("intranet.example")

@@ -13,7 +13,7 @@ import sys
 import time
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -144,6 +144,34 @@ def _first_worker_on(
     while _lines(a_dir / "pages.jsonl") < len(homes) and time.monotonic() < deadline:
         time.sleep(0.05)
     return out, prefix, a
+
+
+def _recorded_hosts(redis_url: str, prefix: str) -> set[str]:
+    """The hosts whose next allowed time a worker recorded in its partitions' ``nt``."""
+    db = redis.Redis.from_url(redis_url)
+    try:
+        keys = list(db.scan_iter(match=f"{prefix}:{{{prefix}:*}}:nt"))
+        return {host.decode() for key in keys for host in db.hkeys(key)}
+    finally:
+        db.close()
+
+
+def _alive(redis_url: str, prefix: str) -> int:
+    """The workers whose heartbeat is in the crawl's ``alive`` set (expired ones included)."""
+    db = redis.Redis.from_url(redis_url)
+    try:
+        return int(db.zcard(f"{prefix}:{{{prefix}:m}}:alive"))
+    finally:
+        db.close()
+
+
+def _wait_until(what: str, ready: Callable[[], bool]) -> None:
+    """Wait for ``ready`` (a state the workers reach, not a time they take); 120 s only
+    bound a hang."""
+    deadline = time.monotonic() + 120
+    while not ready():
+        assert time.monotonic() < deadline, f"not within 120 s: {what}"
+        time.sleep(0.05)
 
 
 def _start_worker(redis_url: str, prefix: str, out: Path, *extra: str) -> subprocess.Popen[bytes]:
@@ -479,7 +507,8 @@ def test_a_hosts_crawl_delay_holds_across_a_partition_handover(
         out, prefix, a = _first_worker_on(homes, replay, redis_server, tmp_path)
         a_dir, b_dir = out / "workers" / "a", out / "workers" / "b"
         b = _start_worker(redis_server.url, prefix, b_dir, "--lease-seconds", "3")
-        time.sleep(3.0)  # B is up and alive: A gives it the partitions it does not use
+        # B is up and alive (its heartbeat beside A's): A's stop gives B its partitions
+        _wait_until("B alive beside A", lambda: _alive(redis_server.url, prefix) >= 2)
         a.send_signal(signal.SIGTERM)
         assert a.wait(timeout=60) == 130, a.stderr.read().decode() if a.stderr else ""
         assert b.wait(timeout=120) == 0, b.stderr.read().decode() if b.stderr else ""
@@ -508,7 +537,11 @@ def test_a_hosts_crawl_delay_holds_across_a_dead_workers_handover(
     with ReplayProcess([archive], log_path=tmp_path / "requests.tsv") as replay:
         out, prefix, a = _first_worker_on(homes, replay, redis_server, tmp_path)
         b_dir = out / "workers" / "b"
-        time.sleep(1.0)  # (A's renewals, every half second, record its hosts)
+        # A's renewals, every half second, record its hosts' next times: all of them
+        hosts = {url.split("/")[2] for url in homes}
+        _wait_until(
+            "A's renewals recorded its hosts", lambda: hosts <= _recorded_hosts(redis_server.url, prefix)
+        )
         a.send_signal(signal.SIGKILL)
         a.wait()
         b = _start_worker(redis_server.url, prefix, b_dir, "--lease-seconds", "3")
