@@ -99,7 +99,9 @@ def test_control_channel_changes_parameters_of_a_live_crawl(
 
     def go() -> None:
         try:
-            crawl(list(SAMPLE_SEEDS), run, strategy="test-boost", max_pages=25, delay=0.15,
+            # 0.5 s between requests: the crawl outlasts the two changes and their answers
+            # (polled every 0.2 s), and pages come after them, on a loaded machine too
+            crawl(list(SAMPLE_SEEDS), run, strategy="test-boost", max_pages=25, delay=0.5,
                   proxy=sample_replay.proxy_url)  # fmt: skip
         finally:
             done.set()
