@@ -61,7 +61,7 @@ def test_a_straggler_at_the_head_does_not_stop_the_crawl(
     run = tmp_path / "run"
     stats = crawl(
         WEBKB_SEEDS, run, strategy="bfs", max_pages=60, delay=0.0, proxy=hung_replay.proxy_url,
-        fetch={"read_timeout": 120.0, "fetch_timeout": 120.0, "retries": 0},
+        fetch={"read_timeout": 3600.0, "fetch_timeout": 3600.0, "retries": 0},  # > any crawl
     )  # fmt: skip
     pages = _pages(run)
     assert len(pages) == 60 == stats.fetched
@@ -149,12 +149,12 @@ def test_the_end_game_does_not_wait_for_slow_bodies(
     """A budget of 3 from four seeds: the first three taken, then one more (the end game),
     and at least two of the four are slow bodies. The crawl ends with three fast results;
     the slow ones, under way past the fetcher's straggler time (1 s) but young for the
-    scheduler's own (120 s here), are cancelled and put back, never waited for."""
+    scheduler's own (an hour here), are cancelled and put back, never waited for."""
     run = tmp_path / "run"
     stats = crawl(
         WEBKB_SEEDS, run, strategy="bfs", max_pages=3, delay=0.0, proxy=slow_replay.proxy_url,
-        straggler_seconds=120.0,
-        fetch={"read_timeout": 120.0, "fetch_timeout": 120.0, "retries": 0},
+        straggler_seconds=3600.0,
+        fetch={"read_timeout": 3600.0, "fetch_timeout": 3600.0, "retries": 0},  # > any crawl
     )  # fmt: skip
     pages = _pages(run)
     assert len(pages) == 3 == stats.fetched
