@@ -146,6 +146,13 @@ def _first_worker_on(
     return out, prefix, a
 
 
+# The leases of a worker that must end its crawl (exit 0): a worker whose renewals are
+# held up for 2/3 of its lease stops, and a loaded machine holds threads up for seconds
+# (leases of 3 s stopped B in the suite at load 15); a worker the test kills keeps 3 s,
+# so that its partitions come free soon
+LASTING = "10"
+
+
 def _recorded_hosts(redis_url: str, prefix: str) -> set[str]:
     """The hosts whose next allowed time a worker recorded in its partitions' ``nt``."""
     db = redis.Redis.from_url(redis_url)
@@ -214,9 +221,9 @@ def test_a_worker_killed_loses_nothing_and_writes_nothing_twice(
         time.sleep(0.05)
     a.send_signal(signal.SIGKILL)
     a.wait()
-    b = _start_worker(redis_server.url, prefix, b_dir, "--lease-seconds", "3")
+    b = _start_worker(redis_server.url, prefix, b_dir, "--lease-seconds", LASTING)
     assert b.wait(timeout=120) == 0, b.stderr.read().decode() if b.stderr else ""
-    again = _start_worker(redis_server.url, prefix, a_dir, "--lease-seconds", "3")
+    again = _start_worker(redis_server.url, prefix, a_dir, "--lease-seconds", LASTING)
     assert again.wait(timeout=60) == 0, again.stderr.read().decode() if again.stderr else ""
     rows = _records(out)
     urls = Counter(row["url"] for row in rows)
@@ -414,7 +421,8 @@ def test_a_worker_killed_mid_layer_leaves_the_layers_as_they_were(
         out = tmp_path / name
         prefix = _published(out, web.home_urls(2), overrides, workers=1, model=model)
         a_dir = out / "workers" / "a"
-        a = _start_worker(redis_server.url, prefix, a_dir, "--lease-seconds", "3")
+        lease = LASTING if name == "whole" else "3"  # (A killed: its leases expire soon)
+        a = _start_worker(redis_server.url, prefix, a_dir, "--lease-seconds", lease)
         if name == "whole":
             assert a.wait(timeout=120) == 0
         else:
@@ -424,10 +432,10 @@ def test_a_worker_killed_mid_layer_leaves_the_layers_as_they_were(
             a.send_signal(signal.SIGKILL)
             a.wait()
             b = _start_worker(
-                redis_server.url, prefix, out / "workers" / "b", "--lease-seconds", "3"
+                redis_server.url, prefix, out / "workers" / "b", "--lease-seconds", LASTING
             )
             assert b.wait(timeout=120) == 0, b.stderr.read().decode() if b.stderr else ""
-            again = _start_worker(redis_server.url, prefix, a_dir, "--lease-seconds", "3")
+            again = _start_worker(redis_server.url, prefix, a_dir, "--lease-seconds", LASTING)
             assert again.wait(timeout=60) == 0, again.stderr.read().decode() if again.stderr else ""
         urls = Counter(row["url"] for row in _records(out))
         assert max(urls.values()) == 1
@@ -572,7 +580,7 @@ def test_a_dead_worker_never_restarted_gives_its_claim_back(
     prefix = _published(out, web.home_urls(4), overrides, workers=2)
     a_dir, b_dir = out / "workers" / "a", out / "workers" / "b"
     a = _start_worker(redis_server.url, prefix, a_dir, "--lease-seconds", "3")
-    b = _start_worker(redis_server.url, prefix, b_dir, "--lease-seconds", "3")
+    b = _start_worker(redis_server.url, prefix, b_dir, "--lease-seconds", LASTING)
     deadline = time.monotonic() + 60
     while _lines(a_dir / "pages.jsonl") < 20 and time.monotonic() < deadline:
         time.sleep(0.02)
