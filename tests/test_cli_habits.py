@@ -127,7 +127,9 @@ def test_progress_lines_show_an_eta_and_the_summary_why_urls_were_skipped(
     stats = CrawlStats()
     stats.fetched, stats.elapsed_before, stats.started = 50, 10.0, time.time()
     stats.counters.update(skipped_robots=2259, skipped_proxy=612)
-    line = ProgressView(enabled=False, max_pages=200).progress_line(stats)
+    with monkeypatch.context() as patch:  # 10 s exactly: no time passes on a loaded machine
+        patch.setattr(CrawlStats, "elapsed", property(lambda _: 10.0))
+        line = ProgressView(enabled=False, max_pages=200).progress_line(stats)
     assert line.endswith(", ETA 30s"), line  # 150 URLs left at 5 URLs/s
     summary = ProgressView.summary_line(stats, Path("runs/ja"))
     assert "; not fetched: robots 2,259, proxy 612 -> runs/ja" in summary

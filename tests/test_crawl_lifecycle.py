@@ -106,7 +106,9 @@ def test_control_channel_changes_parameters_of_a_live_crawl(
 
     def go() -> None:
         try:
-            crawl(list(SAMPLE_SEEDS), run, strategy="test-boost", max_pages=25, delay=0.15,
+            # 0.5 s between requests: the crawl outlasts the two changes and their answers
+            # (polled every 0.2 s), and pages come after them, on a loaded machine too
+            crawl(list(SAMPLE_SEEDS), run, strategy="test-boost", max_pages=25, delay=0.5,
                   proxy=sample_replay.proxy_url)  # fmt: skip
         finally:
             done.set()
@@ -118,12 +120,12 @@ def test_control_channel_changes_parameters_of_a_live_crawl(
         while not (run / "run.json").exists() and time.monotonic() < deadline:
             time.sleep(0.02)
         bad = write_request(run, {"boost": -1})
-        ack = wait_for_ack(run, bad, timeout=30)
+        ack = wait_for_ack(run, bad, timeout=60)
         assert ack is not None
         assert ack["ok"] is False
         assert "boost = -1.0 must be >= 0" in ack["error"]
         good = write_request(run, {"boost": 0.5})
-        ack = wait_for_ack(run, good, timeout=30)
+        ack = wait_for_ack(run, good, timeout=60)
         assert ack == {"id": good, "ok": True}
     finally:
         thread.join(120)

@@ -44,12 +44,14 @@ async def test_a_lost_query_is_asked_again_and_its_answer_counts() -> None:
     dns = LossyDns({"intranet.example": ["10.0.0.1"]}, lose=1)
     resolver = LocalResolver(dns)
     try:
-        found = await asyncio.wait_for(resolver("intranet.example"), 5)
+        found = await asyncio.wait_for(resolver("intranet.example"), 30)
     finally:
         dns.release.set()
     assert found == ["10.0.0.1"]
-    assert dns.asked["intranet.example"] == 2
-    assert resolver.retries == 1
+    # asked again after 0.2 s, then 0.4 s more: a third time only if a loaded machine
+    # held the second answer that long (any answer counts)
+    assert dns.asked["intranet.example"] >= 2
+    assert resolver.retries == dns.asked["intranet.example"] - 1
     # and the policy refuses the name on that answer, well within its one second
     policy = AddressPolicy(resolve=LocalResolver(LossyDns({"intranet.example": ["10.0.0.1"]}, lose=1)))
     assert await policy.name_refused("intranet.example")
@@ -64,7 +66,7 @@ async def test_a_dns_that_loses_a_burst_is_given_up_at_once() -> None:
     names = [f"host{i}.example" for i in range(16)]
     try:
         outcomes = await asyncio.wait_for(
-            asyncio.gather(*(resolver(n) for n in names), return_exceptions=True), 5
+            asyncio.gather(*(resolver(n) for n in names), return_exceptions=True), 30
         )
         with pytest.raises(LookupsLost):
             await resolver("later.example")

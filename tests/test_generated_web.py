@@ -127,7 +127,7 @@ def test_the_parser_sees_the_generated_links(web: GeneratedWeb) -> None:
 
 
 def _get(port: int, url: str) -> tuple[int, dict[str, str], bytes]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     try:
         conn.request("GET", url)
         response = conn.getresponse()

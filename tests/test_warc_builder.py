@@ -45,7 +45,7 @@ def _records(path: Path) -> list[tuple[str, str | None, str | None, bytes]]:
 def _wait_ready(out: WarcOutput) -> None:
     """Until the output's child is up (records written before go the inline way). The one
     place a test reads the writer's builder: that it is up is visible nowhere else."""
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60
     while out._builder is not None and not out._builder.ready:  # the child starting
         assert time.monotonic() < deadline, "the builder never came up"
         out._take_built(wait=False)
@@ -71,7 +71,7 @@ def _builder_child() -> int:
 
 def _wait_dead(pid: int) -> None:
     """Until the killed child is a zombie (dead, not reaped: its parent's Popen does that)."""
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60
     while Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
         assert time.monotonic() < deadline, "the child did not die"
         time.sleep(0.01)

@@ -13,7 +13,7 @@ import sys
 import time
 import uuid
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -146,6 +146,41 @@ def _first_worker_on(
     return out, prefix, a
 
 
+# The leases of a worker that must end its crawl (exit 0): a worker whose renewals are
+# held up for 2/3 of its lease stops, and a loaded machine holds threads up for seconds
+# (leases of 3 s stopped B in the suite at load 15); a worker the test kills keeps 3 s,
+# so that its partitions come free soon
+LASTING = "10"
+
+
+def _recorded_hosts(redis_url: str, prefix: str) -> set[str]:
+    """The hosts whose next allowed time a worker recorded in its partitions' ``nt``."""
+    db = redis.Redis.from_url(redis_url)
+    try:
+        keys = list(db.scan_iter(match=f"{prefix}:{{{prefix}:*}}:nt"))
+        return {host.decode() for key in keys for host in db.hkeys(key)}
+    finally:
+        db.close()
+
+
+def _alive(redis_url: str, prefix: str) -> int:
+    """The workers whose heartbeat is in the crawl's ``alive`` set (expired ones included)."""
+    db = redis.Redis.from_url(redis_url)
+    try:
+        return int(db.zcard(f"{prefix}:{{{prefix}:m}}:alive"))
+    finally:
+        db.close()
+
+
+def _wait_until(what: str, ready: Callable[[], bool]) -> None:
+    """Wait for ``ready`` (a state the workers reach, not a time they take); 120 s only
+    bound a hang."""
+    deadline = time.monotonic() + 120
+    while not ready():
+        assert time.monotonic() < deadline, f"not within 120 s: {what}"
+        time.sleep(0.05)
+
+
 def _start_worker(redis_url: str, prefix: str, out: Path, *extra: str) -> subprocess.Popen[bytes]:
     cmd = [sys.executable, "-m", "focuscrawl", "worker", "--frontier", redis_url,
            "--crawl", prefix, "--out", str(out), "--quiet", *extra]  # fmt: skip
@@ -186,9 +221,9 @@ def test_a_worker_killed_loses_nothing_and_writes_nothing_twice(
         time.sleep(0.05)
     a.send_signal(signal.SIGKILL)
     a.wait()
-    b = _start_worker(redis_server.url, prefix, b_dir, "--lease-seconds", "3")
+    b = _start_worker(redis_server.url, prefix, b_dir, "--lease-seconds", LASTING)
     assert b.wait(timeout=120) == 0, b.stderr.read().decode() if b.stderr else ""
-    again = _start_worker(redis_server.url, prefix, a_dir, "--lease-seconds", "3")
+    again = _start_worker(redis_server.url, prefix, a_dir, "--lease-seconds", LASTING)
     assert again.wait(timeout=60) == 0, again.stderr.read().decode() if again.stderr else ""
     rows = _records(out)
     urls = Counter(row["url"] for row in rows)
@@ -386,7 +421,8 @@ def test_a_worker_killed_mid_layer_leaves_the_layers_as_they_were(
         out = tmp_path / name
         prefix = _published(out, web.home_urls(2), overrides, workers=1, model=model)
         a_dir = out / "workers" / "a"
-        a = _start_worker(redis_server.url, prefix, a_dir, "--lease-seconds", "3")
+        lease = LASTING if name == "whole" else "3"  # (A killed: its leases expire soon)
+        a = _start_worker(redis_server.url, prefix, a_dir, "--lease-seconds", lease)
         if name == "whole":
             assert a.wait(timeout=120) == 0
         else:
@@ -396,10 +432,10 @@ def test_a_worker_killed_mid_layer_leaves_the_layers_as_they_were(
             a.send_signal(signal.SIGKILL)
             a.wait()
             b = _start_worker(
-                redis_server.url, prefix, out / "workers" / "b", "--lease-seconds", "3"
+                redis_server.url, prefix, out / "workers" / "b", "--lease-seconds", LASTING
             )
             assert b.wait(timeout=120) == 0, b.stderr.read().decode() if b.stderr else ""
-            again = _start_worker(redis_server.url, prefix, a_dir, "--lease-seconds", "3")
+            again = _start_worker(redis_server.url, prefix, a_dir, "--lease-seconds", LASTING)
             assert again.wait(timeout=60) == 0, again.stderr.read().decode() if again.stderr else ""
         urls = Counter(row["url"] for row in _records(out))
         assert max(urls.values()) == 1
@@ -479,7 +515,8 @@ def test_a_hosts_crawl_delay_holds_across_a_partition_handover(
         out, prefix, a = _first_worker_on(homes, replay, redis_server, tmp_path)
         a_dir, b_dir = out / "workers" / "a", out / "workers" / "b"
         b = _start_worker(redis_server.url, prefix, b_dir, "--lease-seconds", "3")
-        time.sleep(3.0)  # B is up and alive: A gives it the partitions it does not use
+        # B is up and alive (its heartbeat beside A's): A's stop gives B its partitions
+        _wait_until("B alive beside A", lambda: _alive(redis_server.url, prefix) >= 2)
         a.send_signal(signal.SIGTERM)
         assert a.wait(timeout=60) == 130, a.stderr.read().decode() if a.stderr else ""
         assert b.wait(timeout=120) == 0, b.stderr.read().decode() if b.stderr else ""
@@ -508,7 +545,11 @@ def test_a_hosts_crawl_delay_holds_across_a_dead_workers_handover(
     with ReplayProcess([archive], log_path=tmp_path / "requests.tsv") as replay:
         out, prefix, a = _first_worker_on(homes, replay, redis_server, tmp_path)
         b_dir = out / "workers" / "b"
-        time.sleep(1.0)  # (A's renewals, every half second, record its hosts)
+        # A's renewals, every half second, record its hosts' next times: all of them
+        hosts = {url.split("/")[2] for url in homes}
+        _wait_until(
+            "A's renewals recorded its hosts", lambda: hosts <= _recorded_hosts(redis_server.url, prefix)
+        )
         a.send_signal(signal.SIGKILL)
         a.wait()
         b = _start_worker(redis_server.url, prefix, b_dir, "--lease-seconds", "3")
@@ -539,7 +580,7 @@ def test_a_dead_worker_never_restarted_gives_its_claim_back(
     prefix = _published(out, web.home_urls(4), overrides, workers=2)
     a_dir, b_dir = out / "workers" / "a", out / "workers" / "b"
     a = _start_worker(redis_server.url, prefix, a_dir, "--lease-seconds", "3")
-    b = _start_worker(redis_server.url, prefix, b_dir, "--lease-seconds", "3")
+    b = _start_worker(redis_server.url, prefix, b_dir, "--lease-seconds", LASTING)
     deadline = time.monotonic() + 60
     while _lines(a_dir / "pages.jsonl") < 20 and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -577,7 +618,8 @@ def test_a_dead_workers_claim_comes_back_once_and_fences_it(redis_server: RedisS
     with its name, w1 starts from its commit with its 4 pages claimed."""
     prefix = f"t{uuid.uuid4().hex[:10]}"
     publish_crawl(redis_server.url, prefix, {"settings": {"crawl": {"max_pages": 20}}})
-    w1 = WorkerFrontier(redis_server.url, prefix=prefix, worker="w1", lease_seconds=1)
+    # a heartbeat of 5 s: w1 is still alive for the first checks on a loaded machine too
+    w1 = WorkerFrontier(redis_server.url, prefix=prefix, worker="w1", lease_seconds=5)
     w2 = WorkerFrontier(redis_server.url, prefix=prefix, worker="w2", lease_seconds=30)
     assert w1.budget.claim(10) == 10
     assert w2.budget.claim(10) == 10
@@ -585,8 +627,7 @@ def test_a_dead_workers_claim_comes_back_once_and_fences_it(redis_server: RedisS
     assert w2.budget.holding()  # w1 may still use its claim
     assert w2.budget.dead() == []
     assert not w2.budget.retire("w1")  # alive
-    time.sleep(1.1)  # w1's heartbeat expired
-    assert w2.budget.dead() == ["w1"]
+    _wait_until("w1's heartbeat expired", lambda: w2.budget.dead() == ["w1"])
     assert w2.budget.retire("w1")
     assert w2.budget.release("w1", 4) == 6
     assert w2.budget.release("w1", 4) == 0  # released once
