@@ -229,3 +229,26 @@ def test_a_seeder_key_set_by_hand_is_one_line(
     err = _err(w).strip().splitlines()
     assert len(err) == 1, err
     assert "seeded names b'nobody', not a worker of this crawl" in err[0]
+
+
+@pytest.mark.slow
+def test_a_resume_after_redis_lost_the_crawl_is_one_line_and_publishes_nothing(
+    web: GeneratedWeb, replay: ReplayProcess, redis_server: RedisServer, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """Redis back empty (restarted without its data): a --resume must not publish the
+    crawl afresh (its seeds crawled again into workers' files that hold pages)."""
+    out = tmp_path / "run"
+    assert cli_main([*_crawl(web, replay, redis_server.url, out), "--workers", "1",
+                     "--max-pages", "20"]) == 0  # fmt: skip
+    prefix = json.loads((out / "run.json").read_text())["crawl"]
+    db = redis.Redis.from_url(redis_server.url)
+    for key in list(db.scan_iter(match=f"{prefix}:*")):
+        db.delete(key)
+    capsys.readouterr()
+    assert cli_main(["crawl", "--out", str(out), "--resume", "--quiet"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert f"the shared crawl {prefix} is gone from Redis" in err[0]
+    assert not list(db.scan_iter(match=f"{prefix}:*"))
+    assert len(_records(out)) == 20
