@@ -55,6 +55,9 @@ def change_budget(db: Any, prefix: str, run: dict[str, Any], asked: int | None) 
         raise ConfigError(f"--max-pages {new}: this shared crawl's budget is {old or 'no limit'}; "
                           "a limit cannot be turned on or off on --resume")  # fmt: skip
     meta = f"{prefix}:{{{prefix}:m}}:"
+    if not db.hexists(meta + "meta", "run"):  # not published yet: it will be with this budget
+        run["settings"]["crawl"]["max_pages"] = new
+        return
     moved = int(db.eval(_MOVE_BUDGET, 1, meta + "budget", old, new))
     if moved < 0:
         raise ConfigError(f"--max-pages {new}: {-moved - 1} pages of this shared crawl's budget "
