@@ -658,6 +658,8 @@ def test_a_dead_workers_journaled_batch_is_delivered_by_whoever_retires_it(
 
     prefix = f"t{uuid.uuid4().hex[:10]}"
     w1 = WorkerFrontier(redis_server.url, prefix=prefix, worker="w1", lease_seconds=1)
+    assert w1.progress.seeder() == "w1"  # (its seeds: its first commit's batch)
+    w1.progress.seeding = True
     w1.upkeep(delay=0.01)
     w1.add("http://a.example/", 1.0, depth=0, parent=None, host="a.example")
 

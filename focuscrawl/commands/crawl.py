@@ -267,7 +267,7 @@ def read_finished(out: Path) -> bool:
 def _run_crawl(args: argparse.Namespace) -> int:
     from focuscrawl.api import open_crawl
 
-    if getattr(args, "workers", None) or (args.resume and _is_shared(args.out)):
+    if getattr(args, "workers", None) is not None or (args.resume and _is_shared(args.out)):
         return _run_shared(args)
     from focuscrawl.commands.progress import ProgressView
 

@@ -25,6 +25,7 @@ from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.base import no_edges_error
 from focuscrawl.frontier.redis_heads import QueueHeads
 from focuscrawl.frontier.redis_rows import (
+    MAX_PARTITIONS,
     Row,
     connect,
     partition_host,
@@ -77,8 +78,9 @@ class RedisCore:
                 )
             self._keep_edges = conf[b"parents"] == b"1"
         else:
-            partitions = server_url(url)[1] or partitions  # ?partitions=N in the URL
-            self.partitions = checked_int("partitions", partitions, (1, 1 << 20))
+            asked = server_url(url)[1]  # ?partitions=N in the URL
+            partitions = partitions if asked is None else asked
+            self.partitions = checked_int("partitions", partitions, (1, MAX_PARTITIONS))
             self._keep_edges = parents
             self._db.hset(
                 meta + "conf",

@@ -8,6 +8,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.redis_outbox import journal_key
 from focuscrawl.frontier.redis_rows import text
 from focuscrawl.types import URLState
@@ -25,15 +26,63 @@ class CrawlProgress:
         self._db, self.prefix, self.worker = db, prefix, worker
         self.partitions, self._key = partitions, key
         self._mkey = f"{prefix}:{{{prefix}:m}}:"
+        self.seeding = False  # this worker added the seeds and has not committed since
+
+    def seeder(self) -> str:
+        """The worker that adds the seeds: this one if none was named before (the
+        first to ask). A name that is not one of the crawl's workers (a key set by
+        hand) is one line: no worker would ever add the seeds, and the crawl would
+        end at once with nothing done."""
+        key = self._mkey + "seeded"
+        pipe = self._db.pipeline(transaction=False)
+        pipe.setnx(key, self.worker)
+        pipe.get(key)
+        pipe.smembers(self._mkey + "workers")
+        _, seeder, workers = pipe.execute()
+        if seeder is None or seeder not in workers:
+            raise FrontierError(
+                f"key {key} names {seeder!r}, not a worker of this crawl (set by hand?): no "
+                "worker would add the seeds; delete that key, or start afresh with another --out"
+            )
+        return text(seeder)
+
+    def committed(self) -> None:
+        """A commit of this worker: if it added the seeds (:attr:`seeding`), they are
+        delivered, and from now on a crawl with nothing queued or in flight is over."""
+        if self.seeding:
+            self._db.set(self._mkey + "seeds-in", self.worker)
+            self.seeding = False
+
+    def retired(self, worker: str, *, journaled: bool) -> None:
+        """``worker`` died and was retired, its journaled batch delivered. If it was the
+        seeder and had not said its seeds were delivered: they are if it had journaled a
+        commit (its first holds them); if not, they never reached Redis, and the next
+        worker to start (or it, restarted) adds them."""
+        key = self._mkey + "seeded"
+        pipe = self._db.pipeline(transaction=False)
+        pipe.exists(self._mkey + "seeds-in")
+        pipe.get(key)
+        seeded, seeder = pipe.execute()
+        if int(seeded) or seeder is None or text(seeder) != worker:
+            return
+        if journaled:
+            self._db.set(self._mkey + "seeds-in", worker)
+        else:
+            self._db.delete(key)
 
     def finished(self) -> bool:
-        """Nothing queued or in flight in any partition, and no worker's batch undelivered."""
+        """The seeds delivered, nothing queued or in flight in any partition, and no
+        worker's batch undelivered (before the seeder's first commit the partitions are
+        empty: a worker that joins then waits)."""
         pipe = self._db.pipeline(transaction=False)
         for p in range(self.partitions):
             pipe.hmget(self._key(p) + "n", str(int(URLState.QUEUED)), str(int(URLState.IN_FLIGHT)))
         pipe.scard(self._mkey + "pending")
-        *counts, pending = pipe.execute()
-        return not int(pending) and not any(int(x or 0) for pair in counts for x in pair)
+        pipe.exists(self._mkey + "seeds-in")
+        *counts, pending, seeded = pipe.execute()
+        if not int(seeded) or int(pending):
+            return False
+        return not any(int(x or 0) for pair in counts for x in pair)
 
     def layer_open(self) -> bool:
         """Whether URLs of the current layer are still picked or in flight anywhere, or a

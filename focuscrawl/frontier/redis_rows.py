@@ -13,6 +13,7 @@ from focuscrawl.exceptions import FrontierError
 from focuscrawl.types import QueuedURL
 
 __all__ = [
+    "MAX_PARTITIONS",
     "Row",
     "checked_url",
     "connect",
@@ -27,16 +28,28 @@ __all__ = [
 Row = tuple[int, int, float, int, int, int, str, str]
 
 
+MAX_PARTITIONS = 1 << 20
+
+
 def server_url(url: str) -> tuple[str, int | None]:
     """``url`` without the store's own option, and that option: ``?partitions=N``, the
     partitions of a crawl's namespace when it is made (an existing one keeps its own).
+    A DB that is not a number, partitions out of 1..2^20: one line, not a silent default.
 
     >>> server_url("redis://127.0.0.1:6390/0?partitions=4096")
     ('redis://127.0.0.1:6390/0', 4096)
     >>> server_url("redis://h:1/0?socket_timeout=5")
     ('redis://h:1/0?socket_timeout=5', None)
+    >>> server_url("redis://h:1/abc")
+    Traceback (most recent call last):
+    focuscrawl.exceptions.FrontierError: frontier redis://h:1/abc: the database '/abc' is not a number (redis://HOST:PORT/DB)
     """
     parts = urlsplit(url)
+    db = parts.path.strip("/")
+    if parts.scheme in ("redis", "rediss") and db and not db.isdigit():
+        raise FrontierError(
+            f"frontier {url}: the database {parts.path!r} is not a number (redis://HOST:PORT/DB)"
+        )
     query = parse_qsl(parts.query, keep_blank_values=True)
     found = [v for k, v in query if k == "partitions"]
     if not found:
@@ -45,6 +58,8 @@ def server_url(url: str) -> tuple[str, int | None]:
         partitions = int(found[-1])
     except ValueError:
         raise FrontierError(f"frontier {url}: partitions={found[-1]!r} is not a number") from None
+    if not 1 <= partitions <= MAX_PARTITIONS:
+        raise FrontierError(f"frontier {url}: partitions={partitions}: from 1 to {MAX_PARTITIONS}")
     rest = urlencode([(k, v) for k, v in query if k != "partitions"])
     return urlunsplit(parts._replace(query=rest)), partitions
 

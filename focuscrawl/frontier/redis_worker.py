@@ -43,6 +43,7 @@ from typing import Any
 
 from focuscrawl.frontier.redis_claims import LeaseLost, SharedBudget
 from focuscrawl.frontier.redis_columns import best_of_tops
+from focuscrawl.frontier.redis_handback import Handback
 from focuscrawl.frontier.redis_heads import QueueHeads
 from focuscrawl.frontier.redis_leases import MARGIN, PartitionLeases
 from focuscrawl.frontier.redis_outbox import CALLS_PER_BATCH, Outbox, kept_back
@@ -79,17 +80,17 @@ class WorkerFrontier(RedisFrontier):
         # more than its share of N, whoever is first (then the workers alive decide)
         self._expected, self._born = max(1, expected), time.monotonic()
         self.lease_ms = max(1000, int(lease_seconds * 1000))
-        self.owned: set[int] = set()
+        self.owned: set[int] = set()  # (and of these, handback.leaving: freed once settled)
         self._heads = QueueHeads({})  # of the partitions held, only
         self._in_flight: Counter[int] = Counter()  # partition -> URLs popped, not settled
         self._lock = threading.RLock()  # the commit thread and the lease upkeep
         self.counters: Counter[str] = Counter()
-        self._refreshed = -math.inf
-        self._alive = 1  # workers alive at the last renewal
+        self._refreshed, self._alive = -math.inf, 1  # (workers alive at the last renewal)
         # a layered crawl: the layer's URLs are picked by one worker across every partition
         # (in "pk" sets, fetched by each partition's owner), ties broken by a hash of the
         # URL, so that whatever the number of workers a layer holds the same URLs
         self.layered = layered
+        self.handback = Handback()
         send = super()._calls  # the scripts applied at once
         self.budget = SharedBudget(self._db, prefix=prefix, worker=worker, lease_ms=self.lease_ms)
         self.leases = PartitionLeases(self._db, self._key, worker=worker,
@@ -145,7 +146,7 @@ class WorkerFrontier(RedisFrontier):
         return self._part(url)
 
     def _changes_from(self, partition: int, changes: Sequence[bytes]) -> None:
-        if partition in self.owned:
+        if partition in self.owned and partition not in self.handback.leaving:
             with self._lock:  # (a dead worker's batch is delivered from the lease thread)
                 super()._changes_from(partition, changes)
             return
@@ -184,6 +185,8 @@ class WorkerFrontier(RedisFrontier):
                     " committing; restarted (same --out) it goes on from its last commit"
                 )
             self.outbox.commit()
+            self.progress.committed()
+            self._let_go()  # (their marks delivered)
 
     def pending(self) -> bool:
         """Changes recorded and not committed yet."""
@@ -220,10 +223,18 @@ class WorkerFrontier(RedisFrontier):
         share = math.ceil(self.partitions / max(1, peers))
         if len(self.owned) < share:
             self._take(share - len(self.owned))
-        elif len(self.owned) > share and not self.outbox.calls:
+        elif len(self.owned) > share:  # they leave, then are freed (redis_handback)
             with self._lock:
-                idle = [p for p in sorted(self.owned) if not self._in_flight.get(p)]
-                self.free(idle[: len(self.owned) - share], delay=delay)
+                busy = [p for p, _ in self._heads.heads] + list(self._in_flight)
+                for p in self.handback.choose(self.owned, share, busy, self.outbox.calls, delay):
+                    for layer in self._layers:  # nothing more taken from it
+                        self._heads.update(p, layer, None)
+        self._let_go()
+
+    def _let_go(self) -> None:
+        with self._lock:  # the leaving partitions that are settled (redis_handback)
+            self.free(self.handback.settled(self._in_flight, self.outbox.calls),
+                      delay=self.handback.delay)  # fmt: skip
 
     def _take(self, want: int) -> None:
         """Take up to ``want`` free partitions: a dead owner's batch is delivered first,
@@ -275,6 +286,7 @@ class WorkerFrontier(RedisFrontier):
         handover = self.handover
         ms = max(1, int(delay * 1000))
         self.leases.free(parts, ms, lambda p: handover.records(p, every=True))
+        self.handback.gone(parts)
         for p in parts:
             self.owned.discard(p)
             handover.given_back(p)
@@ -298,7 +310,7 @@ class WorkerFrontier(RedisFrontier):
     def _refresh(self, partitions: Iterable[int] | None = None) -> None:
         """The best host of each partition held, read again (other workers' links
         reach its queues at their commits, and news of them comes to them, not here)."""
-        parts = sorted(self.owned if partitions is None else partitions)
+        parts = sorted(self.owned - self.handback.leaving if partitions is None else partitions)
         for (p, layer), head in self._read_heads(parts).items():
             self._heads.update(p, layer, head)
         self._refreshed = time.monotonic()
@@ -316,8 +328,8 @@ class WorkerFrontier(RedisFrontier):
                 self._refresh()
             got = super().pop(n, exclude_hosts=exclude_hosts, max_per_host=max_per_host,
                               max_layer=max_layer)  # fmt: skip
-        for q in got:
-            self._in_flight[self._part(q.url)] += 1
+            for q in got:  # (under the lock: no partition of these is freed meanwhile)
+                self._in_flight[self._part(q.url)] += 1
         return got
 
     def queued_here(self) -> bool:
@@ -367,7 +379,7 @@ class WorkerFrontier(RedisFrontier):
         """The picked URLs of the partitions this worker holds, taken from their sets
         (they are in flight since they were picked)."""
         with self._lock:
-            parts = sorted(self.owned)
+            parts = sorted(self.owned - self.handback.leaving)
             pipe = self._db.pipeline(transaction=False)
             for p in parts:
                 pipe.spop(self._key(p) + "pk", 1 << 20)
@@ -382,6 +394,6 @@ class WorkerFrontier(RedisFrontier):
         """Whether a partition this worker holds has picked URLs waiting."""
         with self._lock:
             pipe = self._db.pipeline(transaction=False)
-            for p in sorted(self.owned):
+            for p in sorted(self.owned - self.handback.leaving):
                 pipe.scard(self._key(p) + "pk")
             return any(int(x) for x in pipe.execute())

@@ -90,6 +90,7 @@ def retire_dead(frontier: Any) -> int:
         journal = outbox.journal_of(name)
         if outbox.deliver_journaled(name, settle=True):
             frontier.counters["outbox_delivered_for_others"] += 1
+        frontier.progress.retired(name, journaled=bool(journal.get("seq")))
         state = json.loads(journal["engine"]) if journal.get("engine") else {}
         if state and _cut_back(journal, state):
             frontier.counters["dead_workers_cut_back"] += 1

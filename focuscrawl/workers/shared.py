@@ -20,6 +20,10 @@ from focuscrawl.exceptions import ConfigError, FocuscrawlError, FrontierError
 from focuscrawl.output.layout import WORKERS_DIR
 from focuscrawl.segments import check_shared_resume
 from focuscrawl.settings import Settings, load_settings, read_run_json
+from focuscrawl.workers.resumed import change_budget, check_still_published
+
+MAX_WORKERS = 256  # local worker processes of one `crawl --workers` (more join by `worker`)
+MAX_BUDGET = (1 << 53) - 1  # a page budget the claims' Lua numbers (doubles) hold exactly
 
 
 def _meta_key(prefix: str) -> str:
@@ -49,13 +53,19 @@ def shared_crawls(url: str) -> list[str]:
     return sorted(found)
 
 
-def publish_crawl(url: str, prefix: str, run: Mapping[str, Any]) -> None:
+def publish_crawl(
+    url: str, prefix: str, run: Mapping[str, Any], *, out_dir: Path | None = None
+) -> None:
     """The crawl's settings and seeds (``run``, as in run.json) and its page budget,
-    where workers find them."""
+    where workers find them. ``out_dir``: the coordinator's run directory, whose
+    workers' directories say whether a crawl not found in Redis ran already (then
+    one line: its state is gone, see :func:`~focuscrawl.workers.resumed.check_still_published`)."""
     db = connect_checked(url)
     meta = _meta_key(prefix)
-    if db.hexists(meta, "run"):
+    if out_dir is not None and check_still_published(db, url, prefix, out_dir, meta):
         return  # (a resume: published already, the budget handed out as it was)
+    if db.hexists(meta, "run"):
+        return
     # the budget first: a crawl is published (and found by workers) once its run is there
     db.set(f"{prefix}:{{{prefix}:m}}:budget", int(run["settings"]["crawl"].get("max_pages", 0)))
     db.hset(meta, "run", json.dumps(run, default=str))
@@ -70,8 +80,17 @@ def read_published(url: str, prefix: str) -> dict[str, Any]:
     return published
 
 
+def checked_budget(pages: int) -> int:
+    """A shared crawl's page budget, else one line (Redis's claims hold it exactly)."""
+    if not 0 <= pages <= MAX_BUDGET:
+        raise ConfigError(f"--max-pages {pages}: a shared crawl's budget is from 0 (no limit) "
+                          f"to {MAX_BUDGET}")  # fmt: skip
+    return pages
+
+
 def check_shareable(settings: Settings, strategy: Any) -> None:
     """One line for what workers cannot run."""
+    checked_budget(settings.crawl.max_pages)
     if settings.crawl.schedule == "ordered":
         raise ConfigError("--schedule ordered is a single process's promise; workers record "
                           "results as they come (as-completed)")  # fmt: skip
@@ -97,7 +116,7 @@ def run_shared(
     """Publish the crawl and run ``workers`` local worker processes to their end; returns
     the summary of all (also written to ``out_dir``'s run.json). SIGINT and SIGTERM are
     passed on to the workers (each stops cleanly, resumable)."""
-    publish_crawl(frontier_url, prefix, run)
+    publish_crawl(frontier_url, prefix, run, out_dir=out_dir)
     dirs = [out_dir / WORKERS_DIR / f"{i:02d}" for i in range(workers)]
     command = [
         sys.executable,
@@ -200,6 +219,7 @@ def prepare_shared(
     from focuscrawl.strategies.filters import build_filters
 
     out_dir = Path(out_dir)
+    asked: int | None = None  # a new page budget for a resumed crawl
     if resume:
         run = read_run_json(out_dir / RUN_NAME)
         if "workers" not in run:
@@ -207,7 +227,11 @@ def prepare_shared(
         settings = saved_settings(run["settings"], overrides, config)
         check_shared_resume(run, replace(settings, model=model_table(model, settings.model)),
                             where=str(out_dir))  # fmt: skip
-        url, n = str(run["frontier"]), int(workers or run["workers"])
+        url = str(run["frontier"])
+        n = int(run["workers"] if workers is None else workers)
+        asked = ((overrides or {}).get("crawl") or {}).get("max_pages")
+        if asked is not None:
+            asked = checked_budget(int(asked))
     else:
         if (out_dir / DB_NAME).exists():
             raise ConfigError(
@@ -218,8 +242,6 @@ def prepare_shared(
         if settings.crawl.frontier != "redis" or not url:
             raise ConfigError("--workers needs a shared frontier: --frontier redis://HOST:PORT/DB")
         n = int(workers or 0)
-        if n < 1:
-            raise ConfigError(f"--workers {workers}: at least 1")
         if not seeds and config is not None:
             from focuscrawl.settings import read_toml
 
@@ -234,6 +256,9 @@ def prepare_shared(
         run = {"seeds": normalize_seeds(seeds), "strategy": strategy.name,
                "settings": settings.to_dict(), "workers": n, "frontier": url,
                "finished": False, "summary": {}}  # fmt: skip
+    if not 1 <= n <= MAX_WORKERS:
+        raise ConfigError(f"--workers {n}: from 1 to {MAX_WORKERS} local workers (more join "
+                          "from other shells or machines with `focuscrawl worker`)")  # fmt: skip
     made_dir = prepare_run_dir(out_dir)
     lock = RunLock(out_dir, made_dir=made_dir).acquire()
     try:
@@ -244,6 +269,8 @@ def prepare_shared(
         prefix = redis_prefix(out_dir / DB_NAME)
         run["crawl"] = prefix
         run["workers"] = n
+        if resume:
+            change_budget(connect_checked(url), prefix, run, asked)
         write_run_json(out_dir, run)
     except BaseException as exc:
         if not resume and isinstance(exc, FocuscrawlError):

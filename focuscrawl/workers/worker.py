@@ -25,6 +25,7 @@ from focuscrawl.workers.shared import check_shareable, read_published, shared_cr
 
 _UPKEEP_EVERY = 5.0  # seconds between two lease renewals at most (1/6 of the lease time)
 LEASE_SECONDS = 30.0
+_BALANCE_EVERY = 1.0  # seconds between two looks at the partitions' even share at most
 _CLAIMS_POLL = 0.2  # seconds between two looks for claims coming back
 _RETIRE_EVERY = 10  # looks between two looks for dead workers to retire
 
@@ -91,11 +92,13 @@ class Worker:
         pool may be busy with name lookups), partitions taken or given back toward an
         even share on another; a worker that lost a lease stops at once, uncommitted
         (see WorkerFrontier)."""
-        every = min(_UPKEEP_EVERY, self.frontier.lease_ms / 1000 / 6)
-        renewals = asyncio.create_task(self._every(every, self.frontier.renew))
-        try:
+        f = self.frontier
+        every = min(_UPKEEP_EVERY, f.lease_ms / 1000 / 6)
+        renewals = asyncio.create_task(self._every(every, f.renew))
+        try:  # (the workers alive read at each balance: one that joins gets work soon)
             await self._every(
-                every, lambda: self.frontier.balance(delay=self.coordination.handover)
+                min(every, _BALANCE_EVERY),
+                lambda: f.balance(f.budget.alive(f.lease_ms), delay=self.coordination.handover),
             )
         finally:
             renewals.cancel()
@@ -198,7 +201,8 @@ def open_worker(
             describe(frontier, out_dir)
             fetcher = HandoverFetcher(fetcher, frontier.handover)
             resume = frontier.get_meta("engine") is not None
-            first = bool(frontier._db.setnx(f"{crawl}:{{{crawl}:m}}:seeded", name))
+            # the seeder restarted before its first commit adds them again
+            first = frontier.progress.seeder() == name
             # a layered crawl's budget is kept by the worker that generates each layer
             limited = settings.crawl.max_pages > 0 and not strategy.layered
             coordination = Coordination(
@@ -217,6 +221,7 @@ def open_worker(
                 shared=coordination, add_seeds=first and not resume,
             )  # fmt: skip
             coordination.crawler = crawler
+            frontier.progress.seeding = first  # (resumed: its journal's seeds delivered)
         except BaseException:
             frontier.close()
             raise

@@ -1,0 +1,254 @@
+"""A shared crawl's faults on a real redis-server (issue 40): its options checked
+before any worker starts, a resumed crawl's new budget honoured, Redis lost or back
+empty said in one line, garbage under the crawl's keys refused, signals obeyed by an
+idle worker, a worker joining early or late adding capacity."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from focuscrawl.cli import main as cli_main
+from focuscrawl.exceptions import ConfigError, FrontierError
+from focuscrawl.frontier.redis_store import RedisFrontier
+from focuscrawl.replay.generated import GeneratedWeb
+from focuscrawl.replay.process import ReplayProcess
+from focuscrawl.workers import prepare_shared
+from tests.redis_server import RedisServer, redis_server_fixture  # noqa: F401
+from tests.test_workers import _lines, _published, _start_worker
+
+PAGES, HOSTS, SEED = 2000, 40, 12
+
+
+@pytest.fixture(scope="module")
+def web() -> GeneratedWeb:
+    return GeneratedWeb(PAGES, HOSTS, SEED)
+
+
+@pytest.fixture
+def replay(tmp_path: Path) -> Iterator[ReplayProcess]:
+    args = ["--generated", str(PAGES), "--hosts", str(HOSTS), "--seed", str(SEED)]
+    with ReplayProcess([], log_path=tmp_path / "requests.tsv", faults_args=args) as server:
+        yield server
+
+
+def _records(run_dir: Path) -> list[dict[str, Any]]:
+    rows = []
+    for path in sorted((run_dir / "workers").glob("*/pages.jsonl")):
+        rows += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return rows
+
+
+def _crawl(web: GeneratedWeb, replay: ReplayProcess, url: str, out: Path, *extra: str) -> list[str]:
+    return ["crawl", "--seeds", *web.home_urls(4), "--proxy", replay.proxy_url, "--frontier", url,
+            "--out", str(out), "--delay", "0.05", "--strategy", "bfs", "--quiet", *extra]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("tail", "says"),
+    [("/0?partitions=0", "partitions=0"), ("/0?partitions=-5", "partitions=-5"),
+     ("/abc", "'/abc' is not a number")],
+    ids=["partitions-0", "partitions-negative", "db-not-a-number"],
+)  # fmt: skip
+def test_a_bad_frontier_url_is_one_line_before_any_worker(
+    tail: str, says: str, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    url = redis_server.url.rsplit("/", 1)[0] + tail
+    with pytest.raises(FrontierError, match=says):
+        prepare_shared(tmp_path / "run", ["http://a.example/"], workers=2,
+                       overrides={"crawl": {"frontier": "redis", "frontier_url": url}})  # fmt: skip
+    with pytest.raises(FrontierError, match=says):
+        RedisFrontier(url, prefix=f"t{uuid.uuid4().hex[:10]}")
+
+
+@pytest.mark.parametrize("workers", ["0", "-1", "100000"], ids=["zero", "negative", "too-many"])
+def test_workers_out_of_bounds_is_one_line(
+    workers: str, redis_server: RedisServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    args = ["crawl", "--seeds", "http://a.example/", "--frontier", redis_server.url,
+            "--out", str(out), "--workers", workers, "--max-pages", "5"]  # fmt: skip
+    assert cli_main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert f"--workers {workers}: from 1 to" in err[0]
+    assert not (out / "pages.jsonl").exists()  # (no one-process crawl instead)
+
+
+def test_a_budget_past_what_redis_holds_exactly_is_one_line(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    crawl = {"frontier": "redis", "frontier_url": redis_server.url, "max_pages": 1 << 63}
+    with pytest.raises(ConfigError, match=r"--max-pages 9223372036854775808: .* from 0"):
+        prepare_shared(tmp_path / "run", ["http://a.example/"], workers=2,
+                       overrides={"crawl": crawl})  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_resumed_shared_crawl_takes_its_new_budget(
+    web: GeneratedWeb, replay: ReplayProcess, redis_server: RedisServer, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    out = tmp_path / "run"
+    assert cli_main([*_crawl(web, replay, redis_server.url, out), "--workers", "2",
+                     "--max-pages", "40"]) == 0  # fmt: skip
+    assert len(_records(out)) == 40
+    resume = ["crawl", "--out", str(out), "--resume", "--quiet"]
+    assert cli_main([*resume, "--max-pages", "90"]) == 0
+    rows = _records(out)
+    assert len(rows) == 90
+    assert max(Counter(row["url"] for row in rows).values()) == 1
+    assert json.loads((out / "run.json").read_text())["settings"]["crawl"]["max_pages"] == 90
+    capsys.readouterr()
+    # below what was handed out, or a limit turned off: one line, nothing changed
+    for asked, says in (("50", "90 pages of this shared crawl's budget are handed out"),
+                        ("0", "cannot be turned on or off")):  # fmt: skip
+        assert cli_main([*resume, "--max-pages", asked]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1
+        assert says in err[0]
+    assert len(_records(out)) == 90
+
+
+def _overrides(redis_url: str, replay: ReplayProcess, max_pages: int, delay: float) -> dict[str, Any]:
+    return {
+        "crawl": {"strategy": "bfs", "max_pages": max_pages, "frontier": "redis",
+                  "frontier_url": redis_url},
+        "fetch": {"proxy": replay.proxy_url, "delay": delay, "concurrency": 16},
+    }  # fmt: skip
+
+
+def _meta(prefix: str, name: str) -> str:
+    return f"{prefix}:{{{prefix}:m}}:{name}"
+
+
+def _wait(condition: Any, what: str, seconds: float = 120) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def _err(proc: subprocess.Popen[bytes]) -> str:
+    return proc.stderr.read().decode() if proc.stderr else ""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("trial", range(3), ids=lambda t: f"trial-{t}")
+def test_a_worker_started_before_the_seeders_first_commit_stays_and_works(
+    trial: int, web: GeneratedWeb, replay: ReplayProcess, redis_server: RedisServer,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    """The seeder is stopped (SIGSTOP) as soon as it has named itself, before its first
+    commit: a second worker started then finds every partition empty and no batch
+    undelivered. It must wait for the seeds, not end the crawl for itself at once."""
+    db = redis.Redis.from_url(redis_server.url)
+    out = tmp_path / "run"
+    prefix = _published(out, web.home_urls(4), _overrides(redis_server.url, replay, 300, 0.1),
+                        workers=2)  # fmt: skip
+    a_dir, b_dir = out / "workers" / "a", out / "workers" / "b"
+    a = _start_worker(redis_server.url, prefix, a_dir)
+    _wait(lambda: db.exists(_meta(prefix, "seeded")), "the seeder never named itself")
+    a.send_signal(signal.SIGSTOP)
+    try:
+        assert not db.exists(_meta(prefix, "seeds-in"))  # (stopped before its first commit)
+        b = _start_worker(redis_server.url, prefix, b_dir, "--lease-seconds", "2")
+        # b has looked at the crawl's end a few times (its heartbeat renewed twice since
+        # it joined: every 1/3 s), or has ended
+        beats: list[float] = []
+
+        def looked() -> bool:
+            score = db.zscore(_meta(prefix, "alive"), b_name()) if b_name() else None
+            if score is not None and score not in beats:
+                beats.append(score)
+            return b.poll() is not None or len(beats) >= 3
+
+        def b_name() -> str | None:
+            marker = b_dir / "crawl.db"
+            return str(json.loads(marker.read_bytes())["worker"]) if marker.exists() else None
+
+        _wait(looked, "the second worker neither ended nor renewed its heartbeat")
+    finally:
+        a.send_signal(signal.SIGCONT)
+    assert b.wait(timeout=180) == 0, _err(b)
+    assert a.wait(timeout=180) == 0, _err(a)
+    assert _lines(b_dir / "pages.jsonl") > 0  # it stayed, and took its share
+    rows = _records(out)
+    assert len(rows) == 300
+    assert max(Counter(row["url"] for row in rows).values()) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("trial", range(3), ids=lambda t: f"trial-{t}")
+def test_a_worker_joining_a_busy_crawl_takes_a_fair_share(
+    trial: int, web: GeneratedWeb, replay: ReplayProcess, redis_server: RedisServer,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    """A worker alone (its outbox never empty for long) is joined by a second once it has
+    recorded 50 pages: the busy one gives half its partitions back at its next upkeep,
+    results waiting for their commit or not, and the second records a fair part."""
+    out = tmp_path / "run"
+    budget = 1200
+    prefix = _published(out, web.home_urls(4), _overrides(redis_server.url, replay, budget, 0.4),
+                        workers=1)  # fmt: skip
+    a_dir, b_dir = out / "workers" / "a", out / "workers" / "b"
+    a = _start_worker(redis_server.url, prefix, a_dir)
+    _wait(lambda: _lines(a_dir / "pages.jsonl") >= 50 or a.poll() is not None, "a never got going")
+    b = _start_worker(redis_server.url, prefix, b_dir)
+    assert a.wait(timeout=300) == 0, _err(a)
+    assert b.wait(timeout=300) == 0, _err(b)
+    rows = _records(out)
+    assert len(rows) == budget
+    assert max(Counter(row["url"] for row in rows).values()) == 1
+    joined = _lines(b_dir / "pages.jsonl")
+    print(f"joined worker: {joined} of {budget} pages")
+    assert joined >= budget // 5
+
+
+def test_a_seeder_key_set_by_hand_is_one_line(
+    web: GeneratedWeb, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """A ``seeded`` key that names no worker of the crawl: no worker would add the seeds
+    and the crawl would end at 0 URLs with exit 0; refused in one line instead."""
+    out = tmp_path / "run"
+    crawl = {"strategy": "bfs", "frontier": "redis", "frontier_url": redis_server.url}
+    prefix = _published(out, web.home_urls(2), {"crawl": crawl}, workers=1)
+    redis.Redis.from_url(redis_server.url).set(_meta(prefix, "seeded"), "nobody")
+    w = _start_worker(redis_server.url, prefix, out / "workers" / "a")
+    assert w.wait(timeout=120) == 1
+    err = _err(w).strip().splitlines()
+    assert len(err) == 1, err
+    assert "seeded names b'nobody', not a worker of this crawl" in err[0]
+
+
+@pytest.mark.slow
+def test_a_resume_after_redis_lost_the_crawl_is_one_line_and_publishes_nothing(
+    web: GeneratedWeb, replay: ReplayProcess, redis_server: RedisServer, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """Redis back empty (restarted without its data): a --resume must not publish the
+    crawl afresh (its seeds crawled again into workers' files that hold pages)."""
+    out = tmp_path / "run"
+    assert cli_main([*_crawl(web, replay, redis_server.url, out), "--workers", "1",
+                     "--max-pages", "20"]) == 0  # fmt: skip
+    prefix = json.loads((out / "run.json").read_text())["crawl"]
+    db = redis.Redis.from_url(redis_server.url)
+    for key in list(db.scan_iter(match=f"{prefix}:*")):
+        db.delete(key)
+    capsys.readouterr()
+    assert cli_main(["crawl", "--out", str(out), "--resume", "--quiet"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert f"the shared crawl {prefix} is gone from Redis" in err[0]
+    assert not list(db.scan_iter(match=f"{prefix}:*"))
+    assert len(_records(out)) == 20
