@@ -15,9 +15,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from focuscrawl.engine import PAGES_NAME, WARC_NAME
+from focuscrawl.engine import DB_NAME, PAGES_NAME, WARC_NAME
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.fetch.base import Fetcher
+from focuscrawl.frontier.factory import MARKER_STORE
 from focuscrawl.frontier.redis_politeness import HostHandover
 from focuscrawl.output.lock import RunLock
 from focuscrawl.output.writers import verify_committed
@@ -88,7 +89,7 @@ def retire_dead(frontier: Any) -> int:
         if outbox.deliver_journaled(name, settle=True):
             frontier.counters["outbox_delivered_for_others"] += 1
         state = json.loads(journal["engine"]) if journal.get("engine") else {}
-        if state and _cut_back(journal, state):
+        if state and _cut_back(journal, state, crawl=frontier.prefix, worker=name):
             frontier.counters["dead_workers_cut_back"] += 1
         used = int((state.get("stats") or {}).get("fetched", 0))
         released += budget.release(name, used)
@@ -97,29 +98,24 @@ def retire_dead(frontier: Any) -> int:
     return released
 
 
-def _cut_back(journal: dict[str, str], state: dict[str, Any]) -> bool:
+def _cut_back(journal: dict[str, str], state: dict[str, Any], *, crawl: str, worker: str) -> bool:
     """A dead worker's files cut back to its last commit (what its restart would do),
-    if they are on this machine and nobody holds its run directory."""
+    if they are on this machine, nobody holds its run directory and its marker names
+    this crawl and that worker: the journal's host and directory are Redis's word, and
+    a directory of another crawl (or no crawl) is never cut."""
     if journal.get("host") != socket.gethostname() or not journal.get("dir"):
         return False
     run_dir = Path(journal["dir"])
-    if not run_dir.is_dir():
+    if not run_dir.is_dir() or not owned_by(run_dir, crawl=crawl, worker=worker):
         return False
     try:
         lock = RunLock(run_dir).acquire()
     except ConfigError:
         return False  # held: that worker is running after all (it is fenced: it stops)
     try:
-        files = [(WARC_NAME, state.get("warc_offset"), True), (PAGES_NAME, state.get("pages_offset"), False),
-                 (DECISIONS_NAME, state.get("decisions_offset"), False)]  # fmt: skip
-        for name, offset, warc in files:
-            path = run_dir / name
-            if offset is None or not path.is_file() or path.stat().st_size <= int(offset):
-                continue
-            verify_committed(path, int(offset), warc=warc)
-            with open(path, "r+b") as fh:
-                fh.truncate(int(offset))
-                os.fsync(fh.fileno())
+        if not owned_by(run_dir, crawl=crawl, worker=worker):  # (read again, under the lock)
+            return False
+        cut_back_files(run_dir, state)
         return True
     except (ConfigError, OSError) as exc:  # (a file that does not hold its commit: left as it is)
         print(f"focuscrawl: worker files in {run_dir} not cut back: {exc}", file=sys.stderr)
@@ -127,3 +123,34 @@ def _cut_back(journal: dict[str, str], state: dict[str, Any]) -> bool:
     finally:
         with contextlib.suppress(OSError):
             lock.release()
+
+
+def owned_by(run_dir: Path, *, crawl: str, worker: str) -> bool:
+    """Whether ``run_dir``'s crawl.db marker names the shared crawl ``crawl`` and its
+    worker ``worker`` (:func:`~focuscrawl.workers.worker.open_worker` writes it)."""
+    try:
+        marker = json.loads((run_dir / DB_NAME).read_bytes())
+    except (OSError, ValueError):
+        return False
+    return (
+        isinstance(marker, dict)
+        and marker.get("store") == MARKER_STORE
+        and marker.get("prefix") == crawl
+        and marker.get("worker") == worker
+    )
+
+
+def cut_back_files(run_dir: Path, state: dict[str, Any]) -> None:
+    """A worker's WARC, pages.jsonl and decisions.jsonl cut back to the lengths of the
+    engine state ``state`` (its last commit), each checked to hold that commit first
+    (ConfigError if one does not: left as it is)."""
+    files = [(WARC_NAME, state.get("warc_offset"), True), (PAGES_NAME, state.get("pages_offset"), False),
+             (DECISIONS_NAME, state.get("decisions_offset"), False)]  # fmt: skip
+    for name, offset, warc in files:
+        path = run_dir / name
+        if offset is None or not path.is_file() or path.stat().st_size <= int(offset):
+            continue
+        verify_committed(path, int(offset), warc=warc)
+        with open(path, "r+b") as fh:
+            fh.truncate(int(offset))
+            os.fsync(fh.fileno())
