@@ -9,8 +9,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
+import subprocess
+import sys
+import time
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,13 +26,17 @@ import redis
 from focuscrawl.cli import main as cli_main
 from focuscrawl.frontier.factory import write_marker
 from focuscrawl.frontier.redis_outbox import journal_key
+from focuscrawl.frontier.redis_store import RedisFrontier
 from focuscrawl.frontier.redis_worker import WorkerFrontier
 from focuscrawl.replay.generated import GeneratedWeb
 from focuscrawl.replay.process import ReplayProcess
+from focuscrawl.types import URLState
+from focuscrawl.workers import prepare_shared, publish_crawl
 from focuscrawl.workers.handover import retire_dead
 from tests.redis_server import RedisServer, redis_server_fixture  # noqa: F401
 
 PAGES, HOSTS, SEED = 4000, 40, 11
+DELAY = 0.2
 
 
 @pytest.fixture(scope="module")
@@ -121,3 +130,146 @@ def test_a_forged_dead_worker_cuts_back_only_its_own_directory(
     finally:
         live.drop()
         live.close()
+
+
+def _published(out: Path, homes: list[str], overrides: dict[str, Any]) -> str:
+    """A shared crawl prepared in ``out`` and published for workers started by hand."""
+    shared = prepare_shared(out, homes, workers=1, overrides=overrides)
+    shared.lock.release()
+    publish_crawl(shared.frontier_url, shared.prefix, shared.run)
+    return shared.prefix
+
+
+def _start_worker(url: str, prefix: str, out: Path, *extra: str) -> subprocess.Popen[bytes]:
+    cmd = [sys.executable, "-m", "focuscrawl", "worker", "--frontier", url,
+           "--crawl", prefix, "--out", str(out), "--quiet", *extra]  # fmt: skip
+    return subprocess.Popen(cmd, stderr=subprocess.PIPE, env=_env())
+
+
+def _wait_for(what: str, ready: Any, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not ready():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {timeout:.0f} s")
+        time.sleep(0.02)
+
+
+def _stopped(pid: int) -> bool:
+    """Whether process ``pid`` is stopped (SIGSTOP taken)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat[stat.rindex(")") + 2] in "Tt"
+
+
+def _local_ports(pid: int) -> set[int]:
+    """The local ports of the TCP sockets process ``pid`` holds."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            link = os.readlink(fd)
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            inodes.add(link[len("socket:[") : -1])
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[9] in inodes:
+                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def _lease_holders(url: str, prefix: str) -> Counter[str]:
+    db = redis.Redis.from_url(url)
+    try:
+        parts = int(db.hget(f"{prefix}:{{{prefix}:m}}:conf", "partitions") or 0)
+        pipe = db.pipeline(transaction=False)
+        for p in range(parts):
+            pipe.get(f"{prefix}:{{{prefix}:{p}}}:lease")
+        return Counter((h or b"").decode() for h in pipe.execute())
+    finally:
+        db.close()
+
+
+def _retire(url: str, prefix: str, name: str) -> None:
+    """Worker ``name`` (stopped, its heartbeat expired) retired as a worker with nothing
+    to do retires it: fenced, its claim back; its files are not cut back (it still
+    holds its run directory)."""
+    retirer = WorkerFrontier(url, prefix=prefix, worker="retirer", parents=False, lease_seconds=30)
+    try:
+        _wait_for(f"{name} retired", lambda: retire_dead(retirer) >= 0
+                  and retirer._db.hget(f"{prefix}:{{{prefix}:m}}:retired", name) is not None)  # fmt: skip
+        assert retirer.counters["dead_workers_cut_back"] == 0
+    finally:
+        retirer.budget.alive(0)
+        retirer.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stall_after", [5, 30, 80, 150], ids=lambda n: f"after-{n}")
+def test_a_stalled_worker_leaves_no_tail_and_asks_no_host_it_lost(
+    stall_after: int,
+    web: GeneratedWeb,
+    replay: ReplayProcess,
+    redis_server: RedisServer,
+    tmp_path: Path,
+) -> None:
+    """Worker A (leases of 2 s) is stopped (SIGSTOP) mid-crawl; B takes every partition
+    once A's leases expire, and A is retired (fenced, its claim back, its files left: it
+    holds them). B is stopped in turn and A continued (SIGCONT): A finds
+    itself fenced, sends no request at all (every host is B's now: the replay server's
+    log shows none from A while B is stopped), cuts what it recorded since its last
+    commit from its files and exits. B, continued, ends the crawl: every URL recorded
+    once, the budget exactly reached, nothing left in flight."""
+    out = tmp_path / "shared"
+    budget = 300
+    overrides = {
+        "crawl": {"strategy": "bfs", "max_pages": budget, "frontier": "redis",
+                  "frontier_url": redis_server.url},
+        "fetch": {"proxy": replay.proxy_url, "delay": DELAY, "concurrency": 16},
+    }  # fmt: skip
+    prefix = _published(out, web.home_urls(4), overrides)
+    a_dir, b_dir = out / "workers" / "a", out / "workers" / "b"
+    a = _start_worker(redis_server.url, prefix, a_dir, "--lease-seconds", "2")
+    b: subprocess.Popen[bytes] | None = None
+    try:
+        _wait_for("A's first pages", lambda: _lines(a_dir / "pages.jsonl") >= stall_after)
+        a.send_signal(signal.SIGSTOP)
+        b = _start_worker(redis_server.url, prefix, b_dir, "--lease-seconds", "30")
+        _wait_for("B's marker", lambda: (b_dir / "crawl.db").exists())
+        b_name = json.loads((b_dir / "crawl.db").read_text())["worker"]
+        _wait_for("B holding every partition",
+                  lambda: set(_lease_holders(redis_server.url, prefix)) == {b_name})  # fmt: skip
+        _retire(redis_server.url, prefix, json.loads((a_dir / "crawl.db").read_text())["worker"])
+        b.send_signal(signal.SIGSTOP)
+        _wait_for("B stopped", lambda: _stopped(b.pid))
+        b_ports = _local_ports(b.pid)  # (B's requests sent before its stop are on these)
+        continued = time.time()
+        a.send_signal(signal.SIGCONT)
+        a_code = a.wait(timeout=60)
+        a_gone = time.time()
+        b.send_signal(signal.SIGCONT)
+        assert a_code != 0  # fenced: it says so and stops
+        assert b.wait(timeout=120) == 0, b.stderr.read().decode() if b.stderr else ""
+    finally:
+        for proc in (a, b):
+            if proc is not None and proc.poll() is None:
+                proc.send_signal(signal.SIGCONT)
+                proc.kill()
+                proc.wait()
+    assert replay.log_path is not None
+    from_a = [line for line in replay.log_path.read_text(encoding="utf-8").splitlines()
+              if continued <= float(line.split("\t")[0]) <= a_gone
+              and int(line.split("\t")[1]) not in b_ports]  # fmt: skip
+    assert from_a == []
+    rows = _records(out)
+    urls = Counter(row["url"] for row in rows)
+    assert max(urls.values()) == 1  # A's tail cut back: B fetched those URLs again
+    assert len(rows) == budget
+    store = RedisFrontier(redis_server.url, prefix=prefix, parents=False)
+    try:
+        marked = {q.url for s in (URLState.FETCHED, URLState.FAILED) for q in store.iter_urls(s)}
+        assert store.count(URLState.IN_FLIGHT) == 0
+    finally:
+        store.close()
+    assert set(urls) <= marked

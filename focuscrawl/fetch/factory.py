@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from focuscrawl.clock import Clock, SystemClock, VirtualClock
@@ -20,6 +20,7 @@ from focuscrawl.fetch.addresses import AddressPolicy
 from focuscrawl.fetch.aiohttp_transport import AiohttpTransport
 from focuscrawl.fetch.archive_transport import ArchiveTransport
 from focuscrawl.fetch.fetcher import HttpFetcher
+from focuscrawl.fetch.transport import Transport
 from focuscrawl.settings import Settings
 
 __all__ = ["build_fetcher"]
@@ -31,10 +32,12 @@ def build_fetcher(
     *,
     archives: Sequence[Path | str] = (),
     clock: Clock | None = None,
+    guard: Callable[[Transport], Transport] | None = None,
 ) -> HttpFetcher:
     """A fetcher for ``settings.fetch``: live, or a simulation over ``archives``.
 
-    ``counters`` receives the fetcher's counts (see :class:`HttpFetcher`).
+    ``counters`` receives the fetcher's counts (see :class:`HttpFetcher`); ``guard``
+    wraps the live transport (a shared crawl's worker: every request checks its lease).
     An archive that cannot be read is a :class:`ConfigError` (one line).
     """
     fetch = settings.fetch
@@ -53,9 +56,10 @@ def build_fetcher(
             policy=policy,
             gateway=True,  # the replay web's answers: 502 for a host it does not hold
         )
+    live: Transport = AiohttpTransport(fetch, ssl_ca_file=fetch.tls_ca_file)
     return HttpFetcher(
         fetch,
-        AiohttpTransport(fetch, ssl_ca_file=fetch.tls_ca_file),
+        live if guard is None else guard(live),
         counters=counters,
         clock=clock if clock is not None else SystemClock(),
     )

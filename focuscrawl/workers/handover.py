@@ -12,12 +12,14 @@ import json
 import os
 import socket
 import sys
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from focuscrawl.engine import DB_NAME, PAGES_NAME, WARC_NAME
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.fetch.base import Fetcher
+from focuscrawl.fetch.transport import Answer, Transport, TransportError
 from focuscrawl.frontier.factory import MARKER_STORE
 from focuscrawl.frontier.redis_politeness import HostHandover
 from focuscrawl.output.lock import RunLock
@@ -25,6 +27,8 @@ from focuscrawl.output.writers import verify_committed
 from focuscrawl.provenance import DECISIONS_NAME
 from focuscrawl.types import FetchResult
 from focuscrawl.urls import host_of
+
+_LEASE_POLL = 0.05  # seconds between two looks at a worker's leases before a request
 
 
 class HandoverFetcher:
@@ -68,6 +72,41 @@ class HandoverFetcher:
 
     def stragglers(self) -> int:
         return self.fetcher.stragglers()
+
+
+class LeasedTransport:
+    """A worker's transport: each request (robots.txt and redirects included) waits
+    while its leases are not surely its own (a renewal late, a stall), and is never
+    sent once they are lost: the host may be another worker's now."""
+
+    def __init__(self, transport: Transport, leases: Any) -> None:
+        self.transport = transport
+        self.leases = leases
+
+    async def __aenter__(self) -> LeasedTransport:
+        await self.transport.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.transport.__aexit__(*exc)
+
+    @contextlib.asynccontextmanager
+    async def request(
+        self,
+        url: str,
+        headers: Mapping[str, str],
+        *,
+        proxy: str | None = None,
+        time_limit: float | None = None,
+    ) -> AsyncIterator[Answer]:
+        while not self.leases.usable():
+            if self.leases.lost:
+                raise TransportError("lease-lost", "this worker's partitions are another's")
+            await asyncio.sleep(_LEASE_POLL)
+        async with self.transport.request(
+            url, headers, proxy=proxy, time_limit=time_limit
+        ) as answer:
+            yield answer
 
 
 def describe(frontier: Any, out_dir: Path) -> None:

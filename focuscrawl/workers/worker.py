@@ -19,8 +19,15 @@ from typing import Any
 
 from focuscrawl.engine import DB_NAME, Crawler, normalize_seeds, write_run_json
 from focuscrawl.exceptions import ConfigError, FrontierError
+from focuscrawl.frontier.redis_claims import LeaseLost
 from focuscrawl.workers.coordination import Coordination
-from focuscrawl.workers.handover import HandoverFetcher, describe, retire_dead
+from focuscrawl.workers.handover import (
+    HandoverFetcher,
+    LeasedTransport,
+    cut_back_files,
+    describe,
+    retire_dead,
+)
 from focuscrawl.workers.shared import check_shareable, read_published, shared_crawls
 
 _UPKEEP_EVERY = 5.0  # seconds between two lease renewals at most (1/6 of the lease time)
@@ -56,8 +63,12 @@ class Worker:
                 # the budget is all handed out (to workers still crawling)
                 self.more = await self._claims_to_come()
                 return self.crawler.stats
-            async with self.crawler.fetcher:
-                stats = await self.crawler.run()
+            try:
+                async with self.crawler.fetcher:
+                    stats = await self.crawler.run()
+            except LeaseLost:
+                self._cut_back()
+                raise
             if limited and not self.crawler.stopped and claims.claimed <= stats.fetched:
                 self.more = await self._claims_to_come()
             return stats
@@ -116,6 +127,23 @@ class Worker:
                     return
         finally:
             pool.shutdown(wait=False)
+
+    def _cut_back(self) -> None:
+        """Fenced (a stall past its leases, or retired): what it recorded since its last
+        commit is cut from its files now, as its restart would (another worker fetches
+        those URLs again); the outputs are closed first."""
+        rec = self.crawler.recorder
+        for output in (rec.warc, rec.pages, rec.decisions):
+            if output is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    output.close()
+        state = json.loads(self.frontier.outbox.engine or "{}")
+        try:
+            cut_back_files(self.crawler.out_dir, state)
+        except (ConfigError, OSError) as exc:
+            print(f"focuscrawl: worker {self.name}: files not cut back: {exc}", file=sys.stderr)
+        else:
+            self.crawler.stats.counters["cut_back_on_lease_lost"] += 1
 
     def _leave(self) -> None:
         f = self.frontier
@@ -181,7 +209,6 @@ def open_worker(
     check_shareable(settings, strategy)
     filters = build_filters(settings.filters, settings.base_dir)
     counters: Counter[str] = Counter()
-    fetcher: Any = build_fetcher(settings, counters)
     prepare_run_dir(out_dir)
     lock = RunLock(out_dir).acquire()
     try:
@@ -196,6 +223,10 @@ def open_worker(
                                   layered=strategy.layered)  # fmt: skip
         try:
             describe(frontier, out_dir)
+            leases = frontier.leases
+            fetcher: Any = build_fetcher(
+                settings, counters, guard=lambda t: LeasedTransport(t, leases)
+            )
             fetcher = HandoverFetcher(fetcher, frontier.handover)
             resume = frontier.get_meta("engine") is not None
             first = bool(frontier._db.setnx(f"{crawl}:{{{crawl}:m}}:seeded", name))
