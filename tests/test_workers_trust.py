@@ -273,3 +273,33 @@ def test_a_stalled_worker_leaves_no_tail_and_asks_no_host_it_lost(
     finally:
         store.close()
     assert set(urls) <= marked
+
+
+@pytest.mark.parametrize("published", ["older", "newer", "before-the-check"])
+def test_a_worker_of_another_protocol_is_refused_in_one_line(
+    published: str, redis_server: RedisServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A crawl published by another protocol (an older or newer focuscrawl, or one from
+    before the protocol was published) is not joined: one line, nothing written."""
+    overrides = {"crawl": {"strategy": "bfs", "frontier": "redis",
+                           "frontier_url": redis_server.url}}  # fmt: skip
+    prefix = _published(tmp_path / "shared", ["http://a.example/"], overrides)
+    db = redis.Redis.from_url(redis_server.url)
+    meta = f"{prefix}:{{{prefix}:m}}:meta"
+    try:
+        if published == "before-the-check":  # as protocol 1 published it
+            run = db.hget(meta, "crawl")
+            db.hdel(meta, "protocol", "crawl")
+            db.hset(meta, "run", run or b"")
+        else:
+            db.hset(meta, "protocol", {"older": 1, "newer": 3}[published])
+    finally:
+        db.close()
+    capsys.readouterr()
+    out = tmp_path / "joining"
+    code = cli_main(["worker", "--frontier", redis_server.url, "--crawl", prefix, "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert len(err.splitlines()) == 1
+    assert "protocol" in err
+    assert not out.exists()

@@ -21,6 +21,13 @@ from focuscrawl.output.layout import WORKERS_DIR
 from focuscrawl.segments import check_shared_resume
 from focuscrawl.settings import Settings, load_settings, read_run_json
 
+# The shared crawl's protocol: what workers write in Redis and how (keys, scripts, the
+# journal). A worker of another protocol is refused (one line): bumped with any change a
+# worker of the previous commit would misread. The run is published under "crawl", not
+# the "run" of protocol 1, so that workers from before the check find no crawl to join.
+PROTOCOL = 2
+_RUN_FIELD = "crawl"
+
 
 def _meta_key(prefix: str) -> str:
     return f"{prefix}:{{{prefix}:m}}:meta"
@@ -44,7 +51,7 @@ def shared_crawls(url: str) -> list[str]:
     db = connect_checked(url)
     found = []
     for key in db.scan_iter(match="fc:*:{fc:*:m}:meta", count=1000):
-        if db.hexists(key, "run"):
+        if db.hexists(key, "protocol") or db.hexists(key, "run"):  # ("run": protocol 1)
             found.append(key.decode("utf-8").split(":{", 1)[0])
     return sorted(found)
 
@@ -54,18 +61,23 @@ def publish_crawl(url: str, prefix: str, run: Mapping[str, Any]) -> None:
     where workers find them."""
     db = connect_checked(url)
     meta = _meta_key(prefix)
-    if db.hexists(meta, "run"):
+    if db.hexists(meta, _RUN_FIELD):
         return  # (a resume: published already, the budget handed out as it was)
     # the budget first: a crawl is published (and found by workers) once its run is there
     db.set(f"{prefix}:{{{prefix}:m}}:budget", int(run["settings"]["crawl"].get("max_pages", 0)))
-    db.hset(meta, "run", json.dumps(run, default=str))
+    db.hset(meta, mapping={"protocol": PROTOCOL, _RUN_FIELD: json.dumps(run, default=str)})
 
 
 def read_published(url: str, prefix: str) -> dict[str, Any]:
-    raw = connect_checked(url).hget(_meta_key(prefix), "run")
-    if raw is None:
+    """The run of the shared crawl ``prefix``, if it speaks this worker's protocol."""
+    protocol, raw, old = connect_checked(url).hmget(_meta_key(prefix), "protocol", _RUN_FIELD, "run")
+    if protocol is None and raw is None and old is None:
         raise ConfigError(f"{url}: no shared crawl {prefix!r} (published crawls: "
                           f"{', '.join(shared_crawls(url)) or 'none'})")  # fmt: skip
+    theirs = (protocol or b"1").decode("utf-8", "replace")
+    if theirs != str(PROTOCOL) or raw is None:
+        raise ConfigError(f"shared crawl {prefix} speaks protocol {theirs[:20]!r}, this worker "
+                          f"{PROTOCOL}: join it with the focuscrawl version that published it")  # fmt: skip
     published: dict[str, Any] = json.loads(raw)
     return published
 
