@@ -6,6 +6,7 @@ the Redis password stays out of argv, files, stderr and the published run."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -302,4 +303,117 @@ def test_a_worker_of_another_protocol_is_refused_in_one_line(
     assert code == 2
     assert len(err.splitlines()) == 1
     assert "protocol" in err
+    assert not out.exists()
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        if int(text[text.rindex(")") + 2 :].split()[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _every_value(url: str, password: str) -> bytes:
+    """Every key and value in the Redis at ``url``, as bytes (whatever its type)."""
+    db = redis.Redis.from_url(url, password=password)
+    out = []
+    try:
+        for key in db.scan_iter(count=1000):
+            out.append(key)
+            kind = db.type(key)
+            if kind == b"string":
+                out.append(db.get(key) or b"")
+            elif kind == b"hash":
+                out += [x for kv in db.hgetall(key).items() for x in kv]
+            elif kind == b"set":
+                out += list(db.smembers(key))
+            elif kind == b"zset":
+                out += [m for m, _ in db.zrange(key, 0, -1, withscores=True)]
+            elif kind == b"list":
+                out += db.lrange(key, 0, -1)
+    finally:
+        db.close()
+    return b"\n".join(out)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("given_in", ["environment", "file"])
+def test_the_redis_password_is_in_no_argv_file_stderr_or_published_key(
+    given_in: str, web: GeneratedWeb, replay: ReplayProcess, tmp_path: Path
+) -> None:
+    """A crawl with two workers on a redis-server with ``--requirepass``, the password
+    in FOCUSCRAWL_REDIS_PASSWORD (or a file it names): it is in no worker's
+    /proc/PID/cmdline, no file of the run directory, not on stderr or stdout, and in
+    no key or value in Redis."""
+    password = f"pw-{uuid.uuid4().hex}"
+    (tmp_path / "redis").mkdir()
+    server = RedisServer(tmp_path / "redis", password=password)
+    env = _env()
+    if given_in == "file":
+        (tmp_path / "secret").write_text(password + "\n", encoding="utf-8")
+        env["FOCUSCRAWL_REDIS_PASSWORD_FILE"] = str(tmp_path / "secret")
+    else:
+        env["FOCUSCRAWL_REDIS_PASSWORD"] = password
+    out = tmp_path / "shared"
+    cmd = [sys.executable, "-m", "focuscrawl", "crawl", "--seeds", *web.home_urls(4),
+           "--proxy", replay.proxy_url, "--frontier", server.url, "--out", str(out),
+           "--workers", "2", "--max-pages", "80", "--delay", "0.05", "--strategy", "bfs"]  # fmt: skip
+    try:
+        crawl = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        cmdlines: dict[int, bytes] = {}
+
+        def both_workers_seen() -> bool:
+            for pid in _children(crawl.pid):
+                with contextlib.suppress(OSError):
+                    cmdlines.setdefault(pid, Path(f"/proc/{pid}/cmdline").read_bytes())
+            return len(cmdlines) >= 2 or crawl.poll() is not None
+
+        _wait_for("the workers", both_workers_seen)
+        stdout, stderr = crawl.communicate(timeout=180)
+        assert crawl.returncode == 0, stderr.decode()
+        assert len(cmdlines) == 2
+        assert all(b" worker " in b" ".join(c.split(b"\0")) for c in cmdlines.values())
+        secret = password.encode()
+        assert not [pid for pid, c in cmdlines.items() if secret in c]
+        assert secret not in stdout + stderr
+        leaks = [str(p) for p in out.rglob("*") if p.is_file() and secret in p.read_bytes()]
+        assert leaks == []
+        assert b"fc:" in _every_value(server.url, password)  # (the crawl's keys are read)
+        assert secret not in _every_value(server.url, password)
+        assert len(_records(out)) == 80
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["redis://:{pw}@127.0.0.1:{port}/0", "redis://crawler:{pw}@127.0.0.1:{port}/0",
+     "redis://10.255.255.1:6379/0"],
+    ids=["password-in-url", "user-and-password-in-url", "another-machine-no-password"],
+)  # fmt: skip
+def test_a_password_in_the_url_or_none_for_another_machine_is_refused(
+    url: str,
+    redis_server: RedisServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One line, the password not in it, nothing written."""
+    monkeypatch.delenv("FOCUSCRAWL_REDIS_PASSWORD", raising=False)
+    monkeypatch.delenv("FOCUSCRAWL_REDIS_PASSWORD_FILE", raising=False)
+    url = url.format(pw="s3cret-word", port=redis_server.port)
+    out = tmp_path / "shared"
+    capsys.readouterr()
+    code = cli_main(["crawl", "--seeds", "http://a.example/", "--frontier", url,
+                     "--out", str(out), "--workers", "2"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 or code == 1
+    assert len(err.splitlines()) == 1, err
+    assert "s3cret-word" not in err
+    assert "password" in err
     assert not out.exists()
