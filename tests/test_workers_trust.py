@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import pickle
 import shutil
 import signal
 import socket
@@ -417,3 +418,96 @@ def test_a_password_in_the_url_or_none_for_another_machine_is_refused(
     assert "s3cret-word" not in err
     assert "password" in err
     assert not out.exists()
+
+
+class _Payload:
+    """What a crafted classifier.pkl holds: unpickled, it writes ``marker``."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Path.write_text, (self.marker, "the payload ran"))
+
+
+def _crafted_model(directory: Path, marker: Path) -> Path:
+    directory.mkdir()
+    (directory / "model.json").write_text(json.dumps({"model": "classifier"}), encoding="utf-8")
+    (directory / "classifier.json").write_text("{}", encoding="utf-8")
+    (directory / "classifier.pkl").write_bytes(pickle.dumps(_Payload(marker), protocol=4))
+    return directory
+
+
+@pytest.mark.parametrize(
+    ("forged", "digest"),
+    [("path", False), ("model_dir", False), ("path", True)],
+    ids=["model.path", "classifier-model_dir", "model.path-with-a-digest"],
+)
+def test_a_forged_model_path_in_redis_loads_no_pickle(
+    forged: str, digest: bool, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """The crawl's model table in Redis rewritten to name a crafted pickle (that would
+    write a marker file): the worker refuses in one line, before unpickling anything,
+    with or without the digest of the crawl's real model on its command line."""
+    from focuscrawl.workers.trust import model_digest
+
+    marker = tmp_path / "pwned"
+    evil = _crafted_model(tmp_path / "evil-model", marker)
+    overrides = {"crawl": {"strategy": "bfs", "frontier": "redis",
+                           "frontier_url": redis_server.url}}  # fmt: skip
+    model = {"name": "keyword", "keywords": ["market", "river"]}
+    shared = prepare_shared(tmp_path / "shared", ["http://a.example/"], workers=1,
+                            overrides=overrides, model=model)  # fmt: skip
+    shared.lock.release()
+    prefix = shared.prefix
+    publish_crawl(shared.frontier_url, prefix, shared.run)
+    real = model_digest(json.loads(json.dumps(shared.run["settings"], default=str)))
+    assert real is not None
+    db = redis.Redis.from_url(redis_server.url)
+    meta = f"{prefix}:{{{prefix}:m}}:meta"
+    try:
+        run = json.loads(db.hget(meta, "crawl") or b"{}")
+        run["settings"]["model"] = (
+            {"path": str(evil)} if forged == "path" else {"name": "classifier", "model_dir": str(evil)}
+        )
+        db.hset(meta, "crawl", json.dumps(run))
+    finally:
+        db.close()
+    out = tmp_path / "joining"
+    extra = ["--model-digest", real] if digest else []
+    worker = _start_worker(redis_server.url, prefix, out, *extra)
+    _, err = worker.communicate(timeout=60)
+    assert worker.returncode == 2, err.decode()
+    assert len(err.decode().splitlines()) == 1
+    assert "model" in err.decode()
+    assert not marker.exists()
+
+
+def test_local_workers_load_a_model_that_reads_files_by_its_digest(
+    web: GeneratedWeb,
+    replay: ReplayProcess,
+    redis_server: RedisServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A crawl whose model reads a file (a topic file, relative to the config): its
+    local workers get the model's digest on their command line and load it; the line
+    that says how more join gives it; a worker joining without it is refused."""
+    (tmp_path / "topic.toml").write_text('[model]\nkeywords = ["market", "river"]\n')
+    config = tmp_path / "crawl.toml"
+    config.write_text('[model]\nname = "keyword"\ntopic = "topic.toml"\n')
+    out = tmp_path / "shared"
+    capsys.readouterr()
+    code = cli_main(["crawl", "--config", str(config), "--seeds", *web.home_urls(2),
+                     "--proxy", replay.proxy_url, "--frontier", redis_server.url,
+                     "--out", str(out), "--workers", "1", "--max-pages", "20",
+                     "--delay", "0", "--strategy", "bfs"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert " --model-digest " in err
+    assert len(_records(out)) == 20
+    prefix = json.loads((out / "run.json").read_text())["crawl"]
+    code = cli_main(["worker", "--frontier", redis_server.url, "--crawl", prefix,
+                     "--out", str(tmp_path / "joining")])  # fmt: skip
+    assert code == 2
+    assert "--model-digest" in capsys.readouterr().err

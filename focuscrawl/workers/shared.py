@@ -20,6 +20,7 @@ from focuscrawl.exceptions import ConfigError, FrontierError
 from focuscrawl.output.layout import WORKERS_DIR
 from focuscrawl.segments import check_shared_resume
 from focuscrawl.settings import Settings, load_settings, read_run_json
+from focuscrawl.workers.trust import model_digest
 
 # The shared crawl's protocol: what workers write in Redis and how (keys, scripts, the
 # journal). A worker of another protocol is refused (one line): bumped with any change a
@@ -110,6 +111,7 @@ def run_shared(
     the summary of all (also written to ``out_dir``'s run.json). SIGINT and SIGTERM are
     passed on to the workers (each stops cleanly, resumable)."""
     publish_crawl(frontier_url, prefix, run)
+    digest = model_digest(json.loads(json.dumps(run["settings"], default=str)))
     dirs = [out_dir / WORKERS_DIR / f"{i:02d}" for i in range(workers)]
     command = [
         sys.executable,
@@ -120,6 +122,7 @@ def run_shared(
         frontier_url,
         "--crawl",
         prefix,
+        *(["--model-digest", digest] if digest else []),  # (its model: the crawl's own files)
     ]
     procs = [subprocess.Popen([*command, "--out", str(d), "--quiet"]) for d in dirs]
 
@@ -183,6 +186,13 @@ class SharedRun:
     workers: int
     run: dict[str, Any]
     lock: Any
+
+    @property
+    def join_args(self) -> str:
+        """What a worker joining from elsewhere adds to its command line: the digest of
+        the crawl's model (:mod:`focuscrawl.workers.trust`), if it has one."""
+        digest = model_digest(json.loads(json.dumps(self.run["settings"], default=str)))
+        return f" --model-digest {digest}" if digest else ""
 
 
 def is_shared(run_dir: Path) -> bool:

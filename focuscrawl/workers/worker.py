@@ -29,6 +29,7 @@ from focuscrawl.workers.handover import (
     retire_dead,
 )
 from focuscrawl.workers.shared import check_shareable, read_published, shared_crawls
+from focuscrawl.workers.trust import check_model_source
 
 _UPKEEP_EVERY = 5.0  # seconds between two lease renewals at most (1/6 of the lease time)
 LEASE_SECONDS = 30.0
@@ -165,9 +166,12 @@ def open_worker(
     *,
     crawl: str | None = None,
     lease_seconds: float = LEASE_SECONDS,
+    model_digest: str | None = None,
 ) -> Worker:
     """A worker of the shared crawl ``crawl`` (a key prefix; the only one published
-    in that Redis if not given) writing into ``out_dir`` (resumed if it holds one)."""
+    in that Redis if not given) writing into ``out_dir`` (resumed if it holds one);
+    its model only if it reads no file or matches ``model_digest``
+    (:mod:`focuscrawl.workers.trust`)."""
     from focuscrawl.api import make_model, make_strategy, saved_settings
     from focuscrawl.fetch.factory import build_fetcher
     from focuscrawl.frontier.factory import MARKER_STORE, write_marker
@@ -199,6 +203,7 @@ def open_worker(
         crawl = crawls[0]
     run = read_published(frontier_url, crawl)
     saved = run["settings"]
+    check_model_source(saved, model_digest)  # (Redis's word chooses no file to load)
     # the published settings, not this machine's environment; paths (filters, a model's
     # files) as the crawl's own machine gave them
     shared = {"frontier": "redis", "frontier_url": frontier_url, "schedule": "as-completed"}
