@@ -224,7 +224,7 @@ def test_a_stalled_worker_leaves_no_tail_and_asks_no_host_it_lost(
     commit from its files and exits. B, continued, ends the crawl: every URL recorded
     once, the budget exactly reached, nothing left in flight."""
     out = tmp_path / "shared"
-    budget = 300
+    budget = 1000  # (B must not be done before it is stopped in turn)
     overrides = {
         "crawl": {"strategy": "bfs", "max_pages": budget, "frontier": "redis",
                   "frontier_url": redis_server.url},
