@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.params import build_params
@@ -235,6 +236,13 @@ def _build_section(section: str, cls: type[Any], values: Mapping[str, Any]) -> A
     return obj
 
 
+def _holds_password(url: str) -> bool:
+    try:
+        return urlsplit(url).password is not None
+    except ValueError:  # (a URL the store refuses when it opens it)
+        return False
+
+
 def _validate(section: str, obj: Any) -> None:
     for f in fields(obj):
         value = getattr(obj, f.name)
@@ -246,6 +254,11 @@ def _validate(section: str, obj: Any) -> None:
                 raise ConfigError(f"config: {section}.{f.name} = {value} must be >= {lowest}")
     if section == "crawl" and not 0.0 <= obj.patience <= 1.0:
         raise ConfigError(f"config: crawl.patience = {obj.patience} must be between 0 and 1")
+    if section == "crawl" and _holds_password(obj.frontier_url):
+        raise ConfigError(
+            "config: crawl.frontier_url holds a password (process lists, run.json and the "
+            "published run would show it): give it in FOCUSCRAWL_REDIS_PASSWORD instead"
+        )
     if section == "crawl" and obj.schedule not in SCHEDULES:
         raise ConfigError(
             f"config: crawl.schedule = {obj.schedule!r} is not one of {', '.join(SCHEDULES)}"

@@ -39,6 +39,7 @@ class RedisServer:
         appendonly: bool = False,
         cluster: bool = False,
         own_slots: bool = True,
+        password: str | None = None,
     ) -> None:
         binary = shutil.which("redis-server") or (
             "/usr/bin/redis-server" if Path("/usr/bin/redis-server").exists() else None
@@ -52,6 +53,9 @@ class RedisServer:
         self.directory = directory
         args = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
         args += ["--dir", str(directory), "--appendonly", "yes" if appendonly else "no"]
+        self.password = password
+        if password is not None:  # (a client needs it: FOCUSCRAWL_REDIS_PASSWORD)
+            args += ["--requirepass", password]
         if appendonly:  # every acknowledged write on disk: a SIGKILL loses none
             args += ["--appendfsync", "always"]
         if cluster:  # a one-node Redis Cluster holding every slot: scripts are slot-checked
@@ -78,7 +82,7 @@ class RedisServer:
                     log = (self.directory / "redis.log").read_text(errors="replace")
                     raise RuntimeError(f"redis-server did not start: {log[-500:]}") from None
                 time.sleep(0.02)
-        client = redis.Redis(port=self.port)
+        client = redis.Redis(port=self.port, password=self.password)
         deadline = time.monotonic() + 60  # only a hang's bound (a loaded machine starts slowly)
         while client.info("persistence").get("loading"):  # the AOF read back first
             if time.monotonic() > deadline:

@@ -234,7 +234,8 @@ def _run_shared(args: argparse.Namespace) -> int:
         if args.verbose >= 0:
             print(f"focuscrawl: shared crawl {shared.prefix} on {shared.frontier_url}: "
                   f"{shared.workers} workers; more join with: focuscrawl worker --frontier "
-                  f"{shared.frontier_url} --crawl {shared.prefix} --out DIR", file=sys.stderr)  # fmt: skip
+                  f"{shared.frontier_url} --crawl {shared.prefix} --out DIR{shared.join_args}",
+                  file=sys.stderr)  # fmt: skip
         summary = run_shared(args.out, shared.workers, frontier_url=shared.frontier_url,
                              prefix=shared.prefix, run=shared.run)  # fmt: skip
     except FocuscrawlError:

@@ -24,6 +24,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lease-seconds", type=float, default=30.0, metavar="SECONDS",
                    help="how long this worker's partitions wait for it if it dies, before "
                         "another worker takes them (default: %(default)s)")  # fmt: skip
+    p.add_argument("--model-digest", metavar="SHA256",
+                   help="the digest of the crawl's model, as `focuscrawl crawl --workers` "
+                        "prints it: needed when the model reads files (a saved model, a topic "
+                        "file...), which a worker loads only if they match it")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
 
 
@@ -37,8 +41,9 @@ def run(args: argparse.Namespace) -> int:
 
     while True:  # opened again when claims came back after its own were used (Worker.run)
         worker = open_worker(
-            args.frontier, args.out, crawl=args.crawl, lease_seconds=args.lease_seconds
-        )
+            args.frontier, args.out, crawl=args.crawl, lease_seconds=args.lease_seconds,
+            model_digest=args.model_digest,
+        )  # fmt: skip
         crawler = worker.crawler
         try:
             asyncio.run(main(worker))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from focuscrawl.clock import Clock, SystemClock, VirtualClock
@@ -21,6 +21,7 @@ from focuscrawl.fetch.aiohttp_transport import AiohttpTransport
 from focuscrawl.fetch.archive_transport import ArchiveTransport
 from focuscrawl.fetch.fetcher import HttpFetcher
 from focuscrawl.fetch.render import RenderingFetcher
+from focuscrawl.fetch.transport import Transport
 from focuscrawl.settings import Settings, fetch_settings
 
 __all__ = ["build_fetcher"]
@@ -32,10 +33,12 @@ def build_fetcher(
     *,
     archives: Sequence[Path | str] = (),
     clock: Clock | None = None,
+    guard: Callable[[Transport], Transport] | None = None,
 ) -> HttpFetcher:
     """A fetcher for ``settings.fetch``: live, or a simulation over ``archives``.
 
-    ``counters`` receives the fetcher's counts (see :class:`HttpFetcher`).
+    ``counters`` receives the fetcher's counts (see :class:`HttpFetcher`); ``guard``
+    wraps the live transport (a shared crawl's worker: every request checks its lease).
     An archive that cannot be read is a :class:`ConfigError` (one line).
     """
     fetch = fetch_settings(settings)  # PDFs refused when parse.pdf is off
@@ -54,16 +57,16 @@ def build_fetcher(
             policy=policy,
             gateway=True,  # the replay web's answers: 502 for a host it does not hold
         )
+    live: Transport = AiohttpTransport(fetch, ssl_ca_file=fetch.tls_ca_file)
+    if guard is not None:
+        live = guard(live)
     if fetch.render != "never":  # a browser renders pages (focuscrawl.fetch.render)
         return RenderingFetcher(
-            fetch,
-            AiohttpTransport(fetch, ssl_ca_file=fetch.tls_ca_file),
-            counters=counters,
-            clock=clock if clock is not None else SystemClock(),
+            fetch, live, counters=counters, clock=clock if clock is not None else SystemClock()
         )
     return HttpFetcher(
         fetch,
-        AiohttpTransport(fetch, ssl_ca_file=fetch.tls_ca_file),
+        live,
         counters=counters,
         clock=clock if clock is not None else SystemClock(),
     )

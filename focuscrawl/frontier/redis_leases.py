@@ -110,6 +110,7 @@ class PartitionLeases:
         self.worker, self.partitions, self.lease_ms = worker, partitions, lease_ms
         self._sha = db.script_load(LEASE_LUA)
         self.deadline = 0.0  # monotonic: commits stop here (the leases' expiry, less a margin)
+        self.lost = False  # another worker took a partition, or retired this one: it stops
 
     def order(self) -> list[int]:
         """The partitions in this worker's order of preference (rendezvous hashing:
@@ -164,8 +165,10 @@ class PartitionLeases:
         pipe.execute()
 
     def usable(self) -> bool:
-        """Whether the leases are surely still this worker's (commits may go on)."""
+        """Whether the leases are surely still this worker's (commits, pops and
+        requests may go on; else they wait for a renewal, or stop if :attr:`lost`)."""
         return time.monotonic() < self.deadline
 
     def lose(self) -> None:
         self.deadline = 0.0
+        self.lost = True

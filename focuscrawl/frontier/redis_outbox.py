@@ -153,9 +153,10 @@ class Outbox:
             return
         number = self.batch + 1
         record: dict[Any, Any] = {"seq": number}
-        if self.engine_next is not None:
-            record["engine"] = self.engine = self.engine_next
-            self.engine_next = None
+        engine = self.engine_next
+        self.engine_next = None
+        if engine is not None:
+            record["engine"] = engine
         pipe = self._db.pipeline(transaction=False)
         if batch:
             record["batch"] = json.dumps([[p, a] for p, a in batch], separators=(",", ":"))
@@ -163,6 +164,8 @@ class Outbox:
         pipe.hset(self.journal, mapping=record)
         pipe.execute()
         self.batch = number
+        if engine is not None:  # (the last commit's state: what the files are cut back to)
+            self.engine = engine
         if batch:
             self.deliver(self.worker, number, [[p, a] for p, a in batch])
             pipe = self._db.pipeline(transaction=False)

@@ -4,6 +4,9 @@ Lua side of the same format)."""
 
 from __future__ import annotations
 
+import ipaddress
+import os
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -20,6 +23,7 @@ __all__ = [
     "float_arg",
     "partition_host",
     "queued",
+    "redis_password",
     "row_of",
     "text",
 ]
@@ -68,12 +72,66 @@ def connect(url: str) -> Any:
     """A client of the Redis at ``url``: a cluster client if it is a node of a Redis
     Cluster (keys and scripts routed to their slots' nodes), else a plain one. Scripts
     are sent with ``execute_command("EVALSHA", ...)``, which both clients' pipelines
-    route by the script's key (a cluster pipeline refuses its ``evalsha`` method)."""
-    client = redis.Redis.from_url(server_url(url)[0])
+    route by the script's key (a cluster pipeline refuses its ``evalsha`` method).
+
+    The password comes from the environment (:func:`redis_password`), never from the
+    URL, which workers' argv, run.json and the published run hold; a Redis on another
+    machine needs one (whoever can write the crawl's keys steers its workers)."""
+    password = redis_password()
+    parts = urlsplit(url)
+    if parts.password is not None:
+        raise FrontierError(
+            f"the frontier URL holds a password (it would show in process lists, run.json "
+            f"and the published run): give it in {PASSWORD_ENV} or a file named by "
+            f"{PASSWORD_FILE_ENV}"
+        )
+    if password is None and parts.scheme != "unix" and not _loopback(parts.hostname or ""):
+        raise FrontierError(
+            f"frontier {url}: a Redis on another machine needs a password (requirepass, or "
+            f"an ACL user's: redis://USER@HOST...): set {PASSWORD_ENV} or {PASSWORD_FILE_ENV}"
+        )
+    server = server_url(url)[0]
+    client = redis.Redis.from_url(server, password=password)
     if not int(client.info("cluster").get("cluster_enabled", 0)):
         return client
     client.close()
-    return redis.RedisCluster.from_url(server_url(url)[0])
+    return redis.RedisCluster.from_url(server, password=password)
+
+
+PASSWORD_ENV = "FOCUSCRAWL_REDIS_PASSWORD"
+PASSWORD_FILE_ENV = "FOCUSCRAWL_REDIS_PASSWORD_FILE"
+
+
+def redis_password() -> str | None:
+    """The Redis password: ``FOCUSCRAWL_REDIS_PASSWORD``, or the first line of the file
+    named by ``FOCUSCRAWL_REDIS_PASSWORD_FILE`` (None: neither is set). Workers started
+    by ``crawl --workers`` inherit the environment: the password is in no argv."""
+    if os.environ.get(PASSWORD_ENV):
+        return os.environ[PASSWORD_ENV]
+    path = os.environ.get(PASSWORD_FILE_ENV)
+    if not path:
+        return None
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise FrontierError(f"{PASSWORD_FILE_ENV}={path}: cannot read it ({exc})") from None
+    if not lines or not lines[0]:
+        raise FrontierError(f"{PASSWORD_FILE_ENV}={path}: the file's first line is empty")
+    return lines[0]
+
+
+def _loopback(host: str) -> bool:
+    """Whether ``host`` is this machine (a name or address of the loopback).
+
+    >>> _loopback("127.0.0.1"), _loopback("::1"), _loopback("localhost"), _loopback("10.0.0.1")
+    (True, True, True, False)
+    """
+    if host.lower() in ("localhost", "localhost.localdomain"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def partition_host(host: str) -> str:

@@ -204,7 +204,11 @@ class WorkerFrontier(RedisFrontier):
         behind a commit or a partition being taken: a worker runs it on its own clock),
         with the records of the hosts fetched since (for a next owner if this one dies).
         Returns the workers alive."""
-        alive = self.budget.alive(self.lease_ms)
+        try:
+            alive = self.budget.alive(self.lease_ms)
+        except LeaseLost:  # retired by another worker (a stall): fenced
+            self.leases.lose()
+            raise
         owned = sorted(self.owned)
         # (a partition given back meanwhile by balance() is not lost)
         lost = [p for p in self.leases.renew(owned, self.handover.records) if p in self.owned]
@@ -324,6 +328,8 @@ class WorkerFrontier(RedisFrontier):
         max_layer: int | None = None,
     ) -> list[QueuedURL]:
         with self._lock:  # (the lease upkeep runs in a thread)
+            if not self.leases.usable():  # (a stall: its partitions may be another's now)
+                return []
             if time.monotonic() - self._refreshed >= _REFRESH_EVERY:
                 self._refresh()
             got = super().pop(n, exclude_hosts=exclude_hosts, max_per_host=max_per_host,
@@ -379,6 +385,8 @@ class WorkerFrontier(RedisFrontier):
         """The picked URLs of the partitions this worker holds, taken from their sets
         (they are in flight since they were picked)."""
         with self._lock:
+            if not self.leases.usable():
+                return []
             parts = sorted(self.owned - self.handback.leaving)
             pipe = self._db.pipeline(transaction=False)
             for p in parts:

@@ -206,6 +206,29 @@ def build_model(cfg: Mapping[str, Any], base_dir: Path | None = None) -> Relevan
     return cls.from_params(model_params(cls, values, base))
 
 
+def model_files(cfg: Mapping[str, Any], base_dir: Path | None = None) -> list[Path]:
+    """The files and directories :func:`build_model` reads for the table ``cfg``: a saved
+    model's directory, a topic file, the ``Path`` parameters (a topic file's too)."""
+    base = base_dir or Path(".")
+    values = dict(cfg)
+    if "path" in values and "name" not in values:
+        return [_resolve(base, values["path"])]
+    if "name" not in values:
+        return []
+    cls = MODELS.get(str(values.pop("name")))
+    found: list[Path] = []
+    topic = values.pop("topic", None)
+    resolved = _resolve_paths(cls.Params, values, base)
+    if topic is not None:
+        path = _resolve(base, topic)
+        found.append(path)
+        resolved = {**_resolve_paths(cls.Params, topic_table(path, cls.name), path.parent), **resolved}
+    for value in resolved.values():
+        items = value if isinstance(value, list | tuple) else [value]
+        found += [v for v in items if isinstance(v, Path)]
+    return found
+
+
 def set_saved_params(model: RelevanceModel, params: Mapping[str, Any], where: str) -> RelevanceModel:
     """``threshold`` set on a loaded model; any other parameter refused (one line): a saved
     model is used as it was trained."""

@@ -12,18 +12,23 @@ import json
 import os
 import socket
 import sys
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from focuscrawl.engine import PAGES_NAME, WARC_NAME
+from focuscrawl.engine import DB_NAME, PAGES_NAME, WARC_NAME
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.fetch.base import Fetcher
+from focuscrawl.fetch.transport import Answer, Transport, TransportError
+from focuscrawl.frontier.factory import MARKER_STORE
 from focuscrawl.frontier.redis_politeness import HostHandover
 from focuscrawl.output.lock import RunLock
 from focuscrawl.output.writers import verify_committed
 from focuscrawl.provenance import DECISIONS_NAME
 from focuscrawl.types import FetchResult
 from focuscrawl.urls import host_of
+
+_LEASE_POLL = 0.05  # seconds between two looks at a worker's leases before a request
 
 
 class HandoverFetcher:
@@ -72,6 +77,41 @@ class HandoverFetcher:
         return self.fetcher.sending(task)
 
 
+class LeasedTransport:
+    """A worker's transport: each request (robots.txt and redirects included) waits
+    while its leases are not surely its own (a renewal late, a stall), and is never
+    sent once they are lost: the host may be another worker's now."""
+
+    def __init__(self, transport: Transport, leases: Any) -> None:
+        self.transport = transport
+        self.leases = leases
+
+    async def __aenter__(self) -> LeasedTransport:
+        await self.transport.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.transport.__aexit__(*exc)
+
+    @contextlib.asynccontextmanager
+    async def request(
+        self,
+        url: str,
+        headers: Mapping[str, str],
+        *,
+        proxy: str | None = None,
+        time_limit: float | None = None,
+    ) -> AsyncIterator[Answer]:
+        while not self.leases.usable():
+            if self.leases.lost:
+                raise TransportError("lease-lost", "this worker's partitions are another's")
+            await asyncio.sleep(_LEASE_POLL)
+        async with self.transport.request(
+            url, headers, proxy=proxy, time_limit=time_limit
+        ) as answer:
+            yield answer
+
+
 def describe(frontier: Any, out_dir: Path) -> None:
     """Where this worker's run directory is, for a worker that may find it dead."""
     frontier.outbox.describe(host=socket.gethostname(), dir=str(Path(out_dir).resolve()))
@@ -92,7 +132,7 @@ def retire_dead(frontier: Any) -> int:
             frontier.counters["outbox_delivered_for_others"] += 1
         frontier.progress.retired(name, journaled=bool(journal.get("seq")))
         state = json.loads(journal["engine"]) if journal.get("engine") else {}
-        if state and _cut_back(journal, state):
+        if state and _cut_back(journal, state, crawl=frontier.prefix, worker=name):
             frontier.counters["dead_workers_cut_back"] += 1
         used = int((state.get("stats") or {}).get("fetched", 0))
         released += budget.release(name, used)
@@ -101,29 +141,24 @@ def retire_dead(frontier: Any) -> int:
     return released
 
 
-def _cut_back(journal: dict[str, str], state: dict[str, Any]) -> bool:
+def _cut_back(journal: dict[str, str], state: dict[str, Any], *, crawl: str, worker: str) -> bool:
     """A dead worker's files cut back to its last commit (what its restart would do),
-    if they are on this machine and nobody holds its run directory."""
+    if they are on this machine, nobody holds its run directory and its marker names
+    this crawl and that worker: the journal's host and directory are Redis's word, and
+    a directory of another crawl (or no crawl) is never cut."""
     if journal.get("host") != socket.gethostname() or not journal.get("dir"):
         return False
     run_dir = Path(journal["dir"])
-    if not run_dir.is_dir():
+    if not run_dir.is_dir() or not owned_by(run_dir, crawl=crawl, worker=worker):
         return False
     try:
         lock = RunLock(run_dir).acquire()
     except ConfigError:
         return False  # held: that worker is running after all (it is fenced: it stops)
     try:
-        files = [(WARC_NAME, state.get("warc_offset"), True), (PAGES_NAME, state.get("pages_offset"), False),
-                 (DECISIONS_NAME, state.get("decisions_offset"), False)]  # fmt: skip
-        for name, offset, warc in files:
-            path = run_dir / name
-            if offset is None or not path.is_file() or path.stat().st_size <= int(offset):
-                continue
-            verify_committed(path, int(offset), warc=warc)
-            with open(path, "r+b") as fh:
-                fh.truncate(int(offset))
-                os.fsync(fh.fileno())
+        if not owned_by(run_dir, crawl=crawl, worker=worker):  # (read again, under the lock)
+            return False
+        cut_back_files(run_dir, state)
         return True
     except (ConfigError, OSError) as exc:  # (a file that does not hold its commit: left as it is)
         print(f"focuscrawl: worker files in {run_dir} not cut back: {exc}", file=sys.stderr)
@@ -131,3 +166,34 @@ def _cut_back(journal: dict[str, str], state: dict[str, Any]) -> bool:
     finally:
         with contextlib.suppress(OSError):
             lock.release()
+
+
+def owned_by(run_dir: Path, *, crawl: str, worker: str) -> bool:
+    """Whether ``run_dir``'s crawl.db marker names the shared crawl ``crawl`` and its
+    worker ``worker`` (:func:`~focuscrawl.workers.worker.open_worker` writes it)."""
+    try:
+        marker = json.loads((run_dir / DB_NAME).read_bytes())
+    except (OSError, ValueError):
+        return False
+    return (
+        isinstance(marker, dict)
+        and marker.get("store") == MARKER_STORE
+        and marker.get("prefix") == crawl
+        and marker.get("worker") == worker
+    )
+
+
+def cut_back_files(run_dir: Path, state: dict[str, Any]) -> None:
+    """A worker's WARC, pages.jsonl and decisions.jsonl cut back to the lengths of the
+    engine state ``state`` (its last commit), each checked to hold that commit first
+    (ConfigError if one does not: left as it is)."""
+    files = [(WARC_NAME, state.get("warc_offset"), True), (PAGES_NAME, state.get("pages_offset"), False),
+             (DECISIONS_NAME, state.get("decisions_offset"), False)]  # fmt: skip
+    for name, offset, warc in files:
+        path = run_dir / name
+        if offset is None or not path.is_file() or path.stat().st_size <= int(offset):
+            continue
+        verify_committed(path, int(offset), warc=warc)
+        with open(path, "r+b") as fh:
+            fh.truncate(int(offset))
+            os.fsync(fh.fileno())

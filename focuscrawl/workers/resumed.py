@@ -10,6 +10,10 @@ from typing import Any
 
 from focuscrawl.exceptions import ConfigError, FrontierError
 
+# the field of the crawl's meta hash that holds its published run (protocol 2: "crawl";
+# protocol 1 wrote "run"), read and written here and in workers/shared.py
+RUN_FIELD = "crawl"
+
 # the budget left moved by (new - old) pages, unless that is below 0: then the pages
 # handed out already (the budget's old total less what is left) are returned, negative
 _MOVE_BUDGET = """#!lua
@@ -34,7 +38,7 @@ def check_still_published(db: Any, url: str, prefix: str, out_dir: Path, meta: s
     """Whether the crawl is published in Redis; if not, and its workers ran (a resume
     after Redis lost its data), one line instead of publishing it afresh (which would
     crawl the seeds again into workers' files that hold pages already)."""
-    if db.hexists(meta, "run"):
+    if db.hexists(meta, RUN_FIELD):
         return True
     workers = Path(out_dir) / "workers"
     if workers.is_dir() and any(workers.iterdir()):
@@ -55,7 +59,7 @@ def change_budget(db: Any, prefix: str, run: dict[str, Any], asked: int | None) 
         raise ConfigError(f"--max-pages {new}: this shared crawl's budget is {old or 'no limit'}; "
                           "a limit cannot be turned on or off on --resume")  # fmt: skip
     meta = f"{prefix}:{{{prefix}:m}}:"
-    if not db.hexists(meta + "meta", "run"):  # not published yet: it will be with this budget
+    if not db.hexists(meta + "meta", RUN_FIELD):  # not published yet: it will be with this budget
         run["settings"]["crawl"]["max_pages"] = new
         return
     moved = int(db.eval(_MOVE_BUDGET, 1, meta + "budget", old, new))
@@ -63,8 +67,8 @@ def change_budget(db: Any, prefix: str, run: dict[str, Any], asked: int | None) 
         raise ConfigError(f"--max-pages {new}: {-moved - 1} pages of this shared crawl's budget "
                           "are handed out already; at least that many")  # fmt: skip
     run["settings"]["crawl"]["max_pages"] = new
-    raw = db.hget(meta + "meta", "run")
+    raw = db.hget(meta + "meta", RUN_FIELD)
     if raw is not None:
         published = json.loads(raw)
         published["settings"]["crawl"]["max_pages"] = new
-        db.hset(meta + "meta", "run", json.dumps(published, default=str))
+        db.hset(meta + "meta", RUN_FIELD, json.dumps(published, default=str))

@@ -20,10 +20,18 @@ from focuscrawl.exceptions import ConfigError, FocuscrawlError, FrontierError
 from focuscrawl.output.layout import WORKERS_DIR
 from focuscrawl.segments import check_shared_resume
 from focuscrawl.settings import Settings, load_settings, read_run_json
-from focuscrawl.workers.resumed import change_budget, check_still_published
+from focuscrawl.workers.resumed import RUN_FIELD, change_budget, check_still_published
+from focuscrawl.workers.trust import model_digest
 
 MAX_WORKERS = 256  # local worker processes of one `crawl --workers` (more join by `worker`)
 MAX_BUDGET = (1 << 53) - 1  # a page budget the claims' Lua numbers (doubles) hold exactly
+
+# The shared crawl's protocol: what workers write in Redis and how (keys, scripts, the
+# journal). A worker of another protocol is refused (one line): bumped with any change a
+# worker of the previous commit would misread. The run is published under "crawl", not
+# the "run" of protocol 1, so that workers from before the check find no crawl to join.
+PROTOCOL = 2
+_RUN_FIELD = RUN_FIELD
 
 
 def _meta_key(prefix: str) -> str:
@@ -48,7 +56,7 @@ def shared_crawls(url: str) -> list[str]:
     db = connect_checked(url)
     found = []
     for key in db.scan_iter(match="fc:*:{fc:*:m}:meta", count=1000):
-        if db.hexists(key, "run"):
+        if db.hexists(key, "protocol") or db.hexists(key, "run"):  # ("run": protocol 1)
             found.append(key.decode("utf-8").split(":{", 1)[0])
     return sorted(found)
 
@@ -62,20 +70,27 @@ def publish_crawl(
     one line: its state is gone, see :func:`~focuscrawl.workers.resumed.check_still_published`)."""
     db = connect_checked(url)
     meta = _meta_key(prefix)
-    if out_dir is not None and check_still_published(db, url, prefix, out_dir, meta):
+    published = (check_still_published(db, url, prefix, out_dir, meta) if out_dir is not None
+                 else db.hexists(meta, _RUN_FIELD))  # fmt: skip
+    if published:
         return  # (a resume: published already, the budget handed out as it was)
     if db.hexists(meta, "run"):
         return
     # the budget first: a crawl is published (and found by workers) once its run is there
     db.set(f"{prefix}:{{{prefix}:m}}:budget", int(run["settings"]["crawl"].get("max_pages", 0)))
-    db.hset(meta, "run", json.dumps(run, default=str))
+    db.hset(meta, mapping={"protocol": PROTOCOL, _RUN_FIELD: json.dumps(run, default=str)})
 
 
 def read_published(url: str, prefix: str) -> dict[str, Any]:
-    raw = connect_checked(url).hget(_meta_key(prefix), "run")
-    if raw is None:
+    """The run of the shared crawl ``prefix``, if it speaks this worker's protocol."""
+    protocol, raw, old = connect_checked(url).hmget(_meta_key(prefix), "protocol", _RUN_FIELD, "run")
+    if protocol is None and raw is None and old is None:
         raise ConfigError(f"{url}: no shared crawl {prefix!r} (published crawls: "
                           f"{', '.join(shared_crawls(url)) or 'none'})")  # fmt: skip
+    theirs = (protocol or b"1").decode("utf-8", "replace")
+    if theirs != str(PROTOCOL) or raw is None:
+        raise ConfigError(f"shared crawl {prefix} speaks protocol {theirs[:20]!r}, this worker "
+                          f"{PROTOCOL}: join it with the focuscrawl version that published it")  # fmt: skip
     published: dict[str, Any] = json.loads(raw)
     return published
 
@@ -117,6 +132,7 @@ def run_shared(
     the summary of all (also written to ``out_dir``'s run.json). SIGINT and SIGTERM are
     passed on to the workers (each stops cleanly, resumable)."""
     publish_crawl(frontier_url, prefix, run, out_dir=out_dir)
+    digest = model_digest(json.loads(json.dumps(run["settings"], default=str)))
     dirs = [out_dir / WORKERS_DIR / f"{i:02d}" for i in range(workers)]
     command = [
         sys.executable,
@@ -127,6 +143,7 @@ def run_shared(
         frontier_url,
         "--crawl",
         prefix,
+        *(["--model-digest", digest] if digest else []),  # (its model: the crawl's own files)
     ]
     procs = [subprocess.Popen([*command, "--out", str(d), "--quiet"]) for d in dirs]
 
@@ -190,6 +207,13 @@ class SharedRun:
     workers: int
     run: dict[str, Any]
     lock: Any
+
+    @property
+    def join_args(self) -> str:
+        """What a worker joining from elsewhere adds to its command line: the digest of
+        the crawl's model (:mod:`focuscrawl.workers.trust`), if it has one."""
+        digest = model_digest(json.loads(json.dumps(self.run["settings"], default=str)))
+        return f" --model-digest {digest}" if digest else ""
 
 
 def is_shared(run_dir: Path) -> bool:

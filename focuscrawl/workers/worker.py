@@ -19,9 +19,17 @@ from typing import Any
 
 from focuscrawl.engine import DB_NAME, Crawler, normalize_seeds, write_run_json
 from focuscrawl.exceptions import ConfigError, FrontierError
+from focuscrawl.frontier.redis_claims import LeaseLost
 from focuscrawl.workers.coordination import Coordination
-from focuscrawl.workers.handover import HandoverFetcher, describe, retire_dead
+from focuscrawl.workers.handover import (
+    HandoverFetcher,
+    LeasedTransport,
+    cut_back_files,
+    describe,
+    retire_dead,
+)
 from focuscrawl.workers.shared import check_shareable, read_published, shared_crawls
+from focuscrawl.workers.trust import check_model_source
 
 _UPKEEP_EVERY = 5.0  # seconds between two lease renewals at most (1/6 of the lease time)
 LEASE_SECONDS = 30.0
@@ -57,8 +65,12 @@ class Worker:
                 # the budget is all handed out (to workers still crawling)
                 self.more = await self._claims_to_come()
                 return self.crawler.stats
-            async with self.crawler.fetcher:
-                stats = await self.crawler.run()
+            try:
+                async with self.crawler.fetcher:
+                    stats = await self.crawler.run()
+            except LeaseLost:
+                self._cut_back()
+                raise
             if limited and not self.crawler.stopped and claims.claimed <= stats.fetched:
                 self.more = await self._claims_to_come()
             return stats
@@ -120,6 +132,23 @@ class Worker:
         finally:
             pool.shutdown(wait=False)
 
+    def _cut_back(self) -> None:
+        """Fenced (a stall past its leases, or retired): what it recorded since its last
+        commit is cut from its files now, as its restart would (another worker fetches
+        those URLs again); the outputs are closed first."""
+        rec = self.crawler.recorder
+        for output in (rec.warc, rec.pages, rec.decisions):
+            if output is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    output.close()
+        state = json.loads(self.frontier.outbox.engine or "{}")
+        try:
+            cut_back_files(self.crawler.out_dir, state)
+        except (ConfigError, OSError) as exc:
+            print(f"focuscrawl: worker {self.name}: files not cut back: {exc}", file=sys.stderr)
+        else:
+            self.crawler.stats.counters["cut_back_on_lease_lost"] += 1
+
     def _leave(self) -> None:
         f = self.frontier
         with contextlib.suppress(FrontierError, OSError):
@@ -140,9 +169,12 @@ def open_worker(
     *,
     crawl: str | None = None,
     lease_seconds: float = LEASE_SECONDS,
+    model_digest: str | None = None,
 ) -> Worker:
     """A worker of the shared crawl ``crawl`` (a key prefix; the only one published
-    in that Redis if not given) writing into ``out_dir`` (resumed if it holds one)."""
+    in that Redis if not given) writing into ``out_dir`` (resumed if it holds one);
+    its model only if it reads no file or matches ``model_digest``
+    (:mod:`focuscrawl.workers.trust`)."""
     from focuscrawl.api import make_model, make_strategy, saved_settings
     from focuscrawl.fetch.factory import build_fetcher
     from focuscrawl.frontier.factory import MARKER_STORE, write_marker
@@ -174,6 +206,7 @@ def open_worker(
         crawl = crawls[0]
     run = read_published(frontier_url, crawl)
     saved = run["settings"]
+    check_model_source(saved, model_digest)  # (Redis's word chooses no file to load)
     # the published settings, not this machine's environment; paths (filters, a model's
     # files) as the crawl's own machine gave them
     shared = {"frontier": "redis", "frontier_url": frontier_url, "schedule": "as-completed"}
@@ -184,7 +217,6 @@ def open_worker(
     check_shareable(settings, strategy)
     filters = build_filters(settings.filters, settings.base_dir)
     counters: Counter[str] = Counter()
-    fetcher: Any = build_fetcher(settings, counters)
     prepare_run_dir(out_dir)
     lock = RunLock(out_dir).acquire()
     try:
@@ -199,6 +231,10 @@ def open_worker(
                                   layered=strategy.layered)  # fmt: skip
         try:
             describe(frontier, out_dir)
+            leases = frontier.leases
+            fetcher: Any = build_fetcher(
+                settings, counters, guard=lambda t: LeasedTransport(t, leases)
+            )
             fetcher = HandoverFetcher(fetcher, frontier.handover)
             resume = frontier.get_meta("engine") is not None
             # the seeder restarted before its first commit adds them again
