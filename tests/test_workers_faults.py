@@ -132,11 +132,11 @@ def _meta(prefix: str, name: str) -> str:
     return f"{prefix}:{{{prefix}:m}}:{name}"
 
 
-def _wait(condition: Any, what: str, seconds: float = 120) -> None:
+def _wait(condition: Any, what: str, seconds: float = 120, every: float = 0.05) -> None:
     deadline = time.monotonic() + seconds
     while not condition():
         assert time.monotonic() < deadline, what
-        time.sleep(0.05)
+        time.sleep(every)
 
 
 def _err(proc: subprocess.Popen[bytes]) -> str:
@@ -158,7 +158,8 @@ def test_a_worker_started_before_the_seeders_first_commit_stays_and_works(
                         workers=2)  # fmt: skip
     a_dir, b_dir = out / "workers" / "a", out / "workers" / "b"
     a = _start_worker(redis_server.url, prefix, a_dir)
-    _wait(lambda: db.exists(_meta(prefix, "seeded")), "the seeder never named itself")
+    # polled closely: the seeder's first commit follows its naming itself soon
+    _wait(lambda: db.exists(_meta(prefix, "seeded")), "the seeder never named itself", every=0.001)
     a.send_signal(signal.SIGSTOP)
     try:
         assert not db.exists(_meta(prefix, "seeds-in"))  # (stopped before its first commit)
