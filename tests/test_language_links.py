@@ -3,18 +3,16 @@ and ``--filter`` on the command line (item 6c)."""
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import pytest
-from warcio.statusandheaders import StatusAndHeaders
-from warcio.warcwriter import WARCWriter
 
 from focuscrawl.cli import main as cli_main
 from focuscrawl.relevance.language_links import url_language
 from focuscrawl.strategies.filters import FILTERS, Verdict
 from focuscrawl.types import Link, Page
+from tests.archives import write_archive
 
 
 @pytest.mark.parametrize(
@@ -61,22 +59,9 @@ def _archive(path: Path) -> Path:
         "http://hub.example/de/": "<p>Eine deutsche Seite.</p>",
         "http://hub.example/en/": "<p>An English page.</p>",
     }
-    with open(path, "wb") as fh:
-        writer = WARCWriter(fh, gzip=True)
-        for url, text in pages.items():
-            body = f"<html><body>{text}</body></html>".encode()
-            headers = [
-                ("Content-Type", "text/html; charset=utf-8"),
-                ("Content-Length", str(len(body))),
-            ]
-            http = StatusAndHeaders("200 OK", headers, protocol="HTTP/1.1")
-            payload = io.BytesIO(body)
-            writer.write_record(
-                writer.create_warc_record(
-                    url, "response", payload=payload, length=len(body), http_headers=http
-                )
-            )
-    return path
+    return write_archive(
+        path, {url: f"<html><body>{text}</body></html>" for url, text in pages.items()}
+    )
 
 
 def test_filter_on_the_command_line(tmp_path: Path) -> None:

@@ -10,16 +10,13 @@ and go in discovery order: B first.
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 from pathlib import Path
 
-from warcio.statusandheaders import StatusAndHeaders
-from warcio.warcwriter import WARCWriter
-
 from focuscrawl.api import crawl
 from focuscrawl.strategies.oracle import OracleStrategy
+from tests.archives import write_archive
 
 PAGES = {
     "http://w.example/": "<a href='/b'>b</a> <a href='/a'>a</a>",
@@ -30,20 +27,8 @@ PAGES = {
 
 
 def _web(tmp_path: Path) -> tuple[Path, Path]:
-    archive = tmp_path / "w.warc.gz"
-    with open(archive, "wb") as fh:
-        writer = WARCWriter(fh, gzip=True)
-        for url, text in PAGES.items():
-            body = f"<html><body>{text}</body></html>".encode()
-            http = StatusAndHeaders(
-                "200 OK",
-                [("Content-Type", "text/html"), ("Content-Length", str(len(body)))],
-                protocol="HTTP/1.1",
-            )
-            record = writer.create_warc_record(
-                url, "response", payload=io.BytesIO(body), length=len(body), http_headers=http
-            )
-            writer.write_record(record)
+    pages = {url: f"<html><body>{text}</body></html>" for url, text in PAGES.items()}
+    archive = write_archive(tmp_path / "w.warc.gz", pages, "text/html")
     labels = tmp_path / "labels.jsonl"
     labels.write_text(
         "".join(json.dumps({"url": u, "hit": u.endswith("/x")}) + "\n" for u in PAGES)

@@ -11,16 +11,14 @@ Japanese page (they pass P4's rule by their Japanese anchors), the English pages
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import pytest
-from warcio.statusandheaders import StatusAndHeaders
-from warcio.warcwriter import WARCWriter
 
 from focuscrawl.api import crawl
 from focuscrawl.exceptions import ConfigError
+from tests.archives import write_archive
 
 SEED = "http://hub.example/"
 JA = "これは日本語のページです。ひらがなとカタカナと漢字で書かれています。" * 4
@@ -40,21 +38,7 @@ def _archive(path: Path) -> Path:
         )
     for i in range(12):
         pages[f"http://en{i}.example/"] = f"<html><body><p>{EN}</p></body></html>"
-    with open(path, "wb") as fh:
-        writer = WARCWriter(fh, gzip=True)
-        for url, text in pages.items():
-            body = text.encode()
-            http = StatusAndHeaders(
-                "200 OK",
-                [("Content-Type", "text/html; charset=utf-8"), ("Content-Length", str(len(body)))],
-                protocol="HTTP/1.1",
-            )
-            writer.write_record(
-                writer.create_warc_record(
-                    url, "response", payload=io.BytesIO(body), length=len(body), http_headers=http
-                )
-            )
-    return path
+    return write_archive(path, pages)
 
 
 def _order(tmp_path: Path, name: str, patience: float) -> list[str]:
