@@ -25,7 +25,7 @@ import argparse
 import time
 from pathlib import Path
 
-from focuscrawl.evaluation.metrics import auc, binary_scores
+from focuscrawl.metrics import auc, binary_scores
 from focuscrawl.relevance.classifier import ALGORITHMS, ClassifierModel
 from focuscrawl.relevance.training import load_texts, split_labels
 from focuscrawl.replay.archive import load_labels

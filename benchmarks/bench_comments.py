@@ -21,7 +21,7 @@ import argparse
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from focuscrawl.evaluation.metrics import BinaryScores
+from focuscrawl.metrics import BinaryScores
 from focuscrawl.relevance.comment_keywords import fold_name
 from focuscrawl.relevance.comment_learning import load_labelled_names
 from focuscrawl.relevance.comment_sites import (

@@ -25,7 +25,7 @@ import random
 import time
 from pathlib import Path
 
-from focuscrawl.evaluation.metrics import auc, binary_scores
+from focuscrawl.metrics import auc, binary_scores
 from focuscrawl.relevance.calibration import choose_threshold
 from focuscrawl.relevance.cosine import CosineModel
 from focuscrawl.relevance.examples import iter_archive_pages

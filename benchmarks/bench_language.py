@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from focuscrawl.evaluation.metrics import binary_scores
+from focuscrawl.metrics import binary_scores
 from focuscrawl.parse.html import page_from_bytes
 from focuscrawl.relevance.language import (
     BACKENDS,

@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from focuscrawl.evaluation.metrics import auc, binary_scores
+from focuscrawl.metrics import auc, binary_scores
 from focuscrawl.relevance.examples import iter_archive_pages
 from focuscrawl.relevance.lm_text import read_texts
 from focuscrawl.relevance.ngram_lm import PerplexityModel

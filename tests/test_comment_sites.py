@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from focuscrawl.evaluation.metrics import BinaryScores
+from focuscrawl.metrics import BinaryScores
 from focuscrawl.relevance.comment_learning import LabelledNames, learn_keywords
 from focuscrawl.relevance.comment_sites import (
     NameIndex,

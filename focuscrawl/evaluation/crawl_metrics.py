@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from focuscrawl.evaluation.metrics import BinaryScores
+from focuscrawl.metrics import BinaryScores
 from focuscrawl.urls import registered_domain
 
 

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from focuscrawl.evaluation import crawl_metrics as cm
-from focuscrawl.evaluation.metrics import harvest_rate
 from focuscrawl.exceptions import ConfigError, ModelError
+from focuscrawl.metrics import harvest_rate
 from focuscrawl.output.layout import run_files
 from focuscrawl.relevance.examples import all_match, check_selector, parse_filter
 from focuscrawl.replay.archive import load_labels

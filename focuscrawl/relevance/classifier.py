@@ -40,8 +40,8 @@ import numpy as np
 import sklearn
 from sklearn.exceptions import ConvergenceWarning
 
-from focuscrawl.evaluation.metrics import auc
 from focuscrawl.exceptions import ModelError
+from focuscrawl.metrics import auc
 from focuscrawl.params import params_table
 from focuscrawl.relevance.base import register_model
 from focuscrawl.relevance.calibration import (

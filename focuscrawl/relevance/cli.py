@@ -20,8 +20,8 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from focuscrawl.evaluation.metrics import auc, binary_scores
 from focuscrawl.exceptions import ConfigError, ModelError
+from focuscrawl.metrics import auc, binary_scores
 from focuscrawl.relevance import cosine_cli, ngram_cli, train_cli
 from focuscrawl.relevance.base import (
     MODEL_INFO,

@@ -22,9 +22,9 @@ from pathlib import Path
 
 from selectolax.lexbor import LexborHTMLParser as HTMLParser
 
-from focuscrawl.evaluation.metrics import BinaryScores, binary_scores
 from focuscrawl.exceptions import ArchiveError, ModelError
 from focuscrawl.fetch.encoding import decode_html, detect_charset
+from focuscrawl.metrics import BinaryScores, binary_scores
 from focuscrawl.parse.html import class_names_and_ids
 from focuscrawl.relevance.comment_keywords import (
     LabelledNames,

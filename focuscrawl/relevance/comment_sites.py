@@ -36,8 +36,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from urllib.parse import urlsplit
 
-from focuscrawl.evaluation.metrics import BinaryScores
 from focuscrawl.exceptions import ModelError
+from focuscrawl.metrics import BinaryScores
 from focuscrawl.relevance.comment_keywords import (
     LabelledNames,
     LearnedKeyword,

@@ -31,8 +31,8 @@ from sklearn.neural_network import MLPClassifier
 from sklearn.preprocessing import normalize
 from sklearn.svm import SVC
 
-from focuscrawl.evaluation.metrics import BinaryScores
 from focuscrawl.exceptions import ArchiveError, ModelError
+from focuscrawl.metrics import BinaryScores
 from focuscrawl.relevance.examples import all_match, iter_archive_pages, parse_filter
 from focuscrawl.relevance.text import stem, tokenize
 from focuscrawl.replay.archive import load_labels

@@ -3,6 +3,9 @@
 Binary judgements: accuracy, precision, recall, F1. Crawl curves: harvest rate
 (share of relevant pages among those crawled, P0/P1/P3/P4) and target recall
 (share of a target set that was crawled, P1).
+
+A leaf beside ``types``: the models (their training and calibration) and the
+evaluation both score with these, so it imports nothing of the package.
 """
 
 from __future__ import annotations
