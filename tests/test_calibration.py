@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from focuscrawl.commands.model.subcommands import main as model_main
 from focuscrawl.exceptions import ModelError
 from focuscrawl.relevance.base import load_model, save_model
 from focuscrawl.relevance.calibration import (
@@ -20,7 +21,6 @@ from focuscrawl.relevance.calibration import (
     shift_prior,
 )
 from focuscrawl.relevance.classifier import ClassifierModel
-from focuscrawl.relevance.cli import main as model_main
 from tests.conftest import TESTWEB
 
 WEBKB = TESTWEB / "webkb.warc.gz"

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from focuscrawl.commands.model.train import trainer
 from focuscrawl.exceptions import FocuscrawlError, ModelError
 from focuscrawl.relevance.base import RelevanceModel, build_model, judge, load_model, save_model
 from focuscrawl.relevance.classifier import (
@@ -19,7 +20,6 @@ from focuscrawl.relevance.classifier import (
     ClassifierModel,
     link_score,
 )
-from focuscrawl.relevance.train_cli import trainer
 from focuscrawl.relevance.training import (
     evaluate,
     load_texts,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from focuscrawl.commands.model.train import CLI_COMMANDS
 from focuscrawl.exceptions import ModelError
 from focuscrawl.relevance.base import build_model, load_model, save_model
 from focuscrawl.relevance.comment_learning import (
@@ -18,7 +19,6 @@ from focuscrawl.relevance.comment_learning import (
     split_half,
 )
 from focuscrawl.relevance.comments import DEFAULT_KEYWORDS, CommentModel
-from focuscrawl.relevance.train_cli import CLI_COMMANDS
 from focuscrawl.types import Page
 from tests.conftest import TESTWEB
 

@@ -12,6 +12,7 @@ import pytest
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from focuscrawl.commands.model.cosine import CLI_COMMANDS
 from focuscrawl.exceptions import ConfigError, FocuscrawlError, ModelError
 from focuscrawl.parse.html import page_from_bytes
 from focuscrawl.relevance.base import build_model, load_model, save_model
@@ -21,7 +22,6 @@ from focuscrawl.relevance.cosine import (
     url_tokens,
     weighted_mean,
 )
-from focuscrawl.relevance.cosine_cli import CLI_COMMANDS
 from focuscrawl.relevance.terms import (
     IdfTable,
     compute_idf,

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from focuscrawl.api import crawl
+from focuscrawl.commands import replay as cli
 from focuscrawl.parse.html import page_from_bytes
-from focuscrawl.replay import cli
 from focuscrawl.replay.generated import GeneratedWeb, _mix, host_sizes
 from focuscrawl.replay.process import ReplayProcess
 

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from focuscrawl.commands.model.perplexity import CLI_COMMANDS
+from focuscrawl.commands.model.train import trainer
 from focuscrawl.exceptions import FocuscrawlError, ModelError
 from focuscrawl.relevance.base import build_model, load_model, save_model
 from focuscrawl.relevance.kneser_ney import train_kneser_ney
 from focuscrawl.relevance.lm_text import lm_sentences, read_texts, sentence_words
-from focuscrawl.relevance.ngram_cli import CLI_COMMANDS
 from focuscrawl.relevance.ngram_lm import PerplexityModel
 from focuscrawl.relevance.ngram_model import BOS, EOS, NgramLM
-from focuscrawl.relevance.train_cli import trainer
 from focuscrawl.types import Page
 from tests.conftest import shared_file
 

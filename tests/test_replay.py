@@ -17,8 +17,8 @@ import pytest
 from multidict import CIMultiDictProxy
 from warcio.archiveiterator import ArchiveIterator
 
+from focuscrawl.commands import replay as cli
 from focuscrawl.exceptions import ConfigError, FocuscrawlError
-from focuscrawl.replay import cli
 from focuscrawl.replay.archive import ArchiveIndex, iter_responses, load_labels
 from focuscrawl.replay.faults import Fault, FaultPlan
 from focuscrawl.replay.process import ReplayProcess

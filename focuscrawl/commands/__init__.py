@@ -32,3 +32,8 @@ class Command:
     add_arguments: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], int]
     own_parser: bool = False
+
+
+#: a subcommand of ``focuscrawl model``: (add its arguments, run it). A model module's
+#: ``CLI_COMMANDS`` maps names to these (a third party's model module may have one too).
+Subcommand = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]

@@ -29,7 +29,7 @@ _ROOT = Path(__file__).resolve().parents[2]
 
 
 class ReplayProcess:
-    """``python -m focuscrawl.replay.cli ARCHIVES --port 0 ...`` as a context manager."""
+    """``python -m focuscrawl.commands.replay ARCHIVES --port 0 ...`` as a context manager."""
 
     def __init__(
         self,
@@ -77,7 +77,7 @@ class ReplayProcess:
         command = [
             sys.executable,
             "-m",
-            "focuscrawl.replay.cli",
+            "focuscrawl.commands.replay",
             *map(str, self.archives),
             "--host",
             self.host,

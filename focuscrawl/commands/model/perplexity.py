@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from pathlib import Path
 
+from focuscrawl.commands import Subcommand
 from focuscrawl.exceptions import ModelError
 from focuscrawl.relevance.base import load_model
 from focuscrawl.relevance.lm_text import read_texts
@@ -44,6 +44,4 @@ def _run_perplexity(args: argparse.Namespace) -> int:
     return 0
 
 
-CLI_COMMANDS: dict[
-    str, tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
-] = {"perplexity": (_add_perplexity_arguments, _run_perplexity)}
+CLI_COMMANDS: dict[str, Subcommand] = {"perplexity": (_add_perplexity_arguments, _run_perplexity)}

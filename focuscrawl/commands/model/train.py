@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from focuscrawl.commands import Subcommand
 from focuscrawl.exceptions import ConfigError, ModelError
-from focuscrawl.relevance.base import MODELS, RelevanceModel, build_model, save_model
+from focuscrawl.relevance.base import MODEL_INFO, MODELS, RelevanceModel, build_model, save_model
 from focuscrawl.relevance.classifier import ClassifierModel, ClassifierParams
 from focuscrawl.relevance.comment_learning import LearnOptions, learn_model
 from focuscrawl.relevance.keyword import KeywordModel
@@ -26,8 +28,6 @@ from focuscrawl.relevance.lm_text import read_texts
 from focuscrawl.relevance.ngram_lm import HELD_OUT_EVERY, PerplexityModel
 from focuscrawl.relevance.perplexity_bounds import CUTOFF_QUANTILE
 from focuscrawl.relevance.training import ALGORITHMS, DEFAULT_MAX_NEG, DEFAULT_MAX_POS
-
-Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
 
 
 @dataclass(frozen=True)
@@ -298,4 +298,34 @@ def trainer(name: str) -> Trainer:
     return TRAINERS.get(name) or params_trainer(name)
 
 
-CLI_COMMANDS: dict[str, Command] = {"learn-comment-keywords": (_add_learn_arguments, _run_learn)}
+# -- focuscrawl model train NAME --out DIR --------------------------------------------
+
+
+def check_out(out: Path, force: bool) -> None:
+    """A model directory to (re)write: absent or empty, or, with ``force``, a saved model
+    (then cleared: an old ``classifier.pkl`` or ``train-urls.txt`` left beside a new
+    ``model.json`` would be read as the new model's)."""
+    if not out.exists():
+        return
+    if not out.is_dir():
+        raise ConfigError(f"--out {out}: is a file, not a model directory")
+    if not any(out.iterdir()):
+        return
+    if not force:
+        raise ConfigError(f"--out {out}: not empty; use --force to replace the model in it, or another --out")
+    if not (out / MODEL_INFO).is_file():
+        raise ConfigError(f"--out {out}: holds files that are not a saved model (no {MODEL_INFO}); "
+                          "not cleared, even with --force")  # fmt: skip
+
+
+def run_train(args: argparse.Namespace) -> int:
+    check_out(args.out, args.force)  # before a training that may take minutes
+    model = trainer(args.model_name).train(args)
+    if args.out.exists() and any(args.out.iterdir()):
+        shutil.rmtree(args.out)  # a saved model, replaced as a whole (--force)
+    save_model(model, args.out)
+    print(f"saved {args.model_name} model to {args.out}")
+    return 0
+
+
+CLI_COMMANDS: dict[str, Subcommand] = {"learn-comment-keywords": (_add_learn_arguments, _run_learn)}

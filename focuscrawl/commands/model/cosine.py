@@ -12,10 +12,11 @@ from __future__ import annotations
 import argparse
 import json
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from focuscrawl.commands import Subcommand
 from focuscrawl.exceptions import ConfigError, FocuscrawlError, ModelError
 from focuscrawl.relevance.base import build_model, topic_table
 from focuscrawl.relevance.examples import iter_archive_pages, select_urls
@@ -30,8 +31,6 @@ from focuscrawl.relevance.terms import (
 from focuscrawl.relevance.text import available_languages
 from focuscrawl.replay.archive import load_labels
 from focuscrawl.urls import read_url_lines
-
-Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
 
 
 def toml_value(value: Any) -> str:
@@ -253,7 +252,7 @@ def run_generate(args: argparse.Namespace) -> int:
     return 0
 
 
-CLI_COMMANDS: dict[str, Command] = {
+CLI_COMMANDS: dict[str, Subcommand] = {
     "idf": (add_idf_arguments, run_idf),
     "generate-terms": (add_generate_arguments, run_generate),
 }

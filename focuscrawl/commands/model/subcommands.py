@@ -1,77 +1,48 @@
-"""``focuscrawl model ...``: train, score and evaluate any registered model.
+"""``focuscrawl model ...``: the parser of the model commands, and those of any saved model.
 
 * ``train NAME [model options] --out DIR`` — the model's trainer
-  (:mod:`focuscrawl.relevance.train_cli`; a third party's model: ``--param KEY=VALUE``);
+  (:mod:`focuscrawl.commands.model.train`; a third party's model: ``--param KEY=VALUE``);
 * ``score MODEL_DIR --archive A.warc.gz [--url U ...]`` — a score per page;
 * ``eval MODEL_DIR --archive A.warc.gz --labels L.jsonl --field F [--value V]``
   — accuracy, precision, recall, F1 and AUC against a label (``--where k=v``
   restricts), on every labelled page except those the model was trained on
   (``train-urls.txt`` of the model), i.e. at the collection's real class ratio;
-* every ``CLI_COMMANDS`` entry of the models' command modules (``cosine_cli``:
-  ``idf``, ``generate-terms``; ``ngram_cli``: ``perplexity``; ``train_cli``:
-  ``learn-comment-keywords``) and of a third party's model module.
+* every ``CLI_COMMANDS`` entry of the model command modules beside this one
+  (``cosine``: ``idf``, ``generate-terms``; ``perplexity``: ``perplexity``;
+  ``train``: ``learn-comment-keywords``) and of a third party's model module.
 """
 
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
+from focuscrawl.cli_args import Parser, add_verbosity, first_sentence
+from focuscrawl.commands import Subcommand
+from focuscrawl.commands.model import cosine, perplexity, train
 from focuscrawl.exceptions import ConfigError, ModelError
 from focuscrawl.metrics import auc, binary_scores
-from focuscrawl.relevance import cosine_cli, ngram_cli, train_cli
 from focuscrawl.relevance.base import (
-    MODEL_INFO,
     MODELS,
     TRAIN_URLS,
     judge,
     load_model,
-    save_model,
 )
 from focuscrawl.relevance.examples import iter_archive_pages, select_urls
+from focuscrawl.replay.archive import load_labels
 
-Command = tuple[Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]
 
-
-def _module_commands() -> dict[str, Command]:
+def _module_commands() -> dict[str, Subcommand]:
     # a command module imports its model, never the reverse
-    commands: dict[str, Command] = {
-        **cosine_cli.CLI_COMMANDS, **ngram_cli.CLI_COMMANDS, **train_cli.CLI_COMMANDS,
+    commands: dict[str, Subcommand] = {
+        **cosine.CLI_COMMANDS, **perplexity.CLI_COMMANDS, **train.CLI_COMMANDS,
     }  # fmt: skip
     for name in MODELS.names():
         module = sys.modules[MODELS.get(name).__module__]
         commands.update(getattr(module, "CLI_COMMANDS", {}))
     return commands
-
-
-def check_out(out: Path, force: bool) -> None:
-    """A model directory to (re)write: absent or empty, or, with ``force``, a saved model
-    (then cleared: an old ``classifier.pkl`` or ``train-urls.txt`` left beside a new
-    ``model.json`` would be read as the new model's)."""
-    if not out.exists():
-        return
-    if not out.is_dir():
-        raise ConfigError(f"--out {out}: is a file, not a model directory")
-    if not any(out.iterdir()):
-        return
-    if not force:
-        raise ConfigError(f"--out {out}: not empty; use --force to replace the model in it, or another --out")
-    if not (out / MODEL_INFO).is_file():
-        raise ConfigError(f"--out {out}: holds files that are not a saved model (no {MODEL_INFO}); "
-                          "not cleared, even with --force")  # fmt: skip
-
-
-def cmd_train(args: argparse.Namespace) -> int:
-    check_out(args.out, args.force)  # before a training that may take minutes
-    model = train_cli.trainer(args.model_name).train(args)
-    if args.out.exists() and any(args.out.iterdir()):
-        shutil.rmtree(args.out)  # a saved model, replaced as a whole (--force)
-    save_model(model, args.out)
-    print(f"saved {args.model_name} model to {args.out}")
-    return 0
 
 
 def cmd_score(args: argparse.Namespace) -> int:
@@ -83,8 +54,6 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from focuscrawl.replay.archive import load_labels
-
     model = load_model(args.model_dir)
     labels = load_labels(args.labels)
     wanted = set(select_urls(labels, args.where))
@@ -140,28 +109,24 @@ _COMMAND_HELP = {  # the model modules' own commands (CLI_COMMANDS)
 
 def _help(doc: str | None) -> str:
     """A help line from a docstring: its first sentence, without double backticks."""
-    from focuscrawl.cli_args import first_sentence
-
     return first_sentence(doc)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from focuscrawl.cli_args import Parser, add_verbosity
-
     parser = Parser(prog="focuscrawl model", description="Train, score and evaluate relevance models.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
-    train = sub.add_parser("train", help="train/configure a model and save it")
-    train_sub = train.add_subparsers(dest="model_name", required=True, parser_class=Parser)
+    train_parser = sub.add_parser("train", help="train/configure a model and save it")
+    train_sub = train_parser.add_subparsers(dest="model_name", required=True, parser_class=Parser)
     for name in MODELS.names():
         cls = MODELS.get(name)
         p = train_sub.add_parser(name, help=_help(cls.__doc__))
-        train_cli.trainer(name).add_arguments(p)
+        train.trainer(name).add_arguments(p)
         p.add_argument("--out", type=Path, required=True,
                        help="directory to save the model in (absent or empty)")  # fmt: skip
         p.add_argument("--force", action="store_true",
                        help="replace the saved model in a non-empty --out (cleared first)")  # fmt: skip
-        p.set_defaults(func=cmd_train)
+        p.set_defaults(func=train.run_train)
 
     p = sub.add_parser("score", help="score archived pages with a saved model")
     p.add_argument("model_dir", type=Path)
