@@ -91,7 +91,7 @@ def run(web: GeneratedWeb, count: int) -> None:
             spent["rescore"] = clock() - t
         if len(per_page) % 50 == 49:  # a commit
             t = clock()
-            state_size = len(json.dumps(learner.state()))
+            state_size = len(json.dumps(learner.state().to_json()))
             spent["state"] = clock() - t
         per_page.append(spent)
     for label, part in (

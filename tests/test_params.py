@@ -16,9 +16,11 @@ from focuscrawl.exceptions import ConfigError
 from focuscrawl.params import build_params, coerce
 from focuscrawl.relevance.base import RelevanceModel, build_model, load_model, register_model
 from focuscrawl.settings import load_settings
-from focuscrawl.strategies.base import STRATEGIES
+from focuscrawl.strategies.base import STRATEGIES, Strategy
 from focuscrawl.strategies.filters import build_filters
-from focuscrawl.types import Page
+from focuscrawl.strategies.genre import GenreParams, GenreSvmParams
+from focuscrawl.strategies.opic import OpicParams
+from focuscrawl.types import Decision, Page, QueuedURL
 
 
 @pytest.mark.parametrize(
@@ -189,3 +191,29 @@ def test_a_third_partys_model_is_trained_from_its_params(
     capsys.readouterr()
     assert main(["model", "train", "test-share", "--param", "shar=0.25", "--out", str(tmp_path / "x")]) == 2
     assert "test-share model: unknown parameter 'shar' (known: share, threshold)" in capsys.readouterr().err
+
+
+def test_a_strategys_params_are_the_type_argument_of_its_base() -> None:
+    """``class OpicStrategy(Strategy[OpicParams])`` declares them once: ``Params`` follows."""
+    assert STRATEGIES.get("opic").Params is OpicParams
+    assert STRATEGIES.get("genre").Params is GenreParams  # through FCrawl[GenreParams]
+    assert STRATEGIES.get("genre-svm").Params is GenreSvmParams
+    assert type(STRATEGIES.get("opic")(virtual_page=False).p) is OpicParams
+
+
+def test_a_strategy_naming_two_params_classes_is_refused() -> None:
+    @dataclass(frozen=True)
+    class Mine:
+        n: int = 1
+
+    @dataclass(frozen=True)
+    class Other:
+        n: int = 1
+
+    with pytest.raises(TypeError, match="Params Other is not its base's type argument Mine"):
+
+        class _Both(Strategy[Mine]):
+            Params = Other
+
+            def on_page(self, page: Page, relevance: float | None, queued: QueuedURL) -> Decision:
+                return Decision()

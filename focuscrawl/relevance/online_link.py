@@ -24,9 +24,9 @@ from __future__ import annotations
 import base64
 import re
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 # the registry imports every built-in strategy, and a crawl that uses none of them
 # (bfs, best-first...) would pay ~0.9 s of CPU at every start for their imports
 
-__all__ = ["N_FEATURES", "OnlineLinkModel", "link_tokens"]
+__all__ = ["N_FEATURES", "LinkModelState", "OnlineLinkModel", "link_tokens"]
 
 N_FEATURES = 1 << 15
 _WORD = re.compile(r"[^\W\d_]{2,}", re.UNICODE)
@@ -98,6 +98,34 @@ class Explanation:
     def text(self) -> str:
         terms = ", ".join(f"{t} {w:+.2f}" for t, w in self.top)
         return f"online link model v{self.version}: {self.score:+.3f} ({terms})"
+
+
+@dataclass(frozen=True)
+class LinkModelState:
+    """The model in the resume state: its version and counts, and once it has learnt
+    (``coef`` not None) its float32 weights (zlib, base64), intercept and step count."""
+
+    version: int = 0
+    examples: int = 0
+    positives: int = 0
+    coef: str | None = None
+    intercept: float = 0.0
+    t: float = 1.0
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"version": self.version, "examples": self.examples, "positives": self.positives}
+        if self.coef is not None:
+            out.update(coef=self.coef, intercept=self.intercept, t=self.t)
+        return out
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> Self:
+        coef = raw.get("coef")
+        return cls(
+            version=int(raw.get("version", 0)), examples=int(raw.get("examples", 0)),
+            positives=int(raw.get("positives", 0)), coef=coef if isinstance(coef, str) else None,
+            intercept=float(raw.get("intercept", 0.0)), t=float(raw.get("t", 1.0)),
+        )  # fmt: skip
 
 
 class OnlineLinkModel:
@@ -188,35 +216,30 @@ class OnlineLinkModel:
         return Explanation(self.version, score, tuple(weights[:top]))
 
     # ------------------------------------------------------------------ state
-    def state(self) -> dict[str, object]:
-        """JSON-able state: the float32 weights, zlib, base64 (a few KB to some tens of KB:
-        the columns no example touched are zeros), encoded once per version."""
-        out: dict[str, object] = {
-            "version": self.version,
-            "examples": self.examples,
-            "positives": self.positives,
-        }
-        if self.ready:
-            if self._encoded is None or self._encoded[0] != self.version:
-                raw = np.asarray(self._sgd.coef_, dtype=np.float32).tobytes()
-                blob = base64.b64encode(zlib.compress(raw, 6)).decode("ascii")
-                self._encoded = (self.version, blob)
-            out["coef"] = self._encoded[1]
-            out["intercept"] = float(self._sgd.intercept_[0])
-            out["t"] = float(self._sgd.t_)
-        return out
+    def state(self) -> LinkModelState:
+        """The float32 weights, zlib, base64 (a few KB to some tens of KB: the columns
+        no example touched are zeros), encoded once per version."""
+        if not self.ready:
+            return LinkModelState(self.version, self.examples, self.positives)
+        if self._encoded is None or self._encoded[0] != self.version:
+            raw = np.asarray(self._sgd.coef_, dtype=np.float32).tobytes()
+            blob = base64.b64encode(zlib.compress(raw, 6)).decode("ascii")
+            self._encoded = (self.version, blob)
+        return LinkModelState(
+            self.version, self.examples, self.positives, coef=self._encoded[1],
+            intercept=float(self._sgd.intercept_[0]), t=float(self._sgd.t_),
+        )  # fmt: skip
 
-    def load(self, state: dict[str, object]) -> None:
-        self.version = int(state.get("version", 0))  # type: ignore[call-overload]
-        self.examples = int(state.get("examples", 0))  # type: ignore[call-overload]
-        self.positives = int(state.get("positives", 0))  # type: ignore[call-overload]
-        coef = state.get("coef")
-        if isinstance(coef, str):
-            raw = zlib.decompress(base64.b64decode(coef))
+    def load(self, state: LinkModelState) -> None:
+        self.version = state.version
+        self.examples = state.examples
+        self.positives = state.positives
+        if state.coef is not None:
+            raw = zlib.decompress(base64.b64decode(state.coef))
             weights = np.frombuffer(raw, dtype=np.float32).astype(np.float64)
             # a fitted SGDRegressor from saved weights: one empty-effect fit sets its shapes
             self._sgd.partial_fit(self._matrix([np.zeros(0, dtype=np.int32)]), np.zeros(1))
             self._sgd.coef_ = weights
-            self._sgd.intercept_ = np.asarray([float(state.get("intercept", 0.0))])  # type: ignore[arg-type]
-            self._sgd.t_ = float(state.get("t", 1.0))  # type: ignore[arg-type]
-            self._encoded = (self.version, coef)
+            self._sgd.intercept_ = np.asarray([state.intercept])
+            self._sgd.t_ = state.t
+            self._encoded = (self.version, state.coef)

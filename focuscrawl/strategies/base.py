@@ -33,11 +33,14 @@ may override it). Per-URL values a strategy needs besides the score (OPIC's cash
 history, P0's per-layer cash, P2's bucket...) are frontier columns: declare them
 in ``columns``, write them with ``ScoreUpdate(url, value, merge, column=...)`` and
 read them with ``self.view.value(url, column)``. A strategy keeps any small
-state in ``state_dict``/``load_state``; O(N) state belongs in columns.
+state as a :class:`StrategyState` dataclass, committed with the crawl as its JSON
+form (``state_dict``) and read back on resume (``load_state``); O(N) state belongs
+in columns.
 
-Parameters are typed: a strategy sets ``Params`` to a frozen dataclass whose
-fields are its parameters (with defaults); unknown names, wrong types and values
-its ``__post_init__`` refuses are a one-line :class:`ConfigError`.
+Parameters are typed: a strategy is a ``Strategy[P]`` for a frozen dataclass ``P``
+whose fields are its parameters (with defaults), ``self.p`` its instance (``Params``
+is ``P``, set from the class's base); unknown names, wrong types and values its
+``__post_init__`` refuses are a one-line :class:`ConfigError`.
 """
 
 from __future__ import annotations
@@ -45,7 +48,9 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, Self, get_args, get_origin
+
+from typing_extensions import TypeVar
 
 from focuscrawl.params import NoParams, build_params, params_table
 from focuscrawl.registry import Registry
@@ -53,9 +58,35 @@ from focuscrawl.relevance.base import RelevanceModel
 from focuscrawl.strategies.view import FrontierView
 from focuscrawl.types import Decision, Merge, Page, QueuedURL, ScoreUpdate
 
+#: a strategy's parameters (a frozen dataclass); ``Strategy`` alone is a strategy of any
+P = TypeVar("P", default=Any)
 
-class Strategy(ABC):
-    """Base of every crawl strategy. Subclasses set ``name`` and implement ``on_page``."""
+
+class StrategyState(ABC):
+    """A strategy's small state, kept across a resume: a dataclass and its JSON form.
+
+    ``to_json`` is what the strategy's ``state_dict`` returns (committed with the
+    crawl, as JSON in the crawl DB); ``from_json`` reads it back, a missing key at
+    its default (a crawl saved before the key existed resumes).
+    """
+
+    @abstractmethod
+    def to_json(self) -> dict[str, Any]:
+        """The state as JSON values (the keys in a fixed order: the bytes committed)."""
+
+    @classmethod
+    @abstractmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> Self:
+        """The state ``to_json`` gave (or an older crawl's, with fewer keys)."""
+
+
+class Strategy(ABC, Generic[P]):
+    """Base of every crawl strategy. Subclasses set ``name`` and implement ``on_page``.
+
+    A subclass names its parameters' dataclass as the type argument,
+    ``class OpicStrategy(Strategy[OpicParams])``: ``self.p`` is an ``OpicParams``
+    for mypy, and ``Params`` (what the parameters are built as) is set from it.
+    """
 
     name: ClassVar[str] = ""
     #: how a new score for a known URL merges with its stored score
@@ -79,12 +110,28 @@ class Strategy(ABC):
     default_fetch_list_size: ClassVar[int] = 0
     #: call ``on_tick`` every this many results (0: never)
     tick_every: ClassVar[int] = 0
-    #: the typed parameters (a frozen dataclass)
+    #: the typed parameters (a frozen dataclass): ``P``, from the class's base
     Params: ClassVar[type[Any]] = NoParams
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """``Params`` from the type argument of the class's base (``Strategy[OpicParams]``,
+        or a generic subclass's, ``FCrawl[GenreParams]``); a class that also sets
+        ``Params`` itself must name the same class."""
+        super().__init_subclass__(**kwargs)
+        for base in cls.__dict__.get("__orig_bases__", ()):
+            origin, args = get_origin(base), get_args(base)
+            if not (isinstance(origin, type) and issubclass(origin, Strategy) and args):
+                continue
+            if isinstance(args[0], type):  # not a type variable of a generic subclass
+                own = cls.__dict__.get("Params")
+                if own is not None and own is not args[0]:
+                    raise TypeError(f"{cls.__name__}: Params {own.__name__} is not its base's "
+                                    f"type argument {args[0].__name__}")  # fmt: skip
+                cls.Params = args[0]
 
     def __init__(self, model: RelevanceModel | None = None, **params: Any) -> None:
         self.model = model
-        self.p: Any = build_params(f"strategy {self.name!r}", self.Params, params)
+        self.p: P = build_params(f"strategy {self.name!r}", self.Params, params)
         self._view: FrontierView | None = None
         self.rng = random.Random(0)
 
@@ -144,11 +191,13 @@ class Strategy(ABC):
         return {}
 
     def state_dict(self) -> dict[str, Any]:
-        """JSON-serialisable state to persist with each commit (for resume)."""
+        """The JSON form of the strategy's :class:`StrategyState`, persisted with each
+        commit (for resume); default: no state."""
         return {}
 
-    def load_state(self, state: Mapping[str, Any]) -> None:  # noqa: B027 - optional hook
-        """Restore what ``state_dict`` returned (default: nothing to restore)."""
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        """Restore what ``state_dict`` returned, through the strategy's
+        :class:`StrategyState` (default: nothing to restore)."""
 
     @classmethod
     def merge_states(cls, states: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

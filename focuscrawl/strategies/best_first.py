@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from focuscrawl.params import NoParams
 from focuscrawl.strategies.base import Strategy, register_strategy
 from focuscrawl.types import Decision, LinkScore, Merge, Page, QueuedURL
 
 
 @register_strategy("best-first")
-class BestFirstStrategy(Strategy):
+class BestFirstStrategy(Strategy[NoParams]):
     name: ClassVar[str] = "best-first"
     merge: ClassVar[Merge] = Merge.MAX
     needs_model: ClassVar[bool] = True

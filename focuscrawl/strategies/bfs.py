@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from focuscrawl.params import NoParams
 from focuscrawl.strategies.base import Strategy, register_strategy
 from focuscrawl.types import Decision, LinkScore, Merge, Page, QueuedURL
 
 
 @register_strategy("bfs")
-class BreadthFirstStrategy(Strategy):
+class BreadthFirstStrategy(Strategy[NoParams]):
     name: ClassVar[str] = "bfs"
     merge: ClassVar[Merge] = Merge.KEEP
     needs_text: ClassVar[bool] = False  # links only

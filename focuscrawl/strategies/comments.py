@@ -36,9 +36,10 @@ import hashlib
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
-from focuscrawl.strategies.base import Strategy, register_strategy
+from focuscrawl.params import NoParams
+from focuscrawl.strategies.base import Strategy, StrategyState, register_strategy
 from focuscrawl.strategies.view import FrontierView
 from focuscrawl.types import (
     ColumnOp,
@@ -63,8 +64,44 @@ class OpicCommdParams:
             raise ValueError(f"total_cash = {self.total_cash} must be > 0")
 
 
+@dataclass(frozen=True)
+class OpicCommdState(StrategyState):
+    """This layer's R_k (the cash of its non-relevant pages, eq. 4) and Σ 1_i."""
+
+    undistributed: float = 0.0
+    relevant: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"undistributed": self.undistributed, "relevant": self.relevant}
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> Self:
+        return cls(float(raw.get("undistributed", 0.0)), int(raw.get("relevant", 0)))
+
+    @classmethod
+    def merge(cls, states: Sequence[OpicCommdState]) -> Self:
+        """Workers' layers as one: R_k and the relevant pages are sums over all pages (eq. 4)."""
+        return cls(sum((s.undistributed for s in states), 0.0), sum(s.relevant for s in states))
+
+
+@dataclass(frozen=True)
+class CommdState(StrategyState):
+    """The salt of the tie-break draws (from the crawl's generator; 0: none yet) and
+    the layer they are drawn for."""
+
+    salt: int = 0
+    layer: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"salt": self.salt, "layer": self.layer}
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> Self:
+        return cls(int(raw.get("salt", 0)), int(raw.get("layer", 0)))
+
+
 @register_strategy("opic-commd")
-class OpicCommdStrategy(Strategy):
+class OpicCommdStrategy(Strategy[OpicCommdParams]):
     """P0 OPIC+COMMD: layered OPIC cash to the children of relevant pages (eq. 1-5)."""
 
     name: ClassVar[str] = "opic-commd"
@@ -72,7 +109,6 @@ class OpicCommdStrategy(Strategy):
     layered: ClassVar[bool] = True
     needs_model: ClassVar[bool] = True
     columns: ClassVar[tuple[str, ...]] = (CASH, GAIN, SHARE)
-    Params: ClassVar[type[Any]] = OpicCommdParams
 
     def __init__(self, model: Any = None, **params: Any) -> None:
         super().__init__(model, **params)
@@ -123,23 +159,20 @@ class OpicCommdStrategy(Strategy):
         )
 
     def state_dict(self) -> dict[str, Any]:
-        return {"undistributed": self.undistributed, "relevant": self.relevant}
+        return OpicCommdState(self.undistributed, self.relevant).to_json()
 
     @classmethod
     def merge_states(cls, states: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         """Workers' layers as one: R_k and the relevant pages are sums over all pages (eq. 4)."""
-        return {
-            "undistributed": sum(float(s.get("undistributed", 0.0)) for s in states),
-            "relevant": sum(int(s.get("relevant", 0)) for s in states),
-        }
+        return OpicCommdState.merge([OpicCommdState.from_json(s) for s in states]).to_json()
 
     def load_state(self, state: Mapping[str, Any]) -> None:
-        self.undistributed = float(state.get("undistributed", 0.0))
-        self.relevant = int(state.get("relevant", 0))
+        saved = OpicCommdState.from_json(state)
+        self.undistributed, self.relevant = saved.undistributed, saved.relevant
 
 
 @register_strategy("commd")
-class CommdStrategy(Strategy):
+class CommdStrategy(Strategy[NoParams]):
     """P0 COMMD: children of a relevant page score 1, others 0, ties broken at random."""
 
     name: ClassVar[str] = "commd"
@@ -180,8 +213,9 @@ class CommdStrategy(Strategy):
         ])  # fmt: skip
 
     def state_dict(self) -> dict[str, Any]:
-        return {"salt": self.salt, "layer": self.layer}
+        return CommdState(self.salt, self.layer).to_json()
 
     def load_state(self, state: Mapping[str, Any]) -> None:
-        self.salt = int(state.get("salt", self.salt))
-        self.layer = int(state.get("layer", 0))
+        saved = CommdState.from_json(state)
+        self.salt = saved.salt or self.salt  # a state without one keeps attach()'s draw
+        self.layer = saved.layer

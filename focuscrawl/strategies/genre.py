@@ -58,7 +58,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple, TypeVar
 
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.strategies.base import Strategy, register_strategy
@@ -154,7 +154,11 @@ class GenreSvmParams:
         _check_limits(self.max_site_depth, self.max_links, self.site, self.siblings_of, self.change)
 
 
-class FCrawl(Strategy):
+#: FCrawl's parameters: the thesis's own, or the SVM baseline's (same site limits)
+FP = TypeVar("FP", GenreParams, GenreSvmParams)
+
+
+class FCrawl(Strategy[FP]):
     """Algorithm 2 with a queue policy of section 4.4; subclasses say which policy and condition."""
 
     merge: ClassVar[Merge] = Merge.KEEP  # step 12 inserts a URL once; a known URL keeps its score
@@ -258,11 +262,10 @@ class FCrawl(Strategy):
 
 
 @register_strategy("genre")
-class GenreStrategy(FCrawl):
+class GenreStrategy(FCrawl[GenreParams]):
     """P3 FCrawl (Algorithm 2): seeds 1, out-links 0, ChangeScores by the queue policy."""
 
     name: ClassVar[str] = "genre"
-    Params: ClassVar[type[Any]] = GenreParams
 
     def __init__(self, model: Any = None, **params: Any) -> None:
         super().__init__(model, **params)
@@ -287,11 +290,10 @@ class GenreStrategy(FCrawl):
 
 
 @register_strategy("genre-svm")
-class GenreSvmStrategy(FCrawl):
+class GenreSvmStrategy(FCrawl[GenreSvmParams]):
     """Section 4.1.2's baseline: an SVM-RBF classifier's score with the traditional or sibling queue."""
 
     name: ClassVar[str] = "genre-svm"
-    Params: ClassVar[type[Any]] = GenreSvmParams
 
     def __init__(self, model: Any = None, **params: Any) -> None:
         super().__init__(model, **params)

@@ -46,14 +46,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Self
 from urllib.parse import urlsplit
 
 from focuscrawl.relevance.base import RelevanceModel
 from focuscrawl.relevance.language import BACKENDS, checked_language, normalise_lang, page_language
 from focuscrawl.relevance.language_links import url_language
-from focuscrawl.strategies.base import Strategy, register_strategy
+from focuscrawl.strategies.base import Strategy, StrategyState, register_strategy
 from focuscrawl.strategies.filters import LANGUAGE_RULES, LanguageLinkFilter, Verdict
 from focuscrawl.types import (
     Decision,
@@ -134,13 +134,29 @@ def ancestors(directory: str) -> list[str]:
     return out
 
 
+@dataclass(frozen=True)
+class LanguageState(StrategyState):
+    """Pages per detected language, and [N_r, N_a] per server or directory (Tamura's
+    steps 2-3)."""
+
+    langs: dict[str, int] = field(default_factory=dict)
+    places: dict[str, list[int]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"langs": self.langs, "places": self.places}
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> Self:
+        return cls({str(k): int(v) for k, v in raw.get("langs", {}).items()},
+                   {str(k): [int(v[0]), int(v[1])] for k, v in raw.get("places", {}).items()})  # fmt: skip
+
+
 @register_strategy("language")
-class LanguageStrategy(Strategy):
+class LanguageStrategy(Strategy[LanguageParams]):
     """P4's link rule plus Tamura's hard / soft / server / directory policies."""
 
     name: ClassVar[str] = "language"
     merge: ClassVar[Merge] = Merge.KEEP
-    Params: ClassVar[type[Any]] = LanguageParams
 
     def __init__(self, model: RelevanceModel | None = None, **params: Any) -> None:
         super().__init__(model, **params)
@@ -276,8 +292,9 @@ class LanguageStrategy(Strategy):
         return out
 
     def state_dict(self) -> dict[str, Any]:
-        return {"langs": dict(self.langs), "places": self.places}
+        return LanguageState(dict(self.langs), self.places).to_json()
 
     def load_state(self, state: Mapping[str, Any]) -> None:
-        self.langs = Counter({str(k): int(v) for k, v in state.get("langs", {}).items()})
-        self.places = {str(k): [int(v[0]), int(v[1])] for k, v in state.get("places", {}).items()}
+        saved = LanguageState.from_json(state)
+        self.langs = Counter(saved.langs)
+        self.places = saved.places

@@ -44,13 +44,13 @@ import random
 import zlib
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, ClassVar, NamedTuple
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, NamedTuple, Self
 
 import numpy as np
 
-from focuscrawl.relevance.online_link import OnlineLinkModel, link_tokens
-from focuscrawl.strategies.base import Strategy, register_strategy
+from focuscrawl.relevance.online_link import LinkModelState, OnlineLinkModel, link_tokens
+from focuscrawl.strategies.base import Strategy, StrategyState, register_strategy
 from focuscrawl.strategies.scoring import context_scores, eq9
 from focuscrawl.strategies.view import FrontierView
 from focuscrawl.types import Decision, LinkScore, Merge, Page, QueuedURL, ScoreUpdate, URLState
@@ -80,6 +80,46 @@ class LearningParams:
             raise ValueError("epochs >= 1; hop_reward 'all' or 'max'")
         if not all(0.0 <= x <= 1.0 for x in (self.gamma, self.relevant, self.beta)):
             raise ValueError("gamma, relevant and beta must be in [0, 1]")
+
+
+@dataclass(frozen=True)
+class PendingExamples(StrategyState):
+    """The examples not learnt yet, in the resume state: their columns as one zlib'd,
+    base64 int32 array, each one's length, reward and prior."""
+
+    columns: str = ""
+    lengths: list[int] = field(default_factory=list)
+    rewards: list[float] = field(default_factory=list)
+    priors: list[float] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"columns": self.columns, "lengths": self.lengths, "rewards": self.rewards, "priors": self.priors}
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> Self:
+        lengths = [int(n) for n in raw.get("lengths", [])]
+        if not lengths:  # nothing pending
+            return cls(str(raw.get("columns", "")), lengths, list(raw.get("rewards", [])), list(raw.get("priors", [])))
+        # the values as JSON holds them (read as floats when the examples are rebuilt)
+        return cls(str(raw["columns"]), lengths, list(raw["rewards"]), list(raw["priors"]))
+
+
+@dataclass(frozen=True)
+class LearnerState(StrategyState):
+    """An :class:`OnlineLinkLearner` in the resume state (the learning strategy's state,
+    and OTIE's and link-context's with ``link_model = "online"``)."""
+
+    pages: int = 0
+    model: LinkModelState = field(default_factory=LinkModelState)
+    pending: PendingExamples = field(default_factory=PendingExamples)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pages": self.pages, "model": self.model.to_json(), "pending": self.pending.to_json()}
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> Self:
+        return cls(int(raw.get("pages", 0)), LinkModelState.from_json(raw.get("model") or {}),
+                   PendingExamples.from_json(raw.get("pending") or {}))  # fmt: skip
 
 
 class Example(NamedTuple):
@@ -234,32 +274,29 @@ class OnlineLinkLearner:
             for url, score in zip(urls, scores, strict=True)
         ]
 
-    def state(self) -> dict[str, Any]:
+    def state(self) -> LearnerState:
         """The page count, the model and the examples not learnt yet (compact: their
         columns as one zlib'd int32 array)."""
         lengths = [len(e.columns) for e in self.pending]
         columns = [e.columns for e in self.pending] or [np.zeros(0, dtype=np.int32)]
         blob = zlib.compress(np.concatenate(columns).astype(np.int32).tobytes(), 6)
-        pending = {
-            "columns": base64.b64encode(blob).decode("ascii"),
-            "lengths": lengths,
-            "rewards": [e.reward for e in self.pending],
-            "priors": [e.prior for e in self.pending],
-        }
-        return {"pages": self.pages, "model": self.model.state(), "pending": pending}
+        pending = PendingExamples(
+            columns=base64.b64encode(blob).decode("ascii"), lengths=lengths,
+            rewards=[e.reward for e in self.pending], priors=[e.prior for e in self.pending],
+        )  # fmt: skip
+        return LearnerState(self.pages, self.model.state(), pending)
 
-    def load(self, state: Mapping[str, Any]) -> None:
-        self.pages = int(state.get("pages", 0))
-        self.model.load(dict(state.get("model") or {}))
-        pending = state.get("pending") or {}
-        lengths = list(pending.get("lengths", []))
-        if not lengths:
+    def load(self, state: LearnerState) -> None:
+        self.pages = state.pages
+        self.model.load(state.model)
+        pending = state.pending
+        if not pending.lengths:
             self.pending = []
             return
-        raw = zlib.decompress(base64.b64decode(pending["columns"]))
+        raw = zlib.decompress(base64.b64decode(pending.columns))
         flat = np.frombuffer(raw, dtype=np.int32)
-        bounds = np.cumsum([0, *lengths])
-        rows = zip(bounds[:-1], bounds[1:], pending["rewards"], pending["priors"], strict=True)
+        bounds = np.cumsum([0, *pending.lengths])
+        rows = zip(bounds[:-1], bounds[1:], pending.rewards, pending.priors, strict=True)
         self.pending = [Example(flat[a:b].copy(), float(r), float(p)) for a, b, r, p in rows]
 
 
@@ -291,13 +328,12 @@ def predicted_scores(
 
 
 @register_strategy("learning")
-class LearningStrategy(Strategy):
+class LearningStrategy(Strategy[LearningParams]):
     """Link-context's score corrected by a link model learnt online, best-first, rescored."""
 
     name: ClassVar[str] = "learning"
     merge: ClassVar[Merge] = Merge.MAX
     needs_model: ClassVar[bool] = True
-    Params: ClassVar[type[Any]] = LearningParams
 
     def __init__(self, model: Any = None, **params: Any) -> None:
         super().__init__(model, **params)
@@ -338,10 +374,10 @@ class LearningStrategy(Strategy):
         return link_model_counters(self.learner)
 
     def state_dict(self) -> dict[str, Any]:
-        return self.learner.state()
+        return self.learner.state().to_json()
 
     def load_state(self, state: Mapping[str, Any]) -> None:
-        self.learner.load(state)
+        self.learner.load(LearnerState.from_json(state))
 
 
 def link_model_counters(learner: OnlineLinkLearner) -> dict[str, int]:

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
-from focuscrawl.strategies.base import Strategy, register_strategy
+from focuscrawl.strategies.base import Strategy, StrategyState, register_strategy
 from focuscrawl.strategies.learning import (
+    LearnerState,
     LearningParams,
     OnlineLinkLearner,
     link_model_counters,
@@ -39,15 +40,28 @@ class LinkContextParams:
             raise ValueError(f"link_model = {self.link_model!r} must be 'fixed' or 'online'")
 
 
+@dataclass(frozen=True)
+class LinkContextState(StrategyState):
+    """With ``link_model = "online"``, the link model's learner (else nothing)."""
+
+    learner: LearnerState | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {} if self.learner is None else {"learner": self.learner.to_json()}
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> Self:
+        return cls(LearnerState.from_json(raw["learner"]) if "learner" in raw else None)
+
+
 @register_strategy("link-context")
-class LinkContextStrategy(Strategy):
+class LinkContextStrategy(Strategy[LinkContextParams]):
     """P1 link-context prediction: eq. 9 priority, best-N-first, duplicates keep the max."""
 
     name: ClassVar[str] = "link-context"
     merge: ClassVar[Merge] = Merge.MAX
     needs_model: ClassVar[bool] = True
     default_fetch_list_size: ClassVar[int] = 50
-    Params: ClassVar[type[Any]] = LinkContextParams
 
     def __init__(self, model: Any = None, **params: Any) -> None:
         super().__init__(model, **params)
@@ -74,8 +88,9 @@ class LinkContextStrategy(Strategy):
         return {} if self.learner is None else link_model_counters(self.learner)
 
     def state_dict(self) -> dict[str, Any]:
-        return {} if self.learner is None else {"learner": self.learner.state()}
+        return LinkContextState(None if self.learner is None else self.learner.state()).to_json()
 
     def load_state(self, state: Mapping[str, Any]) -> None:
-        if self.learner is not None and "learner" in state:
-            self.learner.load(state["learner"])
+        saved = LinkContextState.from_json(state)
+        if self.learner is not None and saved.learner is not None:
+            self.learner.load(saved.learner)

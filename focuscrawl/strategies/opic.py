@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
-from focuscrawl.strategies.base import Strategy, register_strategy
+from focuscrawl.strategies.base import Strategy, StrategyState, register_strategy
 from focuscrawl.types import Decision, LinkScore, Merge, Page, QueuedURL, ScoreUpdate
 
 HISTORY = "history"
@@ -30,15 +30,28 @@ class OpicParams:
     virtual_page: bool = True  # False: a page without links keeps its cash (not conserved then)
 
 
+@dataclass(frozen=True)
+class OpicState(StrategyState):
+    """``g``: the cash every known page has gained from the virtual page (module doc)."""
+
+    g: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"g": self.g}
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> Self:
+        return cls(float(raw.get("g", 0.0)))
+
+
 @register_strategy("opic")
-class OpicStrategy(Strategy):
+class OpicStrategy(Strategy[OpicParams]):
     """Greedy OPIC: highest cash first; cash split evenly over out-links (+ virtual page)."""
 
     name: ClassVar[str] = "opic"
     merge: ClassVar[Merge] = Merge.ADD
     needs_text: ClassVar[bool] = False  # cash follows the links, whatever they say
     columns: ClassVar[tuple[str, ...]] = (HISTORY,)
-    Params: ClassVar[type[Any]] = OpicParams
 
     def __init__(self, model: Any = None, **params: Any) -> None:
         super().__init__(model, **params)
@@ -79,7 +92,7 @@ class OpicStrategy(Strategy):
         )
 
     def state_dict(self) -> dict[str, Any]:
-        return {"g": self.g}
+        return OpicState(self.g).to_json()
 
     def load_state(self, state: Mapping[str, Any]) -> None:
-        self.g = float(state.get("g", 0.0))
+        self.g = OpicState.from_json(state).g

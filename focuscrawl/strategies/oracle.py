@@ -34,12 +34,12 @@ import json
 import logging
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 from focuscrawl.exceptions import ConfigError, ModelError
-from focuscrawl.strategies.base import Strategy, register_strategy
+from focuscrawl.strategies.base import Strategy, StrategyState, register_strategy
 from focuscrawl.types import Decision, LinkScore, Merge, Page, QueuedURL, ScoreUpdate, URLState
 from focuscrawl.urls import normalize_url
 
@@ -166,13 +166,27 @@ def score_of(d: int | None) -> float:
     return 0.0 if d is None else 1.0 / (1 + d)
 
 
+@dataclass(frozen=True)
+class OracleState(StrategyState):
+    """The relevant URLs fetched (or that cannot be had), sorted: the distances are
+    computed again from them on resume."""
+
+    found: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"found": self.found}
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> Self:
+        return cls([str(u) for u in raw.get("found", [])])
+
+
 @register_strategy("oracle")
-class OracleStrategy(Strategy):
+class OracleStrategy(Strategy[OracleParams]):
     name: ClassVar[str] = "oracle"
     merge: ClassVar[Merge] = Merge.SET  # a URL's score is its distance now, not a best-of
     needs_text: ClassVar[bool] = False
     tick_every: ClassVar[int] = 50  # distances recomputed every 50 results
-    Params: ClassVar[type[Any]] = OracleParams
 
     def __init__(self, model: Any = None, **params: Any) -> None:
         super().__init__(model, **params)
@@ -220,9 +234,9 @@ class OracleStrategy(Strategy):
         return Decision(updates=updates)
 
     def state_dict(self) -> dict[str, Any]:
-        return {"found": sorted(self.found)}
+        return OracleState(sorted(self.found)).to_json()
 
     def load_state(self, state: Mapping[str, Any]) -> None:
-        self.found = {str(u) for u in state.get("found", [])}
+        self.found = set(OracleState.from_json(state).found)
         if self.graph is not None:
             self.dist = distances_to(self.relevant - self.found, self.graph)

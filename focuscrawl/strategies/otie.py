@@ -29,10 +29,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
-from focuscrawl.strategies.base import Strategy, register_strategy
+from focuscrawl.strategies.base import Strategy, StrategyState, register_strategy
 from focuscrawl.strategies.learning import (
+    LearnerState,
     LearningParams,
     OnlineLinkLearner,
     link_model_counters,
@@ -91,8 +92,27 @@ class OtieParams:
             raise ValueError(f"recrawl_every = {self.recrawl_every} must be >= 0")
 
 
+@dataclass(frozen=True)
+class OtieState(StrategyState):
+    """The fetch lists generated so far (line 4's periodical condition) and, with
+    ``link_model = "online"``, the link model's learner."""
+
+    lists: int = 0
+    learner: LearnerState | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        if self.learner is None:
+            return {"lists": self.lists}
+        return {"lists": self.lists, "learner": self.learner.to_json()}
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> Self:
+        learner = LearnerState.from_json(raw["learner"]) if "learner" in raw else None
+        return cls(int(raw.get("lists", 0)), learner)
+
+
 @register_strategy("otie")
-class OtieStrategy(Strategy):
+class OtieStrategy(Strategy[OtieParams]):
     """P1's OTIE: relevance-revised cash (eq. 8) split by similarity (eq. 6-7), best-N-first."""
 
     name: ClassVar[str] = "otie"
@@ -100,7 +120,6 @@ class OtieStrategy(Strategy):
     needs_model: ClassVar[bool] = True
     recrawls: ClassVar[bool] = True
     default_fetch_list_size: ClassVar[int] = 50
-    Params: ClassVar[type[Any]] = OtieParams
 
     def __init__(self, model: Any = None, **params: Any) -> None:
         super().__init__(model, **params)
@@ -167,11 +186,10 @@ class OtieStrategy(Strategy):
         return {} if self.learner is None else link_model_counters(self.learner)
 
     def state_dict(self) -> dict[str, Any]:
-        if self.learner is None:
-            return {"lists": self.lists}
-        return {"lists": self.lists, "learner": self.learner.state()}
+        return OtieState(self.lists, None if self.learner is None else self.learner.state()).to_json()
 
     def load_state(self, state: Mapping[str, Any]) -> None:
-        self.lists = int(state.get("lists", 0))
-        if self.learner is not None and "learner" in state:
-            self.learner.load(state["learner"])
+        saved = OtieState.from_json(state)
+        self.lists = saved.lists
+        if self.learner is not None and saved.learner is not None:
+            self.learner.load(saved.learner)

@@ -42,12 +42,12 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Self
 
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.relevance.base import PerplexityScorer, RelevanceModel
-from focuscrawl.strategies.base import Strategy, register_strategy
+from focuscrawl.strategies.base import Strategy, StrategyState, register_strategy
 from focuscrawl.types import Decision, LinkScore, Merge, Page, QueuedURL, ScoreUpdate, URLState
 
 PARENT_PP = "parent_pp"  # PP of the best parent document (0: none, e.g. a seed)
@@ -107,15 +107,32 @@ def bucket(pp: float, high: float, medium: float) -> int:
     return MEDIUM if pp <= medium else NORMAL
 
 
+@dataclass(frozen=True)
+class PerplexityState(StrategyState):
+    """The seeds until they are tiered (then none: the state stays small), and the
+    documents per bucket (and discarded, and failed)."""
+
+    seeds: list[str] = field(default_factory=list)
+    seeds_tiered: bool = False
+    pages: dict[str, int] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"seeds": self.seeds, "seeds_tiered": self.seeds_tiered, "pages": self.pages}
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> Self:
+        return cls([str(u) for u in raw.get("seeds", [])], bool(raw.get("seeds_tiered", False)),
+                   {str(k): int(v) for k, v in raw.get("pages", {}).items()})  # fmt: skip
+
+
 @register_strategy("perplexity")
-class PerplexityStrategy(Strategy):
+class PerplexityStrategy(Strategy[PerplexityParams]):
     """P2: priority 1/PP of the parent document, HIGH/MEDIUM/NORMAL tiers, discard bound."""
 
     name: ClassVar[str] = "perplexity"
     merge: ClassVar[Merge] = Merge.MAX
     needs_model: ClassVar[bool] = True
     columns: ClassVar[tuple[str, ...]] = (PARENT_PP,)
-    Params: ClassVar[type[Any]] = PerplexityParams
 
     def __init__(self, model: RelevanceModel | None = None, **params: Any) -> None:
         super().__init__(model, **params)
@@ -154,13 +171,22 @@ class PerplexityStrategy(Strategy):
         seeds, self.seeds = self.seeds, []  # not needed any more: keep the saved state small
         return Decision(tiers=[(url, SEED) for url in seeds], reason="seeds before the buckets")
 
+    @property
+    def bounds(self) -> tuple[float, float, float]:
+        """(high, medium, discard) in force: :func:`resolve_bounds` gave every one."""
+        high, medium, discard = self.p.high, self.p.medium, self.p.discard
+        assert high is not None
+        assert medium is not None
+        assert discard is not None
+        return high, medium, discard
+
     def on_page(self, page: Page, relevance: float | None, queued: QueuedURL) -> Decision:
         pp = self.perplexity(page, relevance)
-        p = self.p
-        if pp > p.discard:
+        high, medium, discard = self.bounds
+        if pp > discard:
             self.pages["discarded"] += 1
-            return Decision(reason=f"PP {pp:.6g} > discard {p.discard:g}: {len(page.links)} links dropped")
-        tier = bucket(pp, p.high, p.medium)
+            return Decision(reason=f"PP {pp:.6g} > discard {discard:g}: {len(page.links)} links dropped")
+        tier = bucket(pp, high, medium)
         self.pages[BUCKETS[tier]] += 1
         score = 1.0 / pp
         reason = f"parent PP {pp:.6g}: {BUCKETS[tier]}"
@@ -175,7 +201,7 @@ class PerplexityStrategy(Strategy):
 
     def on_params_changed(self) -> Decision:
         """New bounds: every queued URL whose best parent PP is now in another bucket changes tier."""
-        high, medium = self.p.high, self.p.medium
+        high, medium, _ = self.bounds
         tiers: list[tuple[str, int]] = []
         for row in self.view.urls(URLState.QUEUED):
             pp = self.view.value(row.url, PARENT_PP)
@@ -194,12 +220,11 @@ class PerplexityStrategy(Strategy):
         return {f"pp_{k}": v for k, v in sorted(self.pages.items())}
 
     def state_dict(self) -> dict[str, Any]:
-        return {"seeds": self.seeds, "seeds_tiered": self.seeds_tiered, "pages": dict(self.pages)}
+        return PerplexityState(self.seeds, self.seeds_tiered, dict(self.pages)).to_json()
 
     def load_state(self, state: Mapping[str, Any]) -> None:
-        self.seeds = [str(u) for u in state.get("seeds", [])]
-        self.seeds_tiered = bool(state.get("seeds_tiered", False))
-        self.pages = Counter({str(k): int(v) for k, v in state.get("pages", {}).items()})
+        saved = PerplexityState.from_json(state)
+        self.seeds, self.seeds_tiered, self.pages = saved.seeds, saved.seeds_tiered, Counter(saved.pages)
 
 
 def _score_is_invertible(model: PerplexityScorer) -> bool:
