@@ -13,7 +13,8 @@ import pytest
 
 from focuscrawl.cli import main
 from focuscrawl.exceptions import ResumeError
-from focuscrawl.output.writers import JsonlOutput, WarcOutput, verify_committed
+from focuscrawl.output.committed import verify_committed
+from focuscrawl.output.writers import JsonlOutput, WarcOutput
 from focuscrawl.replay.process import ReplayProcess
 from focuscrawl.replay.sample import SAMPLE_SEEDS
 from focuscrawl.types import FetchResult

@@ -10,9 +10,10 @@ import threading
 
 import pytest
 
-from focuscrawl.fetch.addresses import AddressPolicy, LocalResolver, LookupsLost
+from focuscrawl.fetch.addresses import AddressPolicy
 from focuscrawl.fetch.aiohttp_transport import AiohttpTransport
 from focuscrawl.fetch.fetcher import HttpFetcher
+from focuscrawl.fetch.lookups import LocalResolver, LookupsLost
 from focuscrawl.settings import FetchSettings
 from tests.sites import html, serve, serve_proxy
 

@@ -31,10 +31,10 @@ from focuscrawl.fetch.addresses import (
     FilteringResolver,
     parse_ip_loose,
 )
-from focuscrawl.fetch.aiohttp_fetcher import AiohttpFetcher, parse_retry_after
+from focuscrawl.fetch.aiohttp_fetcher import AiohttpFetcher
 from focuscrawl.fetch.aiohttp_transport import AiohttpTransport
 from focuscrawl.fetch.encoding import decode_html, detect_charset
-from focuscrawl.fetch.politeness import HostPoliteness
+from focuscrawl.fetch.politeness import HostPoliteness, parse_retry_after
 from focuscrawl.fetch.robots import RobotsCache
 from focuscrawl.replay.tls import LocalCA
 from focuscrawl.settings import DEFAULT_USER_AGENT, FetchSettings

@@ -22,8 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from focuscrawl.fetch import addresses
-from focuscrawl.fetch.addresses import AddressPolicy, LocalResolver, LookupsLost
+from focuscrawl.fetch import lookups as dns_lookups
+from focuscrawl.fetch.addresses import AddressPolicy
+from focuscrawl.fetch.lookups import LocalResolver, LookupsLost
 from focuscrawl.output.warc_builder import RecordBuilder
 from focuscrawl.replay.generated import GeneratedWeb
 from focuscrawl.replay.process import ReplayProcess
@@ -107,19 +108,19 @@ async def _until(condition: object, what: str) -> None:
 async def test_name_checks_run_in_a_bounded_number_of_threads() -> None:
     dns = GatedDns()
     resolver = LocalResolver(dns)
-    names = [f"host{i}.example" for i in range(3 * addresses._LOOKUP_THREADS)]
+    names = [f"host{i}.example" for i in range(3 * dns_lookups._LOOKUP_THREADS)]
     lookups = [asyncio.ensure_future(resolver(n)) for n in names]
     try:
-        await _until(lambda: dns.running == addresses._LOOKUP_THREADS, "the first lookups never started")
+        await _until(lambda: dns.running == dns_lookups._LOOKUP_THREADS, "the first lookups never started")
         for _ in range(20):  # others get no thread while those run (nor do retries)
             await asyncio.sleep(0)
-        assert dns.most == addresses._LOOKUP_THREADS
+        assert dns.most == dns_lookups._LOOKUP_THREADS
     finally:
         dns.gate.set()
     outcomes = await asyncio.gather(*lookups, return_exceptions=True)
     # each "unknown", or given up with the DNS taken for one that loses queries
     assert all(isinstance(o, socket.gaierror | LookupsLost) for o in outcomes)
-    assert dns.most == addresses._LOOKUP_THREADS
+    assert dns.most == dns_lookups._LOOKUP_THREADS
 
 
 async def test_a_lookup_given_up_on_leaves_no_exception_unretrieved(

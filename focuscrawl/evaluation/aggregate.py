@@ -20,15 +20,13 @@ from focuscrawl.evaluation.run import (
     has_pages,
     read_run,
 )
+from focuscrawl.evaluation.share import share_of_the_way
 from focuscrawl.evaluation.statistics import mean_se, paired_t_greater
 from focuscrawl.evaluation.topics import Topic
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.replay.archive import load_labels
 
 ALPHA = 0.05  # P1's significance level
-# curves reported as the share of the way from BFS to the oracle (% of the answer set
-# found: P3's "% relevant found", against the URLs crawled)
-SHARE_METRICS = ("target_recall", "relevant_found", "harvest_rate")
 
 # scalar metrics of a run: name -> how to read it from evaluate_run's result
 SCALARS: dict[str, Callable[[Mapping[str, Any]], float | None]] = {
@@ -276,39 +274,6 @@ def summarise(exp: Experiment, topics: Sequence[Topic], runs: list[dict[str, Any
     }  # fmt: skip
 
 
-def share(value: float, floor: float, ceiling: float) -> float | None:
-    """How far ``value`` went from the floor (breadth-first) to the ceiling (the oracle):
-    0 at the floor, 1 at the ceiling; None where the two meet (nothing to share).
-
-    >>> [round(share(v, 0.2, 0.8), 3) for v in (0.5, 0.2, 0.9)], share(0.3, 0.4, 0.4)
-    ([0.5, 0.0, 1.167], None)
-    """
-    gap = ceiling - floor
-    return None if abs(gap) < 1e-9 else (value - floor) / gap
-
-
-def share_of_the_way(exp: Experiment, curves: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """Every strategy's curves as the share of the way from the floor (the first ``bfs``
-    strategy) to the ceiling (the first ``oracle``), at each checkpoint: of the means
-    across topics (a ratio of per-topic values blows up where a topic's gap is small).
-    Empty without both."""
-    floor = next((s.label for s in exp.strategies if s.strategy == "bfs"), None)
-    ceiling = next((s.label for s in exp.strategies if s.strategy == "oracle"), None)
-    if floor is None or ceiling is None:
-        return {}
-    out: dict[str, Any] = {"floor": floor, "ceiling": ceiling, "labels": {}}
-    for metric in SHARE_METRICS:
-        lo, hi = curves.get(floor, {}).get(metric), curves.get(ceiling, {}).get(metric)
-        if lo is None or hi is None:
-            continue
-        for label, c in curves.items():
-            if metric in c:
-                out["labels"].setdefault(label, {})[metric] = [
-                    share(v, a, b) for v, a, b in zip(c[metric]["mean"], lo["mean"], hi["mean"], strict=True)
-                ]  # fmt: skip
-    return out
-
-
 def _curve_reader(metric: str) -> Callable[[Mapping[str, Any]], Any]:
     return lambda r: r["curves"].get(metric)
 
@@ -350,67 +315,3 @@ def _overlaps(exp: Experiment, runs: Sequence[Mapping[str, Any]]) -> list[dict[s
         if pages:
             out.append({"a": a, "b": b, "page_jaccard": mean_se(pages)[0], "domain_jaccard": mean_se(doms)[0]})
     return out
-
-
-def _pm(cell: Mapping[str, Any] | None, digits: int = 3) -> str:
-    if not cell:
-        return "—"
-    return f"{cell['mean']:.{digits}f} ± {cell['se']:.{digits}f}"
-
-
-def summary_table(results: Mapping[str, Any]) -> str:
-    """The README table: one row per strategy, mean ± SE across topics at the budget."""
-    present = [m for m in ("harvest_rate", "harvest_rate_classifiers", "target_recall", "f1", "f1_best", "f1_heldout", "external_share", "external_harvest_rate", "domains", "wall_seconds")
-               if any(m in s for s in results["summary"].values())]  # fmt: skip
-    head = "| strategy | " + " | ".join(m.replace("_", " ") for m in present) + " |"
-    lines = [
-        f"{results['title']} — {len(results['topics'])} topics, budget {results['budget']}, {results['mode']}",
-        head, "|" + "---|" * (len(present) + 1),
-    ]  # fmt: skip
-    for label, s in results["summary"].items():
-        cells = [_pm(s.get(m), 1 if m in ("domains", "wall_seconds") else 3) for m in present]
-        lines.append(f"| {label} | " + " | ".join(cells) + " |")
-    lines += share_table(results)
-    for t in results["tests"]:
-        star = "significant" if t["significant"] else "not significant"
-        tval = "inf" if t["t"] is None else f"{t['t']:.2f}"
-        lines.append(f"{t['metric']}: {t['better']} > {t['worse']}: t = {tval}, p = {t['p']:.4f} ({star}, n = {t['n']})")
-    return "\n".join(lines)
-
-
-def share_points(x: Sequence[int], n: int = 4) -> list[int]:
-    """Indices of ``n`` checkpoints spread over ``x`` (the last one always).
-
-    >>> share_points([50 * k for k in range(1, 21)])
-    [4, 9, 14, 19]
-    """
-    if not x:
-        return []
-    return sorted({max(0, round(len(x) * k / n) - 1) for k in range(1, n + 1)})
-
-
-def share_table(results: Mapping[str, Any]) -> list[str]:
-    """README lines: each strategy's share of the way from BFS to the oracle at a few
-    checkpoints, for each curve metric the two crawls have."""
-    share_info = results.get("share") or {}
-    if not share_info.get("labels"):
-        return []
-    lines: list[str] = []
-    curves = results["curves"]
-    for metric in SHARE_METRICS:
-        rows = {lab: m[metric] for lab, m in share_info["labels"].items() if metric in m}
-        if not rows:
-            continue
-        x = curves[share_info["floor"]][metric]["x"]
-        idx = share_points(x)
-        lines += [
-            "",
-            f"share of the way from {share_info['floor']} (0) to {share_info['ceiling']} (1), "
-            f"{metric.replace('_', ' ')} of the means, at URLs crawled:",
-            "| strategy | " + " | ".join(str(x[i]) for i in idx) + " |",
-            "|" + "---|" * (len(idx) + 1),
-        ]
-        for label, values in rows.items():
-            cells = ["—" if values[i] is None else f"{values[i]:.2f}" for i in idx]
-            lines.append(f"| {label} | " + " | ".join(cells) + " |")
-    return lines

@@ -35,13 +35,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from focuscrawl.evaluation.aggregate import evaluate_all, summarise, summary_table
+from focuscrawl.evaluation.aggregate import evaluate_all, summarise
 from focuscrawl.evaluation.experiment_file import (
     Experiment,
     StrategySpec,
     run_dir_for,
 )
 from focuscrawl.evaluation.report import write_report
+from focuscrawl.evaluation.table import summary_table
 from focuscrawl.evaluation.topics import Topic, cached_topics, train_topic_models
 from focuscrawl.exceptions import ConfigError
 

@@ -13,7 +13,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from focuscrawl.evaluation.aggregate import SHARE_METRICS, share_points
+from focuscrawl.evaluation.share import SHARE_METRICS, share_points
 from focuscrawl.evaluation.svg import bar_plot, line_plot
 
 STYLE = """

@@ -12,10 +12,10 @@ from aiohttp.abc import AbstractResolver
 
 from focuscrawl.clock import Clock
 from focuscrawl.fetch.aiohttp_transport import AiohttpTransport, error_code
-from focuscrawl.fetch.fetcher import HttpFetcher, parse_retry_after
+from focuscrawl.fetch.fetcher import HttpFetcher
 from focuscrawl.settings import FetchSettings
 
-__all__ = ["AiohttpFetcher", "error_code", "parse_retry_after"]
+__all__ = ["AiohttpFetcher", "error_code"]
 
 
 class AiohttpFetcher(HttpFetcher):

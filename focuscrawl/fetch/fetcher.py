@@ -7,25 +7,25 @@ chunks up to ``max_body_size`` and only for the accepted content types.
 robots.txt downloads follow their redirects here too, each hop address-checked
 (RFC 9309 section 2.3.1.2: at most five). Every exchange goes through a
 :class:`~focuscrawl.fetch.transport.Transport`: sockets for a crawl, archives
-for a simulation. Waits and stamps use the injected clock.
+for a simulation. Waits and stamps use the injected clock. Whether a URL may be
+requested at all (its address, its host's robots.txt) is :mod:`focuscrawl.fetch.admission`'s.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
-import email.utils
 import math
-import time
 from typing import Any
 from urllib.parse import urlsplit
 
 from focuscrawl.clock import Clock, SystemClock
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.fetch.addresses import AddressPolicy
+from focuscrawl.fetch.admission import UNREACHABLE, Admission
 from focuscrawl.fetch.encoding import looks_like_html, sniff_charset
-from focuscrawl.fetch.politeness import HostPoliteness
-from focuscrawl.fetch.robots import RobotsCache, RobotsRules, robots_url, user_agent_token
+from focuscrawl.fetch.politeness import HostPoliteness, parse_retry_after
+from focuscrawl.fetch.robots import RobotsCache, robots_url, user_agent_token
 from focuscrawl.fetch.transport import (
     Answer,
     Transport,
@@ -35,46 +35,18 @@ from focuscrawl.fetch.transport import (
 )
 from focuscrawl.settings import DISCOVERY_CONTENT_TYPES, FetchSettings
 from focuscrawl.types import FetchResult
-from focuscrawl.urls import host_of, hostname_of, normalize_url
+from focuscrawl.urls import host_of, normalize_url
 
-__all__ = ["HttpFetcher", "parse_retry_after"]
+__all__ = ["HttpFetcher"]
 
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _RETRY_STATUSES = frozenset({429, 503})
 _RETRY_ERRORS = frozenset({"timeout", "reset", "connect"})
-_MAX_RETRY_AFTER = 60.0  # seconds; a server cannot park a host longer than this per answer
 _ROBOTS_MAX_BYTES = 512 * 1024
 _ROBOTS_MAX_REDIRECTS = 5  # RFC 9309 section 2.3.1.2
 _SNIFF_BYTES = 1024
 _CHUNK = 64 * 1024
-# errors that mean the host could not be reached at all (not an answer from it)
-_UNREACHABLE = frozenset({"dns", "blocked-address", "ssl", "connect", "proxy"})
-_HOSTS_CACHED = 65536  # host names whose address check is remembered
 _ADMITTED_KEPT = 4096  # URLs refusal() let in whose fetch has not started yet
-
-
-def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
-    """Seconds to wait from a Retry-After header (delta or HTTP date), capped at 60.
-
-    ``now`` is the wall time an HTTP date is counted from (the fetcher's clock).
-
-    >>> parse_retry_after("3"), parse_retry_after("900"), parse_retry_after("soon")
-    (3.0, 60.0, None)
-    >>> parse_retry_after("Thu, 01 Jan 1970 00:00:10 GMT", now=4.0)
-    6.0
-    """
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        seconds = float(value)
-    else:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError, IndexError):
-            return None
-        seconds = when.timestamp() - (time.time() if now is None else now)
-    return min(max(seconds, 0.0), _MAX_RETRY_AFTER)
 
 
 class _Deadline:
@@ -122,7 +94,6 @@ class HttpFetcher:
         self.counters: collections.Counter[str] = (
             counters if counters is not None else collections.Counter()
         )
-        self._policy = policy if policy is not None else AddressPolicy(settings.allow_private)
         self._token = user_agent_token(settings.user_agent)
         self._proxy = self._check_proxy(settings.proxy)
         # answers come through a gateway (a proxy, or the replay web a simulation reads):
@@ -143,9 +114,11 @@ class HttpFetcher:
             "Accept": ",".join(types) + ",*/*;q=0.8" if types else "*/*",
             "Accept-Encoding": accept_encoding(),
         }
+        self._admission = Admission(
+            settings, policy if policy is not None else AddressPolicy(settings.allow_private),
+            self._robots, self._politeness, proxy=self._proxy, token=self._token,
+        )  # fmt: skip
         self._open = False
-        self._allowed_hosts: dict[str, bool] = {}
-        self._lookups: dict[str, asyncio.Task[bool]] = {}  # name checks under way, by host name
         self._admitted: dict[str, str] = {}  # URL -> its normalised form, let in by refusal()
         self._sending: set[asyncio.Future[Any]] = set()  # tasks with a request under way
 
@@ -165,10 +138,7 @@ class HttpFetcher:
 
     async def __aexit__(self, *exc: object) -> None:
         self._open = False
-        lookups = list(self._lookups.values())
-        for task in lookups:
-            task.cancel()
-        await asyncio.gather(*lookups, return_exceptions=True)
+        await self._admission.close()
         await self.transport.__aexit__(*exc)
 
     def host_ready_at(self, host: str) -> float:
@@ -237,7 +207,7 @@ class HttpFetcher:
         if target is None:
             refused = "bad-url"
         else:
-            known, why = self._admission_known(target)
+            known, why = self._admission.known(target)
             if not known:
                 return None  # robots.txt not read yet: fetch reads it (or waits for it)
             if why is None:  # allowed: the fetch that follows need not ask again
@@ -254,7 +224,7 @@ class HttpFetcher:
         chain: list[str] = []
         deadline = _Deadline(self.settings.fetch_timeout)
         while True:
-            refused = None if admitted and not chain else await self._admit(current)
+            refused = None if admitted and not chain else await self._admission.admit(current)
             if refused is not None:
                 return FetchResult(
                     url=url, final_url=current, error=refused, redirects=tuple(chain)
@@ -273,102 +243,13 @@ class HttpFetcher:
             chain.append(current)
             current = following
 
-    def _address_allowed(self, url: str) -> bool | None:
-        """The address check of ``url``'s host, or None while its name must still be
-        resolved here (through a proxy: :meth:`_address_ok`)."""
-        try:
-            hostname = hostname_of(url).lower()
-        except ValueError:
-            return False
-        # the policy's answer depends on the name alone: asked once per host
-        allowed = self._allowed_hosts.get(hostname)
-        if allowed is None:
-            allowed = self._policy.check_target(hostname)
-            if allowed and self._proxy and self._policy.needs_resolving(hostname):
-                return None  # the proxy would resolve it: resolved here first
-            self._remember(hostname, allowed)
-        return allowed
-
-    def _remember(self, hostname: str, allowed: bool) -> None:
-        if len(self._allowed_hosts) >= _HOSTS_CACHED:
-            self._allowed_hosts.clear()
-        self._allowed_hosts[hostname] = allowed
-
-    async def _address_ok(self, url: str) -> bool:
-        """:meth:`_address_allowed`, a host name resolved here where it must be (one
-        lookup per name, shared by every fetch that waits for it)."""
-        allowed = self._address_allowed(url)
-        if allowed is None:
-            hostname = hostname_of(url).lower()
-            lookup = self._lookups.get(hostname) or self._look_up(hostname)
-            # shielded: a fetch cancelled while it waits leaves the lookup to the others
-            allowed = await asyncio.shield(lookup)
-        return allowed
-
-    def _look_up(self, hostname: str) -> asyncio.Task[bool]:
-        """The name check of ``hostname`` started; its answer remembered when it comes."""
-
-        async def check() -> bool:
-            return not await self._policy.name_refused(hostname)
-
-        def settled(task: asyncio.Task[bool]) -> None:
-            if self._lookups.get(hostname) is task:
-                del self._lookups[hostname]
-            if not task.cancelled() and task.exception() is None:
-                self._remember(hostname, task.result())
-
-        task = asyncio.ensure_future(check())
-        self._lookups[hostname] = task
-        task.add_done_callback(settled)
-        return task
-
-    async def _admit(self, url: str) -> str | None:
-        """Why ``url`` may not be requested (address, robots.txt), or None."""
-        known, why = self._admission_known(url)
-        if known:
-            return why
-        if not await self._address_ok(url):
-            return "blocked-address"
-        known, why = self._admission_known(url)
-        if known:
-            return why
-        return self._verdict(url, await self._robots.rules_for(url))
-
-    def _admission_known(self, url: str) -> tuple[bool, str | None]:
-        """``_admit``'s answer where it needs no download: (True, why it refuses ``url``,
-        or None); (False, None) while the rules of its robots.txt are not here."""
-        allowed = self._address_allowed(url)
-        if allowed is None:
-            return False, None  # a name to resolve first
-        if not allowed:
-            return True, "blocked-address"
-        if not self.settings.respect_robots:
-            return True, None
-        rules = self._robots.cached(url)
-        if rules is None:
-            return False, None
-        return True, self._verdict(url, rules)
-
-    def _verdict(self, url: str, rules: RobotsRules) -> str | None:
-        """Why ``rules`` refuse ``url`` (None: allowed); the host's Crawl-delay applied."""
-        if self.settings.obey_crawl_delay:
-            delay = rules.crawl_delay(self._token)
-            if delay is not None:
-                delay = min(delay, self.settings.max_crawl_delay)
-            self._politeness.set_crawl_delay(host_of(url), delay)
-        if rules.allowed(url, self._token):
-            return None
-        # A host that cannot be reached says why (the page would fail the same way);
-        # "robots" is kept for hosts whose robots.txt answered and said no (or 5xx).
-        return rules.error if rules.error in _UNREACHABLE else "robots"
-
     async def _download_robots(self, robots_url: str) -> tuple[int, bytes, str | None]:
         """robots.txt, its redirects followed here with the checks every page gets."""
         self.counters["robots.txt"] += 1
         deadline = _Deadline(self.settings.fetch_timeout)
         current, hops = robots_url, 0
         while True:
-            if not await self._address_ok(current):
+            if not await self._admission.address_ok(current):
                 # only a redirect can get here (the page's own host passed): the
                 # origin answered, pointing somewhere we may not go
                 return 0, b"", "robots"
@@ -377,7 +258,7 @@ class HttpFetcher:
                 result.error = "proxy"  # the gateway could not reach the host (unknown to it)
             if result.error is not None:
                 # an unreachable redirect target is the origin's doing, not ours
-                error = "robots" if hops and result.error in _UNREACHABLE else result.error
+                error = "robots" if hops and result.error in UNREACHABLE else result.error
                 return result.status, result.body, error
             if location is None:
                 return result.status, result.body, None

@@ -19,7 +19,9 @@ such requests hold is bounded by the scheduler's window of URLs in flight.
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import math
+import time
 from collections import deque
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -27,13 +29,38 @@ from dataclasses import dataclass, field
 
 from focuscrawl.clock import Clock, SystemClock
 
-__all__ = ["HostPoliteness", "StragglerTime"]
+__all__ = ["HostPoliteness", "StragglerTime", "parse_retry_after"]
 
 _PRUNE_ABOVE = 4096  # host states kept before idle ones are dropped
 _DURATIONS = 256  # recent durations kept, for what a straggler is
 _STRAGGLER_FACTOR = 2.0  # a straggler: under way for longer than this x the 95th percentile...
 _STRAGGLER_FLOOR = 1.0  # ... and than this many seconds
 _STRAGGLER_EVERY = 32  # durations between two takes of the percentile
+_MAX_RETRY_AFTER = 60.0  # seconds; a server cannot park a host longer than this per answer
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta or HTTP date), capped at 60.
+
+    ``now`` is the wall time an HTTP date is counted from (the fetcher's clock).
+
+    >>> parse_retry_after("3"), parse_retry_after("900"), parse_retry_after("soon")
+    (3.0, 60.0, None)
+    >>> parse_retry_after("Thu, 01 Jan 1970 00:00:10 GMT", now=4.0)
+    6.0
+    """
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        seconds = float(value)
+    else:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    return min(max(seconds, 0.0), _MAX_RETRY_AFTER)
 
 
 class StragglerTime:

@@ -22,8 +22,8 @@ from focuscrawl.fetch.base import Fetcher
 from focuscrawl.fetch.transport import Answer, Transport, TransportError
 from focuscrawl.frontier.factory import MARKER_STORE
 from focuscrawl.frontier.redis_politeness import HostHandover
+from focuscrawl.output.committed import verify_committed
 from focuscrawl.output.lock import RunLock
-from focuscrawl.output.writers import verify_committed
 from focuscrawl.provenance import DECISIONS_NAME
 from focuscrawl.types import FetchResult
 from focuscrawl.urls import host_of
