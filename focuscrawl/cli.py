@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from focuscrawl import __version__
 from focuscrawl.cli_args import Parser, add_verbosity, set_verbosity
 from focuscrawl.commands import (
     Command,
@@ -54,8 +55,6 @@ COMMANDS: tuple[Command, ...] = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from focuscrawl import __version__
-
     parser = Parser(prog="focuscrawl", description="A focused web crawler.")
     parser.add_argument("-V", "--version", action="version", version=f"focuscrawl {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from focuscrawl.commands import Command
+from focuscrawl.control import wait_for_ack, withdraw_request, write_request
 from focuscrawl.exceptions import ConfigError
 
 
@@ -39,8 +40,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from focuscrawl.control import wait_for_ack, withdraw_request, write_request
-
     request_id = write_request(args.run_dir, parse_assignments(args.assignments))
     ack = wait_for_ack(args.run_dir, request_id, timeout=args.timeout)
     if ack is None:

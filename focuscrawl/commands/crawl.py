@@ -22,7 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from focuscrawl.commands import Command
+from focuscrawl.commands.progress import ProgressView, summary_text
 from focuscrawl.exceptions import ConfigError, FocuscrawlError
+from focuscrawl.output.lock import RUN_FILES
+from focuscrawl.settings import SECTIONS, read_run_json
 from focuscrawl.urls import read_seed_file
 
 
@@ -42,8 +45,6 @@ def _seed_list(values: Sequence[str]) -> list[str]:
 def _default(section: str, name: str) -> str:
     """" (default: X)" with the settings' own default, for --help (the options default to
     None so that a config file's value is kept when the option is not given)."""
-    from focuscrawl.settings import SECTIONS
-
     value = next(f.default for f in dataclasses.fields(SECTIONS[section]) if f.name == name)
     return f" (default: {value})"
 
@@ -196,8 +197,6 @@ def _entries(path: Path) -> set[str] | None:
 def check_out_dir(out: Path, *, resume: bool) -> None:
     """One line where --out cannot be what the user meant: a resume without run.json (with
     the crawl DB there), a new crawl into a folder of other files."""
-    from focuscrawl.output.lock import RUN_FILES
-
     names = _entries(out)
     if names is None:
         return
@@ -247,8 +246,6 @@ def _run_shared(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"out": str(args.out), **summary}, ensure_ascii=False))
     else:  # the one-machine crawl's line, from the merged summary
-        from focuscrawl.commands.progress import summary_text
-
         print(summary_text(summary, args.out, workers=shared.workers))
     return 0 if read_finished(args.out) else 1
 
@@ -260,8 +257,6 @@ def _is_shared(out: Path) -> bool:
 
 
 def read_finished(out: Path) -> bool:
-    from focuscrawl.settings import read_run_json
-
     return bool(read_run_json(out / "run.json").get("finished"))
 
 
@@ -270,8 +265,6 @@ def _run_crawl(args: argparse.Namespace) -> int:
 
     if getattr(args, "workers", None) is not None or (args.resume and _is_shared(args.out)):
         return _run_shared(args)
-    from focuscrawl.commands.progress import ProgressView
-
     seeds = _seed_list(args.seeds)
     crawler = open_crawl(
         out_dir=args.out,
@@ -323,8 +316,6 @@ def _run_crawl(args: argparse.Namespace) -> int:
 
 def _finished_summary(out: Path) -> int | None:
     """The URLs a finished crawl in ``out`` fetched (None: not finished)."""
-    from focuscrawl.settings import read_run_json
-
     run = read_run_json(out / "run.json")
     return int((run.get("summary") or {}).get("fetched") or 0) if run.get("finished") else None
 

@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from focuscrawl.commands import Command
+from focuscrawl.evaluation.run import LabelJudge, compare_runs, evaluate_run, model_judge, read_run
 from focuscrawl.exceptions import ConfigError
+from focuscrawl.replay.archive import load_labels
 from focuscrawl.urls import read_url_lines
 
 
@@ -34,14 +36,6 @@ def add_eval_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_eval(args: argparse.Namespace) -> int:
-    from focuscrawl.evaluation.run import (
-        LabelJudge,
-        compare_runs,
-        evaluate_run,
-        model_judge,
-        read_run,
-    )
-
     run = read_run(args.run_dir)
     labels: LabelJudge | None = None
     if args.labels is not None:
@@ -147,9 +141,6 @@ def add_experiment_arguments(p: argparse.ArgumentParser) -> None:
 def check_hand_topics(exp: Any) -> None:
     """The ``[[topic]]`` selectors against the label file, before any crawl: a typo
     (``lang_detectd=ko``) would judge every page irrelevant and report zeros with a t-test."""
-    from focuscrawl.evaluation.run import LabelJudge
-    from focuscrawl.replay.archive import load_labels
-
     web_labels = exp.web.get("labels")
     path = exp.labels or (exp.resolve(str(web_labels)) if web_labels else None)
     if path is None or not exp.hand_topics:
@@ -163,15 +154,14 @@ def check_hand_topics(exp: Any) -> None:
 
 
 def run_experiment(args: argparse.Namespace) -> int:
-    from focuscrawl.evaluation.experiment import run_experiment_file
-    from focuscrawl.evaluation.experiment_file import load_experiment
+    from focuscrawl.evaluation import experiment, experiment_file  # scikit-learn: only when run
 
     try:
-        exp = load_experiment(args.experiment, out=args.out)
+        exp = experiment_file.load_experiment(args.experiment, out=args.out)
     except UnicodeDecodeError:
         raise ConfigError(f"{args.experiment}: not an experiment file (not UTF-8 text)") from None
     check_hand_topics(exp)
-    print(run_experiment_file(exp, progress=args.verbose >= 0, report_only=args.report_only))
+    print(experiment.run_experiment_file(exp, progress=args.verbose >= 0, report_only=args.report_only))
     return 0
 
 

@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 
 from focuscrawl.commands import Command
+from focuscrawl.exceptions import ConfigError
+from focuscrawl.output.export import export
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -31,9 +33,6 @@ def peak_rss_mb() -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    from focuscrawl.exceptions import ConfigError
-    from focuscrawl.output.export import export
-
     if args.jobs is not None and args.jobs < 1:
         raise ConfigError(f"export: --jobs {args.jobs}: must be 1 or more")
     start = time.perf_counter()

@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from focuscrawl.commands import Command
+from focuscrawl.exceptions import ConfigError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -27,8 +28,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from focuscrawl.exceptions import ConfigError
-
     try:
         import jinja2  # noqa: F401
         import prometheus_client  # noqa: F401

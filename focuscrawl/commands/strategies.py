@@ -11,11 +11,11 @@ from typing import Any
 
 from focuscrawl.cli_args import first_sentence
 from focuscrawl.commands import Command
+from focuscrawl.params import describe
+from focuscrawl.relevance.base import MODELS
 
 
 def _row(kind: str, name: str, doc: str | None, params: type[Any]) -> dict[str, Any]:
-    from focuscrawl.params import describe
-
     described = describe(params)
     return {
         "kind": kind, "name": name, "description": first_sentence(doc),
@@ -29,17 +29,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from focuscrawl.relevance.base import MODELS
-    from focuscrawl.strategies.base import STRATEGIES
-    from focuscrawl.strategies.filters import FILTERS
+    from focuscrawl.strategies import STRATEGIES, filters  # the registries: only when run
 
     rows: list[dict[str, Any]] = []
     for name in STRATEGIES.names():
         strategy = STRATEGIES.get(name)
         doc = strategy.__doc__ or sys.modules[strategy.__module__].__doc__
         rows.append(_row("strategy", name, doc, strategy.Params))
-    for name in FILTERS.names():
-        flt = FILTERS.get(name)
+    for name in filters.FILTERS.names():
+        flt = filters.FILTERS.get(name)
         rows.append(_row("filter", name, flt.__doc__, flt.Params))
     for name in MODELS.names():
         model = MODELS.get(name)

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from focuscrawl.commands import Command
+from focuscrawl.commands.crawl import stop_on_signals
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -32,7 +33,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from focuscrawl.commands.crawl import stop_on_signals
     from focuscrawl.workers import Worker, open_worker
 
     async def main(worker: Worker) -> None:

@@ -12,8 +12,10 @@ from typing import Any
 
 from focuscrawl.evaluation import crawl_metrics as cm
 from focuscrawl.evaluation.experiment_file import Experiment, StrategySpec, run_dir_for
+from focuscrawl.evaluation.perplexity import perplexity_curve, run_texts, split_heldout
 from focuscrawl.evaluation.run import (
     LabelJudge,
+    RunPages,
     checkpoints_for,
     compare_runs,
     evaluate_run,
@@ -22,8 +24,11 @@ from focuscrawl.evaluation.run import (
 )
 from focuscrawl.evaluation.share import share_of_the_way
 from focuscrawl.evaluation.statistics import mean_se, paired_t_greater
-from focuscrawl.evaluation.topics import Topic
+from focuscrawl.evaluation.topics import Topic, train_topic_models
 from focuscrawl.exceptions import ConfigError
+from focuscrawl.relevance.base import judge, load_model
+from focuscrawl.relevance.examples import iter_archive_pages
+from focuscrawl.relevance.lm_text import read_texts
 from focuscrawl.replay.archive import load_labels
 
 ALPHA = 0.05  # P1's significance level
@@ -67,8 +72,6 @@ def evaluate_all(exp: Experiment, jobs: Sequence[tuple[StrategySpec, Topic, int]
     classifier_dirs: dict[str, Any] = {}
     verdicts: dict[str, dict[str, bool]] = {}  # topic -> URL -> the classifier judge's verdict
     if exp.harvest_judge:
-        from focuscrawl.evaluation.topics import train_topic_models
-
         if exp.topic_spec is None:
             raise ConfigError(f"{exp.path.name}: harvest_judge needs a [topics] set")
         topic_list = list({t.name: t for _, t, _ in jobs}.values())
@@ -104,10 +107,6 @@ def _classifier_harvest(model_dir: Any, run_dir: Any, seen: dict[str, bool]) -> 
     run's corpus, after each URL of the budget; ``seen`` caches the verdicts of a topic's pages
     across its runs, and the run directory keeps its curve (``classifier-harvest.json``, for
     that model). A page the corpus lacks counts as not relevant."""
-    from focuscrawl.evaluation.run import RunPages
-    from focuscrawl.relevance.base import judge, load_model
-    from focuscrawl.relevance.examples import iter_archive_pages
-
     cache = run_dir / "classifier-harvest.json"
     key = str(model_dir)
     if cache.is_file():
@@ -134,9 +133,6 @@ def _classifier_harvest(model_dir: Any, run_dir: Any, seen: dict[str, bool]) -> 
 
 def _perplexity(exp: Experiment, run_dir: Any) -> list[dict[str, float | None]]:
     """P2's held-out perplexity curve of one run (cached in the run directory)."""
-    from focuscrawl.evaluation.perplexity import perplexity_curve, run_texts, split_heldout
-    from focuscrawl.relevance.lm_text import read_texts
-
     cache = run_dir / "perplexity.json"
     cfg = exp.perplexity
     if cache.is_file():

@@ -28,6 +28,7 @@ and :mod:`focuscrawl.evaluation.report` writes ``results.json`` and ``report.htm
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 import time
@@ -35,16 +36,22 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from focuscrawl.api import crawl
 from focuscrawl.evaluation.aggregate import evaluate_all, summarise
 from focuscrawl.evaluation.experiment_file import (
     Experiment,
     StrategySpec,
     run_dir_for,
 )
+from focuscrawl.evaluation.hubweb import cached_hub_web
 from focuscrawl.evaluation.report import write_report
 from focuscrawl.evaluation.table import summary_table
 from focuscrawl.evaluation.topics import Topic, cached_topics, train_topic_models
 from focuscrawl.exceptions import ConfigError
+from focuscrawl.replay.archive import iter_responses
+from focuscrawl.replay.process import ReplayProcess
+from focuscrawl.strategies.oracle import write_graph
+from focuscrawl.urls import normalize_url
 
 
 def _resolve_model(exp: Experiment, spec: StrategySpec, model_dir: Path | None) -> Any:
@@ -67,8 +74,6 @@ def run_one(
     model_dir: Path | None, proxy: str | None, proxy_ca: Path | None = None,
 ) -> float:  # fmt: skip
     """One crawl (skipped when a finished one is there); returns its wall time in seconds."""
-    from focuscrawl.api import crawl
-
     settings = {**exp.crawl, **spec.crawl, "seed": rep}
     params = {**spec.params, **topic.strategy_params.get(spec.strategy, {})}
     if spec.strategy == "oracle":  # the ceiling reads the answers: the labels and the web's links
@@ -115,8 +120,6 @@ def oracle_params(exp: Experiment, topic: Topic) -> dict[str, Any]:
     archives' link graph (built once per experiment under ``OUT/oracle``)."""
     if exp.labels is None:
         raise ConfigError(f"{exp.path.name}: the oracle needs 'labels'")
-    from focuscrawl.strategies.oracle import write_graph
-
     graph = exp.out / "oracle" / "graph.json"
     stamp = graph.with_name("graph-archives.json")
     key = json.dumps([str(a) for a in exp.archives])
@@ -129,11 +132,6 @@ def oracle_params(exp: Experiment, topic: Topic) -> dict[str, Any]:
 def archive_regex(exp: Experiment) -> str:
     """One regular expression matching exactly the URLs the archives hold (as normalised)."""
     if exp._scope_regex is None:
-        import re
-
-        from focuscrawl.replay.archive import iter_responses
-        from focuscrawl.urls import normalize_url
-
         urls = sorted({normalize_url(r.url) or r.url for r in iter_responses(exp.archives)})
         exp._scope_regex = "^(?:" + "|".join(re.escape(u) for u in urls) + ")$"
     return exp._scope_regex
@@ -143,8 +141,6 @@ def prepare_web(exp: Experiment) -> None:
     """Build the experiment's ``[web]`` (cached) and crawl and judge on it."""
     if not exp.web:
         return
-    from focuscrawl.evaluation.hubweb import cached_hub_web
-
     if exp.web.get("builder", "hub") != "hub":
         raise ConfigError(f"{exp.path.name} [web]: unknown builder {exp.web.get('builder')!r}")
     web, labels = cached_hub_web(exp.web, exp.path.parent, exp.out / "web")
@@ -208,8 +204,6 @@ def _run_jobs(
     with ExitStack() as stack:
         proxy, proxy_ca = None, None
         if exp.mode == "live":
-            from focuscrawl.replay.process import ReplayProcess
-
             replay = stack.enter_context(ReplayProcess(list(exp.archives), log_path=exp.out / "replay.log"))
             proxy, proxy_ca = replay.proxy_url, replay.ca_cert_path
         bar = stack.enter_context(Progress(

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
+from focuscrawl.relevance.examples import iter_archive_pages
 from focuscrawl.relevance.kneser_ney import train_kneser_ney
 from focuscrawl.relevance.lm_text import lm_sentences
 
@@ -78,8 +79,6 @@ def run_texts(run_dir: Path | str, *, boilerplate: bool = True) -> Iterator[str]
     With ``boilerplate`` the main text by trafilatura (P2 used boilerpipe), else the
     parser's visible text; a page trafilatura cannot read keeps its visible text.
     """
-    from focuscrawl.relevance.examples import iter_archive_pages
-
     for page in iter_archive_pages(Path(run_dir) / "corpus.warc.gz", only_ok=True):
         text = None
         if boilerplate and page.html:

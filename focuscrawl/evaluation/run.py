@@ -26,7 +26,14 @@ from focuscrawl.evaluation import crawl_metrics as cm
 from focuscrawl.exceptions import ConfigError, ModelError
 from focuscrawl.metrics import harvest_rate
 from focuscrawl.output.layout import run_files
-from focuscrawl.relevance.examples import all_match, check_selector, parse_filter
+from focuscrawl.relevance.base import judge, load_model
+from focuscrawl.relevance.examples import (
+    all_match,
+    check_selector,
+    iter_archive_pages,
+    parse_filter,
+)
+from focuscrawl.relevance.language import normalise_lang
 from focuscrawl.replay.archive import load_labels
 
 
@@ -155,9 +162,6 @@ class LabelJudge:
 
 def model_judge(model_dir: Path | str, run_dir: Path | str) -> Judge:
     """A separately trained model re-reading the run's corpus (pages it cannot see: None)."""
-    from focuscrawl.relevance.base import judge, load_model
-    from focuscrawl.relevance.examples import iter_archive_pages
-
     model = load_model(Path(model_dir))
     verdicts = {
         page.url: judge(model, page)[1]
@@ -294,8 +298,6 @@ def _finite(x: float) -> float | None:
 
 def _crawler_lang(row: Mapping[str, Any]) -> str | None:
     """The page's ``<html lang>`` as recorded, folded to its primary subtag (de-DE -> de)."""
-    from focuscrawl.relevance.language import normalise_lang
-
     lang = row.get("lang")
     return normalise_lang(str(lang)) or None if lang else None
 

@@ -32,6 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from focuscrawl.exceptions import ConfigError
+from focuscrawl.relevance.base import save_model
+from focuscrawl.relevance.classifier import ClassifierModel
+from focuscrawl.relevance.training import load_texts
+from focuscrawl.replay.archive import load_labels
 
 
 @dataclass(frozen=True)
@@ -189,8 +193,6 @@ def build_topics(spec: TopicSetSpec, labels: Mapping[str, Mapping[str, Any]]) ->
 def cached_topics(spec: TopicSetSpec, out_dir: Path) -> list[Topic]:
     """:func:`build_topics`, cached in ``out_dir/topics.json`` with the spec that made it;
     the URL lists are also written per topic (``out_dir/<name>/seeds.txt`` ...)."""
-    from focuscrawl.replay.archive import load_labels
-
     cache = out_dir / "topics.json"
     key = asdict(spec)
     key["include"] = list(spec.include)
@@ -221,10 +223,6 @@ def train_topic_models(
     """Each topic's classifier (P1: TF-IDF, chi² 2000 terms, 75 pos / 150 neg) trained on its
     training URLs and saved in ``out_dir/<topic>/model-<algorithm>`` (cached); the
     training pages of all topics are read from the archive in one pass."""
-    from focuscrawl.relevance.base import save_model
-    from focuscrawl.relevance.classifier import ClassifierModel
-    from focuscrawl.relevance.training import load_texts
-
     dirs = {t.name: out_dir / t.name / f"model-{algorithm}" for t in topics}
     todo = [t for t in topics if not (dirs[t.name] / "model.json").is_file()]
     if todo:

@@ -15,6 +15,8 @@ from typing import Any
 
 from aiohttp import web
 
+from focuscrawl.control import wait_for_ack, withdraw_request, write_request
+from focuscrawl.exceptions import ConfigError
 from focuscrawl.service.context import SERVICE, Service
 from focuscrawl.service.metrics import render_metrics
 from focuscrawl.service.openapi import openapi_document
@@ -106,9 +108,6 @@ async def stop_crawl(request: web.Request) -> web.Response:
 
 async def change_params(request: web.Request) -> web.Response:
     """What ``focuscrawl control`` does: new strategy parameters, applied by the crawl."""
-    from focuscrawl.control import wait_for_ack, withdraw_request, write_request
-    from focuscrawl.exceptions import ConfigError
-
     svc = request.app[SERVICE]
     name = svc.known(request)
     body = await read_json(request)

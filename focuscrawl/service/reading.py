@@ -11,6 +11,7 @@ from typing import Any
 from focuscrawl.dashboard import RunTail
 from focuscrawl.output.layout import run_files
 from focuscrawl.service.search import SearchIndex
+from focuscrawl.why import explain_url
 
 MAX_LIMIT = 1000  # rows one request may ask for
 
@@ -88,15 +89,7 @@ def read_decisions(run_dir: Path, limit: int) -> list[dict[str, Any]]:
 
 def why(run_dir: Path, url: str) -> dict[str, Any]:
     """``focuscrawl why``'s answer: the decisions that scored ``url``, its row, the text."""
-    from focuscrawl.commands.why import db_row
-    from focuscrawl.provenance import explain, format_explanation
-    from focuscrawl.urls import normalize_url
-
-    target = normalize_url(url) or url
-    info = explain(run_dir, target)
-    row = db_row(run_dir, target) if (run_dir / "crawl.db").exists() else None
-    return {"url": target, "row": row, "contributions": info["contributions"],
-            "text": format_explanation(info, row)}  # fmt: skip
+    return explain_url(run_dir, url, need_db=False)
 
 
 class RunReaders:

@@ -20,6 +20,9 @@ from focuscrawl.dashboard import render_fragment
 from focuscrawl.service.context import SERVICE
 from focuscrawl.service.search import SearchError, snippet_parts
 from focuscrawl.service.security import COOKIE
+from focuscrawl.service.specs import list_models
+from focuscrawl.settings import CrawlSettings
+from focuscrawl.strategies import STRATEGIES
 
 
 @functools.cache
@@ -39,10 +42,6 @@ def page(template: str, status: int = 200, **values: Any) -> web.Response:
 
 
 async def index(request: web.Request) -> web.Response:
-    from focuscrawl.service.specs import list_models
-    from focuscrawl.settings import CrawlSettings
-    from focuscrawl.strategies import STRATEGIES
-
     svc = request.app[SERVICE]
 
     def rows() -> list[dict[str, Any]]:

@@ -39,6 +39,10 @@ from pathlib import Path
 from typing import Any, ClassVar, Self
 
 from focuscrawl.exceptions import ConfigError, ModelError
+from focuscrawl.fetch.encoding import decode_html, detect_charset
+from focuscrawl.parse.html import parse_html
+from focuscrawl.relevance.examples import all_match, parse_filter
+from focuscrawl.replay.archive import iter_responses, load_labels
 from focuscrawl.strategies.base import Strategy, StrategyState, register_strategy
 from focuscrawl.types import Decision, LinkScore, Merge, Page, QueuedURL, ScoreUpdate, URLState
 from focuscrawl.urls import normalize_url
@@ -62,9 +66,6 @@ class OracleParams:
 
 def relevant_urls(labels_path: Path | str, selector: Sequence[str]) -> set[str]:
     """The normalised URLs of the label file that the selector accepts."""
-    from focuscrawl.relevance.examples import all_match, parse_filter
-    from focuscrawl.replay.archive import load_labels
-
     try:
         filters = [parse_filter(s) for s in selector]
         labels = load_labels(labels_path)
@@ -91,10 +92,6 @@ def with_archive_graph(
 def build_graph(archives: Iterable[Path | str]) -> dict[str, list[str]]:
     """``{url: [out-link, ...]}`` of the archives' HTML pages and redirects, as the crawler
     parses them (normalised URLs; a 3xx answer links to its Location)."""
-    from focuscrawl.fetch.encoding import decode_html, detect_charset
-    from focuscrawl.parse.html import parse_html
-    from focuscrawl.replay.archive import iter_responses
-
     graph: dict[str, list[str]] = {}
     for rec in iter_responses(list(archives)):
         url = normalize_url(rec.url) or rec.url
