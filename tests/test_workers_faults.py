@@ -253,3 +253,48 @@ def test_a_resume_after_redis_lost_the_crawl_is_one_line_and_publishes_nothing(
     assert f"the shared crawl {prefix} is gone from Redis" in err[0]
     assert not list(db.scan_iter(match=f"{prefix}:*"))
     assert len(_records(out)) == 20
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_an_idle_worker_stops_on_a_signal_and_the_crawl_ends_exactly(
+    signum: int, web: GeneratedWeb, replay: ReplayProcess, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """A worker with nothing to take (here: waiting for the seeds of a seeder stopped
+    before its first commit) stops at SIGTERM or SIGINT as a busy one does (it ran on
+    through them for 900 s); the seeder, let go, ends the crawl with every URL once."""
+    db = redis.Redis.from_url(redis_server.url)
+    out = tmp_path / "run"
+    prefix = _published(out, web.home_urls(4), _overrides(redis_server.url, replay, 200, 0.05),
+                        workers=2)  # fmt: skip
+    a_dir, b_dir = out / "workers" / "a", out / "workers" / "b"
+    a = _start_worker(redis_server.url, prefix, a_dir)
+    _wait(lambda: db.exists(_meta(prefix, "seeded")), "the seeder never named itself", every=0.001)
+    a.send_signal(signal.SIGSTOP)
+    try:
+        b = _start_worker(redis_server.url, prefix, b_dir, "--lease-seconds", "2")
+        beats: list[float] = []
+
+        def idle() -> bool:  # b has joined and renewed its heartbeat twice, with nothing to do
+            marker = b_dir / "crawl.db"
+            name = str(json.loads(marker.read_bytes())["worker"]) if marker.exists() else None
+            score = db.zscore(_meta(prefix, "alive"), name) if name else None
+            if score is not None and score not in beats:
+                beats.append(score)
+            return len(beats) >= 3
+
+        _wait(idle, "the second worker never became an idle member of the crawl")
+        assert b.poll() is None
+        b.send_signal(signum)
+        try:
+            b.wait(timeout=60)  # (before: it waited on, the seeder being stopped)
+        except subprocess.TimeoutExpired:
+            b.kill()
+            pytest.fail("an idle worker ran on through the signal")
+        assert "Traceback" not in _err(b)
+    finally:
+        a.send_signal(signal.SIGCONT)
+    assert a.wait(timeout=300) == 0, _err(a)
+    rows = _records(out)
+    assert len(rows) == 200
+    assert max(Counter(row["url"] for row in rows).values()) == 1
