@@ -22,7 +22,7 @@ from focuscrawl.cli import main as cli_main
 from focuscrawl.exceptions import ConfigError, FrontierError
 from focuscrawl.frontier.factory import open_frontier
 from focuscrawl.frontier.memory import MemoryFrontier
-from focuscrawl.frontier.redis_store import RedisFrontier
+from focuscrawl.frontier.redis.store import RedisFrontier
 from focuscrawl.replay.sample import SAMPLE_SEEDS
 from focuscrawl.settings import load_settings
 from focuscrawl.types import Merge, URLState
