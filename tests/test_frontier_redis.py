@@ -149,6 +149,17 @@ def test_unknown_mark_and_column_are_one_line_errors(store: RedisFrontier) -> No
         store.value("http://nowhere/", "c9")
 
 
+def test_each_role_is_an_object_a_consumer_can_take(store: RedisFrontier) -> None:
+    queue, columns, graph, journal = store.queue, store.columns, store.graph, store.journal
+    assert queue.add("http://a/1", 1.0, depth=0, parent=None, host="a")
+    assert queue.add("http://a/2", 0.5, depth=1, parent="http://a/1", host="a")
+    assert columns.update_scores([("http://a/2", 3.0)], Merge.MAX) == 1
+    assert graph.children("http://a/1") == ["http://a/2"]
+    journal.set_meta("k", "v")
+    assert [q.url for q in queue.pop(2)] == ["http://a/2", "http://a/1"]
+    assert (store.get_meta("k"), store.count(URLState.IN_FLIGHT)) == ("v", 2)
+
+
 def test_parents_false_keeps_first_parents_only(redis_server: RedisServer) -> None:
     db = RedisFrontier(redis_server.url, prefix=f"t{uuid.uuid4().hex[:12]}", parents=False)
     _add(db, "http://a/1", 1.0, parent="http://b/0")
