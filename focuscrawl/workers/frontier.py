@@ -49,7 +49,6 @@ from focuscrawl.types import QueuedURL, URLState
 from focuscrawl.workers.claims import LeaseLost, SharedBudget
 from focuscrawl.workers.leases import MARGIN, PartitionLeases
 from focuscrawl.workers.namespace import WorkerNamespace
-from focuscrawl.workers.outbox import Outbox
 from focuscrawl.workers.politeness import HostHandover
 from focuscrawl.workers.progress import CrawlProgress
 
@@ -98,8 +97,7 @@ class WorkerFrontier(RedisFrontier):
         self.leases = PartitionLeases(db, keys, worker=worker, partitions=self.partitions,
                                       lease_ms=self.lease_ms)  # fmt: skip
         self.handover = HostHandover(core.part_host)
-        self.outbox = core.outbox = Outbox(db, keys, worker=worker, send=core.send,
-                                           counters=self.counters)  # fmt: skip
+        self.outbox = core.open_outbox()  # (its journaled batch delivered first, if any)
         self.progress = CrawlProgress(db, keys, worker=worker, partitions=self.partitions)
 
     # ------------------------------------------------------------ the roles
@@ -316,7 +314,7 @@ class WorkerFrontier(RedisFrontier):
             got = super().pop(n, exclude_hosts=exclude_hosts, max_per_host=max_per_host,
                               max_layer=max_layer)  # fmt: skip
             for q in got:  # (under the lock: no partition of these is freed meanwhile)
-                self.core.in_flight[self.core.part(q.url)] += 1
+                self.core.taken(q.url)
         return got
 
     def queued_here(self) -> bool:
@@ -369,7 +367,7 @@ class WorkerFrontier(RedisFrontier):
             rows = self.core.rows(urls)
             out = [queued(url, rows[url]) for url in sorted(rows, key=lambda u: rows[u][5])]
             for q in out:
-                self.core.in_flight[self.core.part(q.url)] += 1
+                self.core.taken(q.url)
             return out
 
     def picked_here(self) -> bool:

@@ -46,6 +46,13 @@ class WorkerNamespace(Namespace):
         self.counters: Counter[str] = Counter()
         self.outbox: Outbox | None = None
 
+    def open_outbox(self) -> Outbox:
+        """This worker's outbox, opened (a batch journaled by its last run delivered):
+        from now on the changes of URLs' rows wait in it."""
+        self.outbox = Outbox(self.db, self.keys, worker=self.worker, send=self.send,
+                             counters=self.counters)  # fmt: skip
+        return self.outbox
+
     def calls(self, calls: Sequence[tuple[int, Sequence[Any]]]) -> list[Any]:
         """The changes of URLs' rows kept back in the outbox (delivered at the next
         commit); the others (pops, a re-crawl taken into flight, reads) sent at once."""
@@ -63,6 +70,10 @@ class WorkerNamespace(Namespace):
         self.counters["outbox_calls"] += len(calls)
         # (the counts of what a kept-back call changed come with its delivery)
         return [0] * len(calls)
+
+    def taken(self, url: str) -> None:
+        """``url`` was taken into flight by this worker (popped, or picked)."""
+        self.in_flight[self.part(url)] += 1
 
     def settled(self, partition: int) -> None:
         """A URL of ``partition`` popped by this worker is settled (marked)."""
