@@ -20,7 +20,7 @@ import redis
 
 from focuscrawl.cli import main as cli_main
 from focuscrawl.exceptions import ConfigError, FrontierError
-from focuscrawl.frontier.redis_store import RedisFrontier
+from focuscrawl.frontier.redis.store import RedisFrontier
 from focuscrawl.replay.generated import GeneratedWeb
 from focuscrawl.replay.process import ReplayProcess
 from focuscrawl.workers import prepare_shared
