@@ -6,8 +6,10 @@ idle worker, a worker joining early or late adding capacity."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
+import sys
 import time
 import uuid
 from collections import Counter
@@ -298,3 +300,32 @@ def test_an_idle_worker_stops_on_a_signal_and_the_crawl_ends_exactly(
     rows = _records(out)
     assert len(rows) == 200
     assert max(Counter(row["url"] for row in rows).values()) == 1
+
+
+@pytest.mark.slow
+def test_redis_lost_mid_crawl_is_one_line_a_worker_and_no_traceback(
+    web: GeneratedWeb, replay: ReplayProcess, tmp_path: Path
+) -> None:
+    """redis-server killed under a running shared crawl: each worker says in one line
+    which server it lost, the crawl says how to go on, no traceback (there were 13-15),
+    and the exit status says it did not finish."""
+    (tmp_path / "redis").mkdir()
+    server = RedisServer(tmp_path / "redis")
+    out = tmp_path / "run"
+    try:
+        cmd = [sys.executable, "-m", "focuscrawl", *_crawl(web, replay, server.url, out),
+               "--workers", "2", "--max-pages", "2000"]  # fmt: skip
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                env={**os.environ, "PYTHONPATH": os.getcwd()})  # fmt: skip
+        _wait(lambda: len(_records(out)) >= 50 or proc.poll() is not None, "the crawl never got going")
+        server.kill()
+        assert proc.wait(timeout=300) == 1
+    finally:
+        server.stop()
+    err = _err(proc)
+    assert "Traceback" not in err, err
+    lines = err.strip().splitlines()
+    lost = [line for line in lines if f"frontier {server.url}:" in line]
+    assert 1 <= len(lost) <= 2, lines  # one per worker that was talking to it
+    assert lines[-1].endswith(f"continue with: focuscrawl crawl --out {out} --resume"), lines
+    assert len(lines) == len(lost) + 1, lines
