@@ -329,3 +329,29 @@ def test_redis_lost_mid_crawl_is_one_line_a_worker_and_no_traceback(
     assert 1 <= len(lost) <= 2, lines  # one per worker that was talking to it
     assert lines[-1].endswith(f"continue with: focuscrawl crawl --out {out} --resume"), lines
     assert len(lines) == len(lost) + 1, lines
+
+
+@pytest.mark.slow
+def test_a_redis_paused_for_less_than_a_lease_stops_no_crawl(
+    web: GeneratedWeb, replay: ReplayProcess, tmp_path: Path
+) -> None:
+    """``CLIENT PAUSE`` of 10 s (a stall shorter than the 30 s lease, longer than the
+    Redis client's own 5 s default timeout) under a running shared crawl: the workers
+    wait for Redis, and the crawl ends with its budget, every URL once (before: both
+    workers stopped at 'Timeout reading from socket')."""
+    (tmp_path / "redis").mkdir()
+    server = RedisServer(tmp_path / "redis")
+    out = tmp_path / "run"
+    try:
+        cmd = [sys.executable, "-m", "focuscrawl", *_crawl(web, replay, server.url, out),
+               "--workers", "2", "--max-pages", "400"]  # fmt: skip
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                env={**os.environ, "PYTHONPATH": os.getcwd()})  # fmt: skip
+        _wait(lambda: len(_records(out)) >= 50 or proc.poll() is not None, "the crawl never got going")
+        redis.Redis.from_url(server.url).execute_command("CLIENT", "PAUSE", 10_000)
+        assert proc.wait(timeout=300) == 0, _err(proc)
+    finally:
+        server.stop()
+    rows = _records(out)
+    assert len(rows) == 400
+    assert max(Counter(row["url"] for row in rows).values()) == 1

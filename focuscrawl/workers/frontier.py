@@ -77,7 +77,9 @@ class WorkerFrontier(RedisFrontier):
         expected: int = 1,
         layered: bool = False,
     ) -> None:
-        core = WorkerNamespace(url, prefix=prefix, worker=worker, parents=parents, layered=layered)
+        # (the client waits for an answer up to 4/5 of the lease: see redis.connection.TIMEOUT)
+        core = WorkerNamespace(url, prefix=prefix, worker=worker, parents=parents, layered=layered,
+                               timeout=max(1.0, 0.8 * lease_seconds))  # fmt: skip
         self._open(core)
         self.worker = worker
         # workers started together (crawl --workers N): for one lease time each takes no

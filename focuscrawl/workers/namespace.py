@@ -34,8 +34,10 @@ class WorkerNamespace(Namespace):
     per partition, its outbox (:attr:`outbox`, set by its frontier) and its lock (the
     commit thread and the lease upkeep)."""
 
-    def __init__(self, url: str, *, prefix: str, worker: str, parents: bool, layered: bool) -> None:
-        super().__init__(url, prefix=prefix, parents=parents)
+    def __init__(
+        self, url: str, *, prefix: str, worker: str, parents: bool, layered: bool, timeout: float
+    ) -> None:
+        super().__init__(url, prefix=prefix, parents=parents, timeout=timeout)
         self.worker = worker
         self.layered = layered
         self.heads = QueueHeads({})  # of the partitions held, only

@@ -21,12 +21,21 @@ __all__ = [
     "MAX_PARTITIONS",
     "PASSWORD_ENV",
     "PASSWORD_FILE_ENV",
+    "TIMEOUT",
     "Connection",
     "connect",
     "lost_script",
     "redis_password",
     "server_url",
 ]
+
+
+#: seconds a command may wait for its answer (redis-py's default is 5 s): a worker's is
+#: four fifths of its lease (:class:`~focuscrawl.workers.frontier.WorkerFrontier`), so a
+#: Redis that stalls (``CLIENT PAUSE``, a slow fork for a snapshot) for less than a lease
+#: stops no crawl, and a worker that waited longer has lost its partitions anyway;
+#: ``?socket_timeout=S`` in the frontier URL sets it by hand
+TIMEOUT = 24.0
 
 
 class Connection:
@@ -36,11 +45,11 @@ class Connection:
     the client is a command of the connection; a pipeline it makes is a connection
     too (its ``execute`` translated), and so is a scan's iterator."""
 
-    def __init__(self, url: str, client: Any = None) -> None:
+    def __init__(self, url: str, client: Any = None, *, timeout: float = TIMEOUT) -> None:
         self.url = url
         if client is None:
             try:
-                client = connect(url)
+                client = connect(url, timeout=timeout)
             except (redis.RedisError, ValueError) as exc:
                 raise FrontierError(f"frontier {url}: {exc}") from exc
         self.client = client
@@ -123,7 +132,7 @@ def server_url(url: str) -> tuple[str, int | None]:
     return urlunsplit(parts._replace(query=rest)), partitions
 
 
-def connect(url: str) -> Any:
+def connect(url: str, *, timeout: float = TIMEOUT) -> Any:
     """A client of the Redis at ``url``: a cluster client if it is a node of a Redis
     Cluster (keys and scripts routed to their slots' nodes), else a plain one. Scripts
     are sent with ``execute_command("EVALSHA", ...)``, which both clients' pipelines
@@ -146,11 +155,11 @@ def connect(url: str) -> Any:
             f"an ACL user's: redis://USER@HOST...): set {PASSWORD_ENV} or {PASSWORD_FILE_ENV}"
         )
     server = server_url(url)[0]
-    client = redis.Redis.from_url(server, password=password)
+    client = redis.Redis.from_url(server, password=password, socket_timeout=timeout)
     if not int(client.info("cluster").get("cluster_enabled", 0)):
         return client
     client.close()
-    return redis.RedisCluster.from_url(server, password=password)
+    return redis.RedisCluster.from_url(server, password=password, socket_timeout=timeout)
 
 
 PASSWORD_ENV = "FOCUSCRAWL_REDIS_PASSWORD"

@@ -22,7 +22,13 @@ from typing import Any
 
 from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.base import no_edges_error
-from focuscrawl.frontier.redis.connection import MAX_PARTITIONS, Connection, lost_script, server_url
+from focuscrawl.frontier.redis.connection import (
+    MAX_PARTITIONS,
+    TIMEOUT,
+    Connection,
+    lost_script,
+    server_url,
+)
 from focuscrawl.frontier.redis.keys import Keys, partition_of
 from focuscrawl.frontier.redis.order import QueueHeads
 from focuscrawl.frontier.redis.rows import Row, row_of, text
@@ -70,8 +76,9 @@ class Namespace:
         prefix: str,
         parents: bool = True,
         partitions: int = PARTITIONS,
+        timeout: float = TIMEOUT,
     ) -> None:
-        self.db = Connection(url)
+        self.db = Connection(url, timeout=timeout)
         self.url, self.prefix = url, prefix
         self.keys = keys = Keys(prefix)
         conf = self.db.hgetall(keys.meta + "conf")
