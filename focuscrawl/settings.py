@@ -131,6 +131,13 @@ class CrawlSettings:
     strategy: str = "bfs"
     strategy_params: Mapping[str, Any] = field(default_factory=dict)
     max_pages: int = 1000  # pages fetched (HTML or not) before stopping; 0 = no limit
+    # How many URLs are taken at a time is one idea with one knob per fetch-list policy,
+    # each with its own default: ``window`` (the continuous schedules, below),
+    # ``fetch_list_size`` (best-N-first; > 0 also chooses that policy) and ``top_n``
+    # (a layered strategy's layer). They stay three: one experiment gives them different
+    # values for strategies of different policies (experiments/p0.toml: top_n = 100 for
+    # its layered strategies beside BFS's and the oracle's default window of 32), so one
+    # field would change what those crawls fetch.
     fetch_list_size: int = 0  # best-N-first batch size (0 = continuous, refilled as slots free)
     top_n: int = 1000  # layered mode: URLs generated per layer
     depth: int = 10  # layered mode: number of layers
