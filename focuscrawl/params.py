@@ -34,6 +34,23 @@ class NoParams:
     """No parameters (a strategy, filter or model that takes none)."""
 
 
+def base_params(cls: type, root: type) -> type | None:
+    """The parameters' class that ``cls`` names as the type argument of its base, ``root``
+    or a generic subclass of it (``class OpicStrategy(Strategy[OpicParams])``: OpicParams),
+    or None (no type argument, or a type variable: ``class FCrawl(Strategy[FP])``). A class
+    that also sets ``Params`` itself must name that class: else TypeError.
+    """
+    for base in cls.__dict__.get("__orig_bases__", ()):
+        origin, args = get_origin(base), get_args(base)
+        if isinstance(origin, type) and issubclass(origin, root) and args and isinstance(args[0], type):
+            own = cls.__dict__.get("Params")
+            if own is not None and own is not args[0]:
+                raise TypeError(f"{cls.__name__}: Params {own.__name__} is not its base's "
+                                f"type argument {args[0].__name__}")  # fmt: skip
+            return args[0]
+    return None
+
+
 def type_text(hint: Any) -> str:
     """A field type as a reader writes it: ``float | None``, ``tuple[str, ...]``.
 

@@ -17,7 +17,7 @@ from focuscrawl.params import build_params, coerce
 from focuscrawl.relevance.base import RelevanceModel, build_model, load_model, register_model
 from focuscrawl.settings import load_settings
 from focuscrawl.strategies.base import STRATEGIES, Strategy
-from focuscrawl.strategies.filters import build_filters
+from focuscrawl.strategies.filters import FILTERS, HostBlacklistParams, build_filters
 from focuscrawl.strategies.genre import GenreParams, GenreSvmParams
 from focuscrawl.strategies.opic import OpicParams
 from focuscrawl.types import Decision, Page, QueuedURL
@@ -199,6 +199,7 @@ def test_a_strategys_params_are_the_type_argument_of_its_base() -> None:
     assert STRATEGIES.get("genre").Params is GenreParams  # through FCrawl[GenreParams]
     assert STRATEGIES.get("genre-svm").Params is GenreSvmParams
     assert type(STRATEGIES.get("opic")(virtual_page=False).p) is OpicParams
+    assert FILTERS.get("host-blacklist").Params is HostBlacklistParams  # filters alike
 
 
 def test_a_strategy_naming_two_params_classes_is_refused() -> None:

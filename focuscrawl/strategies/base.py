@@ -48,11 +48,11 @@ from __future__ import annotations
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Generic, Self, get_args, get_origin
+from typing import Any, ClassVar, Generic, Self
 
 from typing_extensions import TypeVar
 
-from focuscrawl.params import NoParams, build_params, params_table
+from focuscrawl.params import NoParams, base_params, build_params, params_table
 from focuscrawl.registry import Registry
 from focuscrawl.relevance.base import RelevanceModel
 from focuscrawl.strategies.view import FrontierView
@@ -115,19 +115,9 @@ class Strategy(ABC, Generic[P]):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """``Params`` from the type argument of the class's base (``Strategy[OpicParams]``,
-        or a generic subclass's, ``FCrawl[GenreParams]``); a class that also sets
-        ``Params`` itself must name the same class."""
+        or a generic subclass's, ``FCrawl[GenreParams]``)."""
         super().__init_subclass__(**kwargs)
-        for base in cls.__dict__.get("__orig_bases__", ()):
-            origin, args = get_origin(base), get_args(base)
-            if not (isinstance(origin, type) and issubclass(origin, Strategy) and args):
-                continue
-            if isinstance(args[0], type):  # not a type variable of a generic subclass
-                own = cls.__dict__.get("Params")
-                if own is not None and own is not args[0]:
-                    raise TypeError(f"{cls.__name__}: Params {own.__name__} is not its base's "
-                                    f"type argument {args[0].__name__}")  # fmt: skip
-                cls.Params = args[0]
+        cls.Params = base_params(cls, Strategy) or cls.Params
 
     def __init__(self, model: RelevanceModel | None = None, **params: Any) -> None:
         self.model = model

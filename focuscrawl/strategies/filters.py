@@ -23,10 +23,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic
+
+from typing_extensions import TypeVar
 
 from focuscrawl.exceptions import ConfigError
-from focuscrawl.params import NoParams, build_params
+from focuscrawl.params import NoParams, base_params, build_params
 from focuscrawl.registry import Registry
 from focuscrawl.relevance.language import (
     LanguageModel,
@@ -47,17 +49,29 @@ class Verdict:
     relevant: bool | None = None
 
 
-class LinkFilter(ABC):
-    """Base of the link filters: ``keep`` returns the links that may pass."""
+#: a filter's parameters (a frozen dataclass); ``LinkFilter`` alone is a filter of any
+P = TypeVar("P", default=Any)
+
+
+class LinkFilter(ABC, Generic[P]):
+    """Base of the link filters: ``keep`` returns the links that may pass.
+
+    As a strategy, a filter names its parameters' dataclass as the type argument
+    (``class HostBlacklistFilter(LinkFilter[HostBlacklistParams])``): ``self.p``.
+    """
 
     name: ClassVar[str] = ""
     Params: ClassVar[type[Any]] = NoParams
     #: ``keep`` reads the page's text or the links' anchors or contexts (as Strategy.needs_text)
     needs_text: ClassVar[bool] = True
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.Params = base_params(cls, LinkFilter) or cls.Params
+
     def __init__(self, base_dir: Path | None = None, **params: Any) -> None:
         self.base_dir = base_dir or Path(".")
-        self.p: Any = build_params(f"filter {self.name!r}", self.Params, params)
+        self.p: P = build_params(f"filter {self.name!r}", self.Params, params)
 
     @abstractmethod
     def keep(self, page: Page, links: Sequence[Link], verdict: Verdict) -> list[Link]:
@@ -77,11 +91,10 @@ class HostBlacklistParams:
 
 
 @register_filter("host-blacklist")
-class HostBlacklistFilter(LinkFilter):
+class HostBlacklistFilter(LinkFilter[HostBlacklistParams]):
     """P0's URL filter: links to blacklisted hosts (and their subdomains) are dropped."""
 
     name: ClassVar[str] = "host-blacklist"
-    Params: ClassVar[type[Any]] = HostBlacklistParams
     needs_text: ClassVar[bool] = False  # link URLs only
 
     def __init__(self, base_dir: Path | None = None, **params: Any) -> None:
@@ -109,14 +122,13 @@ class RelevanceGateParams:
 
 
 @register_filter("relevance-gate")
-class RelevanceGateFilter(LinkFilter):
+class RelevanceGateFilter(LinkFilter[RelevanceGateParams]):
     """Follow the links of relevant pages only (Tamura's hard focus, any model).
 
     A page the model could not judge (no model, or an error) keeps its links.
     """
 
     name: ClassVar[str] = "relevance-gate"
-    Params: ClassVar[type[Any]] = RelevanceGateParams
     needs_text: ClassVar[bool] = False  # the verdict only
 
     def keep(self, page: Page, links: Sequence[Link], verdict: Verdict) -> list[Link]:
@@ -146,13 +158,12 @@ class LanguageFilterParams:
 
 
 @register_filter("language")
-class LanguageLinkFilter(LinkFilter):
+class LanguageLinkFilter(LinkFilter[LanguageFilterParams]):
     """P4's link rule: keep a link if its host's ccTLD is a target language's,
     otherwise only if its anchor text is in a target language. The rule "any" keeps a
     link whose URL names a target language too."""
 
     name: ClassVar[str] = "language"
-    Params: ClassVar[type[Any]] = LanguageFilterParams
 
     def __init__(self, base_dir: Path | None = None, **params: Any) -> None:
         super().__init__(base_dir, **params)
