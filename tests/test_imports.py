@@ -187,3 +187,16 @@ def test_value_modules_import_nothing_internal(module: str) -> None:
 def test_cycles_are_found_and_named() -> None:
     graph = {"p.a": {"p.b"}, "p.b": {"p.c", "p.d"}, "p.c": {"p.a"}, "p.d": set()}
     assert cycles(graph) == [["p.a", "p.b", "p.c", "p.a"]]
+
+
+def test_only_the_command_line_imports_the_commands() -> None:
+    """``commands/`` is the top layer (parsing and printing): what a command and the
+    service both need lives below it (``focuscrawl.why``), not in a command module."""
+    wrong = sorted(
+        f"{module} imports {target}"
+        for module, targets in GRAPH.items()
+        if not (_in_layer(module, "focuscrawl.commands") or module == "focuscrawl.cli")
+        for target in targets
+        if _in_layer(target, "focuscrawl.commands")
+    )
+    assert not wrong, wrong
