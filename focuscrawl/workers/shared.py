@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from focuscrawl.engine import DB_NAME, RUN_NAME, check_model, normalize_seeds, write_run_json
+from focuscrawl.crawler.run import DB_NAME, RUN_NAME, check_model, normalize_seeds, write_run_json
 from focuscrawl.exceptions import ConfigError, FocuscrawlError, FrontierError
 from focuscrawl.output.layout import WORKERS_DIR
 from focuscrawl.segments import check_shared_resume

@@ -1,81 +1,77 @@
 """The crawl loop: fetch list -> fetch -> parse -> judge -> filter -> strategy -> frontier.
 
-Three roles, three objects: the :mod:`scheduler <focuscrawl.scheduler>` takes URLs
-from the frontier into a window of fetches and hands results back (as they
-complete, or in the order taken: ``crawl.schedule``); the :class:`recorder
-<focuscrawl.processing.Recorder>` turns each result into records and frontier
-changes; this module's :class:`Crawler` is the small loop between them, with
-what belongs to the crawl as a whole: the run directory (its lock, its
-outputs), commits, the resume state, ticks, the control channel and progress.
+Three roles, three objects: the :mod:`scheduler <focuscrawl.crawler.scheduler>` takes
+URLs from the frontier into a :mod:`window <focuscrawl.crawler.window>` of fetches and
+hands results back (as they complete, or in the order taken: ``crawl.schedule``);
+the :class:`recorder <focuscrawl.crawler.recorder.Recorder>` turns each result into
+records and frontier changes; this module's :class:`Crawler` is the small loop
+between them, with what belongs to the crawl as a whole: the run directory (its
+lock, its outputs), commits, the resume state, ticks, the control channel and progress.
 
 Exactly-once output: results are written to the WARC and JSONL files, the files
 are fsynced, and then one SQLite transaction records the URLs' new states, the
-new links, the files' lengths and the URLs in flight (:class:`ResumeState`). A
-resumed crawl cuts the files back to the recorded lengths and re-issues the
-URLs that were in flight: in the ordered schedule in their order, so even a
-killed and resumed crawl takes the same URLs in the same order; as-completed the
-order after a resume may differ, the set of pages recorded never loses or
-doubles a URL.
+new links, the files' lengths and the URLs in flight (:class:`ResumeState
+<focuscrawl.crawler.run.ResumeState>`). A resumed crawl cuts the files back to the
+recorded lengths and re-issues the URLs that were in flight: in the ordered
+schedule in their order, so even a killed and resumed crawl takes the same URLs in
+the same order; as-completed the order after a resume may differ, the set of pages
+recorded never loses or doubles a URL.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-import json
 import os
 import random
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
 from focuscrawl.control import ControlChannel
+from focuscrawl.crawler.budget import Budget
+from focuscrawl.crawler.policies import FetchPolicy, make_policy
+from focuscrawl.crawler.recorder import DIGEST, RELEVANCE, Recorder
+from focuscrawl.crawler.rounds import Layered, LocalRounds, Rounds
+from focuscrawl.crawler.run import (
+    DB_NAME,
+    PAGES_NAME,
+    WARC_NAME,
+    CommitThread,
+    ResumeState,
+    check_model,
+    normalize_seeds,
+    rng_state,
+    sync_all,
+    write_run_json,
+)
+from focuscrawl.crawler.scheduler import Scheduler
+from focuscrawl.crawler.window import Slot, make_window
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.fetch.base import Fetcher
 from focuscrawl.frontier.base import FrontierStore
 from focuscrawl.gc_tuning import crawl_gc
 from focuscrawl.output.lock import RunLock
 from focuscrawl.output.writers import JsonlOutput, WarcOutput
-from focuscrawl.processing import DIGEST, RELEVANCE, Recorder
 from focuscrawl.provenance import DECISIONS_NAME
-from focuscrawl.recrawls import Recrawls
 from focuscrawl.relevance.base import RelevanceModel
-from focuscrawl.scheduler import Scheduler, Slot, make_scheduler
 from focuscrawl.settings import Settings, ordered_schedule, scope_settings, window_size
 from focuscrawl.stats import CrawlStats
 from focuscrawl.strategies.base import Strategy
 from focuscrawl.strategies.filters import LinkFilter
 from focuscrawl.strategies.view import FrontierView
-from focuscrawl.types import FetchResult, URLState
-from focuscrawl.urls import Scope, normalize_url
-
-DB_NAME = "crawl.db"
-WARC_NAME = "corpus.warc.gz"
-PAGES_NAME = "pages.jsonl"
-RUN_NAME = "run.json"
+from focuscrawl.types import Decision, FetchResult, QueuedURL, URLState
+from focuscrawl.urls import Scope
 
 _RUN_JSON_EVERY = 5.0  # seconds between two rewrites of run.json while the crawl runs
-
-
-def normalize_seeds(seeds: Sequence[str]) -> list[str]:
-    out: list[str] = []
-    for seed in seeds:
-        url = normalize_url(seed)
-        if url is None:
-            raise ConfigError(f"seed {seed!r} is not an http(s) URL")
-        if url not in out:
-            out.append(url)
-    if not out:
-        raise ConfigError("no seeds given")
-    return out
 
 
 class SharedCrawl(Protocol):
     """What a crawl shared with other processes asks of its coordination
     (:class:`focuscrawl.workers.Coordination`): a page budget that grows by claims on
-    the shared one, and whether to go on when this process has nothing to do."""
+    the shared one, whether to go on when this process has nothing to do, and a
+    layered strategy's shared rounds."""
 
     def budget(self, fetched: int, in_flight: int) -> int:
         """This process's page budget now (it may claim more when it runs low)."""
@@ -86,102 +82,9 @@ class SharedCrawl(Protocol):
         crawl may go on here (more came, or budget), False when it is over for this process."""
         ...
 
-    def make_scheduler(self, settings: Settings, strategy: Strategy, **kwargs: Any) -> Scheduler:
-        """The scheduler of this process's part of the crawl (``make_scheduler``'s arguments)."""
+    def rounds(self, stats: CrawlStats) -> Rounds:
+        """A layered strategy's rounds, shared by the workers."""
         ...
-
-
-def check_model(strategy: Strategy, model: RelevanceModel | None) -> None:
-    """One line if ``strategy`` needs a relevance model and has none."""
-    if strategy.needs_model and model is None:
-        raise ConfigError(
-            f"strategy {strategy.name!r} needs a relevance model ([model] in the config)"
-        )
-
-
-def _sync_all(outputs: Sequence[WarcOutput | JsonlOutput]) -> list[int]:
-    return [output.sync() for output in outputs]
-
-
-@dataclass(frozen=True)
-class ResumeState:
-    """What a resume needs besides the store's rows: committed with them, in one transaction.
-
-    ``window`` holds the URLs in flight (url, re-crawl) in the order taken; the
-    offsets are the outputs' lengths that the committed rows account for.
-    """
-
-    warc_offset: int = 0
-    pages_offset: int = 0
-    decisions_offset: int | None = 0
-    stats: Mapping[str, Any] = field(default_factory=dict)
-    strategy: Mapping[str, Any] = field(default_factory=dict)
-    rng: Any = None  # random.Random.getstate(), as JSON gives it back
-    results: int = 0
-    window: tuple[tuple[str, bool], ...] = ()
-    layer_listed: bool = False
-    recrawl_pending: tuple[str, ...] = ()
-    control: tuple[Mapping[str, Any], ...] = ()
-    control_id: int = 0
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self))
-
-    @classmethod
-    def from_json(cls, text: str) -> ResumeState:
-        try:
-            raw = json.loads(text)
-            if not isinstance(raw, dict):
-                raise TypeError(type(raw).__name__)
-            return cls(
-                warc_offset=int(raw.get("warc_offset") or 0),
-                pages_offset=int(raw.get("pages_offset") or 0),
-                decisions_offset=None
-                if raw.get("decisions_offset") is None
-                else int(raw["decisions_offset"]),
-                stats=dict(raw.get("stats") or {}),
-                strategy=dict(raw.get("strategy") or {}),
-                rng=raw.get("rng"),
-                results=int(raw.get("results") or 0),
-                window=tuple((str(u), bool(r)) for u, r in raw.get("window") or ()),
-                layer_listed=bool(raw.get("layer_listed", False)),
-                recrawl_pending=tuple(str(u) for u in raw.get("recrawl_pending") or ()),
-                control=tuple(dict(c) for c in raw.get("control") or ()),
-                control_id=int(raw.get("control_id") or 0),
-            )
-        except (ValueError, TypeError, KeyError) as exc:
-            raise ConfigError(
-                f"the crawl DB's engine state is corrupt ({exc}); cannot resume"
-            ) from None
-
-
-class CommitThread:
-    """The one thread that makes a crawl's outputs and store durable (fsyncs, SQLite's
-    writes: both release the GIL), so that fetches in flight go on meanwhile."""
-
-    def __init__(self) -> None:
-        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
-
-    async def run(self, work: Callable[[], None]) -> None:
-        """``work()`` in the thread. A thread cannot be stopped: if the waiting task is
-        cancelled, the thread is waited for before the cancellation goes on, so that
-        nothing (the final commit of a stopped crawl) touches the outputs or the store
-        while it runs."""
-        if self._pool is None:
-            self._pool = concurrent.futures.ThreadPoolExecutor(
-                1, thread_name_prefix="focuscrawl-commit"
-            )
-        future = self._pool.submit(work)
-        try:
-            await asyncio.wrap_future(future)
-        except asyncio.CancelledError:
-            concurrent.futures.wait([future])
-            raise
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
 
 
 class Crawler:
@@ -224,6 +127,7 @@ class Crawler:
         self.ordered = ordered_schedule(settings.crawl, simulated=bool(self.archives))
         self.lock = lock
         self.shared = shared  # a worker of a shared crawl (focuscrawl.workers)
+        self.budget = Budget(settings.crawl.max_pages, shared)
         self._add_seeds = add_seeds  # (a shared crawl's seeds are added by its first worker)
         self._stop = asyncio.Event()
         self._abort = False
@@ -315,40 +219,61 @@ class Crawler:
         )
         self.frontier.ensure_columns(columns)
         self.strategy.attach(FrontierView(self.frontier), self.rng)
+        crawl = self.settings.crawl
+        window = make_window(
+            self.fetcher, self.stats, self._stop, window_size(self.settings, self.ordered),
+            ordered=self.ordered, straggler_seconds=crawl.straggler_seconds,
+        )  # fmt: skip
+        self._scheduler = scheduler = Scheduler(
+            self._policy(start.layer_listed), window, queue=self.frontier, budget=self.budget,
+            stats=self.stats, stop=self._stop, fetch_list=self._fetch_list,
+            recrawl_pending=start.recrawl_pending,
+        )  # fmt: skip
+        f = self.frontier
         self._recorder = Recorder(
-            self.settings, frontier=self.frontier, strategy=self.strategy, model=self.model,
+            self.settings, queue=f, columns=f, graph=f, strategy=self.strategy, model=self.model,
             filters=self.filters, scope=self.scope, stats=self.stats, warc=warc, pages=pages,
-            decisions=decisions, recrawls=Recrawls(self.frontier, start.recrawl_pending),
+            decisions=decisions, recrawl=scheduler.recrawl,
         )  # fmt: skip
         if state is not None:
             self.stats.restore(dict(state.stats))
             self.strategy.load_state(state.strategy)
             if state.rng is not None:
-                self.rng.setstate(_rng_state(state.rng))
+                self.rng.setstate(rng_state(state.rng))
             self.recorder.results = state.results
-            self.recorder.round = self.stats.layer
             self._control_log = [dict(c) for c in state.control]
             self.stats.counters["resumes"] += 1
         elif self._add_seeds:
             self.recorder.add_seeds(self.seeds)
         self._control = ControlChannel(self.out_dir, start.control_id)
-        make = make_scheduler if self.shared is None else self.shared.make_scheduler
-        self._scheduler = make(
-            self.settings, self.strategy, layer_listed=start.layer_listed,
-            frontier=self.frontier, fetcher=self.fetcher, recorder=self.recorder,
-            stats=self.stats, stop=self._stop, ordered=self.ordered,
-            window=window_size(self.settings, self.ordered), commit=self._commit,
-        )  # fmt: skip
-        if self.shared is not None:
-            self._set_budget(self.shared.budget(self.stats.fetched, 0))
+        self.budget.claim(self.stats.fetched, 0)
         return state
 
-    def _set_budget(self, limit: int) -> None:
-        """A shared crawl's worker: its page budget is what it has claimed so far."""
-        if limit == self.settings.crawl.max_pages:
-            return
-        self.settings = replace(self.settings, crawl=replace(self.settings.crawl, max_pages=limit))
-        self.scheduler.settings = self.recorder.settings = self.settings
+    def _policy(self, listed: bool) -> FetchPolicy:
+        """The fetch-list policy: layered rounds (local or shared), best-N-first or continuous."""
+        if not self.strategy.layered:
+            return make_policy(self.settings, self.strategy)
+        crawl = self.settings.crawl
+        if self.shared is not None:
+            return Layered(self.shared.rounds(self.stats))
+        return Layered(LocalRounds(
+            self.stats, self.strategy, depth=crawl.depth, top_n=crawl.top_n,
+            decide=self._decide, commit=self._commit, listed=listed,
+        ))  # fmt: skip
+
+    def _fetch_list(self, taken: Sequence[QueuedURL]) -> Sequence[str]:
+        """The scheduler took a fetch list: the recorder applies the strategy's decision."""
+        return self.recorder.fetch_list(taken)
+
+    def _decide(self, event: str, decision: Decision) -> None:
+        self.recorder.log_event(event, decision)
+
+    def _settings_now(self) -> Settings:
+        """The settings as run.json shows them: a worker's ``max_pages`` is what it has claimed."""
+        limit = self.budget.limit
+        if not self.budget.shared or limit == self.settings.crawl.max_pages:
+            return self.settings
+        return replace(self.settings, crawl=replace(self.settings.crawl, max_pages=limit))
 
     def _outputs(self) -> list[WarcOutput | JsonlOutput]:
         rec = self.recorder
@@ -361,7 +286,7 @@ class Crawler:
     def _commit(self) -> None:
         """Make everything since the last commit durable, outputs first."""
         state = self._state()
-        self._store(_sync_all(self._outputs()), state)
+        self._store(sync_all(self._outputs()), state)
         self._committed()
 
     async def _commit_overlapped(self) -> None:
@@ -374,7 +299,7 @@ class Crawler:
         that of the lengths synced; it is read here, before the wait."""
         state = self._state()
         outputs = self._outputs()
-        await self._commits.run(lambda: self._store(_sync_all(outputs), state))
+        await self._commits.run(lambda: self._store(sync_all(outputs), state))
         self._committed()
 
     def _state(self) -> ResumeState:
@@ -389,8 +314,8 @@ class Crawler:
             rng=self.rng.getstate(),
             results=self.recorder.results,
             window=tuple(scheduler.in_flight()),
-            layer_listed=getattr(scheduler, "listed", False),
-            recrawl_pending=tuple(sorted(self.recorder.recrawls.pending)),
+            layer_listed=scheduler.listed,
+            recrawl_pending=tuple(sorted(scheduler.recrawl_pending)),
             control=tuple(self._control_log),
             control_id=self._control.last_id if self._control is not None else 0,
         )
@@ -464,8 +389,7 @@ class Crawler:
         """The budget is reached (a shared crawl's worker first claims more)."""
         if not scheduler.budget_spent():
             return False
-        if self.shared is not None:
-            self._set_budget(self.shared.budget(self.stats.fetched, len(scheduler)))
+        self.budget.claim(self.stats.fetched, len(scheduler))
         return scheduler.budget_spent()
 
     async def _go_on(self) -> bool:
@@ -476,7 +400,7 @@ class Crawler:
         await self._commit_overlapped()
         if not await self.shared.idle(self.stats.fetched):
             return False
-        self._set_budget(self.shared.budget(self.stats.fetched, 0))
+        self.budget.claim(self.stats.fetched, 0)
         return True
 
     async def _record(self, slot: Slot, result: FetchResult) -> None:
@@ -497,8 +421,7 @@ class Crawler:
             crawl.commit_seconds and time.monotonic() - self._last_commit >= crawl.commit_seconds
         ):
             await self._commit_overlapped()
-        if self.shared is not None:
-            self._set_budget(self.shared.budget(self.stats.fetched, len(self.scheduler)))
+        self.budget.claim(self.stats.fetched, len(self.scheduler))
         self._report()
 
     # ------------------------------------------------------------ control
@@ -539,7 +462,7 @@ class Crawler:
             "model": getattr(self.model, "name", None),
             "filters": [f.name for f in self.filters],
             "simulated_from": list(self.archives) or None,
-            "settings": self.settings.to_dict(),
+            "settings": self._settings_now().to_dict(),
             "schedule": "ordered" if self.ordered else "as-completed",
             "finished": final and not self._stop.is_set(),
             "stopped_early": self._stop.is_set(),
@@ -549,15 +472,3 @@ class Crawler:
         })  # fmt: skip
 
 
-def write_run_json(out_dir: Path, run: dict[str, Any]) -> None:
-    """``run.json``, replaced atomically (what ``--resume`` reads back)."""
-    path = out_dir / RUN_NAME
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(run, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
-    tmp.replace(path)
-
-
-def _rng_state(saved: Any) -> tuple[Any, ...]:
-    """random.Random.getstate() after a JSON round trip (lists back to tuples)."""
-    version, internal, gauss = saved
-    return (version, tuple(internal), gauss)
