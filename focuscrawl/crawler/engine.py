@@ -1,21 +1,17 @@
 """The crawl loop: fetch list -> fetch -> parse -> judge -> filter -> strategy -> frontier.
 
-Three roles, three objects: the :mod:`scheduler <focuscrawl.crawler.scheduler>` takes
-URLs from the frontier into a :mod:`window <focuscrawl.crawler.window>` of fetches and
-hands results back (as they complete, or in the order taken: ``crawl.schedule``);
-the :class:`recorder <focuscrawl.crawler.recorder.Recorder>` turns each result into
-records and frontier changes; this module's :class:`Crawler` is the small loop
-between them, with what belongs to the crawl as a whole: the run directory (its
-lock, its outputs), commits, the resume state, ticks, the control channel and progress.
+The :mod:`scheduler <focuscrawl.crawler.scheduler>` takes URLs into a window of
+fetches and hands results back; the :class:`recorder
+<focuscrawl.crawler.recorder.Recorder>` turns each into records and frontier changes;
+the :class:`Crawler` is the small loop between them, with what belongs to the crawl as
+a whole: the run directory, commits, the resume state, ticks, control and progress.
 
-Exactly-once output: results are written to the WARC and JSONL files, the files
-are fsynced, and then one SQLite transaction records the URLs' new states, the
-new links, the files' lengths and the URLs in flight (:class:`ResumeState
-<focuscrawl.crawler.run.ResumeState>`). A resumed crawl cuts the files back to the
-recorded lengths and re-issues the URLs that were in flight: in the ordered
-schedule in their order, so even a killed and resumed crawl takes the same URLs in
-the same order; as-completed the order after a resume may differ, the set of pages
-recorded never loses or doubles a URL.
+Exactly-once output: results are written to the WARC and JSONL files, the files are
+fsynced, then one SQLite transaction records the URLs' new states, the new links, the
+files' lengths and the URLs in flight (:class:`~focuscrawl.crawler.run.ResumeState`).
+A resume cuts the files back to those lengths and re-issues the URLs in flight (in
+their order, ordered: a killed and resumed crawl takes the same URLs in the same
+order; as-completed the order may differ, no URL is lost or doubled).
 """
 
 from __future__ import annotations
@@ -27,34 +23,32 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from focuscrawl.control import ControlChannel
+from focuscrawl.control import StrategyControl
 from focuscrawl.crawler.budget import Budget
 from focuscrawl.crawler.policies import FetchPolicy, make_policy
 from focuscrawl.crawler.recorder import DIGEST, RELEVANCE, Recorder
-from focuscrawl.crawler.rounds import Layered, LocalRounds, Rounds
+from focuscrawl.crawler.rounds import Layered, LocalRounds
 from focuscrawl.crawler.run import (
-    DB_NAME,
-    PAGES_NAME,
-    WARC_NAME,
     CommitThread,
     ResumeState,
     check_model,
     normalize_seeds,
+    open_outputs,
+    resume_state,
     rng_state,
     sync_all,
     write_run_json,
 )
 from focuscrawl.crawler.scheduler import Scheduler
+from focuscrawl.crawler.shared import SharedCrawl
 from focuscrawl.crawler.window import Slot, make_window
-from focuscrawl.exceptions import ConfigError
 from focuscrawl.fetch.base import Fetcher
 from focuscrawl.frontier.base import FrontierStore
 from focuscrawl.gc_tuning import crawl_gc
 from focuscrawl.output.lock import RunLock
 from focuscrawl.output.writers import JsonlOutput, WarcOutput
-from focuscrawl.provenance import DECISIONS_NAME
 from focuscrawl.relevance.base import RelevanceModel
 from focuscrawl.settings import Settings, ordered_schedule, scope_settings, window_size
 from focuscrawl.stats import CrawlStats
@@ -65,26 +59,6 @@ from focuscrawl.types import Decision, FetchResult, QueuedURL, URLState
 from focuscrawl.urls import Scope
 
 _RUN_JSON_EVERY = 5.0  # seconds between two rewrites of run.json while the crawl runs
-
-
-class SharedCrawl(Protocol):
-    """What a crawl shared with other processes asks of its coordination
-    (:class:`focuscrawl.workers.Coordination`): a page budget that grows by claims on
-    the shared one, whether to go on when this process has nothing to do, and a
-    layered strategy's shared rounds."""
-
-    def budget(self, fetched: int, in_flight: int) -> int:
-        """This process's page budget now (it may claim more when it runs low)."""
-        ...
-
-    async def idle(self, fetched: int) -> bool:
-        """Nothing to take or wait for here (all recorded and committed): True when the
-        crawl may go on here (more came, or budget), False when it is over for this process."""
-        ...
-
-    def rounds(self, stats: CrawlStats) -> Rounds:
-        """A layered strategy's rounds, shared by the workers."""
-        ...
 
 
 class Crawler:
@@ -135,11 +109,10 @@ class Crawler:
         self._uncommitted = 0
         self._last_commit = time.monotonic()
         self._last_run_json = time.monotonic()
-        self._control_log: list[dict[str, Any]] = []
         # the crawl's parts with another strategy, model, schedule or live/simulated
         # (a forced resume's; see focuscrawl.segments), kept in run.json
         self.segments: list[dict[str, Any]] = []
-        self._control: ControlChannel | None = None
+        self._control: StrategyControl | None = None
         self._recorder: Recorder | None = None
         self._scheduler: Scheduler | None = None
         self._commits = CommitThread()
@@ -184,34 +157,12 @@ class Crawler:
 
     def _open(self) -> ResumeState | None:
         """Open outputs and state; returns the state to resume from (None: a new crawl)."""
-        meta = self.frontier.get_meta("engine")
-        if meta is None and self.resume and self.frontier.count() > 0:
-            raise ConfigError(f"{self.out_dir}: crawl DB has no engine state; cannot resume")
-        if meta is not None and not self.resume:
-            raise ConfigError(
-                f"{self.out_dir} holds a crawl already: resume it (--resume; resume=True in Python)"
-                " or choose another directory (--out; out)"
-            )
-        state = ResumeState.from_json(meta) if meta else None
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        pages_path = self.out_dir / PAGES_NAME
-        if state is None and pages_path.exists() and pages_path.stat().st_size > 0:
-            # records the crawl DB does not account for (a lost or emptied crawl.db): keep them
-            raise ConfigError(
-                f"{self.out_dir}: {PAGES_NAME} holds records but {DB_NAME} has no crawl state;"
-                " refusing to overwrite them (move them away or use another --out)"
-            )
+        state = resume_state(self.frontier, self.frontier, self.out_dir, resume=self.resume)
         # a first run that died before its first commit starts the files afresh
         start = state if state is not None else ResumeState()
-        # a state committed says the lengths, 0 too (killed before its first records)
-        known = state is not None
-        warc = WarcOutput(self.out_dir / WARC_NAME, start.warc_offset, committed=known)
-        pages = JsonlOutput(self.out_dir / PAGES_NAME, start.pages_offset, committed=known)
-        decisions = None
-        if self.settings.crawl.provenance:
-            decisions = JsonlOutput(
-                self.out_dir / DECISIONS_NAME, start.decisions_offset, committed=known
-            )
+        warc, pages, decisions = open_outputs(
+            self.out_dir, start, committed=state is not None, provenance=self.settings.crawl.provenance
+        )
         columns = (
             RELEVANCE,
             *self.strategy.columns,
@@ -241,11 +192,10 @@ class Crawler:
             if state.rng is not None:
                 self.rng.setstate(rng_state(state.rng))
             self.recorder.results = state.results
-            self._control_log = [dict(c) for c in state.control]
             self.stats.counters["resumes"] += 1
         elif self._add_seeds:
             self.recorder.add_seeds(self.seeds)
-        self._control = ControlChannel(self.out_dir, start.control_id)
+        self._control = StrategyControl(self.out_dir, start.control_id, start.control)
         self.budget.claim(self.stats.fetched, 0)
         return state
 
@@ -265,15 +215,8 @@ class Crawler:
         """The scheduler took a fetch list: the recorder applies the strategy's decision."""
         return self.recorder.fetch_list(taken)
 
-    def _decide(self, event: str, decision: Decision) -> None:
+    def _decide(self, event: str, decision: Decision) -> None:  # (the recorder's, once built)
         self.recorder.log_event(event, decision)
-
-    def _settings_now(self) -> Settings:
-        """The settings as run.json shows them: a worker's ``max_pages`` is what it has claimed."""
-        limit = self.budget.limit
-        if not self.budget.shared or limit == self.settings.crawl.max_pages:
-            return self.settings
-        return replace(self.settings, crawl=replace(self.settings.crawl, max_pages=limit))
 
     def _outputs(self) -> list[WarcOutput | JsonlOutput]:
         rec = self.recorder
@@ -316,8 +259,8 @@ class Crawler:
             window=tuple(scheduler.in_flight()),
             layer_listed=scheduler.listed,
             recrawl_pending=tuple(sorted(scheduler.recrawl_pending)),
-            control=tuple(self._control_log),
-            control_id=self._control.last_id if self._control is not None else 0,
+            control=tuple(self._control.applied) if self._control is not None else (),
+            control_id=self._control.channel.last_id if self._control is not None else 0,
         )
 
     def _store(self, offsets: list[int], state: ResumeState) -> None:
@@ -415,7 +358,10 @@ class Crawler:
         tick = self.strategy.tick_every
         if tick and rec.results % tick == 0:
             rec.log_event("tick", self.strategy.on_tick(rec.results))
-        self._poll_control()
+        if self._control is not None and self._control.poll(
+            self.strategy, self._decide, rec.results, self.stats.counters
+        ):
+            self._commit()
         crawl = self.settings.crawl
         if self._uncommitted >= crawl.commit_every or (
             crawl.commit_seconds and time.monotonic() - self._last_commit >= crawl.commit_seconds
@@ -424,30 +370,6 @@ class Crawler:
         self.budget.claim(self.stats.fetched, len(self.scheduler))
         self._report()
 
-    # ------------------------------------------------------------ control
-    def _poll_control(self) -> None:
-        if self._control is None:
-            return
-        request = self._control.poll()
-        if request is None:
-            return
-        changes = request.get("strategy") or {}
-        error: str | None = None
-        try:
-            if not isinstance(changes, dict):
-                raise ConfigError("control: 'strategy' must be a table of parameters")
-            decision = self.strategy.set_params(changes)
-        except ConfigError as exc:
-            error = str(exc)
-        else:
-            self.recorder.log_event("control", decision)
-            self._control_log.append(
-                {"id": request["id"], "strategy": changes, "at": self.recorder.results}
-            )
-            self.stats.counters["control_changes"] += 1
-        self._control.answer(int(request["id"]), error)
-        self._commit()
-
     # --------------------------------------------------------------- reporting
     def _report(self) -> None:
         if self.on_progress is not None:
@@ -455,6 +377,9 @@ class Crawler:
             self.on_progress(self.stats)
 
     def _write_run_json(self, *, final: bool) -> None:
+        settings = self.settings  # (a worker's max_pages: what it has claimed)
+        if self.budget.shared:
+            settings = replace(settings, crawl=replace(settings.crawl, max_pages=self.budget.limit))
         write_run_json(self.out_dir, {
             "seeds": self.seeds,
             "strategy": self.strategy.name,
@@ -462,11 +387,11 @@ class Crawler:
             "model": getattr(self.model, "name", None),
             "filters": [f.name for f in self.filters],
             "simulated_from": list(self.archives) or None,
-            "settings": self._settings_now().to_dict(),
+            "settings": settings.to_dict(),
             "schedule": "ordered" if self.ordered else "as-completed",
             "finished": final and not self._stop.is_set(),
             "stopped_early": self._stop.is_set(),
-            "control": self._control_log,
+            "control": self._control.applied if self._control is not None else [],
             **({"segments": self.segments} if self.segments else {}),
             "summary": self.stats.to_dict(),
         })  # fmt: skip

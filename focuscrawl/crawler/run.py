@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from focuscrawl.exceptions import ConfigError
+from focuscrawl.frontier.base import RunJournal, UrlQueue
 from focuscrawl.output.writers import JsonlOutput, WarcOutput
+from focuscrawl.provenance import DECISIONS_NAME
 from focuscrawl.relevance.base import RelevanceModel
 from focuscrawl.strategies.base import Strategy
 from focuscrawl.urls import normalize_url
@@ -99,6 +101,45 @@ class ResumeState:
             raise ConfigError(
                 f"the crawl DB's engine state is corrupt ({exc}); cannot resume"
             ) from None
+
+
+def resume_state(
+    journal: RunJournal, queue: UrlQueue, out_dir: Path, *, resume: bool
+) -> ResumeState | None:
+    """The state committed in the crawl DB's ``journal`` (None: a new crawl), once it is
+    known to be what was asked: a crawl to resume, or a new one in an unused directory."""
+    meta = journal.get_meta("engine")
+    if meta is None and resume and queue.count() > 0:
+        raise ConfigError(f"{out_dir}: crawl DB has no engine state; cannot resume")
+    if meta is not None and not resume:
+        raise ConfigError(
+            f"{out_dir} holds a crawl already: resume it (--resume; resume=True in Python)"
+            " or choose another directory (--out; out)"
+        )
+    state = ResumeState.from_json(meta) if meta else None
+    out_dir.mkdir(parents=True, exist_ok=True)
+    pages_path = out_dir / PAGES_NAME
+    if state is None and pages_path.exists() and pages_path.stat().st_size > 0:
+        # records the crawl DB does not account for (a lost or emptied crawl.db): keep them
+        raise ConfigError(
+            f"{out_dir}: {PAGES_NAME} holds records but {DB_NAME} has no crawl state;"
+            " refusing to overwrite them (move them away or use another --out)"
+        )
+    return state
+
+
+def open_outputs(
+    out_dir: Path, start: ResumeState, *, committed: bool, provenance: bool
+) -> tuple[WarcOutput, JsonlOutput, JsonlOutput | None]:
+    """The WARC, pages.jsonl and (with provenance) decisions.jsonl, cut back to the
+    lengths ``start`` says were committed (a state committed says the lengths, 0 too:
+    killed before its first records)."""
+    warc = WarcOutput(out_dir / WARC_NAME, start.warc_offset, committed=committed)
+    pages = JsonlOutput(out_dir / PAGES_NAME, start.pages_offset, committed=committed)
+    decisions = None
+    if provenance:
+        decisions = JsonlOutput(out_dir / DECISIONS_NAME, start.decisions_offset, committed=committed)
+    return warc, pages, decisions
 
 
 class CommitThread:

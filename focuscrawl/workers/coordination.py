@@ -23,7 +23,7 @@ _FINISHED_EVERY = 10  # looks between two reads of whether the whole crawl is ov
 
 class Coordination:
     """A worker's part in the shared crawl: its page budget, and whether it goes on
-    when it has nothing to do (:class:`~focuscrawl.crawler.engine.SharedCrawl`)."""
+    when it has nothing to do (:class:`~focuscrawl.crawler.shared.SharedCrawl`)."""
 
     def __init__(
         self,
