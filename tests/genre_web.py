@@ -7,9 +7,10 @@ import random
 from pathlib import Path
 from typing import Any
 
+from focuscrawl.crawler.recorder import Recorder
+from focuscrawl.crawler.window import InFlight
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.output.writers import JsonlOutput, WarcOutput
-from focuscrawl.processing import InFlight, Recorder
 from focuscrawl.settings import Settings
 from focuscrawl.stats import CrawlStats
 from focuscrawl.strategies.base import Strategy
@@ -70,7 +71,7 @@ def processor(
     store.ensure_columns(("relevance", *strategy.columns))
     strategy.attach(FrontierView(store), random.Random(0))
     proc = Recorder(
-        settings, frontier=store, strategy=strategy, model=strategy.model, filters=[],
+        settings, queue=store, columns=store, graph=store, strategy=strategy, model=strategy.model, filters=[],
         scope=Scope.for_seeds(settings.scope, seeds), stats=CrawlStats(),
         warc=WarcOutput(tmp_path / "c.warc.gz"), pages=JsonlOutput(tmp_path / "pages.jsonl"),
         decisions=JsonlOutput(tmp_path / "decisions.jsonl"),

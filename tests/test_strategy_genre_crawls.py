@@ -132,7 +132,7 @@ COURSE_TOPIC: dict[str, Any] = {
 
 def test_genre_crawls_the_webkb_replay_web(webkb_replay: Any, tmp_path: Path) -> None:
     from focuscrawl.api import crawl
-    from focuscrawl.engine import DB_NAME
+    from focuscrawl.crawler.run import DB_NAME
     from focuscrawl.frontier.indexed import IndexedFrontier
 
     run = tmp_path / "run"
