@@ -56,8 +56,7 @@ def test_genre_relevance_gates_opic(tmp_path: Path) -> None:
     }
     store = MemoryFrontier()
     opic = OpicStrategy(CosineModel(**COSINE))
-    proc = processor(tmp_path, store, opic, [s0])
-    proc.filters = build_filters([{"name": "relevance-gate"}])
+    proc = processor(tmp_path, store, opic, [s0], filters=build_filters([{"name": "relevance-gate"}]))
     assert [visit(proc, store, web) for _ in range(3)] == [s0, P, q]
     cash = {u: opic.cash(u) for u in (s0, P, q, r, t)}
     assert cash == pytest.approx(
