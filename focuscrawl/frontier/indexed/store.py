@@ -2,29 +2,29 @@
 
 A :class:`~focuscrawl.frontier.base.FrontierStore` built for score updates: per
 URL, score, tier, state, host, layer and fingerprint live in numpy arrays indexed by
-a dense row number (:mod:`~focuscrawl.frontier.indexed_table`: 37 B per URL, 8 B
+a dense row number (:mod:`~focuscrawl.frontier.indexed.table`: 37 B per URL, 8 B
 per extra float column, <= 8 B of hash index), so a batch of score updates is a few
 vectorised operations; the best queued URLs are kept in a buffer
-(:mod:`~focuscrawl.frontier.indexed_best` and its parts, ``indexed_best_*``) so a
+(:mod:`~focuscrawl.frontier.indexed.order` and its parts) so a
 pop selects from thousands of rows, not millions. SQLite holds the cold data (URL text, depth, first parent, parent
 edges if the strategy reads them, hosts, meta), written in bulk inside the open
-transaction (:mod:`~focuscrawl.frontier.indexed_cold`), and, at each commit, the
+transaction (:mod:`~focuscrawl.frontier.indexed.storage.cold`), and, at each commit, the
 changed rows of the hot columns as one journal BLOB
-(:mod:`~focuscrawl.frontier.indexed_disk`). Opening the DB loads the arrays from
+(:mod:`~focuscrawl.frontier.indexed.storage.disk`). Opening the DB loads the arrays from
 the snapshot and replays the journal.
 
 The store is built by composition: one shared core, the open DB
-(:class:`~focuscrawl.frontier.indexed_core.IndexedCore`), and one object per role
+(:class:`~focuscrawl.frontier.indexed.core.IndexedCore`), and one object per role
 of the protocol, each given the core:
 
-* the queue (:mod:`~focuscrawl.frontier.indexed_queue`): add (one page's links in
-  plain Python, :mod:`~focuscrawl.frontier.indexed_adds`), pop, mark, requeue,
+* the queue (:mod:`~focuscrawl.frontier.indexed.queue`): add (one page's links in
+  plain Python, :mod:`~focuscrawl.frontier.indexed.adds`), pop, mark, requeue,
   states and counts;
-* the columns (:mod:`~focuscrawl.frontier.indexed_columns`): scores, tiers and the
+* the columns (:mod:`~focuscrawl.frontier.indexed.columns`): scores, tiers and the
   extra float columns written in place, ``value`` and ``top``;
-* the link graph (:mod:`~focuscrawl.frontier.indexed_graph`): parents, children
+* the link graph (:mod:`~focuscrawl.frontier.indexed.graph`): parents, children
   and the sibling raise;
-* the journal (:mod:`~focuscrawl.frontier.indexed_journal`): meta, commit, close.
+* the journal (:mod:`~focuscrawl.frontier.indexed.storage.journal`): meta, commit, close.
 
 :class:`IndexedFrontier` only builds them and hands out their methods.
 
@@ -48,11 +48,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from focuscrawl.frontier.indexed_columns import IndexedColumns
-from focuscrawl.frontier.indexed_core import IndexedCore
-from focuscrawl.frontier.indexed_graph import IndexedLinkGraph
-from focuscrawl.frontier.indexed_journal import IndexedJournal
-from focuscrawl.frontier.indexed_queue import IndexedQueue
+from focuscrawl.frontier.indexed.columns import IndexedColumns
+from focuscrawl.frontier.indexed.core import IndexedCore
+from focuscrawl.frontier.indexed.graph import IndexedLinkGraph
+from focuscrawl.frontier.indexed.queue import IndexedQueue
+from focuscrawl.frontier.indexed.storage.journal import IndexedJournal
 
 
 class IndexedFrontier:
@@ -68,8 +68,8 @@ class IndexedFrontier:
     Semantics: see :mod:`focuscrawl.frontier.memory`.
 
     Each method of the protocol is its role's own, bound here (a call goes straight
-    to it): :class:`~.indexed_queue.IndexedQueue`, :class:`~.indexed_columns.IndexedColumns`,
-    :class:`~.indexed_graph.IndexedLinkGraph`, :class:`~.indexed_journal.IndexedJournal`.
+    to it): :class:`~.queue.IndexedQueue`, :class:`~.columns.IndexedColumns`,
+    :class:`~.graph.IndexedLinkGraph`, :class:`~.storage.journal.IndexedJournal`.
     """
 
     def __init__(
