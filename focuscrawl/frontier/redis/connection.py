@@ -1,35 +1,99 @@
-"""How the Redis frontier's rows and arguments are written: one concept, the codec
-shared by the store and its pop (:mod:`focuscrawl.frontier.redis_scripts` is the
-Lua side of the same format)."""
+"""The connection to the Redis of a shared store: the server's URL and its options,
+the password (never in the URL), a cluster or a plain client, and every Redis error
+translated once, here, into one line naming the server (:class:`Connection`)."""
 
 from __future__ import annotations
 
 import ipaddress
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import redis
+from redis.client import Pipeline
+from redis.cluster import ClusterPipeline
 
 from focuscrawl.exceptions import FrontierError
-from focuscrawl.types import QueuedURL
 
 __all__ = [
     "MAX_PARTITIONS",
-    "Row",
-    "checked_url",
+    "PASSWORD_ENV",
+    "PASSWORD_FILE_ENV",
+    "TIMEOUT",
+    "Connection",
     "connect",
-    "float_arg",
-    "partition_host",
-    "queued",
+    "lost_script",
     "redis_password",
-    "row_of",
-    "text",
+    "server_url",
 ]
 
-# state, tier, score, depth, layer, seq, host, first parent ("" = none)
-Row = tuple[int, int, float, int, int, int, str, str]
+
+#: seconds a command may wait for its answer (redis-py's default is 5 s): a worker's is
+#: four fifths of its lease (:class:`~focuscrawl.workers.frontier.WorkerFrontier`), so a
+#: Redis that stalls (``CLIENT PAUSE``, a slow fork for a snapshot) for less than a lease
+#: stops no crawl, and a worker that waited longer has lost its partitions anyway;
+#: ``?socket_timeout=S`` in the frontier URL sets it by hand
+TIMEOUT = 24.0
+
+
+class Connection:
+    """The client of the Redis at ``url`` (:func:`connect`), its errors one line
+    naming the server: a :class:`~focuscrawl.exceptions.FrontierError` whose cause is
+    the client's error (the CLI prints it and exits, no traceback). Every command of
+    the client is a command of the connection; a pipeline it makes is a connection
+    too (its ``execute`` translated), and so is a scan's iterator."""
+
+    def __init__(self, url: str, client: Any = None, *, timeout: float = TIMEOUT) -> None:
+        self.url = url
+        if client is None:
+            try:
+                client = connect(url, timeout=timeout)
+            except (redis.RedisError, ValueError) as exc:
+                raise FrontierError(f"frontier {url}: {exc}") from exc
+        self.client = client
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "client":  # (not set yet: no client to hand the name on to)
+            raise AttributeError(name)
+        attr = getattr(self.client, name)
+        if not callable(attr):
+            return attr
+        command = self._translated(attr)
+        setattr(self, name, command)  # (looked up once: the next call finds it here)
+        return command
+
+    def _translated(self, command: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                out = command(*args, **kwargs)
+            except redis.RedisError as exc:
+                raise self.error(exc) from exc
+            if out is self.client:  # (a pipeline's queued command)
+                return self
+            if isinstance(out, Pipeline | ClusterPipeline):
+                return Connection(self.url, out)
+            if isinstance(out, Iterator):  # (scan_iter: its commands run as it is read)
+                return self._iterated(out)
+            return out
+
+        return call
+
+    def _iterated(self, items: Iterator[Any]) -> Iterator[Any]:
+        try:
+            yield from items
+        except redis.RedisError as exc:
+            raise self.error(exc) from exc
+
+    def error(self, exc: BaseException) -> FrontierError:
+        """The one line of a Redis error."""
+        return FrontierError(f"frontier {self.url}: {exc}")
+
+
+def lost_script(exc: BaseException) -> bool:
+    """Whether ``exc`` says the server lost its script cache (NOSCRIPT: restarted)."""
+    return isinstance(exc.__cause__, redis.exceptions.NoScriptError)
 
 
 MAX_PARTITIONS = 1 << 20
@@ -68,7 +132,7 @@ def server_url(url: str) -> tuple[str, int | None]:
     return urlunsplit(parts._replace(query=rest)), partitions
 
 
-def connect(url: str) -> Any:
+def connect(url: str, *, timeout: float = TIMEOUT) -> Any:
     """A client of the Redis at ``url``: a cluster client if it is a node of a Redis
     Cluster (keys and scripts routed to their slots' nodes), else a plain one. Scripts
     are sent with ``execute_command("EVALSHA", ...)``, which both clients' pipelines
@@ -91,11 +155,11 @@ def connect(url: str) -> Any:
             f"an ACL user's: redis://USER@HOST...): set {PASSWORD_ENV} or {PASSWORD_FILE_ENV}"
         )
     server = server_url(url)[0]
-    client = redis.Redis.from_url(server, password=password)
+    client = redis.Redis.from_url(server, password=password, socket_timeout=timeout)
     if not int(client.info("cluster").get("cluster_enabled", 0)):
         return client
     client.close()
-    return redis.RedisCluster.from_url(server, password=password)
+    return redis.RedisCluster.from_url(server, password=password, socket_timeout=timeout)
 
 
 PASSWORD_ENV = "FOCUSCRAWL_REDIS_PASSWORD"
@@ -132,39 +196,3 @@ def _loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-def partition_host(host: str) -> str:
-    """The host a partition is chosen by: lower case, no port, no IPv6 brackets.
-
-    >>> partition_host("Example.org:8080"), partition_host("[::1]:80")
-    ('example.org', '::1')
-    """
-    host = host.lower()
-    if host.startswith("["):
-        return host[1 : host.find("]")] if "]" in host else host[1:]
-    return host.split(":", 1)[0]
-
-
-def float_arg(value: float) -> str:
-    return repr(float(value))
-
-
-def text(raw: bytes | str) -> str:
-    return raw.decode("utf-8") if isinstance(raw, bytes) else raw
-
-
-def row_of(raw: bytes | str) -> Row:
-    f = text(raw).split("\0")
-    return (int(f[0]), int(f[1]), float(f[2]), int(f[3]), int(f[4]), int(f[5]), f[6], f[7])
-
-
-def queued(url: str, row: Row) -> QueuedURL:
-    _, tier, score, depth, layer, seq, host, parent = row
-    return QueuedURL(url, score, depth, host, parent or None, layer, seq, tier)
-
-
-def checked_url(url: str) -> str:
-    if "\0" in url:
-        raise FrontierError(f"URL {url!r} holds a NUL character")
-    return url
