@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from focuscrawl.engine import DB_NAME, RUN_NAME
+from focuscrawl.crawler.run import DB_NAME, RUN_NAME
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.frontier.factory import open_frontier
 from focuscrawl.provenance import explain, format_explanation
