@@ -26,6 +26,7 @@ from focuscrawl.frontier.base import no_edges_error
 from focuscrawl.frontier.redis_heads import QueueHeads
 from focuscrawl.frontier.redis_rows import (
     MAX_PARTITIONS,
+    SOCKET_TIMEOUT,
     Row,
     connect,
     partition_host,
@@ -55,9 +56,10 @@ class RedisCore:
         prefix: str,
         parents: bool = True,
         partitions: int = PARTITIONS,
+        timeout: float = SOCKET_TIMEOUT,
     ) -> None:
         try:
-            self._db = connect(url)
+            self._db = connect(url, timeout=timeout)
             conf = self._db.hgetall(f"{prefix}:{{{prefix}:m}}:conf")
         except (redis.RedisError, ValueError) as exc:
             raise FrontierError(f"frontier {url}: {exc}") from exc

@@ -17,6 +17,7 @@ from focuscrawl.types import QueuedURL
 
 __all__ = [
     "MAX_PARTITIONS",
+    "SOCKET_TIMEOUT",
     "Row",
     "checked_url",
     "connect",
@@ -33,6 +34,9 @@ Row = tuple[int, int, float, int, int, int, str, str]
 
 
 MAX_PARTITIONS = 1 << 20
+# seconds a reply may take (a CLIENT PAUSE, a slow script) before the client gives up,
+# for a client that holds no lease; a worker's follows its leases (WorkerFrontier)
+SOCKET_TIMEOUT = 20.0
 
 
 def server_url(url: str) -> tuple[str, int | None]:
@@ -68,7 +72,7 @@ def server_url(url: str) -> tuple[str, int | None]:
     return urlunsplit(parts._replace(query=rest)), partitions
 
 
-def connect(url: str) -> Any:
+def connect(url: str, *, timeout: float = SOCKET_TIMEOUT) -> Any:
     """A client of the Redis at ``url``: a cluster client if it is a node of a Redis
     Cluster (keys and scripts routed to their slots' nodes), else a plain one. Scripts
     are sent with ``execute_command("EVALSHA", ...)``, which both clients' pipelines
@@ -76,7 +80,10 @@ def connect(url: str) -> Any:
 
     The password comes from the environment (:func:`redis_password`), never from the
     URL, which workers' argv, run.json and the published run hold; a Redis on another
-    machine needs one (whoever can write the crawl's keys steers its workers)."""
+    machine needs one (whoever can write the crawl's keys steers its workers).
+
+    ``timeout``: the seconds a reply may take (redis-py's default, 5 s, ended a crawl at
+    a 10 s CLIENT PAUSE although its leases last 30 s)."""
     password = redis_password()
     parts = urlsplit(url)
     if parts.password is not None:
@@ -91,11 +98,11 @@ def connect(url: str) -> Any:
             f"an ACL user's: redis://USER@HOST...): set {PASSWORD_ENV} or {PASSWORD_FILE_ENV}"
         )
     server = server_url(url)[0]
-    client = redis.Redis.from_url(server, password=password)
+    client = redis.Redis.from_url(server, password=password, socket_timeout=timeout)
     if not int(client.info("cluster").get("cluster_enabled", 0)):
         return client
     client.close()
-    return redis.RedisCluster.from_url(server, password=password)
+    return redis.RedisCluster.from_url(server, password=password, socket_timeout=timeout)
 
 
 PASSWORD_ENV = "FOCUSCRAWL_REDIS_PASSWORD"

@@ -78,7 +78,7 @@ from focuscrawl.frontier.redis_core import PARTITIONS, RedisCore
 from focuscrawl.frontier.redis_graph import RedisLinkGraph
 from focuscrawl.frontier.redis_journal import RedisJournal
 from focuscrawl.frontier.redis_queue import RedisQueue
-from focuscrawl.frontier.redis_rows import partition_host
+from focuscrawl.frontier.redis_rows import SOCKET_TIMEOUT, partition_host
 from focuscrawl.types import QueuedURL, URLState
 
 __all__ = ["PARTITIONS", "RedisFrontier", "partition_host"]
@@ -92,7 +92,8 @@ class RedisFrontier(RedisCore):
 
     ``url``: ``redis://HOST:PORT/DB``; ``parents``: keep every parent edge (else the
     first parent only; a namespace created with edges keeps them). ``partitions``
-    applies to a new namespace; an existing one keeps its own.
+    applies to a new namespace; an existing one keeps its own. ``timeout``: the
+    seconds a reply may take.
 
     Each method of the protocol is its role's own, bound here (a call goes straight
     to it): :class:`~.redis_queue.RedisQueue`, :class:`~.redis_columns.RedisColumns`,
@@ -109,8 +110,11 @@ class RedisFrontier(RedisCore):
         prefix: str,
         parents: bool = True,
         partitions: int = PARTITIONS,
+        timeout: float = SOCKET_TIMEOUT,
     ) -> None:
-        super().__init__(url, prefix=prefix, parents=parents, partitions=partitions)
+        super().__init__(
+            url, prefix=prefix, parents=parents, partitions=partitions, timeout=timeout
+        )
         queue = self._url_queue = RedisQueue(self)
         self.add = self._guarded(queue.add)
         self.add_many = self._guarded(queue.add_many)

@@ -74,7 +74,10 @@ class WorkerFrontier(RedisFrontier):
         expected: int = 1,
         layered: bool = False,
     ) -> None:
-        super().__init__(url, prefix=prefix, parents=parents)
+        # a reply may take as long as the leases are surely this worker's: a pause of
+        # Redis (CLIENT PAUSE, a slow save) shorter than that is ridden out
+        super().__init__(url, prefix=prefix, parents=parents,
+                         timeout=max(1.0, lease_seconds) * (1 - MARGIN))  # fmt: skip
         self.worker = worker
         # workers started together (crawl --workers N): for one lease time each takes no
         # more than its share of N, whoever is first (then the workers alive decide)

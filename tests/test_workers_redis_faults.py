@@ -1,0 +1,94 @@
+"""A shared crawl on a real redis-server that pauses, dies, comes back empty or holds
+garbage under the crawl's keys (issue 40, items 8 and 9): a pause shorter than the
+leases is ridden out, Redis lost or emptied is one line and a non-zero exit, an idle
+worker obeys SIGTERM and SIGINT, garbage is one line, never a traceback or a hang."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from focuscrawl.replay.generated import GeneratedWeb
+from focuscrawl.replay.process import ReplayProcess
+from tests.redis_server import RedisServer, redis_server_fixture  # noqa: F401
+from tests.test_workers import _lines, _published, _start_worker
+
+PAGES, HOSTS, SEED = 2000, 40, 13
+
+
+@pytest.fixture(scope="module")
+def web() -> GeneratedWeb:
+    return GeneratedWeb(PAGES, HOSTS, SEED)
+
+
+@pytest.fixture
+def replay(tmp_path: Path) -> Iterator[ReplayProcess]:
+    args = ["--generated", str(PAGES), "--hosts", str(HOSTS), "--seed", str(SEED)]
+    with ReplayProcess([], log_path=tmp_path / "requests.tsv", faults_args=args) as server:
+        yield server
+
+
+def _records(run_dir: Path) -> list[dict[str, Any]]:
+    rows = []
+    for path in sorted((run_dir / "workers").glob("*/pages.jsonl")):
+        rows += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return rows
+
+
+def _overrides(redis_url: str, replay: ReplayProcess, max_pages: int, delay: float) -> dict[str, Any]:
+    return {
+        "crawl": {"strategy": "bfs", "max_pages": max_pages, "frontier": "redis",
+                  "frontier_url": redis_url},
+        "fetch": {"proxy": replay.proxy_url, "delay": delay, "concurrency": 8},
+    }  # fmt: skip
+
+
+def _wait(condition: Any, what: str, seconds: float = 120, every: float = 0.05) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(every)
+
+
+def _err(proc: subprocess.Popen[bytes]) -> str:
+    return proc.stderr.read().decode() if proc.stderr else ""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("trial", range(2), ids=lambda t: f"trial-{t}")
+def test_a_redis_pause_shorter_than_the_leases_is_ridden_out(
+    trial: int, web: GeneratedWeb, replay: ReplayProcess, redis_server: RedisServer,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    """CLIENT PAUSE (every command) for 7 s, longer than redis-py's default socket
+    timeout (5 s) and shorter than the workers' leases (16 s): the crawl goes on once
+    the pause ends, and ends with its budget exactly, no URL twice."""
+    budget = 300
+    out = tmp_path / "run"
+    prefix = _published(out, web.home_urls(4), _overrides(redis_server.url, replay, budget, 0.1),
+                        workers=2)  # fmt: skip
+    dirs = [out / "workers" / name for name in ("a", "b")]
+    procs = [_start_worker(redis_server.url, prefix, d, "--lease-seconds", "16") for d in dirs]
+    try:
+        _wait(lambda: sum(_lines(d / "pages.jsonl") for d in dirs) >= 30
+              or any(p.poll() is not None for p in procs), "the workers never got going")  # fmt: skip
+        assert all(p.poll() is None for p in procs)
+        redis.Redis.from_url(redis_server.url).execute_command("CLIENT", "PAUSE", 7000, "ALL")
+        codes = [p.wait(timeout=300) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    errs = [_err(p) for p in procs]
+    assert codes == [0, 0], errs
+    rows = _records(out)
+    assert len(rows) == budget
+    assert max(Counter(row["url"] for row in rows).values()) == 1
