@@ -6,7 +6,9 @@ worker obeys SIGTERM and SIGINT, garbage is one line, never a traceback or a han
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -92,3 +94,44 @@ def test_a_redis_pause_shorter_than_the_leases_is_ridden_out(
     rows = _records(out)
     assert len(rows) == budget
     assert max(Counter(row["url"] for row in rows).values()) == 1
+
+
+def _crawl(web: GeneratedWeb, replay: ReplayProcess, url: str, out: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "focuscrawl", "crawl", "--seeds", *web.home_urls(4),
+            "--proxy", replay.proxy_url, "--frontier", url, "--out", str(out), "--delay", "0.1",
+            "--strategy", "bfs", "--quiet", *extra]  # fmt: skip
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.getcwd()}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("trial", range(2), ids=lambda t: f"trial-{t}")
+def test_redis_lost_mid_crawl_is_one_line_and_a_failed_exit(
+    trial: int, web: GeneratedWeb, replay: ReplayProcess, tmp_path: Path
+) -> None:
+    """redis-server killed (SIGKILL) under a crawl of two workers: each worker says so in
+    one line naming the server (and what to do), the crawl exits non-zero, no traceback."""
+    server = RedisServer(tmp_path)
+    try:
+        out = tmp_path / "run"
+        crawl = subprocess.Popen([*_crawl(web, replay, server.url, out), "--workers", "2",
+                                  "--max-pages", "1500"], stderr=subprocess.PIPE, env=_env())  # fmt: skip
+        dirs = [out / "workers" / f"{i:02d}" for i in range(2)]
+        _wait(lambda: sum(_lines(d / "pages.jsonl") for d in dirs) >= 30 or crawl.poll() is not None,
+              "the workers never got going")  # fmt: skip
+        assert crawl.poll() is None
+        server.kill()
+        code = crawl.wait(timeout=300)
+    finally:
+        server.stop()
+    err = _err(crawl)
+    print(err)
+    assert code not in (0, None)
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    workers = [line for line in lines if "worker" in line and server.url in line]
+    assert len(workers) == 2, lines
+    assert all("Redis" in line for line in workers)
+    assert len(lines) == 3, lines  # and the crawl's own: how to go on

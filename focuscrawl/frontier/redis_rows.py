@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import ipaddress
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from focuscrawl.exceptions import FrontierError
 from focuscrawl.types import QueuedURL
@@ -18,6 +21,8 @@ from focuscrawl.types import QueuedURL
 __all__ = [
     "MAX_PARTITIONS",
     "SOCKET_TIMEOUT",
+    "Client",
+    "RedisLost",
     "Row",
     "checked_url",
     "connect",
@@ -98,11 +103,92 @@ def connect(url: str, *, timeout: float = SOCKET_TIMEOUT) -> Any:
             f"an ACL user's: redis://USER@HOST...): set {PASSWORD_ENV} or {PASSWORD_FILE_ENV}"
         )
     server = server_url(url)[0]
-    client = redis.Redis.from_url(server, password=password, socket_timeout=timeout)
+    # no retry: a command whose reply was lost may have been applied (a pop twice is a
+    # batch of URLs in flight for ever); the crawl stops in one line and resumes instead
+    client = Client(redis.Redis.from_url(server, password=password, socket_timeout=timeout,
+                                         retry=Retry(NoBackoff(), 0)), url)  # fmt: skip
     if not int(client.info("cluster").get("cluster_enabled", 0)):
         return client
     client.close()
-    return redis.RedisCluster.from_url(server, password=password, socket_timeout=timeout)
+    return Client(redis.RedisCluster.from_url(server, password=password, socket_timeout=timeout),
+                  url)  # fmt: skip
+
+
+class RedisLost(FrontierError):
+    """The Redis server cannot be reached (gone, restarted, a network cut) or did not
+    answer within the client's timeout: the crawl stops, resumable once it is back."""
+
+
+def redis_failure(url: str, exc: redis.RedisError) -> FrontierError:
+    """The one line for a Redis error ``exc`` of the server at ``url`` (which holds no
+    password: :func:`connect` refuses one): what happened, and what can be done."""
+    if isinstance(exc, redis.ConnectionError | redis.TimeoutError):
+        return RedisLost(
+            f"frontier {url}: Redis does not answer ({exc}): stopped; once it is back with "
+            "its data (appendonly, or a dump), resume (crawl --out DIR --resume; a worker: "
+            "the same command)"
+        )
+    return FrontierError(
+        f"frontier {url}: Redis refused a command ({exc}): a key under the crawl's prefix "
+        "holds what the crawl did not write (set by hand?): restore the crawl's keys, or "
+        "start afresh with another --out"
+    )
+
+
+class Client:
+    """A redis-py client whose errors are focuscrawl's, translated here once: each is
+    one line naming the server (:func:`redis_failure`), never a traceback, whichever
+    thread meets it. A script gone from the server's cache (``NoScriptError``) is left
+    as it is: its caller loads it again. Everything else is the client's own."""
+
+    def __init__(self, client: Any, url: str) -> None:
+        self._client, self.url = client, url
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._client, name)
+        if not callable(method):
+            return method
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                result = method(*args, **kwargs)
+            except redis.exceptions.NoScriptError:
+                raise
+            except redis.RedisError as exc:
+                raise redis_failure(self.url, exc) from exc
+            if name == "pipeline":
+                return _Pipeline(result, self.url)
+            if isinstance(result, Iterator):  # (scan_iter and the like: errors come later)
+                return _iterated(result, self.url)
+            return result
+
+        return call
+
+
+class _Pipeline:
+    """A pipeline of a :class:`Client`: commands queued as redis-py's, sent by
+    :meth:`execute`, whose errors are translated as the client's."""
+
+    def __init__(self, pipe: Any, url: str) -> None:
+        self._pipe, self.url = pipe, url
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._pipe, name)
+
+    def execute(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return self._pipe.execute(*args, **kwargs)
+        except redis.exceptions.NoScriptError:
+            raise
+        except redis.RedisError as exc:
+            raise redis_failure(self.url, exc) from exc
+
+
+def _iterated(items: Iterator[Any], url: str) -> Iterator[Any]:
+    try:
+        yield from items
+    except redis.RedisError as exc:
+        raise redis_failure(url, exc) from exc
 
 
 PASSWORD_ENV = "FOCUSCRAWL_REDIS_PASSWORD"

@@ -20,6 +20,7 @@ from typing import Any
 from focuscrawl.engine import DB_NAME, Crawler, normalize_seeds, write_run_json
 from focuscrawl.exceptions import ConfigError, FrontierError
 from focuscrawl.frontier.redis_claims import LeaseLost
+from focuscrawl.frontier.redis_rows import RedisLost
 from focuscrawl.workers.coordination import Coordination
 from focuscrawl.workers.handover import (
     HandoverFetcher,
@@ -47,6 +48,7 @@ class Worker:
     coordination: Coordination
     name: str
     more: bool = False  # its run ended waiting for claims that came back: open it again
+    lost: RedisLost | None = None  # Redis gone under the lease upkeep: said once, by run()
 
     async def run(self) -> Any:
         """The crawl of this worker to its end (that of the shared crawl, or of its budget).
@@ -64,6 +66,8 @@ class Worker:
             if limited and not claims.claimed and not claims.claim(coordination.target):
                 # the budget is all handed out (to workers still crawling)
                 self.more = await self._claims_to_come()
+                if self.lost is not None:
+                    raise self.lost
                 return self.crawler.stats
             try:
                 async with self.crawler.fetcher:
@@ -71,6 +75,8 @@ class Worker:
             except LeaseLost:
                 self._cut_back()
                 raise
+            if self.lost is not None:
+                raise self.lost
             if limited and not self.crawler.stopped and claims.claimed <= stats.fetched:
                 self.more = await self._claims_to_come()
             return stats
@@ -126,7 +132,10 @@ class Worker:
                 try:
                     await loop.run_in_executor(pool, work)
                 except Exception as exc:  # a lease lost, Redis gone: this worker stops
-                    print(f"focuscrawl: worker {self.name}: {exc}", file=sys.stderr)
+                    if isinstance(exc, RedisLost):
+                        self.lost = exc  # (the crawl's own calls may meet it too: one line)
+                    else:
+                        print(f"focuscrawl: worker {self.name}: {exc}", file=sys.stderr)
                     self.crawler.request_stop(now=True)
                     return
         finally:
