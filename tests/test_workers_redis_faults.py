@@ -135,3 +135,72 @@ def test_redis_lost_mid_crawl_is_one_line_and_a_failed_exit(
     assert len(workers) == 2, lines
     assert all("Redis" in line for line in workers)
     assert len(lines) == 3, lines  # and the crawl's own: how to go on
+
+
+def _meta(prefix: str, name: str) -> str:
+    return f"{prefix}:{{{prefix}:m}}:{name}"
+
+
+def _forget(db: redis.Redis, prefix: str) -> None:
+    """The crawl's keys gone at once (one DEL), as from a Redis flushed under it."""
+    db.delete(*db.scan_iter(match=f"{prefix}:*", count=1000))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["flushed", "restarted-empty"])
+def test_redis_back_empty_mid_crawl_is_one_line_and_resume_does_not_republish(
+    how: str, web: GeneratedWeb, replay: ReplayProcess, tmp_path: Path
+) -> None:
+    """The crawl's keys gone under its two workers (deleted, or redis-server restarted
+    without persistence): the crawl exits non-zero with no traceback, each worker in one
+    line; then each --resume (twice) is one line that the shared state is gone and what
+    can be done, and publishes nothing (it used to publish the crawl afresh and loop)."""
+    (tmp_path / "redis").mkdir()
+    server = RedisServer(tmp_path / "redis")
+    try:
+        db = redis.Redis.from_url(server.url)
+        out = tmp_path / "run"
+        crawl = subprocess.Popen([*_crawl(web, replay, server.url, out), "--workers", "2",
+                                  "--max-pages", "1500"], stderr=subprocess.PIPE, env=_env())  # fmt: skip
+        dirs = [out / "workers" / f"{i:02d}" for i in range(2)]
+        _wait(lambda: sum(_lines(d / "pages.jsonl") for d in dirs) >= 30 or crawl.poll() is not None,
+              "the workers never got going")  # fmt: skip
+        assert crawl.poll() is None
+        prefix = json.loads((out / "run.json").read_text())["crawl"]
+        if how == "flushed":
+            _forget(db, prefix)
+        else:
+            server.kill()
+            server.start()
+        code = crawl.wait(timeout=300)
+        err = _err(crawl)
+        print(err)
+        assert code not in (0, None)
+        assert "Traceback" not in err
+        lines = err.strip().splitlines()
+        said = [line for line in lines if server.url in line]
+        assert len(said) == 2, lines  # one line for each worker
+        if how == "flushed":
+            assert all(f"the shared crawl {prefix} is gone from Redis" in line for line in said)
+        pages = len(_records(out))
+        for _ in range(2):
+            again = subprocess.run([sys.executable, "-m", "focuscrawl", "crawl", "--out", str(out),
+                                    "--resume", "--quiet"], stderr=subprocess.PIPE, env=_env(),
+                                   timeout=300)  # fmt: skip
+            assert again.returncode == 1
+            lines = again.stderr.decode().strip().splitlines()
+            assert len(lines) == 1, lines
+            assert f"the shared crawl {prefix} is gone from Redis" in lines[0]
+            assert "restore Redis's data" in lines[0]
+            assert not db.hexists(_meta(prefix, "meta"), "crawl")  # not published afresh
+        # a worker resumed by hand: the same line
+        worker = subprocess.run([sys.executable, "-m", "focuscrawl", "worker", "--frontier",
+                                 server.url, "--out", str(dirs[0]), "--quiet"],
+                                stderr=subprocess.PIPE, env=_env(), timeout=300)  # fmt: skip
+        assert worker.returncode == 1
+        lines = worker.stderr.decode().strip().splitlines()
+        assert len(lines) == 1, lines
+        assert f"the shared crawl {prefix} is gone from Redis" in lines[0]
+        assert len(_records(out)) == pages  # nothing crawled again, nothing cut
+    finally:
+        server.stop()

@@ -61,6 +61,8 @@ class RedisCore:
         try:
             self._db = connect(url, timeout=timeout)
             conf = self._db.hgetall(f"{prefix}:{{{prefix}:m}}:conf")
+        except FrontierError:  # (the client's own line: redis_rows.Client)
+            raise
         except (redis.RedisError, ValueError) as exc:
             raise FrontierError(f"frontier {url}: {exc}") from exc
         self.url, self.prefix = url, prefix

@@ -46,6 +46,11 @@ class CrawlProgress:
             )
         return text(seeder)
 
+    def published(self, field: str) -> bool:
+        """Whether the crawl's meta holds ``field`` (its published run: gone with the
+        crawl's state when Redis restarts without its data, or is flushed)."""
+        return bool(self._db.hexists(self._mkey + "meta", field))
+
     def committed(self) -> None:
         """A commit of this worker: if it added the seeds (:attr:`seeding`), they are
         delivered, and from now on a crawl with nothing queued or in flight is over."""

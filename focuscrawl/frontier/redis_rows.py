@@ -24,6 +24,7 @@ __all__ = [
     "Client",
     "RedisLost",
     "Row",
+    "ScriptsLost",
     "checked_url",
     "connect",
     "float_arg",
@@ -119,9 +120,20 @@ class RedisLost(FrontierError):
     answer within the client's timeout: the crawl stops, resumable once it is back."""
 
 
+class ScriptsLost(RedisLost, redis.exceptions.NoScriptError):
+    """Redis no longer holds the crawl's scripts (it restarted): one line, and still a
+    ``NoScriptError`` for the caller that loads its script again and resends."""
+
+
 def redis_failure(url: str, exc: redis.RedisError) -> FrontierError:
     """The one line for a Redis error ``exc`` of the server at ``url`` (which holds no
     password: :func:`connect` refuses one): what happened, and what can be done."""
+    if isinstance(exc, redis.exceptions.NoScriptError):
+        return ScriptsLost(
+            f"frontier {url}: Redis lost the crawl's scripts (restarted?): stopped; once it is "
+            "back with its data (appendonly, or a dump), resume (crawl --out DIR --resume; a "
+            "worker: the same command)"
+        )
     if isinstance(exc, redis.ConnectionError | redis.TimeoutError):
         return RedisLost(
             f"frontier {url}: Redis does not answer ({exc}): stopped; once it is back with "
@@ -138,8 +150,9 @@ def redis_failure(url: str, exc: redis.RedisError) -> FrontierError:
 class Client:
     """A redis-py client whose errors are focuscrawl's, translated here once: each is
     one line naming the server (:func:`redis_failure`), never a traceback, whichever
-    thread meets it. A script gone from the server's cache (``NoScriptError``) is left
-    as it is: its caller loads it again. Everything else is the client's own."""
+    thread meets it. A script gone from the server's cache is :class:`ScriptsLost`,
+    still a ``NoScriptError`` for a caller that loads it again. Everything else is the
+    client's own."""
 
     def __init__(self, client: Any, url: str) -> None:
         self._client, self.url = client, url
@@ -152,8 +165,6 @@ class Client:
         def call(*args: Any, **kwargs: Any) -> Any:
             try:
                 result = method(*args, **kwargs)
-            except redis.exceptions.NoScriptError:
-                raise
             except redis.RedisError as exc:
                 raise redis_failure(self.url, exc) from exc
             if name == "pipeline":
@@ -178,8 +189,6 @@ class _Pipeline:
     def execute(self, *args: Any, **kwargs: Any) -> Any:
         try:
             return self._pipe.execute(*args, **kwargs)
-        except redis.exceptions.NoScriptError:
-            raise
         except redis.RedisError as exc:
             raise redis_failure(self.url, exc) from exc
 

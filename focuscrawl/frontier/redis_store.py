@@ -151,6 +151,8 @@ class RedisFrontier(RedisCore):
         def guarded(*args: _P.args, **kwargs: _P.kwargs) -> _T:
             try:
                 return method(*args, **kwargs)
+            except FrontierError:  # (the client's own line: redis_rows.Client)
+                raise
             except redis.RedisError as exc:
                 raise FrontierError(f"frontier {url}: {exc}") from exc
 
@@ -207,6 +209,8 @@ def _one_line(method: Callable[..., Any]) -> Callable[..., Any]:
     def guarded(self: RedisFrontier, *args: Any, **kwargs: Any) -> Any:
         try:
             return method(self, *args, **kwargs)
+        except FrontierError:
+            raise
         except redis.RedisError as exc:
             raise FrontierError(f"frontier {self.url}: {exc}") from exc
 

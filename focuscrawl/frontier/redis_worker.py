@@ -41,7 +41,7 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from focuscrawl.frontier.redis_claims import LeaseLost, SharedBudget
+from focuscrawl.frontier.redis_claims import CrawlGone, LeaseLost, SharedBudget
 from focuscrawl.frontier.redis_columns import best_of_tops
 from focuscrawl.frontier.redis_handback import Handback
 from focuscrawl.frontier.redis_heads import QueueHeads
@@ -209,7 +209,7 @@ class WorkerFrontier(RedisFrontier):
         Returns the workers alive."""
         try:
             alive = self.budget.alive(self.lease_ms)
-        except LeaseLost:  # retired by another worker (a stall): fenced
+        except (LeaseLost, CrawlGone):  # retired by another worker (a stall), or no crawl: fenced
             self.leases.lose()
             raise
         owned = sorted(self.owned)

@@ -20,7 +20,6 @@ from typing import Any
 from focuscrawl.engine import DB_NAME, Crawler, normalize_seeds, write_run_json
 from focuscrawl.exceptions import ConfigError, FrontierError
 from focuscrawl.frontier.redis_claims import LeaseLost
-from focuscrawl.frontier.redis_rows import RedisLost
 from focuscrawl.workers.coordination import Coordination
 from focuscrawl.workers.handover import (
     HandoverFetcher,
@@ -29,6 +28,7 @@ from focuscrawl.workers.handover import (
     describe,
     retire_dead,
 )
+from focuscrawl.workers.resumed import RUN_FIELD, state_gone_error
 from focuscrawl.workers.shared import check_shareable, read_published, shared_crawls
 from focuscrawl.workers.trust import check_model_source
 
@@ -48,7 +48,9 @@ class Worker:
     coordination: Coordination
     name: str
     more: bool = False  # its run ended waiting for claims that came back: open it again
-    lost: RedisLost | None = None  # Redis gone under the lease upkeep: said once, by run()
+    # what stopped the lease upkeep (a lease lost, Redis or the crawl in it gone): said once,
+    # by run(), whatever the crawl's own calls meet next
+    failure: FrontierError | None = None
 
     async def run(self) -> Any:
         """The crawl of this worker to its end (that of the shared crawl, or of its budget).
@@ -66,17 +68,23 @@ class Worker:
             if limited and not claims.claimed and not claims.claim(coordination.target):
                 # the budget is all handed out (to workers still crawling)
                 self.more = await self._claims_to_come()
-                if self.lost is not None:
-                    raise self.lost
+                if self.failure is not None:
+                    raise self.failure
                 return self.crawler.stats
             try:
                 async with self.crawler.fetcher:
                     stats = await self.crawler.run()
-            except LeaseLost:
-                self._cut_back()
-                raise
-            if self.lost is not None:
-                raise self.lost
+            except FrontierError as exc:
+                if isinstance(exc, LeaseLost):
+                    self._cut_back()
+                # what went wrong underneath: the upkeep's failure, or the crawl's state gone
+                # (a script meeting an emptied partition says only that a key is missing)
+                why = self.failure or self._crawl_gone()
+                if why is None or why is exc:
+                    raise
+                raise why from exc
+            if self.failure is not None:
+                raise self.failure
             if limited and not self.crawler.stopped and claims.claimed <= stats.fetched:
                 self.more = await self._claims_to_come()
             return stats
@@ -132,10 +140,8 @@ class Worker:
                 try:
                     await loop.run_in_executor(pool, work)
                 except Exception as exc:  # a lease lost, Redis gone: this worker stops
-                    if isinstance(exc, RedisLost):
-                        self.lost = exc  # (the crawl's own calls may meet it too: one line)
-                    else:
-                        print(f"focuscrawl: worker {self.name}: {exc}", file=sys.stderr)
+                    self.failure = (exc if isinstance(exc, FrontierError)
+                                    else FrontierError(f"worker {self.name}: {exc}"))  # fmt: skip
                     self.crawler.request_stop(now=True)
                     return
         finally:
@@ -157,6 +163,15 @@ class Worker:
             print(f"focuscrawl: worker {self.name}: files not cut back: {exc}", file=sys.stderr)
         else:
             self.crawler.stats.counters["cut_back_on_lease_lost"] += 1
+
+    def _crawl_gone(self) -> FrontierError | None:
+        """The one line for a crawl no longer published in Redis (restarted without its
+        data, or flushed), if it is not (None: it is, or Redis does not answer)."""
+        f = self.frontier
+        with contextlib.suppress(FrontierError):
+            if not f.progress.published(RUN_FIELD):
+                return state_gone_error(f.url, f.prefix, self.crawler.out_dir)
+        return None
 
     def _leave(self) -> None:
         f = self.frontier
@@ -213,7 +228,7 @@ def open_worker(
             raise ConfigError(f"{frontier_url}: {len(crawls)} shared crawls ({', '.join(crawls)}): "
                               "name one with --crawl")  # fmt: skip
         crawl = crawls[0]
-    run = read_published(frontier_url, crawl)
+    run = read_published(frontier_url, crawl, ran=out_dir if marker else None)
     saved = run["settings"]
     check_model_source(saved, model_digest)  # (Redis's word chooses no file to load)
     # the published settings, not this machine's environment; paths (filters, a model's
