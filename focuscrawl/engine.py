@@ -329,7 +329,8 @@ class Crawler:
             self.recorder.round = self.stats.layer
             self._control_log = [dict(c) for c in state.control]
             self.stats.counters["resumes"] += 1
-        elif self._add_seeds:
+        # (a shared crawl's worker is told: a resumed one may add them, see open_worker)
+        if self._add_seeds and (state is None or self.shared is not None):
             self.recorder.add_seeds(self.seeds)
         self._control = ControlChannel(self.out_dir, start.control_id)
         make = make_scheduler if self.shared is None else self.shared.make_scheduler

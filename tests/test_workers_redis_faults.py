@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -204,3 +205,54 @@ def test_redis_back_empty_mid_crawl_is_one_line_and_resume_does_not_republish(
         assert len(_records(out)) == pages  # nothing crawled again, nothing cut
     finally:
         server.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_an_idle_worker_obeys_sigterm_and_sigint(
+    signum: int, web: GeneratedWeb, replay: ReplayProcess, redis_server: RedisServer,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    """A worker waiting for the seeds (their seeder died before its first commit: it
+    is retired, and the next worker to start adds them) stops at SIGTERM or SIGINT
+    (it ran 900 s through them), interrupted and resumable; restarted, it adds the
+    seeds, and with one more worker the crawl ends with its budget, no URL twice."""
+    budget = 120
+    db = redis.Redis.from_url(redis_server.url)
+    out = tmp_path / "run"
+    prefix = _published(out, web.home_urls(4), _overrides(redis_server.url, replay, budget, 0.05),
+                        workers=2)  # fmt: skip
+    db.sadd(_meta(prefix, "workers"), "ghost")  # a seeder dead before its first commit
+    db.set(_meta(prefix, "seeded"), "ghost")
+    b_dir = out / "workers" / "b"
+    b = _start_worker(redis_server.url, prefix, b_dir, "--lease-seconds", "3")
+    try:
+        # the ghost retired by b from its idle loop: b waits for a worker to add the seeds
+        _wait(lambda: not db.exists(_meta(prefix, "seeded")) or b.poll() is not None,
+              "the idle worker never retired the dead seeder")  # fmt: skip
+        assert b.poll() is None, _err(b)
+        b.send_signal(signum)
+        code = b.wait(timeout=60)  # (a bound on a hang: it exits in well under a second)
+    finally:
+        if b.poll() is None:
+            b.kill()
+    err = _err(b)
+    assert code == 130, err
+    assert "Traceback" not in err
+    assert _lines(b_dir / "pages.jsonl") == 0
+    run = json.loads((b_dir / "run.json").read_text())
+    assert run["finished"] is False  # (interrupted: its summary written, resumable)
+    assert run["summary"]["fetched"] == 0
+    # b resumed names itself the seeder (none is named now): its journal holds no seeds,
+    # so it adds them (it ended the crawl at 0 URLs with exit 0); c joins; the crawl ends
+    b = _start_worker(redis_server.url, prefix, b_dir, "--lease-seconds", "3")
+    _wait(lambda: db.exists(_meta(prefix, "seeded")) or b.poll() is not None,
+          "the resumed worker never named itself the seeder")  # fmt: skip
+    assert db.get(_meta(prefix, "seeded")) == json.loads((b_dir / "crawl.db").read_bytes())[
+        "worker"].encode()  # fmt: skip
+    c = _start_worker(redis_server.url, prefix, out / "workers" / "c", "--lease-seconds", "3")
+    assert c.wait(timeout=300) == 0, _err(c)
+    assert b.wait(timeout=300) == 0, _err(b)
+    rows = _records(out)
+    assert len(rows) == budget
+    assert max(Counter(row["url"] for row in rows).values()) == 1

@@ -27,6 +27,7 @@ class CrawlProgress:
         self.partitions, self._key = partitions, key
         self._mkey = f"{prefix}:{{{prefix}:m}}:"
         self.seeding = False  # this worker added the seeds and has not committed since
+        self.named_now = False  # seeder() named this worker just now (none was named)
 
     def seeder(self) -> str:
         """The worker that adds the seeds: this one if none was named before (the
@@ -38,7 +39,8 @@ class CrawlProgress:
         pipe.setnx(key, self.worker)
         pipe.get(key)
         pipe.smembers(self._mkey + "workers")
-        _, seeder, workers = pipe.execute()
+        named, seeder, workers = pipe.execute()
+        self.named_now = bool(named)
         if seeder is None or seeder not in workers:
             raise FrontierError(
                 f"key {key} names {seeder!r}, not a worker of this crawl (set by hand?): no "

@@ -73,7 +73,8 @@ class Coordination:
         if self.limited:  # its unused claim back, for a worker with work
             claims.settle(max(fetched, 1))
         looks = 0
-        while True:
+        # (a worker stopped by a signal, or by its lease upkeep: SIGTERM went unheard here)
+        while self.crawler is None or not self.crawler.stopped:
             budget = not self.limited or claims.claimed > fetched
             if f.queued_here() and (budget or claims.claim(self.target)):
                 return True
@@ -91,6 +92,7 @@ class Coordination:
             if dry and not claims.holding():
                 return False
             await asyncio.sleep(_IDLE_POLL)
+        return False
 
     async def _idle_layered(self) -> bool:
         """A layered crawl's rounds, as P0's generate(topN) / fetch / update with a

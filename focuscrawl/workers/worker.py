@@ -263,11 +263,15 @@ def open_worker(
             resume = frontier.get_meta("engine") is not None
             # the seeder restarted before its first commit adds them again
             first = frontier.progress.seeder() == name
+            # and so does a worker resumed that is named seeder only now: the one before died
+            # before its first commit (retired: the key deleted), so no journal holds them (a
+            # seeder's own journal does: its name stays); the crawl ended at 0 URLs, exit 0
+            adds = first and (not resume or frontier.progress.named_now)
             # a layered crawl's budget is kept by the worker that generates each layer
             limited = settings.crawl.max_pages > 0 and not strategy.layered
             coordination = Coordination(
                 frontier, settings, limited=limited, workers=int(run.get("workers") or 1),
-                seeder=first and not resume,
+                seeder=adds,
             )  # fmt: skip
             frontier.upkeep(delay=coordination.handover)  # its partitions, before anything is taken
             seeds = normalize_seeds(run["seeds"])
@@ -278,7 +282,7 @@ def open_worker(
             crawler = Crawler(
                 settings, seeds, out_dir, strategy=strategy, fetcher=fetcher, frontier=frontier,
                 model=relevance, filters=filters, resume=resume, lock=lock,
-                shared=coordination, add_seeds=first and not resume,
+                shared=coordination, add_seeds=adds,
             )  # fmt: skip
             coordination.crawler = crawler
             frontier.progress.seeding = first  # (resumed: its journal's seeds delivered)
