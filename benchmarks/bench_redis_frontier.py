@@ -41,7 +41,7 @@ from typing import Any
 
 import redis
 
-from focuscrawl.frontier.redis_store import PARTITIONS, RedisFrontier
+from focuscrawl.frontier.redis.store import PARTITIONS, RedisFrontier
 from focuscrawl.types import Merge, URLState
 
 N_HOSTS = 5000

@@ -22,7 +22,7 @@ from focuscrawl.cli import main as cli_main
 from focuscrawl.exceptions import ConfigError, FrontierError
 from focuscrawl.frontier.factory import open_frontier
 from focuscrawl.frontier.memory import MemoryFrontier
-from focuscrawl.frontier.redis_store import RedisFrontier
+from focuscrawl.frontier.redis.store import RedisFrontier
 from focuscrawl.replay.sample import SAMPLE_SEEDS
 from focuscrawl.settings import load_settings
 from focuscrawl.types import Merge, URLState
@@ -147,6 +147,17 @@ def test_unknown_mark_and_column_are_one_line_errors(store: RedisFrontier) -> No
         store.mark("http://nowhere/", URLState.FETCHED)
     with pytest.raises(FrontierError, match="unknown column 'c9'"):
         store.value("http://nowhere/", "c9")
+
+
+def test_each_role_is_an_object_a_consumer_can_take(store: RedisFrontier) -> None:
+    queue, columns, graph, journal = store.queue, store.columns, store.graph, store.journal
+    assert queue.add("http://a/1", 1.0, depth=0, parent=None, host="a")
+    assert queue.add("http://a/2", 0.5, depth=1, parent="http://a/1", host="a")
+    assert columns.update_scores([("http://a/2", 3.0)], Merge.MAX) == 1
+    assert graph.children("http://a/1") == ["http://a/2"]
+    journal.set_meta("k", "v")
+    assert [q.url for q in queue.pop(2)] == ["http://a/2", "http://a/1"]
+    assert (store.get_meta("k"), store.count(URLState.IN_FLIGHT)) == ("v", 2)
 
 
 def test_parents_false_keeps_first_parents_only(redis_server: RedisServer) -> None:

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.indexed import IndexedFrontier
 from focuscrawl.frontier.memory import MemoryFrontier
-from focuscrawl.frontier.redis_store import RedisFrontier
+from focuscrawl.frontier.redis.store import RedisFrontier
 from focuscrawl.types import Merge, QueuedURL, URLState
 from tests.redis_server import RedisServer, redis_server_fixture  # noqa: F401 (the fixture)
 
@@ -220,9 +220,9 @@ def _check_heads(db: RedisFrontier) -> None:
     """The Redis store's view of its queues' heads is Redis's, and every head is in its
     heap (a head missing there would never be popped)."""
     fresh = RedisFrontier(db.url, prefix=db.prefix)
-    assert fresh._heads.heads == db._heads.heads
-    assert db._heads.in_heap() == set(db._heads.heads)
-    fresh._db.close()
+    assert fresh.core.heads.heads == db.core.heads.heads
+    assert db.core.heads.in_heap() == set(db.core.heads.heads)
+    fresh.close()
 
 
 _SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

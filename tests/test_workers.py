@@ -25,12 +25,12 @@ from focuscrawl.commands.why import why
 from focuscrawl.dashboard import RunTail
 from focuscrawl.evaluation.run import read_run
 from focuscrawl.exceptions import ConfigError
-from focuscrawl.frontier.redis_store import RedisFrontier
-from focuscrawl.frontier.redis_worker import LeaseLost, WorkerFrontier
+from focuscrawl.frontier.redis.store import RedisFrontier
 from focuscrawl.replay.generated import GeneratedWeb
 from focuscrawl.replay.process import ReplayProcess
 from focuscrawl.types import Merge, URLState
 from focuscrawl.workers import prepare_shared, publish_crawl
+from focuscrawl.workers.frontier import LeaseLost, WorkerFrontier
 from tests.redis_server import RedisCluster3, RedisServer, redis_server_fixture  # noqa: F401
 
 PAGES, HOSTS, SEED = 4000, 40, 11

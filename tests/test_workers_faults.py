@@ -6,8 +6,10 @@ idle worker, a worker joining early or late adding capacity."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
+import sys
 import time
 import uuid
 from collections import Counter
@@ -20,7 +22,7 @@ import redis
 
 from focuscrawl.cli import main as cli_main
 from focuscrawl.exceptions import ConfigError, FrontierError
-from focuscrawl.frontier.redis_store import RedisFrontier
+from focuscrawl.frontier.redis.store import RedisFrontier
 from focuscrawl.replay.generated import GeneratedWeb
 from focuscrawl.replay.process import ReplayProcess
 from focuscrawl.workers import prepare_shared
@@ -253,3 +255,103 @@ def test_a_resume_after_redis_lost_the_crawl_is_one_line_and_publishes_nothing(
     assert f"the shared crawl {prefix} is gone from Redis" in err[0]
     assert not list(db.scan_iter(match=f"{prefix}:*"))
     assert len(_records(out)) == 20
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_an_idle_worker_stops_on_a_signal_and_the_crawl_ends_exactly(
+    signum: int, web: GeneratedWeb, replay: ReplayProcess, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """A worker with nothing to take (here: waiting for the seeds of a seeder stopped
+    before its first commit) stops at SIGTERM or SIGINT as a busy one does (it ran on
+    through them for 900 s); the seeder, let go, ends the crawl with every URL once."""
+    db = redis.Redis.from_url(redis_server.url)
+    out = tmp_path / "run"
+    prefix = _published(out, web.home_urls(4), _overrides(redis_server.url, replay, 200, 0.05),
+                        workers=2)  # fmt: skip
+    a_dir, b_dir = out / "workers" / "a", out / "workers" / "b"
+    a = _start_worker(redis_server.url, prefix, a_dir)
+    _wait(lambda: db.exists(_meta(prefix, "seeded")), "the seeder never named itself", every=0.001)
+    a.send_signal(signal.SIGSTOP)
+    try:
+        b = _start_worker(redis_server.url, prefix, b_dir, "--lease-seconds", "2")
+        beats: list[float] = []
+
+        def idle() -> bool:  # b has joined and renewed its heartbeat twice, with nothing to do
+            marker = b_dir / "crawl.db"
+            name = str(json.loads(marker.read_bytes())["worker"]) if marker.exists() else None
+            score = db.zscore(_meta(prefix, "alive"), name) if name else None
+            if score is not None and score not in beats:
+                beats.append(score)
+            return len(beats) >= 3
+
+        _wait(idle, "the second worker never became an idle member of the crawl")
+        assert b.poll() is None
+        b.send_signal(signum)
+        try:
+            b.wait(timeout=60)  # (before: it waited on, the seeder being stopped)
+        except subprocess.TimeoutExpired:
+            b.kill()
+            pytest.fail("an idle worker ran on through the signal")
+        assert "Traceback" not in _err(b)
+    finally:
+        a.send_signal(signal.SIGCONT)
+    assert a.wait(timeout=300) == 0, _err(a)
+    rows = _records(out)
+    assert len(rows) == 200
+    assert max(Counter(row["url"] for row in rows).values()) == 1
+
+
+@pytest.mark.slow
+def test_redis_lost_mid_crawl_is_one_line_a_worker_and_no_traceback(
+    web: GeneratedWeb, replay: ReplayProcess, tmp_path: Path
+) -> None:
+    """redis-server killed under a running shared crawl: each worker says in one line
+    which server it lost, the crawl says how to go on, no traceback (there were 13-15),
+    and the exit status says it did not finish."""
+    (tmp_path / "redis").mkdir()
+    server = RedisServer(tmp_path / "redis")
+    out = tmp_path / "run"
+    try:
+        cmd = [sys.executable, "-m", "focuscrawl", *_crawl(web, replay, server.url, out),
+               "--workers", "2", "--max-pages", "2000"]  # fmt: skip
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                env={**os.environ, "PYTHONPATH": os.getcwd()})  # fmt: skip
+        _wait(lambda: len(_records(out)) >= 50 or proc.poll() is not None, "the crawl never got going")
+        server.kill()
+        assert proc.wait(timeout=300) == 1
+    finally:
+        server.stop()
+    err = _err(proc)
+    assert "Traceback" not in err, err
+    lines = err.strip().splitlines()
+    lost = [line for line in lines if f"frontier {server.url}:" in line]
+    assert 1 <= len(lost) <= 2, lines  # one per worker that was talking to it
+    assert lines[-1].endswith(f"continue with: focuscrawl crawl --out {out} --resume"), lines
+    assert len(lines) == len(lost) + 1, lines
+
+
+@pytest.mark.slow
+def test_a_redis_paused_for_less_than_a_lease_stops_no_crawl(
+    web: GeneratedWeb, replay: ReplayProcess, tmp_path: Path
+) -> None:
+    """``CLIENT PAUSE`` of 10 s (a stall shorter than the 30 s lease, longer than the
+    Redis client's own 5 s default timeout) under a running shared crawl: the workers
+    wait for Redis, and the crawl ends with its budget, every URL once (before: both
+    workers stopped at 'Timeout reading from socket')."""
+    (tmp_path / "redis").mkdir()
+    server = RedisServer(tmp_path / "redis")
+    out = tmp_path / "run"
+    try:
+        cmd = [sys.executable, "-m", "focuscrawl", *_crawl(web, replay, server.url, out),
+               "--workers", "2", "--max-pages", "400"]  # fmt: skip
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                env={**os.environ, "PYTHONPATH": os.getcwd()})  # fmt: skip
+        _wait(lambda: len(_records(out)) >= 50 or proc.poll() is not None, "the crawl never got going")
+        redis.Redis.from_url(server.url).execute_command("CLIENT", "PAUSE", 10_000)
+        assert proc.wait(timeout=300) == 0, _err(proc)
+    finally:
+        server.stop()
+    rows = _records(out)
+    assert len(rows) == 400
+    assert max(Counter(row["url"] for row in rows).values()) == 1

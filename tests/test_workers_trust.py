@@ -27,13 +27,13 @@ import redis
 
 from focuscrawl.cli import main as cli_main
 from focuscrawl.frontier.factory import write_marker
-from focuscrawl.frontier.redis_outbox import journal_key
-from focuscrawl.frontier.redis_store import RedisFrontier
-from focuscrawl.frontier.redis_worker import WorkerFrontier
+from focuscrawl.frontier.redis.keys import Keys
+from focuscrawl.frontier.redis.store import RedisFrontier
 from focuscrawl.replay.generated import GeneratedWeb
 from focuscrawl.replay.process import ReplayProcess
 from focuscrawl.types import URLState
 from focuscrawl.workers import prepare_shared, publish_crawl
+from focuscrawl.workers.frontier import WorkerFrontier
 from focuscrawl.workers.handover import retire_dead
 from tests.redis_server import RedisServer, redis_server_fixture  # noqa: F401
 
@@ -79,7 +79,7 @@ def _forge_dead_worker(url: str, prefix: str, name: str, run_dir: Path, state: d
     db = redis.Redis.from_url(url)
     try:
         db.sadd(f"{prefix}:{{{prefix}:m}}:workers", name)
-        db.hset(journal_key(prefix, name), mapping={
+        db.hset(Keys(prefix).journal(name), mapping={
             "seq": 1, "host": socket.gethostname(), "dir": str(run_dir),
             "engine": json.dumps(state),
         })  # fmt: skip
@@ -200,7 +200,7 @@ def _retire(url: str, prefix: str, name: str) -> None:
     retirer = WorkerFrontier(url, prefix=prefix, worker="retirer", parents=False, lease_seconds=30)
     try:
         _wait_for(f"{name} retired", lambda: retire_dead(retirer) >= 0
-                  and retirer._db.hget(f"{prefix}:{{{prefix}:m}}:retired", name) is not None)  # fmt: skip
+                  and retirer.core.db.hget(f"{prefix}:{{{prefix}:m}}:retired", name) is not None)  # fmt: skip
         assert retirer.counters["dead_workers_cut_back"] == 0
     finally:
         retirer.budget.alive(0)

@@ -14,13 +14,13 @@ work unchanged.
 from __future__ import annotations
 
 import json
-import secrets
 from pathlib import Path
 from typing import Protocol
 
 from focuscrawl.exceptions import ConfigError, FrontierError
 from focuscrawl.frontier.base import FrontierStore
 from focuscrawl.frontier.indexed import IndexedFrontier
+from focuscrawl.frontier.redis.keys import new_prefix
 from focuscrawl.settings import Settings
 
 MARKER_STORE = "focuscrawl-redis-frontier"  # the "store" of a Redis crawl's crawl.db marker
@@ -51,7 +51,7 @@ def redis_prefix(path: Path) -> str:
                 f"crawl DB {path} is not a Redis crawl's marker (a crawl of another"
                 f" store: crawl.frontier as in its run.json): {exc}"
             ) from None
-    prefix = f"fc:{secrets.token_hex(6)}"
+    prefix = new_prefix()
     write_marker(path, prefix)
     return prefix
 
@@ -67,7 +67,7 @@ def write_marker(path: Path, prefix: str, **more: str) -> None:
 
 def open_redis(path: Path, *, parents: bool = True, url: str = "") -> FrontierStore:
     """The Redis store of the crawl whose run directory holds ``path`` (its marker)."""
-    from focuscrawl.frontier.redis_store import RedisFrontier  # the redis client only when used
+    from focuscrawl.frontier.redis.store import RedisFrontier  # the redis client only when used
 
     if not url:
         raise ConfigError(

@@ -136,12 +136,22 @@ def run_pages(run_dir: Path) -> Iterator[dict[str, Any]]:
                     yield data
 
 
+def in_corpus(page: dict[str, Any]) -> bool:
+    """Whether a pages.jsonl record is one of the corpus's pages: a page that asked not to
+    be indexed (``noindex``: archived, marked, counted nowhere) and the sitemaps and feeds
+    read for their links are not (issue 36); they stay in the WARC and its index."""
+    return not (page.get("noindex") or page.get("sitemap") or page.get("feed"))
+
+
 def _batches(run_dir: Path) -> Iterator[list[dict[str, Any]]]:
     offsets = record_offsets(run_dir)
     batch: list[dict[str, Any]] = []
     for page in run_pages(run_dir):
         queue = offsets.get(page.get("final_url") or page["url"]) if page.get("status") else None
-        batch.append(page_row(page, queue.pop(0) if queue else None))
+        where = queue.pop(0) if queue else None  # taken in order even when the page is left out
+        if not in_corpus(page):
+            continue
+        batch.append(page_row(page, where))
         if len(batch) >= _BATCH:
             yield batch
             batch = []

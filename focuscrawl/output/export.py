@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from focuscrawl.exceptions import ConfigError
-from focuscrawl.output.corpus import COLUMNS, WARC_NAME, corpus_rows, run_pages
+from focuscrawl.output.corpus import COLUMNS, WARC_NAME, corpus_rows, in_corpus, run_pages
 from focuscrawl.output.layout import run_files
 from focuscrawl.output.writers import json_line
 
@@ -173,7 +173,8 @@ def _write_wacz_pages(run_dir: Path, path: Path) -> None:
         fh.write(json_line(header))
         for page in run_pages(run_dir):
             url = page.get("final_url") or page["url"]
-            if page.get("status") != 200 or "html" not in (page.get("content_type") or "") or url in seen:
+            if (page.get("status") != 200 or "html" not in (page.get("content_type") or "") or url in seen
+                    or not in_corpus(page)):
                 continue
             seen.add(url)
             fh.write(json_line({"url": url, "title": page.get("title") or url}))

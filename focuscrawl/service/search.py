@@ -21,7 +21,7 @@ from typing import Any
 
 from warcio.archiveiterator import ArchiveIterator
 
-from focuscrawl.output.corpus import page_row, with_text
+from focuscrawl.output.corpus import in_corpus, page_row, with_text
 
 MAX_QUERY = 1000  # characters of a search query
 _MARK = ("\ue000", "\ue001")  # around matched words in snippets (private-use characters)
@@ -110,7 +110,9 @@ class SearchIndex:
             if not isinstance(page, dict) or "url" not in page:
                 continue
             queue = offsets.get(page.get("final_url") or page["url"]) if page.get("status") else None
-            rows.append(page_row(page, queue.pop(0) if queue else None))
+            where = queue.pop(0) if queue else None  # taken in order even when the page is left out
+            if in_corpus(page):
+                rows.append(page_row(page, where))
         rows = with_text(str(self.run_dir), rows)
         with self.conn:
             for row in rows:

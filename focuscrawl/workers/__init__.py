@@ -6,7 +6,7 @@ each with its own run directory ``DIR/workers/NN``; ``focuscrawl worker --fronti
 redis://HOST:PORT/DB --out DIR2`` joins it from any machine. Every worker is a whole
 crawler (:class:`~focuscrawl.engine.Crawler`: fetcher, parser, model, strategy, its
 own WARC / pages.jsonl / decisions.jsonl written exactly once) over one shared
-frontier, :class:`~focuscrawl.frontier.redis_worker.WorkerFrontier`: one owner per
+frontier, :class:`~focuscrawl.workers.frontier.WorkerFrontier`: one owner per
 host by partition leases, an outbox of frontier changes delivered exactly once.
 
 What is shared, and how exact:

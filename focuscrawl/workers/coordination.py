@@ -73,7 +73,7 @@ class Coordination:
         if self.limited:  # its unused claim back, for a worker with work
             claims.settle(max(fetched, 1))
         looks = 0
-        # (a worker stopped by a signal, or by its lease upkeep: SIGTERM went unheard here)
+        # a signal stops an idle worker too (it asked for no fetch: nothing to wait for)
         while self.crawler is None or not self.crawler.stopped:
             budget = not self.limited or claims.claimed > fetched
             if f.queued_here() and (budget or claims.claim(self.target)):

@@ -21,19 +21,19 @@ from focuscrawl.exceptions import ConfigError
 from focuscrawl.fetch.base import Fetcher
 from focuscrawl.fetch.transport import Answer, Transport, TransportError
 from focuscrawl.frontier.factory import MARKER_STORE
-from focuscrawl.frontier.redis_politeness import HostHandover
 from focuscrawl.output.lock import RunLock
 from focuscrawl.output.writers import verify_committed
 from focuscrawl.provenance import DECISIONS_NAME
 from focuscrawl.types import FetchResult
 from focuscrawl.urls import host_of
+from focuscrawl.workers.politeness import HostHandover
 
 _LEASE_POLL = 0.05  # seconds between two looks at a worker's leases before a request
 
 
 class HandoverFetcher:
     """A worker's fetcher: a request to a host of a partition just taken waits first
-    for what its last owner's requests left (:mod:`focuscrawl.frontier.redis_politeness`),
+    for what its last owner's requests left (:mod:`focuscrawl.workers.politeness`),
     and each fetch's host is recorded for the next owner."""
 
     def __init__(self, fetcher: Fetcher, handover: HostHandover) -> None:
@@ -119,7 +119,7 @@ def describe(frontier: Any, out_dir: Path) -> None:
 
 def retire_dead(frontier: Any) -> int:
     """Retire the workers whose heartbeat expired and whose claims were not released
-    (see :mod:`focuscrawl.frontier.redis_claims`): each is fenced, its journaled batch
+    (see :mod:`focuscrawl.workers.claims`): each is fenced, its journaled batch
     delivered, its files cut back to its last commit when they are on this machine, and
     its claims beyond the pages of that commit given back. Returns the pages given back."""
     budget, outbox = frontier.budget, frontier.outbox

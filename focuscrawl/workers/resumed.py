@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from focuscrawl.exceptions import ConfigError, FrontierError
+from focuscrawl.frontier.redis.keys import Keys
 
 # the field of the crawl's meta hash that holds its published run (protocol 2: "crawl";
 # protocol 1 wrote "run"), read and written here and in workers/shared.py
@@ -58,7 +59,7 @@ def change_budget(db: Any, prefix: str, run: dict[str, Any], asked: int | None) 
     if (old == 0) != (new == 0):
         raise ConfigError(f"--max-pages {new}: this shared crawl's budget is {old or 'no limit'}; "
                           "a limit cannot be turned on or off on --resume")  # fmt: skip
-    meta = f"{prefix}:{{{prefix}:m}}:"
+    meta = Keys(prefix).meta
     if not db.hexists(meta + "meta", RUN_FIELD):  # not published yet: it will be with this budget
         run["settings"]["crawl"]["max_pages"] = new
         return

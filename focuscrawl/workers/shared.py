@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from focuscrawl.engine import DB_NAME, RUN_NAME, check_model, normalize_seeds, write_run_json
-from focuscrawl.exceptions import ConfigError, FocuscrawlError, FrontierError
+from focuscrawl.exceptions import ConfigError, FocuscrawlError
+from focuscrawl.frontier.redis.connection import Connection
+from focuscrawl.frontier.redis.keys import PUBLISHED, Keys, crawl_of
 from focuscrawl.output.layout import WORKERS_DIR
 from focuscrawl.segments import check_shared_resume
 from focuscrawl.settings import Settings, load_settings, read_run_json
@@ -40,21 +42,13 @@ _RUN_FIELD = RUN_FIELD
 
 
 def _meta_key(prefix: str) -> str:
-    return f"{prefix}:{{{prefix}:m}}:meta"
+    return Keys(prefix).meta + "meta"
 
 
 def connect_checked(url: str) -> Any:
-    import redis
-
-    from focuscrawl.frontier.redis_rows import connect
-
-    try:
-        db = connect(url)
-        db.ping()
-    except FrontierError:  # (the client's own line: redis_rows.Client)
-        raise
-    except (redis.RedisError, ValueError) as exc:
-        raise FrontierError(f"frontier {url}: {exc}") from None
+    """A connection to the Redis at ``url`` that answered (one line if it did not)."""
+    db = Connection(url)
+    db.ping()
     return db
 
 
@@ -62,9 +56,9 @@ def shared_crawls(url: str) -> list[str]:
     """The prefixes of the shared crawls published in the Redis at ``url``."""
     db = connect_checked(url)
     found = []
-    for key in db.scan_iter(match="fc:*:{fc:*:m}:meta", count=1000):
+    for key in db.scan_iter(match=PUBLISHED, count=1000):
         if db.hexists(key, "protocol") or db.hexists(key, "run"):  # ("run": protocol 1)
-            found.append(key.decode("utf-8").split(":{", 1)[0])
+            found.append(crawl_of(key))
     return sorted(found)
 
 
@@ -84,7 +78,7 @@ def publish_crawl(
     if db.hexists(meta, "run"):
         return
     # the budget first: a crawl is published (and found by workers) once its run is there
-    db.set(f"{prefix}:{{{prefix}:m}}:budget", int(run["settings"]["crawl"].get("max_pages", 0)))
+    db.set(Keys(prefix).meta + "budget", int(run["settings"]["crawl"].get("max_pages", 0)))
     db.hset(meta, mapping={"protocol": PROTOCOL, _RUN_FIELD: json.dumps(run, default=str)})
 
 

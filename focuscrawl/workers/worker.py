@@ -19,8 +19,9 @@ from typing import Any
 
 from focuscrawl.engine import DB_NAME, Crawler, normalize_seeds, write_run_json
 from focuscrawl.exceptions import ConfigError, FrontierError
-from focuscrawl.frontier.redis_claims import LeaseLost
+from focuscrawl.workers.claims import LeaseLost
 from focuscrawl.workers.coordination import Coordination
+from focuscrawl.workers.frontier import WorkerFrontier
 from focuscrawl.workers.handover import (
     HandoverFetcher,
     LeasedTransport,
@@ -202,7 +203,6 @@ def open_worker(
     from focuscrawl.api import make_model, make_strategy, saved_settings
     from focuscrawl.fetch.factory import build_fetcher
     from focuscrawl.frontier.factory import MARKER_STORE, write_marker
-    from focuscrawl.frontier.redis_worker import WorkerFrontier
     from focuscrawl.output.lock import RunLock
     from focuscrawl.output.writers import prepare_run_dir
     from focuscrawl.strategies.filters import build_filters

@@ -5,27 +5,24 @@ strategy states to merge at its end; see :mod:`focuscrawl.workers.coordination`)
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 from focuscrawl.exceptions import FrontierError
-from focuscrawl.frontier.redis_outbox import journal_key
-from focuscrawl.frontier.redis_rows import text
+from focuscrawl.frontier.redis.keys import Keys
+from focuscrawl.frontier.redis.rows import text
 from focuscrawl.types import URLState
 
 __all__ = ["CrawlProgress"]
 
 
 class CrawlProgress:
-    """The shared crawl ``prefix``'s progress, read by worker ``worker``; ``key(p)`` is
-    partition p's key prefix."""
+    """The progress of the shared crawl whose namespace is ``keys``, read by worker
+    ``worker``."""
 
-    def __init__(
-        self, db: Any, *, prefix: str, worker: str, partitions: int, key: Callable[[int], str]
-    ) -> None:
-        self._db, self.prefix, self.worker = db, prefix, worker
-        self.partitions, self._key = partitions, key
-        self._mkey = f"{prefix}:{{{prefix}:m}}:"
+    def __init__(self, db: Any, keys: Keys, *, worker: str, partitions: int) -> None:
+        self._db, self._keys, self.worker = db, keys, worker
+        self.partitions, self._key = partitions, keys.partition
+        self._mkey = keys.meta
         self.seeding = False  # this worker added the seeds and has not committed since
         self.named_now = False  # seeder() named this worker just now (none was named)
 
@@ -118,7 +115,7 @@ class CrawlProgress:
         """The strategy states of the workers, as of their last commits, that were in
         ``layer`` then (a worker that left or died earlier was counted in its own)."""
         states = []
-        for key in self._db.scan_iter(match=journal_key(self.prefix, "*"), count=1000):
+        for key in self._db.scan_iter(match=self._keys.journal("*"), count=1000):
             engine = self._db.hget(key, "engine")
             if engine:
                 state = json.loads(engine)

@@ -7,7 +7,7 @@ of it: its first request (robots.txt) would go at once, closer to the last owner
 last request than the host asked for. So each worker records, for every host of its
 partitions it fetched, the host's next allowed time (its fetcher's, on the server's
 clock) and its interval, in the partition's ``nt`` hash, written by the lease script
-itself (:mod:`focuscrawl.frontier.redis_leases`): at every renewal for the hosts
+itself (:mod:`focuscrawl.workers.leases`): at every renewal for the hosts
 fetched since, and at the give-back also for those that must still wait. The worker
 that takes the partition waits before its first request to each host:
 
@@ -31,7 +31,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from focuscrawl.frontier.redis_leases import Taken
+from focuscrawl.workers.leases import Taken
 
 __all__ = ["HostHandover"]
 

@@ -4,7 +4,7 @@ A worker pops only from the partitions it holds a lease on (a key per partition,
 ``lease``, with an expiry, renewed every few seconds), and every URL of a host is
 in one partition: politeness needs no coordination within the owner (its fetcher's
 per-host delay). At a handover the host's next allowed time goes with the partition
-(:mod:`focuscrawl.frontier.redis_politeness`): the records of its hosts are written
+(:mod:`focuscrawl.workers.politeness`): the records of its hosts are written
 by the same script that frees or renews the lease, and read by the one that takes it.
 
 A worker commits only while its leases are surely its own: its last renewal plus the
@@ -20,7 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from focuscrawl.frontier.redis_rows import text
+from focuscrawl.frontier.redis.keys import Keys
+from focuscrawl.frontier.redis.rows import text
 
 __all__ = ["LEASE_LUA", "MARGIN", "PartitionLeases", "Taken"]
 
@@ -101,12 +102,11 @@ class Taken:
 
 
 class PartitionLeases:
-    """The leases of worker ``worker`` (LEASE_LUA); ``key(p)`` is partition p's prefix."""
+    """The leases of worker ``worker`` (LEASE_LUA) on the partitions of the namespace
+    ``keys``."""
 
-    def __init__(
-        self, db: Any, key: Callable[[int], str], *, worker: str, partitions: int, lease_ms: int
-    ) -> None:
-        self._db, self._key = db, key
+    def __init__(self, db: Any, keys: Keys, *, worker: str, partitions: int, lease_ms: int) -> None:
+        self._db, self._key = db, keys.partition
         self.worker, self.partitions, self.lease_ms = worker, partitions, lease_ms
         self._sha = db.script_load(LEASE_LUA)
         self.deadline = 0.0  # monotonic: commits stop here (the leases' expiry, less a margin)

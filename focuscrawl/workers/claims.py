@@ -13,7 +13,7 @@ to the budget (``release``). Exactly once holds: what it recorded after that com
 is cut back (by the worker that retired it, on its machine, or by its own restart),
 and a worker restarted with the same name (``rejoin``) starts from that commit with
 those claims; its batch, delivered again, is applied once
-(:mod:`focuscrawl.frontier.redis_outbox`).
+(:mod:`focuscrawl.workers.outbox`).
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ from __future__ import annotations
 from typing import Any
 
 from focuscrawl.exceptions import FrontierError
-from focuscrawl.frontier.redis_rows import RedisLost, text
+from focuscrawl.frontier.redis.keys import Keys
+from focuscrawl.frontier.redis.rows import text
 
-__all__ = ["META_LUA", "CrawlGone", "LeaseLost", "SharedBudget"]
+__all__ = ["META_LUA", "LeaseLost", "SharedBudget"]
 
 
 class LeaseLost(FrontierError):
@@ -31,7 +32,7 @@ class LeaseLost(FrontierError):
     commit (it stops; its restart cuts its files back to its last commit and goes on)."""
 
 
-class CrawlGone(RedisLost):
+class CrawlGone(FrontierError):
     """The crawl's shared state is gone from Redis (restarted without its data, or
     flushed) under a running worker: nothing there to go on with or to resume."""
 
@@ -145,9 +146,9 @@ return redis.error_reply('unknown meta op ' .. op)
 class SharedBudget:
     """Worker ``worker``'s claims on the page budget, and its heartbeat (META_LUA)."""
 
-    def __init__(self, db: Any, *, prefix: str, worker: str, lease_ms: int) -> None:
-        self._db, self.worker, self.prefix = db, worker, prefix
-        self._key = f"{prefix}:{{{prefix}:m}}:"
+    def __init__(self, db: Any, keys: Keys, *, worker: str, lease_ms: int) -> None:
+        self._db, self.worker, self.prefix = db, worker, keys.prefix
+        self._key = keys.meta
         self._sha = db.script_load(META_LUA)
         # (re)started from its last commit: alive at once, so that nobody retires it
         self.claimed = int(self._meta("rejoin", lease_ms))

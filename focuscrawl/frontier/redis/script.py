@@ -1,22 +1,61 @@
-"""The operations of the frontier's Lua script: one branch per ``op`` (``ARGV[1]``).
+"""The Lua script of the Redis frontier: every change is one script on one partition.
 
-The writes of the store, each applied where the rows live: ``add`` (new URLs and
-their parents' edges, merged in), ``values`` (a column's values merged), ``raise``
-(the sibling raise), ``tier``, ``host`` (a host's URLs, a scan of the partition),
-``mark``, ``requeue`` (the in-flight set back to QUEUED), ``combine`` (a linear
-combination of columns, a scan); and the two that select: ``top`` (the best row of a
-state by a column, a scan) and ``pop`` (the best eligible URLs of one partition and
-layer, below a bound: the partition's part of the merged pop of
-:mod:`focuscrawl.frontier.redis_heads`). A mutating one returns ``{result, changes}``
-(``heads()`` of :mod:`focuscrawl.frontier.redis_lua_rows`).
+All keys a script touches share the partition's hash tag (``KEYS[1]`` is the
+partition's key prefix, e.g. ``fc:1a2b:{fc:1a2b:17}:``; the layout in
+:mod:`~focuscrawl.frontier.redis.keys`), so a script runs on one slot of a Redis
+Cluster and no script crosses slots. The merge rules of
+:mod:`focuscrawl.frontier.rules` are applied here, where the row lives, so that a
+link's score when new and when known is decided atomically, never by a read
+followed by a write from the client (two workers' ADDs commute). The workers' own
+scripts live with their concepts: a partition's lease and its hosts' records in
+:mod:`focuscrawl.workers.leases`, the page budget's claims and the workers'
+heartbeats in :mod:`focuscrawl.workers.claims`.
 
-It is Lua source, the end of :data:`~focuscrawl.frontier.redis_scripts.FRONTIER_LUA`
-(after the row library, whose functions it calls), not a script of its own.
+The frontier's script, :data:`FRONTIER_LUA`, is one Lua program in three parts:
+its head (the partition's key prefix, the guard of a delivered outbox call), the
+row library (:data:`~focuscrawl.frontier.redis.rows.ROWS_LUA`: a row's encoding and
+the indexes and counts that follow it, the merge rules) and the operations
+(:data:`OPS_LUA`: one branch per ``op``, ``ARGV[1]``).
+
+The operations: ``add`` (new URLs and their parents' edges, merged in), ``values``
+(a column's values merged), ``raise`` (the sibling raise), ``tier``, ``host`` (a
+host's URLs, a scan of the partition), ``mark``, ``requeue`` (the in-flight set back
+to QUEUED), ``combine`` (a linear combination of columns, a scan); and the two that
+select: ``top`` (the best row of a state by a column, a scan) and ``pop`` (the best
+eligible URLs of one partition and layer, below a bound: the partition's part of
+the merged pop of :mod:`~focuscrawl.frontier.redis.order`).
+
+A mutating script returns ``{result, changes}``: ``changes`` a flat list of
+``"s<state>", delta`` (the change of the partition's count of URLs in that state,
+which the client adds to its counts) and ``layer, best`` (the new best host of
+every layer whose best hosts it changed: its best key and its name, "" if the
+layer is now empty in this partition; the client keeps them to merge pops across
+partitions without reading every partition).
 """
 
 from __future__ import annotations
 
-__all__ = ["OPS_LUA"]
+from focuscrawl.frontier.redis.rows import ROWS_LUA
+
+__all__ = ["FRONTIER_LUA", "OPS_LUA"]
+
+# the script's head: the partition's key prefix, a delivered outbox call's guard, the op.
+# "#!lua" (Redis 7 script flags, none given): on a Redis Cluster the server refuses a
+# script that touches keys of two slots, and one that would write past maxmemory
+_HEAD_LUA = r"""#!lua
+local P = KEYS[1]
+if ARGV[1] == 'g' then
+  -- a worker's outbox delivered (focuscrawl.workers.outbox): 'g', worker, n, then
+  -- the call. n grows with every call a worker sends; a call whose n is not above the
+  -- last one applied here for that worker was applied already (a batch delivered again
+  -- after a crash, or by the worker that took a dead one's partitions): skipped
+  local last = tonumber(redis.call('HGET', P .. 'ap', ARGV[2]) or '-1')
+  if tonumber(ARGV[3]) <= last then return {0, {}} end
+  redis.call('HSET', P .. 'ap', ARGV[2], ARGV[3])
+  for _ = 1, 3 do table.remove(ARGV, 1) end
+end
+local op = ARGV[1]
+"""
 
 OPS_LUA = r"""local result = 0
 
@@ -219,3 +258,6 @@ end
 
 return {result, heads()}
 """
+
+# the frontier's script, in the order its parts are read
+FRONTIER_LUA = _HEAD_LUA + ROWS_LUA + OPS_LUA

@@ -1,10 +1,10 @@
 """The URL queue of the Redis frontier: adds, the merged pop, states and counts.
 
 :class:`RedisQueue` is the :class:`~focuscrawl.frontier.base.UrlQueue` role of
-:class:`~focuscrawl.frontier.redis_store.RedisFrontier`: ``add`` / ``add_many`` (one
+:class:`~focuscrawl.frontier.redis.store.RedisFrontier`: ``add`` / ``add_many`` (one
 script per partition touched, a parent known before its link, discovery numbers
 from the shared counter), ``mark`` and ``requeue_in_flight``, the pop merged across
-the partitions' queues (:mod:`focuscrawl.frontier.redis_heads`), and the reads by
+the partitions' queues (:mod:`~focuscrawl.frontier.redis.order`), and the reads by
 state: ``get``, ``state``, ``known``, the counts (every partition's read at most
 every COUNTS_EVERY seconds, plus this client's own changes) and ``iter_urls``.
 """
@@ -16,8 +16,8 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import Any
 
 from focuscrawl.exceptions import FrontierError
-from focuscrawl.frontier.redis_core import COUNTS_EVERY, RedisCore
-from focuscrawl.frontier.redis_rows import checked_url, float_arg, queued, row_of, text
+from focuscrawl.frontier.redis.namespace import COUNTS_EVERY, Namespace
+from focuscrawl.frontier.redis.rows import checked_url, float_arg, queued, row_of, text
 from focuscrawl.frontier.rules import INT64, checked_int, checked_score, host_of
 from focuscrawl.types import Merge, QueuedURL, URLState
 
@@ -27,7 +27,7 @@ __all__ = ["RedisQueue"]
 class RedisQueue:
     """The queue of a Redis frontier (see the module docstring)."""
 
-    def __init__(self, core: RedisCore) -> None:
+    def __init__(self, core: Namespace) -> None:
         self._core = core
 
     def add(
@@ -72,22 +72,20 @@ class RedisQueue:
                 parent = None
             if parent is not None:
                 checked_url(parent)
-            if core._part_host(host) != core._part(url):  # a host's URLs share one partition
+            if core.part_host(host) != core.part(url):  # a host's URLs share one partition
                 raise FrontierError(f"host {host!r} is not the host of {url!r}")
             checked.append((url, score, int(depth), parent, host, count, tier))
         if not checked:
             return 0
-        if layer not in core._layers:
-            core._db.sadd(core._layers_key, layer)
-            core._layers.add(layer)
-        base = core._seqs(2 * len(checked))
+        core.add_layer(layer)
+        base = core.seqs(2 * len(checked))
         groups: dict[int, list[Any]] = {}
-        edges = core._keep_edges
+        edges = core.edges
         touched: set[str] = set()  # without edges a parent is touched once a batch
         for i, (url, score, depth, parent, host, count, tier) in enumerate(checked):
             if parent is not None and (edges or parent not in touched):
                 touched.add(parent)  # the referrer first: it is known before its link
-                groups.setdefault(core._part(parent), []).extend(
+                groups.setdefault(core.part(parent), []).extend(
                     (
                         "t",
                         parent,
@@ -95,13 +93,13 @@ class RedisQueue:
                         0,
                         depth,
                         layer,
-                        core._discovery(base + 2 * i + 1, parent),
+                        core.discovery(base + 2 * i + 1, parent),
                         host_of(parent),
                         url,
                         count,
                     )
                 )
-            groups.setdefault(core._part(url), []).extend(
+            groups.setdefault(core.part(url), []).extend(
                 (
                     "a",
                     url,
@@ -109,27 +107,27 @@ class RedisQueue:
                     tier,
                     depth,
                     layer,
-                    core._discovery(base + 2 * i + 2, url),
+                    core.discovery(base + 2 * i + 2, url),
                     host,
                     parent or "",
                     0,
                 )
             )
         head = (merge.value, int(edges))
-        results = core._calls([(p, (b"add", *head, *args)) for p, args in groups.items()])
+        results = core.calls([(p, (b"add", *head, *args)) for p, args in groups.items()])
         return sum(int(r) for r in results)
 
     def mark(self, url: str, state: URLState, *, score: float | None = None) -> None:
         """Set the state of a URL (and its score, if given)."""
         state = URLState(state)
         value = "" if score is None else float_arg(checked_score(url, score))
-        if int(self._core._call(self._core._part(url), "mark", url, int(state), value)) < 0:
+        if int(self._core.call(self._core.part(url), "mark", url, int(state), value)) < 0:
             raise FrontierError(f"cannot mark unknown URL {url!r}")
 
     def requeue_in_flight(self) -> int:
         """Every IN_FLIGHT URL back to QUEUED (each partition's in-flight set)."""
         core = self._core
-        return sum(int(r) for r in core._calls([(p, ("requeue",)) for p in range(core.partitions)]))
+        return sum(int(r) for r in core.calls([(p, ("requeue",)) for p in range(core.partitions)]))
 
     def pop(
         self,
@@ -140,20 +138,20 @@ class RedisQueue:
         max_layer: int | None = None,
     ) -> list[QueuedURL]:
         """The reference's greedy pop, merged across the partitions' queues
-        (:mod:`focuscrawl.frontier.redis_heads`)."""
+        (:mod:`~focuscrawl.frontier.redis.order`)."""
         if n <= 0:
             return []
         excluded: dict[int, list[str]] = {}  # each partition is told of its own hosts
         for host in sorted(set(exclude_hosts)):
-            excluded.setdefault(self._core._part_host(host), []).append(host)
-        return self._core._heads.pop(n, excluded, max_per_host, max_layer, self._core._calls)
+            excluded.setdefault(self._core.part_host(host), []).append(host)
+        return self._core.heads.pop(n, excluded, max_per_host, max_layer, self._core.calls)
 
     def get(self, url: str) -> QueuedURL | None:
-        row = self._core._row(url)
+        row = self._core.row(url)
         return None if row is None else queued(url, row)
 
     def state(self, url: str) -> URLState | None:
-        row = self._core._row(url)
+        row = self._core.row(url)
         return None if row is None else URLState(row[0])
 
     def count(self, state: URLState | None = None) -> int:
@@ -161,36 +159,36 @@ class RedisQueue:
         pipeline over every partition), plus this client's own changes since: exact
         for one writer; with several, the others' changes of the last interval missing
         (OPIC's virtual page reads count() for every page)."""
+        core, counts = self._core, self._core.counts
         now = time.monotonic()
-        if now - self._core._counted_at >= COUNTS_EVERY:
-            pipe = self._core._db.pipeline(transaction=False)
-            for p in range(self._core.partitions):
-                pipe.hgetall(self._core._key(p) + "n")
+        if now - counts.read_at >= COUNTS_EVERY:
+            pipe = core.db.pipeline(transaction=False)
+            for p in range(core.partitions):
+                pipe.hgetall(core.keys.partition(p) + "n")
             totals: dict[int, int] = {}
-            for counts in pipe.execute():
-                for k, v in counts.items():
+            for found in pipe.execute():
+                for k, v in found.items():
                     totals[int(k)] = totals.get(int(k), 0) + int(v)
-            self._core._counts, self._core._local, self._core._counted_at = totals, {}, now
-        if state is None:
-            return sum(self._core._counts.values()) + sum(self._core._local.values())
-        state = URLState(state)
-        return self._core._counts.get(state, 0) + self._core._local.get(state, 0)
+            counts.reset(totals, now)
+        return counts.count(None if state is None else int(URLState(state)))
 
     def known(self, urls: Sequence[str]) -> dict[str, URLState]:
         """The states of the known URLs of ``urls``: one pipelined read."""
-        rows = self._core._rows(urls)
+        rows = self._core.rows(urls)
         return {url: URLState(row[0]) for url, row in rows.items()}
 
     def host_counts(self, hosts: Sequence[str]) -> dict[str, int]:
         """URLs of each host, all states: one pipelined read."""
         hosts = list(dict.fromkeys(hosts))
-        pipe = self._core._db.pipeline(transaction=False)
+        pipe = self._core.db.pipeline(transaction=False)
         for host in hosts:
-            pipe.hvals(self._core._key(self._core._part_host(host)) + "hc:" + host)
+            pipe.hvals(self._core.keys.partition(self._core.part_host(host)) + "hc:" + host)
         return {h: sum(int(v) for v in vals) for h, vals in zip(hosts, pipe.execute(), strict=True)}
 
     def host_count(self, host: str, states: Collection[URLState] = ()) -> int:
-        counts = self._core._db.hgetall(self._core._key(self._core._part_host(host)) + "hc:" + host)
+        counts = self._core.db.hgetall(
+            self._core.keys.partition(self._core.part_host(host)) + "hc:" + host
+        )
         wanted = {int(URLState(s)) for s in states}
         return sum(int(v) for k, v in counts.items() if not wanted or int(k) in wanted)
 
@@ -201,7 +199,9 @@ class RedisQueue:
     def _all_rows(self, state: URLState | None) -> list[QueuedURL]:
         rows: list[QueuedURL] = []
         for p in range(self._core.partitions):
-            for url, raw in self._core._db.hscan_iter(self._core._key(p) + "u", count=1000):
+            for url, raw in self._core.db.hscan_iter(
+                self._core.keys.partition(p) + "u", count=1000
+            ):
                 row = row_of(raw)
                 if state is None or row[0] == state:
                     rows.append(queued(text(url), row))

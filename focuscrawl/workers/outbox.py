@@ -7,7 +7,7 @@ batch is written to the worker's journal in Redis in one command together with t
 engine's state (the files' lengths), and only then delivered. Every call of a batch
 carries a number (the batch's, then the call's place in it) that the frontier script
 checks against the last one applied in that partition for that worker
-(:data:`~focuscrawl.frontier.redis_scripts.FRONTIER_LUA`, op ``g``): delivered twice,
+(:data:`~focuscrawl.frontier.redis.script.FRONTIER_LUA`, op ``g``): delivered twice,
 it is applied once. A worker killed at any moment loses nothing: restarted, it cuts
 its files back to the journal's lengths and delivers the journal's batch again; if
 another worker takes its partitions first, that one delivers it.
@@ -25,11 +25,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from focuscrawl.exceptions import FrontierError
-from focuscrawl.frontier.redis_rows import float_arg, text
+from focuscrawl.frontier.redis.keys import Keys
+from focuscrawl.frontier.redis.rows import float_arg, text
 from focuscrawl.frontier.rules import SCORE
 from focuscrawl.types import Merge, URLState
 
-__all__ = ["CALLS_PER_BATCH", "Outbox", "journal_key", "kept_back"]
+__all__ = ["CALLS_PER_BATCH", "Outbox", "kept_back"]
 
 # the scripts' operations kept back in the outbox: every change of a URL's row
 _KEPT_BACK = frozenset({"add", "values", "raise", "tier", "host", "mark", "combine"})
@@ -46,11 +47,6 @@ return 1
 Send = Callable[[Sequence[tuple[int, Sequence[Any]]]], list[Any]]  # the frontier's scripts
 
 
-def journal_key(prefix: str, worker: str) -> str:
-    """The key of ``worker``'s journal (its own hash tag)."""
-    return f"{prefix}:{{{prefix}:w:{worker}}}:j"
-
-
 def kept_back(args: Sequence[Any]) -> bool:
     """Whether a frontier call waits in the outbox (a change of a URL's row)."""
     op = args[0].decode("utf-8") if isinstance(args[0], bytes) else str(args[0])
@@ -64,12 +60,12 @@ class Outbox:
     """The outbox and journal of worker ``worker``; ``send`` applies calls at once."""
 
     def __init__(
-        self, db: Any, *, prefix: str, worker: str, send: Send, counters: Counter[str]
+        self, db: Any, keys: Keys, *, worker: str, send: Send, counters: Counter[str]
     ) -> None:
-        self._db, self.prefix, self.worker, self._send = db, prefix, worker, send
+        self._db, self._keys, self.worker, self._send = db, keys, worker, send
         self.counters = counters
-        self._pending_key = f"{prefix}:{{{prefix}:m}}:pending"
-        self.journal = journal_key(prefix, worker)
+        self._pending_key = keys.meta + "pending"
+        self.journal = keys.journal(worker)
         self.calls: list[tuple[int, list[Any]]] = []
         # (url, column) -> the value read, as changed since by this worker's own calls
         self._seen: dict[tuple[str, str], float] = {}
@@ -191,7 +187,7 @@ class Outbox:
         """Deliver another worker's journaled batch (that worker died); ``settle``: then
         clear it from its journal, unless that worker journaled another meanwhile (it
         came back), and from the undelivered ones. Returns whether there was one."""
-        key = journal_key(self.prefix, worker)
+        key = self._keys.journal(worker)
         batch, seq = self._db.hmget(key, "batch", "seq")
         if not batch:
             return False
@@ -202,5 +198,5 @@ class Outbox:
 
     def journal_of(self, worker: str) -> dict[str, str]:
         """``worker``'s journal: ``seq``, ``engine`` (its state), ``dir``, ``host``..."""
-        raw = self._db.hgetall(journal_key(self.prefix, worker))
+        raw = self._db.hgetall(self._keys.journal(worker))
         return {text(k): text(v) for k, v in raw.items()}

@@ -1,7 +1,7 @@
 """The URL columns of the Redis frontier: scores, tiers and the extra value columns.
 
 :class:`RedisColumns` is the :class:`~focuscrawl.frontier.base.UrlColumns` role of
-:class:`~focuscrawl.frontier.redis_store.RedisFrontier`: the merges of scores and
+:class:`~focuscrawl.frontier.redis.store.RedisFrontier`: the merges of scores and
 column values into known URLs (applied by the script where the rows live, so that
 writers commute where the merge rule does), tiers, a host's URLs (a scan of its
 partition), the extra columns and their linear combination (a scan of every
@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from typing import Any
 
-from focuscrawl.frontier.redis_core import RedisCore
-from focuscrawl.frontier.redis_rows import float_arg, row_of, text
+from focuscrawl.frontier.redis.namespace import Namespace
+from focuscrawl.frontier.redis.rows import float_arg, row_of, text
 from focuscrawl.frontier.rules import (
     SCORE,
     aggregated,
@@ -44,7 +44,7 @@ def best_of_tops(results: Iterable[Any]) -> tuple[str, float] | None:
 class RedisColumns:
     """The columns of a Redis frontier (see the module docstring)."""
 
-    def __init__(self, core: RedisCore) -> None:
+    def __init__(self, core: Namespace) -> None:
         self._core = core
 
     def update_scores(self, updates: Iterable[tuple[str, float]], merge: Merge) -> int:
@@ -53,32 +53,29 @@ class RedisColumns:
 
     def update_values(self, column: str, updates: Iterable[tuple[str, float]], merge: Merge) -> int:
         """Merge values of ``column`` into known URLs (repeats combined first, as the reference)."""
-        column = self._core._column(column)
+        column = self._core.column(column)
         groups: dict[int, list[Any]] = {}
         for url, value in aggregated(updates, merge).items():
-            groups.setdefault(self._core._part(url), []).extend((url, float_arg(value)))
+            groups.setdefault(self._core.part(url), []).extend((url, float_arg(value)))
         if not groups:
             return 0
         calls = [(p, ("values", column, merge.value, *args)) for p, args in groups.items()]
-        return sum(int(r) for r in self._core._calls(calls))
+        return sum(int(r) for r in self._core.calls(calls))
 
     def ensure_columns(self, names: Iterable[str]) -> None:
         """Create the extra columns ``names`` (``"score"`` always exists)."""
-        new = {checked_column(n) for n in names if n != SCORE} - self._core._columns
-        if new:
-            self._core._db.sadd(self._core._cols_key, *sorted(new))
-            self._core._columns |= new
+        self._core.add_columns({checked_column(n) for n in names if n != SCORE})
 
     def combine_columns(
         self, dst: str, terms: Iterable[tuple[str, float]] = (), *, add: bool = True
     ) -> None:
         """For every known URL: ``dst = (dst if add else 0) + Σ factor · src`` (one scan per partition)."""
         core = self._core
-        dst = core._column(dst)
+        dst = core.column(dst)
         flat: list[Any] = []
         for src, factor in terms:
-            flat += [core._column(src), float_arg(checked_score(src, factor))]
-        core._calls([(p, ("combine", dst, int(add), *flat)) for p in range(core.partitions)])
+            flat += [core.column(src), float_arg(checked_score(src, factor))]
+        core.calls([(p, ("combine", dst, int(add), *flat)) for p in range(core.partitions)])
 
     def update_host(
         self,
@@ -92,24 +89,24 @@ class RedisColumns:
         value = checked_score(host, score)
         wanted = sorted({int(URLState(s)) for s in states})
         args = ("host", host, float_arg(value), merge.value, *wanted)
-        return int(self._core._call(self._core._part_host(host), *args))
+        return int(self._core.call(self._core.part_host(host), *args))
 
     def set_tier(self, updates: Iterable[tuple[str, int]]) -> int:
         """Set the tiers of known URLs (the last of repeats wins); returns how many known URLs."""
         tiers = {url: checked_int(f"tier of {url!r}", tier) for url, tier in updates}
         groups: dict[int, list[Any]] = {}
         for url, tier in tiers.items():
-            groups.setdefault(self._core._part(url), []).extend((url, tier))
+            groups.setdefault(self._core.part(url), []).extend((url, tier))
         if not groups:
             return 0
         calls = [(p, ("tier", *a)) for p, a in groups.items()]
-        return sum(int(r) for r in self._core._calls(calls))
+        return sum(int(r) for r in self._core.calls(calls))
 
     def value(self, url: str, column: str) -> float | None:
         """``column`` of ``url``: None if the URL is unknown, 0.0 if never set."""
-        column = self._core._column(column)
-        key = self._core._key(self._core._part(url))
-        pipe = self._core._db.pipeline(transaction=False)
+        column = self._core.column(column)
+        key = self._core.keys.partition(self._core.part(url))
+        pipe = self._core.db.pipeline(transaction=False)
         pipe.hget(key + "u", url)
         pipe.hget(key + "c:" + column, url)
         raw, value = pipe.execute()
@@ -120,24 +117,23 @@ class RedisColumns:
         return 0.0 if value is None else float(value)
 
     def column_names(self) -> list[str]:
-        self._core._columns = {text(c) for c in self._core._db.smembers(self._core._cols_key)}
-        return sorted(self._core._columns)
+        return sorted(self._core.read_columns())
 
     def top(self, column: str, state: URLState = URLState.FETCHED) -> tuple[str, float] | None:
         """The URL in ``state`` with the highest ``column``; ties: discovery order.
 
         The score of FETCHED URLs (OTIE's re-crawl) is indexed: each partition's best,
         one pipelined read; anything else is a scan of every partition."""
-        column = self._core._column(column)
+        column = self._core.column(column)
         if column == SCORE and state == URLState.FETCHED:
-            pipe = self._core._db.pipeline(transaction=False)
+            pipe = self._core.db.pipeline(transaction=False)
             for p in range(self._core.partitions):
-                pipe.zrange(self._core._key(p) + "fs", 0, 0)
+                pipe.zrange(self._core.keys.partition(p) + "fs", 0, 0)
             firsts = [bytes(m[0]) for m in pipe.execute() if m]
             if not firsts:
                 return None
             url = text(min(firsts)[20:])
-            row = self._core._row(url)
+            row = self._core.row(url)
             return None if row is None else (url, row[2])
         calls = [(p, ("top", column, int(URLState(state)))) for p in range(self._core.partitions)]
-        return best_of_tops(self._core._calls(calls))
+        return best_of_tops(self._core.calls(calls))

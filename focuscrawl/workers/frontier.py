@@ -5,22 +5,23 @@ Several worker processes, on any number of machines, crawl one crawl DB in Redis
 (:mod:`focuscrawl.workers` starts and joins them). The lessons are those of the
 field (scrapy-redis, Frontera, URLFrontier); each is an object of its own here:
 
-* **One owner per host**: partition leases (:mod:`~focuscrawl.frontier.redis_leases`),
+* **One owner per host**: partition leases (:mod:`~focuscrawl.workers.leases`),
   shared evenly among the workers alive (:meth:`WorkerFrontier.balance`). A partition
   given back (a new worker joined) stays free for the politeness delay; a dead
   worker's lease expires after ``lease_seconds``. Each host's next allowed time (its
   Crawl-delay, a Retry-After) goes with its partition to the next owner
-  (:mod:`~focuscrawl.frontier.redis_politeness`).
+  (:mod:`~focuscrawl.workers.politeness`).
 * **Acknowledge only after the state is durable**: an outbox of the changes made
   while recording results, journaled with the engine's state and delivered exactly
-  once (:mod:`~focuscrawl.frontier.redis_outbox`). A worker that takes a dead one's
+  once (:mod:`~focuscrawl.workers.outbox`, its calls kept back by the worker's
+  namespace, :mod:`~focuscrawl.workers.namespace`). A worker that takes a dead one's
   partitions delivers its journaled batch first, then puts the URLs it had in flight
   back in the queue. Pops (a URL taken moves to IN_FLIGHT) are not kept back: they
   are the lease on a URL in flight.
 * **Self-fencing.** A worker commits only while its leases are surely its own; past
   that, the commit fails with a one-line error and the worker stops: what it recorded
   since its last commit is cut back on its restart, never recorded twice.
-* **The page budget in claims** (:mod:`~focuscrawl.frontier.redis_claims`), a dead
+* **The page budget in claims** (:mod:`~focuscrawl.workers.claims`), a dead
   worker's unused claim taken back once its heartbeat has expired.
 
 What a worker reads is the shared state as delivered: its own changes since its
@@ -32,36 +33,38 @@ is a fetch, and a host has one owner).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
-import threading
 import time
-from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from focuscrawl.frontier.redis_claims import CrawlGone, LeaseLost, SharedBudget
-from focuscrawl.frontier.redis_columns import best_of_tops
-from focuscrawl.frontier.redis_handback import Handback
-from focuscrawl.frontier.redis_heads import QueueHeads
-from focuscrawl.frontier.redis_leases import MARGIN, PartitionLeases
-from focuscrawl.frontier.redis_outbox import CALLS_PER_BATCH, Outbox, kept_back
-from focuscrawl.frontier.redis_politeness import HostHandover
-from focuscrawl.frontier.redis_progress import CrawlProgress
-from focuscrawl.frontier.redis_rows import queued, text
-from focuscrawl.frontier.redis_store import RedisFrontier
+from focuscrawl.frontier.base import RunJournal, UrlColumns, UrlQueue
+from focuscrawl.frontier.redis.columns import best_of_tops
+from focuscrawl.frontier.redis.order import QueueHeads
+from focuscrawl.frontier.redis.rows import queued, text
+from focuscrawl.frontier.redis.store import RedisFrontier
 from focuscrawl.frontier.rules import SCORE
 from focuscrawl.types import QueuedURL, URLState
+from focuscrawl.workers.claims import CrawlGone, LeaseLost, SharedBudget
+from focuscrawl.workers.leases import MARGIN, PartitionLeases
+from focuscrawl.workers.namespace import WorkerNamespace
+from focuscrawl.workers.politeness import HostHandover
+from focuscrawl.workers.progress import CrawlProgress
 
-__all__ = ["CALLS_PER_BATCH", "LeaseLost", "WorkerFrontier"]
+__all__ = ["LeaseLost", "WorkerFrontier"]
 
 _REFRESH_EVERY = 0.25  # seconds: how stale a worker's view of its own queues may be
 
 
 class WorkerFrontier(RedisFrontier):
     """The frontier of one worker ``worker`` of the shared crawl ``prefix``: its
-    :attr:`leases`, :attr:`outbox`, :attr:`budget`, :attr:`handover` and :attr:`progress`."""
+    :attr:`leases`, :attr:`outbox`, :attr:`budget`, :attr:`handover` and :attr:`progress`.
+
+    Its overrides of the store's methods span roles (the outbox, the leases), so its
+    roles (:attr:`queue`, :attr:`columns`, :attr:`journal`) are the worker's store itself."""
+
+    core: WorkerNamespace
 
     def __init__(
         self,
@@ -74,53 +77,45 @@ class WorkerFrontier(RedisFrontier):
         expected: int = 1,
         layered: bool = False,
     ) -> None:
-        # a reply may take as long as the leases are surely this worker's: a pause of
-        # Redis (CLIENT PAUSE, a slow save) shorter than that is ridden out
-        super().__init__(url, prefix=prefix, parents=parents,
-                         timeout=max(1.0, lease_seconds) * (1 - MARGIN))  # fmt: skip
+        # (the client waits for an answer up to 4/5 of the lease: see redis.connection.TIMEOUT)
+        core = WorkerNamespace(url, prefix=prefix, worker=worker, parents=parents, layered=layered,
+                               timeout=max(1.0, 0.8 * lease_seconds))  # fmt: skip
+        self._open(core)
         self.worker = worker
         # workers started together (crawl --workers N): for one lease time each takes no
         # more than its share of N, whoever is first (then the workers alive decide)
         self._expected, self._born = max(1, expected), time.monotonic()
         self.lease_ms = max(1000, int(lease_seconds * 1000))
-        self.owned: set[int] = set()  # (and of these, handback.leaving: freed once settled)
-        self._heads = QueueHeads({})  # of the partitions held, only
-        self._in_flight: Counter[int] = Counter()  # partition -> URLs popped, not settled
-        self._lock = threading.RLock()  # the commit thread and the lease upkeep
-        self.counters: Counter[str] = Counter()
+        self.owned = core.owned  # (and of these, handback.leaving: freed once settled)
+        self.handback = core.handback
+        self.counters = core.counters
         self._refreshed, self._alive = -math.inf, 1  # (workers alive at the last renewal)
         # a layered crawl: the layer's URLs are picked by one worker across every partition
         # (in "pk" sets, fetched by each partition's owner), ties broken by a hash of the
         # URL, so that whatever the number of workers a layer holds the same URLs
         self.layered = layered
-        self.handback = Handback()
-        send = super()._calls  # the scripts applied at once
-        self.budget = SharedBudget(self._db, prefix=prefix, worker=worker, lease_ms=self.lease_ms)
-        self.leases = PartitionLeases(self._db, self._key, worker=worker,
-                                      partitions=self.partitions, lease_ms=self.lease_ms)  # fmt: skip
-        self.handover = HostHandover(self._part_host)
-        self.outbox = Outbox(self._db, prefix=prefix, worker=worker, send=send,
-                             counters=self.counters)  # fmt: skip
-        self.progress = CrawlProgress(self._db, prefix=prefix, worker=worker,
-                                      partitions=self.partitions, key=self._key)  # fmt: skip
+        db, keys = core.db, core.keys
+        self.budget = SharedBudget(db, keys, worker=worker, lease_ms=self.lease_ms)
+        self.leases = PartitionLeases(db, keys, worker=worker, partitions=self.partitions,
+                                      lease_ms=self.lease_ms)  # fmt: skip
+        self.handover = HostHandover(core.part_host)
+        self.outbox = core.open_outbox()  # (its journaled batch delivered first, if any)
+        self.progress = CrawlProgress(db, keys, worker=worker, partitions=self.partitions)
+
+    # ------------------------------------------------------------ the roles
+    @property
+    def queue(self) -> UrlQueue:
+        return self
+
+    @property
+    def columns(self) -> UrlColumns:
+        return self
+
+    @property
+    def journal(self) -> RunJournal:
+        return self
 
     # ------------------------------------------------------------ the outbox
-    def _calls(self, calls: Sequence[tuple[int, Sequence[Any]]]) -> list[Any]:
-        if not calls or not kept_back(calls[0][1]):
-            out = super()._calls(calls)
-            for p, args in calls:  # a re-crawl taken into flight: settled as a pop's URL
-                if args[0] == "mark" and int(args[2]) == URLState.IN_FLIGHT:
-                    self._in_flight[p] += 1
-            return out
-        for p, raw in calls:
-            args = [a.decode("utf-8") if isinstance(a, bytes) else a for a in raw]
-            self.outbox.keep(p, args)
-            if args[0] == "mark" and int(args[2]) != URLState.IN_FLIGHT:
-                self._settled(p)
-        self.counters["outbox_calls"] += len(calls)
-        # (the counts of what a kept-back call changed come with its delivery)
-        return [0] * len(calls)
-
     def get(self, url: str) -> QueuedURL | None:
         row = super().get(url)
         if row is not None:
@@ -133,30 +128,13 @@ class WorkerFrontier(RedisFrontier):
             self.outbox.read(url, column, found)
         return found
 
-    def _settled(self, partition: int) -> None:
-        left = self._in_flight[partition] - 1
-        if left > 0:
-            self._in_flight[partition] = left
-        else:
-            self._in_flight.pop(partition, None)
-
     def deliver(self, worker: str, batch: int, calls: Sequence[Sequence[Any]]) -> None:
         """Apply ``worker``'s batch number ``batch``, each call at most once (see Outbox)."""
         self.outbox.deliver(worker, batch, calls)
 
     def partition_of(self, url: str) -> int:
         """The partition that holds ``url`` (that of its host)."""
-        return self._part(url)
-
-    def _changes_from(self, partition: int, changes: Sequence[bytes]) -> None:
-        if partition in self.owned and partition not in self.handback.leaving:
-            with self._lock:  # (a dead worker's batch is delivered from the lease thread)
-                super()._changes_from(partition, changes)
-            return
-        # another worker's partition: its counts change, its queue is that worker's
-        counts = [x for i in range(0, len(changes), 2) if bytes(changes[i]).startswith(b"s")
-                  for x in changes[i : i + 2]]  # fmt: skip
-        super()._changes_from(partition, counts)
+        return self.core.part(url)
 
     def get_meta(self, key: str) -> str | None:
         """The engine's state is the worker's own (its journal); the rest is the crawl's.
@@ -180,7 +158,7 @@ class WorkerFrontier(RedisFrontier):
 
     def commit(self) -> None:
         """Journal the batch with the engine's state, in one command, then deliver it."""
-        with self._lock:
+        with self.core.lock:
             if not self.leases.usable():
                 raise LeaseLost(
                     f"worker {self.worker}: its partitions' leases may have expired (no renewal"
@@ -230,17 +208,17 @@ class WorkerFrontier(RedisFrontier):
         share = math.ceil(self.partitions / max(1, peers))
         if len(self.owned) < share:
             self._take(share - len(self.owned))
-        elif len(self.owned) > share:  # they leave, then are freed (redis_handback)
-            with self._lock:
-                busy = [p for p, _ in self._heads.heads] + list(self._in_flight)
+        elif len(self.owned) > share:  # they leave, then are freed (workers.handback)
+            with self.core.lock:
+                busy = [p for p, _ in self.core.heads.heads] + list(self.core.in_flight)
                 for p in self.handback.choose(self.owned, share, busy, self.outbox.calls, delay):
-                    for layer in self._layers:  # nothing more taken from it
-                        self._heads.update(p, layer, None)
+                    for layer in self.core.layers:  # nothing more taken from it
+                        self.core.heads.update(p, layer, None)
         self._let_go()
 
     def _let_go(self) -> None:
-        with self._lock:  # the leaving partitions that are settled (redis_handback)
-            self.free(self.handback.settled(self._in_flight, self.outbox.calls),
+        with self.core.lock:  # the leaving partitions that are settled (workers.handback)
+            self.free(self.handback.settled(self.core.in_flight, self.outbox.calls),
                       delay=self.handback.delay)  # fmt: skip
 
     def _take(self, want: int) -> None:
@@ -264,24 +242,24 @@ class WorkerFrontier(RedisFrontier):
                         self.counters["outbox_delivered_for_others"] += 1
         parts = [t.partition for t in taken]
         if self.layered:  # URLs in flight are this layer's: fetched by the new owner
-            pipe = self._db.pipeline(transaction=False)
+            pipe = self.core.db.pipeline(transaction=False)
             for p in parts:
-                pipe.smembers(self._key(p) + "if")
+                pipe.smembers(self.core.keys.partition(p) + "if")
             stranded = pipe.execute()
-            pipe = self._db.pipeline(transaction=False)
+            pipe = self.core.db.pipeline(transaction=False)
             for p, urls in zip(parts, stranded, strict=True):
                 if urls:
-                    pipe.sadd(self._key(p) + "pk", *urls)
+                    pipe.sadd(self.core.keys.partition(p) + "pk", *urls)
             pipe.execute()
             self.counters["picked_again_on_take"] += sum(len(u) for u in stranded)
         else:
-            requeued = super()._calls([(p, ("requeue",)) for p in parts])
+            requeued = self.core.send([(p, ("requeue",)) for p in parts])
             self.counters["requeued_on_take"] += sum(int(r) for r in requeued)
-        heads = self._read_heads(parts)
-        with self._lock:
+        heads = self.core.read_heads(parts)
+        with self.core.lock:
             self.owned.update(parts)
             for (p, layer), head in heads.items():
-                self._heads.update(p, layer, head)
+                self.core.heads.update(p, layer, head)
         self.counters["partitions_taken"] += len(parts)
 
     def free(self, partitions: Iterable[int], *, delay: float) -> None:
@@ -297,18 +275,18 @@ class WorkerFrontier(RedisFrontier):
         for p in parts:
             self.owned.discard(p)
             handover.given_back(p)
-            for layer in self._layers:
-                self._heads.update(p, layer, None)
+            for layer in self.core.layers:
+                self.core.heads.update(p, layer, None)
         self.counters["partitions_freed"] += len(parts)
 
     def leave(self, *, delay: float, again: bool = False) -> None:
         """This worker stops: what it had in flight queued again (its partitions are still
         its own, and nothing of them is fetched any more), its partitions given back, its
         heartbeat removed (``again``: kept, this worker is opened again at once)."""
-        with self._lock:
+        with self.core.lock:
             if self.owned and not self.outbox.calls and self.leases.usable():
                 calls = [(p, ("requeue",)) for p in sorted(self.owned)]
-                self.counters["requeued_on_leave"] += sum(int(r) for r in super()._calls(calls))
+                self.counters["requeued_on_leave"] += sum(int(r) for r in self.core.send(calls))
             self.free(sorted(self.owned), delay=delay)
             if not again:
                 self.budget.alive(0)
@@ -318,8 +296,8 @@ class WorkerFrontier(RedisFrontier):
         """The best host of each partition held, read again (other workers' links
         reach its queues at their commits, and news of them comes to them, not here)."""
         parts = sorted(self.owned - self.handback.leaving if partitions is None else partitions)
-        for (p, layer), head in self._read_heads(parts).items():
-            self._heads.update(p, layer, head)
+        for (p, layer), head in self.core.read_heads(parts).items():
+            self.core.heads.update(p, layer, head)
         self._refreshed = time.monotonic()
 
     def pop(
@@ -330,7 +308,7 @@ class WorkerFrontier(RedisFrontier):
         max_per_host: int = 0,
         max_layer: int | None = None,
     ) -> list[QueuedURL]:
-        with self._lock:  # (the lease upkeep runs in a thread)
+        with self.core.lock:  # (the lease upkeep runs in a thread)
             if not self.leases.usable():  # (a stall: its partitions may be another's now)
                 return []
             if time.monotonic() - self._refreshed >= _REFRESH_EVERY:
@@ -338,14 +316,14 @@ class WorkerFrontier(RedisFrontier):
             got = super().pop(n, exclude_hosts=exclude_hosts, max_per_host=max_per_host,
                               max_layer=max_layer)  # fmt: skip
             for q in got:  # (under the lock: no partition of these is freed meanwhile)
-                self._in_flight[self._part(q.url)] += 1
+                self.core.taken(q.url)
         return got
 
     def queued_here(self) -> bool:
         """Whether a partition held has queued URLs (read now)."""
-        with self._lock:
+        with self.core.lock:
             self._refresh()
-            return bool(self._heads.heads)
+            return bool(self.core.heads.heads)
 
     def requeue_in_flight(self) -> int:
         """Nothing to do at a worker's start: taking a partition's lease queues its URLs
@@ -354,57 +332,50 @@ class WorkerFrontier(RedisFrontier):
 
     def top(self, column: str, state: URLState = URLState.FETCHED) -> tuple[str, float] | None:
         """The best URL in ``state`` among the partitions held (see the module)."""
-        column = self._column(column)
+        column = self.core.column(column)
         calls = [(p, ("top", column, int(URLState(state)))) for p in sorted(self.owned)]
-        return best_of_tops(super()._calls(calls) if calls else [])
+        return best_of_tops(self.core.send(calls) if calls else [])
 
     # ------------------------------------------------------------ layers (shared)
-    def _discovery(self, number: int, url: str) -> int:
-        if not self.layered:
-            return number
-        return 1 + int.from_bytes(
-            hashlib.blake2b(url.encode("utf-8"), digest_size=6).digest(), "big"
-        )
-
     def pick(self, n: int) -> int:
         """The best ``n`` queued URLs across every partition (tier by tier, as a single
         process's layer is generated), taken into flight and left in their partitions'
         picked sets for their owners; returns how many. Run by one worker at a time."""
-        every = self._read_heads(range(self.partitions))
+        every = self.core.read_heads(range(self.partitions))
         heads = QueueHeads({key: head for key, head in every.items() if head})
         taken: list[QueuedURL] = []
         while len(taken) < n:  # one pop serves one tier
-            got = heads.pop(n - len(taken), {}, 0, None, super()._calls)
+            got = heads.pop(n - len(taken), {}, 0, None, self.core.send)
             if not got:
                 break
             taken += got
-        pipe = self._db.pipeline(transaction=False)
+        pipe = self.core.db.pipeline(transaction=False)
         for q in taken:
-            pipe.sadd(self._key(self._part(q.url)) + "pk", q.url)
+            pipe.sadd(self.core.keys.partition(self.core.part(q.url)) + "pk", q.url)
         pipe.execute()
         return len(taken)
 
     def picked(self) -> list[QueuedURL]:
         """The picked URLs of the partitions this worker holds, taken from their sets
         (they are in flight since they were picked)."""
-        with self._lock:
+        with self.core.lock:
             if not self.leases.usable():
                 return []
             parts = sorted(self.owned - self.handback.leaving)
-            pipe = self._db.pipeline(transaction=False)
+            pipe = self.core.db.pipeline(transaction=False)
             for p in parts:
-                pipe.spop(self._key(p) + "pk", 1 << 20)
+                pipe.spop(self.core.keys.partition(p) + "pk", 1 << 20)
             urls = [text(u) for found in pipe.execute() for u in (found or ())]
-            rows = self._rows(urls)
+            rows = self.core.rows(urls)
             out = [queued(url, rows[url]) for url in sorted(rows, key=lambda u: rows[u][5])]
             for q in out:
-                self._in_flight[self._part(q.url)] += 1
+                self.core.taken(q.url)
             return out
 
     def picked_here(self) -> bool:
         """Whether a partition this worker holds has picked URLs waiting."""
-        with self._lock:
-            pipe = self._db.pipeline(transaction=False)
+        with self.core.lock:
+            pipe = self.core.db.pipeline(transaction=False)
             for p in sorted(self.owned - self.handback.leaving):
-                pipe.scard(self._key(p) + "pk")
+                pipe.scard(self.core.keys.partition(p) + "pk")
             return any(int(x) for x in pipe.execute())

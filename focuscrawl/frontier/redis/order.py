@@ -18,7 +18,7 @@ import heapq
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from focuscrawl.frontier.redis_rows import queued, row_of, text
+from focuscrawl.frontier.redis.rows import queued, row_of, text
 from focuscrawl.types import QueuedURL
 
 __all__ = ["QueueHeads", "Scripts"]

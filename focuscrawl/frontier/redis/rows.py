@@ -1,8 +1,10 @@
-"""The library of the frontier's Lua script: a row and the indexes that follow it.
+"""A row of the Redis frontier, on both sides: how the client writes its arguments
+and reads a URL's row (Python), and the row library of the frontier's script (Lua,
+:data:`ROWS_LUA`), which keeps the indexes that follow a row.
 
-Everything an operation of the script (:mod:`focuscrawl.frontier.redis_lua_ops`)
+The Lua library is what an operation of the script (:mod:`~focuscrawl.frontier.redis.script`)
 changes a URL through, on the keys of one partition (``P``, the layout in
-:mod:`focuscrawl.frontier.redis_scripts`):
+:mod:`~focuscrawl.frontier.redis.keys`):
 
 * a row's encoding: ``okey`` (the 20-byte pop order: tier desc, score desc, seq asc),
   ``getrow`` / ``putrow`` (``state\\0tier\\0score\\0...``);
@@ -13,13 +15,44 @@ changes a URL through, on the keys of one partition (``P``, the layout in
 * the merge rules of :mod:`focuscrawl.frontier.rules` (``merged_pair``, ``merged``,
   ``written``) and the extra columns (``colget`` / ``colset``).
 
-It is Lua source, a part of :data:`~focuscrawl.frontier.redis_scripts.FRONTIER_LUA`
+It is Lua source, a part of :data:`~focuscrawl.frontier.redis.script.FRONTIER_LUA`
 (after the script's head, before the operations), not a script of its own.
 """
 
 from __future__ import annotations
 
-__all__ = ["ROWS_LUA"]
+from focuscrawl.exceptions import FrontierError
+from focuscrawl.types import QueuedURL
+
+__all__ = ["ROWS_LUA", "Row", "checked_url", "float_arg", "queued", "row_of", "text"]
+
+# state, tier, score, depth, layer, seq, host, first parent ("" = none)
+Row = tuple[int, int, float, int, int, int, str, str]
+
+
+def float_arg(value: float) -> str:
+    return repr(float(value))
+
+
+def text(raw: bytes | str) -> str:
+    return raw.decode("utf-8") if isinstance(raw, bytes) else raw
+
+
+def row_of(raw: bytes | str) -> Row:
+    f = text(raw).split("\0")
+    return (int(f[0]), int(f[1]), float(f[2]), int(f[3]), int(f[4]), int(f[5]), f[6], f[7])
+
+
+def queued(url: str, row: Row) -> QueuedURL:
+    _, tier, score, depth, layer, seq, host, parent = row
+    return QueuedURL(url, score, depth, host, parent or None, layer, seq, tier)
+
+
+def checked_url(url: str) -> str:
+    if "\0" in url:
+        raise FrontierError(f"URL {url!r} holds a NUL character")
+    return url
+
 
 ROWS_LUA = r"""local QUEUED, IN_FLIGHT, FETCHED = 0, 1, 2
 -- layer -> host -> {old = its r:<layer> member before, cur = now, stale = cur unknown}:
