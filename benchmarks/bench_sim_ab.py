@@ -1,7 +1,7 @@
 """Two source trees on one simulated crawl: what a change costs, with the machine's drift divided out.
 
     python benchmarks/bench_sim_ab.py OLD_CHECKOUT . --workload webkb --rounds 6
-    python benchmarks/bench_sim_ab.py OLD . --time focuscrawl.frontier.indexed_queue:IndexedQueue.pop
+    python benchmarks/bench_sim_ab.py OLD . --time focuscrawl.frontier.indexed.queue:IndexedQueue.pop
 
 Each tree runs ``focuscrawl simulate`` (no sockets, virtual clock: the same
 pages in the same order every time) breadth-first over a workload of

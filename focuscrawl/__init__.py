@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from focuscrawl.api import crawl, crawl_async, open_crawl
-    from focuscrawl.engine import Crawler
+    from focuscrawl.crawler.engine import Crawler
     from focuscrawl.exceptions import ConfigError, FocuscrawlError, ModelError
     from focuscrawl.relevance.base import RelevanceModel, build_model, load_model, save_model
     from focuscrawl.settings import Settings, load_settings
@@ -26,7 +26,7 @@ __version__ = "0.1.0"
 
 _WHERE = {
     "focuscrawl.api": ("crawl", "crawl_async", "open_crawl"),
-    "focuscrawl.engine": ("Crawler",),
+    "focuscrawl.crawler.engine": ("Crawler",),
     "focuscrawl.exceptions": ("ConfigError", "FocuscrawlError", "ModelError"),
     "focuscrawl.relevance.base": ("RelevanceModel", "build_model", "load_model", "save_model"),
     "focuscrawl.settings": ("Settings", "load_settings"),

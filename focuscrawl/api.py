@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import os
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -12,7 +10,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from focuscrawl.engine import DB_NAME, RUN_NAME, Crawler, normalize_seeds, write_run_json
+from focuscrawl.crawler.engine import Crawler
+from focuscrawl.crawler.run import DB_NAME, RUN_NAME, normalize_seeds, write_run_json
+from focuscrawl.crawler.scheduler import retry_unreached
 from focuscrawl.exceptions import ConfigError, FocuscrawlError, ModelError
 from focuscrawl.fetch.factory import build_fetcher
 from focuscrawl.frontier.factory import open_frontier
@@ -25,7 +25,6 @@ from focuscrawl.stats import CrawlStats
 from focuscrawl.strategies.base import STRATEGIES, Strategy
 from focuscrawl.strategies.filters import build_filters
 from focuscrawl.strategies.oracle import with_archive_graph
-from focuscrawl.types import URLState
 
 
 def _merge_overrides(
@@ -166,7 +165,8 @@ def open_crawl(
             if resume:
                 # a proxy given anew (a wrong one fixed) is a reason to try again
                 proxy_changed = (saved.get("fetch") or {}).get("proxy") != settings.fetch.proxy
-                retry_unreached(frontier, run.get("summary") or {}, out_dir, proxy_changed=proxy_changed)
+                if retry_unreached(frontier, run.get("summary") or {}, out_dir, proxy_changed=proxy_changed):
+                    frontier.commit()
             crawler = Crawler(
                 settings, raw_seeds, out_dir, strategy=strategy, fetcher=fetcher,
                 frontier=frontier, model=relevance, filters=filters, resume=resume,
@@ -183,45 +183,6 @@ def open_crawl(
         raise
     crawler.stats.counters = counters
     return crawler
-
-
-# skipped URLs whose request never reached its host for want of a connection
-_UNREACHED = ("skipped_proxy", "skipped_connect", "skipped_dns", "skipped_ssl")
-
-
-def retry_unreached(
-    frontier: Any, summary: Mapping[str, Any], out_dir: Path, *, proxy_changed: bool = False
-) -> int:
-    """Queue again, on a resume, the URLs that failed before reaching their host, where
-    the cause may be fixed: all failed URLs of a crawl that reached no host at all (a
-    wrong ``--proxy``, the network down), which would otherwise crawl 0 URLs; and, when
-    the resume gives another proxy, every failed URL without a line in pages.jsonl
-    (those that never reached their host: robots.txt refusals among them, refused
-    again at no cost to the budget). Returns how many URLs were queued again.
-
-    Otherwise failures stay as they are: which URLs failed for connection reasons is
-    not recorded per URL, and a resume goes on as the crawl would have.
-    """
-    counters = summary.get("counters") or {}
-    if not any(counters.get(key) for key in _UNREACHED):
-        return 0
-    fetched_any = bool(
-        summary.get("fetched") or counters.get("recrawls_fetched") or frontier.count(URLState.FETCHED)
-    )
-    if fetched_any and not proxy_changed:
-        return 0
-    recorded: set[str] = set()
-    if fetched_any:  # URLs with a line in pages.jsonl reached their host (or count as fetched)
-        with contextlib.suppress(OSError), (out_dir / "pages.jsonl").open("rb") as fh:
-            for line in fh:
-                with contextlib.suppress(ValueError, TypeError, KeyError):
-                    recorded.add(str(json.loads(line)["url"]))
-    failed = [q.url for q in frontier.iter_urls(URLState.FAILED) if q.url not in recorded]
-    for url in failed:
-        frontier.mark(url, URLState.QUEUED)
-    if failed:
-        frontier.commit()
-    return len(failed)
 
 
 async def crawl_async(

@@ -15,11 +15,14 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from focuscrawl.exceptions import ConfigError
+from focuscrawl.strategies.base import Strategy
+from focuscrawl.types import Decision
 
 REQUEST_NAME = "control.json"
 ACK_NAME = "control.ack.json"
@@ -112,3 +115,37 @@ class ControlChannel:
         if error is not None:
             ack["error"] = error
         _write_atomic(self.ack_path, ack)
+
+
+class StrategyControl:
+    """A running crawl's control: requests to change its strategy's parameters, applied
+    between two results, and the list of those applied (run.json, the resume state)."""
+
+    def __init__(
+        self, run_dir: Path, last_id: int = 0, applied: Iterable[Mapping[str, Any]] = ()
+    ) -> None:
+        self.channel = ControlChannel(run_dir, last_id)
+        self.applied: list[dict[str, Any]] = [dict(c) for c in applied]
+
+    def poll(
+        self, strategy: Strategy, decide: Callable[[str, Decision], None], at: int, counters: Counter[str]
+    ) -> bool:
+        """A new request applied (its decision to ``decide``) or refused, and answered:
+        True (the crawl commits it), or False when there was none. ``at``: results so far."""
+        request = self.channel.poll()
+        if request is None:
+            return False
+        changes = request.get("strategy") or {}
+        error: str | None = None
+        try:
+            if not isinstance(changes, dict):
+                raise ConfigError("control: 'strategy' must be a table of parameters")
+            decision = strategy.set_params(changes)
+        except ConfigError as exc:
+            error = str(exc)
+        else:
+            decide("control", decision)
+            self.applied.append({"id": request["id"], "strategy": changes, "at": at})
+            counters["control_changes"] += 1
+        self.channel.answer(int(request["id"]), error)
+        return True

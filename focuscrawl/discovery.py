@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from focuscrawl.fetch.robots import robots_url
-from focuscrawl.frontier.base import FrontierStore
+from focuscrawl.frontier.base import UrlColumns, UrlQueue
 from focuscrawl.parse.feeds import read_feed
 from focuscrawl.parse.sitemaps import SitemapEntry, SitemapReader
 from focuscrawl.settings import DISCOVERY_CONTENT_TYPES, FEED_CONTENT_TYPES, Settings
@@ -71,27 +71,33 @@ class Discovery:
     """The crawl's sitemaps and feeds: entered into ``frontier``, read when fetched."""
 
     def __init__(
-        self, settings: Settings, frontier: FrontierStore, strategy: Strategy, counters: Counter[str]
+        self,
+        settings: Settings,
+        queue: UrlQueue,
+        columns: UrlColumns,
+        strategy: Strategy,
+        counters: Counter[str],
     ) -> None:
         self.settings = settings.fetch
         self.context_words = settings.parse.context_words
-        self.frontier = frontier
+        self.queue = queue
+        self.columns = columns
         self.strategy = strategy
         self.counters = counters
         self.per_host: Counter[str] = Counter()  # URLs taken from each host's sitemaps
         self.on = self.settings.read_sitemaps or self.settings.read_feeds
         if self.on:  # (8 bytes a URL each: only for a crawl that reads them)
-            frontier.ensure_columns((DISCOVERED, LASTMOD, CHANGEFREQ, PRIORITY))
+            columns.ensure_columns((DISCOVERED, LASTMOD, CHANGEFREQ, PRIORITY))
 
     def enter(self, urls: Sequence[str], parent: str, kind: float = SITEMAP) -> int:
         """Put sitemap (or feed) URLs in the frontier, scored as the strategy scores
         seeds (entry points, at depth 0); how many were new."""
-        fresh = [url for url in dict.fromkeys(urls) if self.frontier.state(url) is None]
+        fresh = [url for url in dict.fromkeys(urls) if self.queue.state(url) is None]
         scores = {u.url: u.score for u in self.strategy.seed_scores(fresh) if u.column == "score"}
         for url in fresh:
-            self.frontier.add(url, scores.get(url, 0.0), depth=0, parent=parent, host=host_of(url), merge=Merge.KEEP)
+            self.queue.add(url, scores.get(url, 0.0), depth=0, parent=parent, host=host_of(url), merge=Merge.KEEP)
         if fresh:
-            self.frontier.update_values(DISCOVERED, [(url, kind) for url in fresh], Merge.SET)
+            self.columns.update_values(DISCOVERED, [(url, kind) for url in fresh], Merge.SET)
             self.counters["sitemaps_found" if kind == SITEMAP else "feeds_found"] += len(fresh)
         return len(fresh)
 
@@ -113,7 +119,7 @@ class Discovery:
         a source without a ``key`` for a sitemap or feed type from another URL."""
         if not self.on or result.content_type not in DISCOVERY_CONTENT_TYPES:
             return None
-        kind = self.frontier.value(url, DISCOVERED)
+        kind = self.columns.value(url, DISCOVERED)
         if kind == SITEMAP:
             return self._sitemap(result, url)
         if kind == FEED or (self.settings.read_feeds and result.content_type in FEED_CONTENT_TYPES):
@@ -193,7 +199,7 @@ class Discovery:
                 columns[PRIORITY].append((target, entry.priority))
         for column, items in columns.items():
             if items:  # (unknown URLs are ignored)
-                self.frontier.update_values(column, items, Merge.SET)
+                self.columns.update_values(column, items, Merge.SET)
 
 
 @dataclass(slots=True)

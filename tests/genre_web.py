@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from focuscrawl.crawler.recorder import Recorder
+from focuscrawl.crawler.window import InFlight
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.output.writers import JsonlOutput, WarcOutput
-from focuscrawl.processing import InFlight, Recorder
 from focuscrawl.settings import Settings
 from focuscrawl.stats import CrawlStats
 from focuscrawl.strategies.base import Strategy
+from focuscrawl.strategies.filters import LinkFilter
 from focuscrawl.strategies.view import FrontierView
 from focuscrawl.types import FetchResult, URLState
 from focuscrawl.urls import Scope
@@ -63,14 +66,15 @@ def result(url: str, text: str, hrefs: list[str]) -> FetchResult:
 
 
 def processor(
-    tmp_path: Path, store: MemoryFrontier, strategy: Strategy, seeds: list[str]
+    tmp_path: Path, store: MemoryFrontier, strategy: Strategy, seeds: list[str],
+    filters: Sequence[LinkFilter] = (),
 ) -> Recorder:
     settings = Settings()
     tmp_path.mkdir(parents=True, exist_ok=True)
     store.ensure_columns(("relevance", *strategy.columns))
     strategy.attach(FrontierView(store), random.Random(0))
     proc = Recorder(
-        settings, frontier=store, strategy=strategy, model=strategy.model, filters=[],
+        settings, queue=store, columns=store, graph=store, strategy=strategy, model=strategy.model, filters=filters,
         scope=Scope.for_seeds(settings.scope, seeds), stats=CrawlStats(),
         warc=WarcOutput(tmp_path / "c.warc.gz"), pages=JsonlOutput(tmp_path / "pages.jsonl"),
         decisions=JsonlOutput(tmp_path / "decisions.jsonl"),

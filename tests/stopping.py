@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from focuscrawl.engine import Crawler
+from focuscrawl.crawler.engine import Crawler
 from focuscrawl.stats import CrawlStats
 
 

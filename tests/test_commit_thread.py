@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from focuscrawl.engine import CommitThread
+from focuscrawl.crawler.run import CommitThread
 
 
 async def test_a_cancelled_wait_still_waits_for_the_thread() -> None:

@@ -99,7 +99,7 @@ async def test_sitemaps_setting_and_host_cap(tmp_path: Path) -> None:
 
 def test_hints_are_kept_in_columns() -> None:
     frontier, counters = MemoryFrontier(), Counter[str]()
-    discovery = Discovery(Settings(), frontier, BreadthFirstStrategy(), counters)
+    discovery = Discovery(Settings(), frontier, frontier, BreadthFirstStrategy(), counters)
     assert discovery.enter(["http://a.org/s.xml"], "http://a.org/robots.txt") == 1
     body = (f"<urlset {NS}><url><loc>http://a.org/x</loc><lastmod>1970-01-02T00:00:00Z</lastmod>"
             "<changefreq>weekly</changefreq><priority>0.25</priority></url></urlset>").encode()  # fmt: skip

@@ -10,9 +10,10 @@ from typing import Any, ClassVar
 
 import pytest
 
+from focuscrawl.crawler.recorder import Recorder
+from focuscrawl.crawler.window import InFlight
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.output.writers import JsonlOutput, WarcOutput
-from focuscrawl.processing import InFlight, Recorder
 from focuscrawl.provenance import explain, format_explanation
 from focuscrawl.settings import ScopeSettings, Settings
 from focuscrawl.stats import CrawlStats
@@ -80,7 +81,7 @@ def _processor(
     store.ensure_columns(("relevance", "history"))
     strategy.attach(FrontierView(store), random.Random(0))
     return Recorder(
-        settings, frontier=store, strategy=strategy, model=None,
+        settings, queue=store, columns=store, graph=store, strategy=strategy, model=None,
         filters=build_filters(filters or []), scope=Scope.for_seeds(settings.scope, [A]),
         stats=CrawlStats(), warc=WarcOutput(tmp_path / "c.warc.gz"),
         pages=JsonlOutput(tmp_path / "pages.jsonl"), decisions=JsonlOutput(tmp_path / "decisions.jsonl"),

@@ -44,21 +44,21 @@ def test_colliding_fingerprints_are_told_apart(
 ) -> None:
     """Equal ``h``: linear probing puts the later URLs in the next slots, ``h2`` tells them apart."""
     fake = {f"http://a/{i}": (0, i) for i in range(8)} | {"http://b/x": (1, 99)}
-    monkeypatch.setattr("focuscrawl.frontier.indexed_core.url_key", fake.__getitem__)
-    for module in ("indexed_adds", "indexed_columns"):
+    monkeypatch.setattr("focuscrawl.frontier.indexed.core.url_key", fake.__getitem__)
+    for module in ("indexed.adds", "indexed.columns"):
         monkeypatch.setattr(
             f"focuscrawl.frontier.{module}.fingerprints",
             lambda urls: np.array([fake[u] for u in urls], np.int64).reshape(-1, 2),
         )
     monkeypatch.setattr(
-        "focuscrawl.frontier.indexed_adds.keys_of", lambda urls: [fake[u] for u in urls]
+        "focuscrawl.frontier.indexed.adds.keys_of", lambda urls: [fake[u] for u in urls]
     )
     # a page's lookup hashes in its own loop: its digest -> halves, before the shift of h
     halves = {
         hashlib.blake2b(u.encode(), digest_size=16).digest(): (2 * h, h2)
         for u, (h, h2) in fake.items()
     }
-    monkeypatch.setattr("focuscrawl.frontier.indexed_table.TWO_INT64", halves.__getitem__)
+    monkeypatch.setattr("focuscrawl.frontier.indexed.table.TWO_INT64", halves.__getitem__)
     path = tmp_path / "f.db"
     db = IndexedFrontier(path)
     for i in range(4):
@@ -119,7 +119,7 @@ def test_journal_compaction_and_reopen(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, part_rows: int
 ) -> None:
     """Snapshot, then fresh rows, then journal: every mix reopens to the same state."""
-    monkeypatch.setattr("focuscrawl.frontier.indexed_disk.PART_ROWS", part_rows)
+    monkeypatch.setattr("focuscrawl.frontier.indexed.storage.disk.PART_ROWS", part_rows)
     path = tmp_path / "f.db"
     db = IndexedFrontier(path, compact_rows=25)
     memory = MemoryFrontier()
@@ -273,7 +273,7 @@ def test_update_host_through_the_host_grouping(
 ) -> None:
     """Tiny chunks: the rows grouped by host are built, scanned past and rebuilt as URLs
     come; every rescore must still match the reference."""
-    monkeypatch.setattr("focuscrawl.frontier.indexed_table.CHUNK_ROWS", 4)
+    monkeypatch.setattr("focuscrawl.frontier.indexed.table.CHUNK_ROWS", 4)
     db = IndexedFrontier(tmp_path / "f.db", buffer_size=4)
     memory = MemoryFrontier()
     rng = random.Random(11)
@@ -308,7 +308,7 @@ def test_top_caches_of_two_rows_match_reference(ops: list[tuple[Any, ...]]) -> N
     memory = MemoryFrontier()
     memory.ensure_columns(["c1"])
     with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as patch:
-        patch.setattr("focuscrawl.frontier.indexed_top.KEEP", 2)
+        patch.setattr("focuscrawl.frontier.indexed.order.top.KEEP", 2)
         db = IndexedFrontier(Path(tmp) / "f.db", buffer_size=2, compact_rows=6)
         db.ensure_columns(["c1"])
         try:

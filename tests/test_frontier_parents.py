@@ -223,7 +223,7 @@ def test_backlinks_fold_the_edges_added_since(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """``parents`` after the reverse index was built, across its rebuilds (every 2 edges)."""
-    monkeypatch.setattr("focuscrawl.frontier.indexed_links.CHUNK_ROWS", 2)
+    monkeypatch.setattr("focuscrawl.frontier.indexed.links.CHUNK_ROWS", 2)
     db = IndexedFrontier(tmp_path / "f.db")
     memory = MemoryFrontier()
     for store in (db, memory):

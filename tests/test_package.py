@@ -12,7 +12,8 @@ import focuscrawl
 
 
 def test_every_public_name_is_its_modules_object() -> None:
-    from focuscrawl import api, engine, settings, types
+    from focuscrawl import api, settings, types
+    from focuscrawl.crawler import engine
 
     assert focuscrawl.crawl is api.crawl
     assert focuscrawl.Crawler is engine.Crawler
@@ -37,8 +38,8 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
 
 def test_star_import_and_a_light_submodule_import() -> None:
     code = (
-        "import sys; import focuscrawl.types; heavy = 'focuscrawl.engine' in sys.modules; "
+        "import sys; import focuscrawl.types; heavy = 'focuscrawl.crawler.engine' in sys.modules; "
         "from focuscrawl import *; print(heavy, Crawler.__module__, callable(crawl))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["False", "focuscrawl.engine", "True"]
+    assert done.stdout.split() == ["False", "focuscrawl.crawler.engine", "True"]

@@ -23,8 +23,8 @@ from aiohttp import web
 from warcio.archiveiterator import ArchiveIterator
 
 from focuscrawl.api import crawl, crawl_async
+from focuscrawl.crawler.run import ResumeState
 from focuscrawl.demo import WEBKB_SEEDS
-from focuscrawl.engine import ResumeState
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.output.lock import RunDirLocked, RunLock
 from focuscrawl.replay.process import ReplayProcess

@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 
+from focuscrawl.crawler.recorder import Recorder
+from focuscrawl.crawler.window import InFlight
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.output.writers import JsonlOutput, WarcOutput
-from focuscrawl.processing import InFlight, Recorder
 from focuscrawl.settings import ParseSettings, Settings
 from focuscrawl.stats import CrawlStats
 from focuscrawl.strategies.base import STRATEGIES, Strategy
@@ -65,7 +66,7 @@ class Harness:
         self.store.ensure_columns(("relevance", *self.strategy.columns, "_digest"))
         self.strategy.attach(FrontierView(self.store), random.Random(7))
         self.proc = Recorder(
-            settings, frontier=self.store, strategy=self.strategy, model=model, filters=[],
+            settings, queue=self.store, columns=self.store, graph=self.store, strategy=self.strategy, model=model, filters=[],
             scope=Scope.for_seeds(settings.scope, [U["s1"]]), stats=CrawlStats(),
             warc=WarcOutput(tmp_path / "c.warc.gz"), pages=JsonlOutput(tmp_path / "p.jsonl"),
             decisions=JsonlOutput(tmp_path / "d.jsonl"),
@@ -189,7 +190,7 @@ def test_opic_commd_eq1_to_eq5_over_two_layers(tmp_path: Path) -> None:
     h.seeds("s1", "s2")  # eq. 1: c_0 = C/2 = 0.5 each; s_0 = 0.5
     assert h.value("s1", "cash") == pytest.approx(0.5)
     # layer 0: s1 relevant links a twice and b once (t/n = 2/3, 1/3); s2 not relevant links c
-    h.proc.round = 0
+    h.proc.stats.layer = 0  # the fetch round (the rounds write it)
     h.fetch("s1", ("a", "x"), ("a", "x"), ("b", "x"))
     h.fetch("s2", ("c", "x"))
     h.proc.log_event("layer-end", h.strategy.on_layer_end(0))
@@ -203,7 +204,7 @@ def test_opic_commd_eq1_to_eq5_over_two_layers(tmp_path: Path) -> None:
     total = sum(h.value(n, "cash") for n in ("s1", "s2", "a", "b", "c"))
     assert total == pytest.approx(1.0)  # the cash sum stays C
     # layer 1: a relevant links d; b not relevant; c (cash 0) not fetched (topN)
-    h.proc.round = 1
+    h.proc.stats.layer = 1
     h.fetch("a", ("d", "x"), ("b", "x"))
     h.fetch("b", ("d", "x"))
     h.proc.log_event("layer-end", h.strategy.on_layer_end(1))

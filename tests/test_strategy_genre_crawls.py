@@ -56,8 +56,7 @@ def test_genre_relevance_gates_opic(tmp_path: Path) -> None:
     }
     store = MemoryFrontier()
     opic = OpicStrategy(CosineModel(**COSINE))
-    proc = processor(tmp_path, store, opic, [s0])
-    proc.filters = build_filters([{"name": "relevance-gate"}])
+    proc = processor(tmp_path, store, opic, [s0], filters=build_filters([{"name": "relevance-gate"}]))
     assert [visit(proc, store, web) for _ in range(3)] == [s0, P, q]
     cash = {u: opic.cash(u) for u in (s0, P, q, r, t)}
     assert cash == pytest.approx(
@@ -132,7 +131,7 @@ COURSE_TOPIC: dict[str, Any] = {
 
 def test_genre_crawls_the_webkb_replay_web(webkb_replay: Any, tmp_path: Path) -> None:
     from focuscrawl.api import crawl
-    from focuscrawl.engine import DB_NAME
+    from focuscrawl.crawler.run import DB_NAME
     from focuscrawl.frontier.indexed import IndexedFrontier
 
     run = tmp_path / "run"

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from focuscrawl.crawler.recorder import Recorder
+from focuscrawl.crawler.window import InFlight
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.frontier.factory import open_frontier
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.output.writers import JsonlOutput, WarcOutput
-from focuscrawl.processing import InFlight, Recorder
 from focuscrawl.replay.archive import load_labels
 from focuscrawl.replay.process import ReplayProcess
 from focuscrawl.settings import Settings
@@ -49,7 +50,7 @@ def _crawler(tmp_path: Path, seed: str, **params: object) -> tuple[Recorder, Mem
     store.ensure_columns(("relevance", *strategy.columns))
     strategy.attach(FrontierView(store), random.Random(0))
     proc = Recorder(
-        settings, frontier=store, strategy=strategy, model=None, filters=[],
+        settings, queue=store, columns=store, graph=store, strategy=strategy, model=None, filters=[],
         scope=Scope.for_seeds(settings.scope, [seed]), stats=CrawlStats(),
         warc=WarcOutput(tmp_path / "c.warc.gz"), pages=JsonlOutput(tmp_path / "pages.jsonl"),
         decisions=JsonlOutput(tmp_path / "decisions.jsonl"),

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from focuscrawl.api import crawl, open_crawl
+from focuscrawl.crawler.recorder import Recorder
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.output.writers import JsonlOutput, WarcOutput
-from focuscrawl.processing import Recorder
 from focuscrawl.relevance.keyword import KeywordModel
 from focuscrawl.relevance.online_link import N_FEATURES, OnlineLinkModel, link_tokens
 from focuscrawl.settings import Settings
@@ -164,7 +164,7 @@ def test_a_rescore_reaches_the_frontier(tmp_path: Path) -> None:
     strategy, store = _strategy(update_every=1, min_examples=1)
     settings = Settings()
     proc = Recorder(
-        settings, frontier=store, strategy=strategy, model=None, filters=[],
+        settings, queue=store, columns=store, graph=store, strategy=strategy, model=None, filters=[],
         scope=Scope.for_seeds(settings.scope, [S]), stats=CrawlStats(),
         warc=WarcOutput(tmp_path / "c.warc.gz"), pages=JsonlOutput(tmp_path / "p.jsonl"),
         decisions=None,

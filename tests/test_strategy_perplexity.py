@@ -17,10 +17,11 @@ from typing import Any
 import pytest
 
 from focuscrawl.control import wait_for_ack, write_request
+from focuscrawl.crawler.recorder import Recorder
+from focuscrawl.crawler.window import InFlight
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.output.writers import JsonlOutput, WarcOutput
-from focuscrawl.processing import InFlight, Recorder
 from focuscrawl.relevance.language import LanguageModel
 from focuscrawl.relevance.ngram_lm import PerplexityModel
 from focuscrawl.replay.process import ReplayProcess
@@ -78,7 +79,7 @@ def _processor(tmp_path: Path, store: MemoryFrontier, strategy: PerplexityStrate
     store.ensure_columns(("relevance", *strategy.columns))
     strategy.attach(FrontierView(store), random.Random(0))
     return Recorder(
-        settings, frontier=store, strategy=strategy, model=strategy.model, filters=[],
+        settings, queue=store, columns=store, graph=store, strategy=strategy, model=strategy.model, filters=[],
         scope=Scope.for_seeds(settings.scope, [A]), stats=CrawlStats(),
         warc=WarcOutput(tmp_path / "c.warc.gz"), pages=JsonlOutput(tmp_path / "pages.jsonl"),
         decisions=JsonlOutput(tmp_path / "decisions.jsonl"),

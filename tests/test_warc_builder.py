@@ -186,7 +186,7 @@ def test_the_child_imports_only_what_building_records_needs() -> None:
     # the second core and 60 ms of waiting at its end
     code = (
         "import sys; from focuscrawl.output.warc_builder import main; "
-        "print(sorted(m for m in ('aiohttp', 'numpy', 'focuscrawl.engine', "
+        "print(sorted(m for m in ('aiohttp', 'numpy', 'focuscrawl.crawler.engine', "
         "'focuscrawl.api', 'selectolax') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

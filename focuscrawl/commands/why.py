@@ -17,7 +17,7 @@ from focuscrawl.exceptions import ConfigError
 
 def db_row(run_dir: Path, url: str) -> dict[str, Any] | None:
     """The URL's state, score, tier, depth and strategy columns, read from the crawl DB."""
-    from focuscrawl.engine import DB_NAME, RUN_NAME
+    from focuscrawl.crawler.run import DB_NAME, RUN_NAME
     from focuscrawl.frontier.factory import open_frontier
     from focuscrawl.settings import load_settings
 

@@ -1,9 +1,8 @@
 """An in-memory :class:`~focuscrawl.frontier.base.FrontierStore`: the reference semantics.
 
-Every rule is spelled out here in plain Python, one URL at a time; the durable
-stores must behave identically (the tests compare them on random operation
-sequences). It keeps everything in dicts, so it suits small crawls and tests, not a
-million URLs.
+Every rule is spelled out here in plain Python, one URL at a time; the durable stores
+must behave identically (the tests compare them on random operation sequences). It
+keeps everything in dicts: it suits small crawls and tests, not a million URLs.
 
 Semantics shared by every store:
 
@@ -78,8 +77,8 @@ class _Row:
 class MemoryFrontier:
     """Dict-backed frontier: the reference behaviour of every store.
 
-    ``commit`` and ``close`` do nothing: nothing here is durable. ``parents``:
-    keep the parent edges (see the module docstring).
+    ``commit`` and ``close`` do nothing: nothing here is durable. ``parents``: keep the
+    parent edges (see the module docstring). Its roles are the store itself.
     """
 
     def __init__(self, *, parents: bool = True) -> None:
@@ -89,6 +88,22 @@ class MemoryFrontier:
         self._links: dict[tuple[str, str], int] = {}  # (parent, child) -> t(parent, child)
         self._columns: set[str] = set()
         self._meta: dict[str, str] = {}
+
+    @property
+    def queue(self) -> MemoryFrontier:
+        return self
+
+    @property
+    def columns(self) -> MemoryFrontier:
+        return self
+
+    @property
+    def graph(self) -> MemoryFrontier:
+        return self
+
+    @property
+    def journal(self) -> MemoryFrontier:
+        return self
 
     def _touch_parent(self, parent: str, depth: int, layer: int) -> None:
         if parent not in self._rows:

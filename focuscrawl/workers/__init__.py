@@ -4,7 +4,7 @@
 the crawl (its settings, seeds and page budget) in Redis and starts N local workers,
 each with its own run directory ``DIR/workers/NN``; ``focuscrawl worker --frontier
 redis://HOST:PORT/DB --out DIR2`` joins it from any machine. Every worker is a whole
-crawler (:class:`~focuscrawl.engine.Crawler`: fetcher, parser, model, strategy, its
+crawler (:class:`~focuscrawl.crawler.engine.Crawler`: fetcher, parser, model, strategy, its
 own WARC / pages.jsonl / decisions.jsonl written exactly once) over one shared
 frontier, :class:`~focuscrawl.workers.frontier.WorkerFrontier`: one owner per
 host by partition leases, an outbox of frontier changes delivered exactly once.

@@ -6,10 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 from typing import Any
 
-from focuscrawl.engine import Crawler
+from focuscrawl.crawler.engine import Crawler
+from focuscrawl.crawler.policies import Taking
+from focuscrawl.crawler.rounds import Rounds
 from focuscrawl.settings import Settings
+from focuscrawl.stats import CrawlStats
+from focuscrawl.types import QueuedURL
 from focuscrawl.workers.handover import retire_dead
 
 _IDLE_POLL = 0.2  # seconds between two looks of an idle worker at its own partitions
@@ -18,7 +23,7 @@ _FINISHED_EVERY = 10  # looks between two reads of whether the whole crawl is ov
 
 class Coordination:
     """A worker's part in the shared crawl: its page budget, and whether it goes on
-    when it has nothing to do (:class:`~focuscrawl.engine.SharedCrawl`)."""
+    when it has nothing to do (:class:`~focuscrawl.crawler.shared.SharedCrawl`)."""
 
     def __init__(
         self,
@@ -56,14 +61,9 @@ class Coordination:
         # (0 would mean no limit; the first claim is made before the crawl starts)
         return max(1, int(claims.claimed))
 
-    def make_scheduler(self, settings: Settings, strategy: Any, **kwargs: Any) -> Any:
-        """Layered strategies: the shared layers' scheduler; the others as in one process."""
-        from focuscrawl.scheduler import make_scheduler
-
-        if strategy.layered:
-            kwargs.pop("layer_listed", None)
-            return shared_layers(settings, strategy=strategy, **kwargs)
-        return make_scheduler(settings, strategy, **kwargs)
+    def rounds(self, stats: CrawlStats) -> Rounds:
+        """A layered strategy's rounds: those of the shared crawl (:class:`SharedRounds`)."""
+        return SharedRounds(self.frontier, stats)
 
     async def idle(self, fetched: int) -> bool:
         if self.frontier.layered:
@@ -151,28 +151,26 @@ class Coordination:
         if apply:
             crawler.recorder.log_event("layer-end", decision)
         crawler.stats.layer = layer + 1
-        crawler.recorder.round = layer + 1
 
 
-def shared_layers(settings: Settings, **kwargs: Any) -> Any:
-    """The scheduler of a layered strategy's worker: it takes the URLs picked for the
-    current layer in the partitions it holds (in flight since they were picked)."""
-    from focuscrawl.scheduler import Scheduler
+class SharedRounds(Rounds):
+    """A layered strategy's worker takes the URLs picked for the current round in the
+    partitions it holds (in flight since they were picked); the rounds are generated and
+    ended by :meth:`Coordination.idle`, when this worker has nothing to do."""
 
-    class SharedLayers(Scheduler):
-        _looked = -1.0
+    def __init__(self, frontier: Any, stats: CrawlStats) -> None:
+        self.frontier = frontier
+        self.stats = stats
+        self._looked = -1.0
 
-        def fill(self) -> None:
-            if self._stop.is_set():
-                return
-            now = time.monotonic()
-            if len(self) and now - self._looked < _IDLE_POLL:  # (a pipeline over its partitions)
-                return
-            self._looked = now
-            frontier: Any = self.frontier
-            if frontier.progress.round().get("layer", 0) != self.stats.layer:
-                return  # the layer was ended elsewhere: followed first (Coordination.idle)
-            self.recorder.round = self.stats.layer
-            self.take(frontier.picked())
-
-    return SharedLayers(settings, **kwargs)
+    def fetch_list(self, s: Taking) -> Sequence[QueuedURL]:
+        if s.stopped:
+            return []
+        now = time.monotonic()
+        if len(s) and now - self._looked < _IDLE_POLL:  # (a pipeline over its partitions)
+            return []
+        self._looked = now
+        if self.frontier.progress.round().get("layer", 0) != self.stats.layer:
+            return []  # the layer was ended elsewhere: followed first (Coordination.idle)
+        picked: Sequence[QueuedURL] = self.frontier.picked()
+        return picked

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from focuscrawl.engine import DB_NAME, PAGES_NAME, WARC_NAME
+from focuscrawl.crawler.run import DB_NAME, PAGES_NAME, WARC_NAME
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.fetch.base import Fetcher
 from focuscrawl.fetch.transport import Answer, Transport, TransportError

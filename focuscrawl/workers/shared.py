@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from focuscrawl.engine import DB_NAME, RUN_NAME, check_model, normalize_seeds, write_run_json
+from focuscrawl.crawler.run import DB_NAME, RUN_NAME, check_model, normalize_seeds, write_run_json
 from focuscrawl.exceptions import ConfigError, FocuscrawlError
 from focuscrawl.frontier.redis.connection import Connection
 from focuscrawl.frontier.redis.keys import PUBLISHED, Keys, crawl_of

@@ -17,7 +17,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from focuscrawl.engine import DB_NAME, Crawler, normalize_seeds, write_run_json
+from focuscrawl.crawler.engine import Crawler
+from focuscrawl.crawler.run import DB_NAME, normalize_seeds, write_run_json
 from focuscrawl.exceptions import ConfigError, FrontierError
 from focuscrawl.workers.claims import LeaseLost
 from focuscrawl.workers.coordination import Coordination

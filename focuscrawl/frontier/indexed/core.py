@@ -3,17 +3,17 @@
 :class:`IndexedCore` holds what more than one role of
 :class:`~focuscrawl.frontier.indexed.IndexedFrontier` reads or writes, and nothing
 else: the SQLite connection (every write inside one transaction until the commit),
-the row table (:mod:`~focuscrawl.frontier.indexed_table`: the hot columns in numpy,
+the row table (:mod:`~focuscrawl.frontier.indexed.table`: the hot columns in numpy,
 one row per URL), the hosts with their counters by state, the pending cold rows
-(:mod:`~focuscrawl.frontier.indexed_cold`), the buffer of the best queued rows
-(:mod:`~focuscrawl.frontier.indexed_best`), the rows changed since the commit (the
+(:mod:`~focuscrawl.frontier.indexed.storage.cold`), the buffer of the best queued rows
+(:mod:`~focuscrawl.frontier.indexed.order`), the rows changed since the commit (the
 journal's input, which also feeds ``top``'s caches,
-:mod:`~focuscrawl.frontier.indexed_top`) and the memo of rows met lately. Its
+:mod:`~focuscrawl.frontier.indexed.order.top`) and the memo of rows met lately. Its
 methods are the steps more than one role takes: find a URL's row, a host's id,
 note a changed row (noted for the journal, offered to the buffer).
 
 Opening loads the hot columns (snapshot, then the journal replayed:
-:mod:`~focuscrawl.frontier.indexed_disk`), the hosts and the orphans, and counts
+:mod:`~focuscrawl.frontier.indexed.storage.disk`), the hosts and the orphans, and counts
 the rows of each host by state.
 """
 
@@ -27,14 +27,14 @@ import numpy.typing as npt
 
 from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.base import no_edges_error
-from focuscrawl.frontier.indexed_best import BestQueue
-from focuscrawl.frontier.indexed_cold import ColdWrites
-from focuscrawl.frontier.indexed_disk import load_table
-from focuscrawl.frontier.indexed_schema import open_indexed_db, url_key
-from focuscrawl.frontier.indexed_table import CHUNK_ROWS, Rows
-from focuscrawl.frontier.indexed_top import StateRows, TopCache
+from focuscrawl.frontier.indexed.order import BestQueue
+from focuscrawl.frontier.indexed.order.top import StateRows, TopCache
+from focuscrawl.frontier.indexed.storage.cold import ColdWrites
+from focuscrawl.frontier.indexed.storage.disk import load_table
+from focuscrawl.frontier.indexed.storage.schema import open_indexed_db, url_key
+from focuscrawl.frontier.indexed.storage.sqlite import edges_mode
+from focuscrawl.frontier.indexed.table import CHUNK_ROWS, Rows
 from focuscrawl.frontier.rules import SCORE
-from focuscrawl.frontier.sqlite_schema import edges_mode
 
 MEMO_MAX = 1 << 15  # URL -> row entries kept for the pages' repeated links (~5 MB)
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from focuscrawl.frontier.indexed_table import CHUNK_ROWS, Rows, UrlTable, drop_repeats
+from focuscrawl.frontier.indexed.table import CHUNK_ROWS, Rows, UrlTable, drop_repeats
 
 KEEP = 256  # rows kept per cache when it is built
 _SMALL_STATE = 8  # a state is tracked while it holds at most 1/8 of the rows

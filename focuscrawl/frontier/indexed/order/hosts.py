@@ -1,8 +1,8 @@
 """The hosts truncated in the buffer of the best queued rows, and their thresholds.
 
-The buffer (:class:`~focuscrawl.frontier.indexed_best.BestQueue`) is shared among
+The buffer (:class:`~focuscrawl.frontier.indexed.order.BestQueue`) is shared among
 hosts, at most ``cap`` rows of a host (the cap is chosen at each rebuild: see
-:meth:`~focuscrawl.frontier.indexed_best.BestQueue._set_cap`). Without it, the
+:meth:`~focuscrawl.frontier.indexed.order.BestQueue._set_cap`). Without it, the
 hosts a polite crawl has in flight, which every pop excludes, filled it: OPIC's
 cash gathers on the pages of the sites being crawled, so the best 4,096 rows were
 all theirs, and nearly every pop rebuilt the buffer and then scanned the whole
@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from focuscrawl.frontier.indexed_best_select import top_rows
-from focuscrawl.frontier.indexed_table import CHUNK_ROWS, Rows, UrlTable
+from focuscrawl.frontier.indexed.order.select import top_rows
+from focuscrawl.frontier.indexed.table import CHUNK_ROWS, Rows, UrlTable
 from focuscrawl.types import URLState
 
 _QUEUED = int(URLState.QUEUED)

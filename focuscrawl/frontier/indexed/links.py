@@ -22,7 +22,7 @@ from array import array
 
 import numpy as np
 
-from focuscrawl.frontier.indexed_table import CHUNK_ROWS, Rows
+from focuscrawl.frontier.indexed.table import CHUNK_ROWS, Rows
 
 _INSERT = "INSERT INTO links(parent_seq, children, counts) VALUES (?, ?, ?)"
 

@@ -5,7 +5,7 @@
 roles goes into one SQLite transaction (opened by the first write after a commit);
 the cold rows waiting in memory are flushed into it, and :meth:`IndexedJournal.commit`
 adds the rows changed since the last commit as one journal BLOB
-(:mod:`~focuscrawl.frontier.indexed_disk`), folding the journal into the snapshot
+(:mod:`~focuscrawl.frontier.indexed.storage.disk`), folding the journal into the snapshot
 once it is worth it, and commits. A crash, or a close without commit, loses exactly
 the uncommitted work. The small run state (``get_meta``/``set_meta``) is a plain
 table, written in the same transaction.
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from focuscrawl.frontier.indexed_core import IndexedCore
-from focuscrawl.frontier.indexed_disk import compact, write_commit
+from focuscrawl.frontier.indexed.core import IndexedCore
+from focuscrawl.frontier.indexed.storage.disk import compact, write_commit
 
 _COMPACT_MIN = 1 << 20  # journal rows below which a compaction is not worth its writes
 

@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from focuscrawl.exceptions import FrontierError
-from focuscrawl.frontier.indexed_schema import COLUMNS, TWO_INT64
+from focuscrawl.frontier.indexed.storage.schema import COLUMNS, TWO_INT64
 
 Rows = npt.NDArray[np.int64]
 _EMPTY = -1
@@ -234,7 +234,7 @@ class UrlTable:
         one, else by fingerprint; also the indexes of the URLs ``memo`` lacked, and
         index -> fingerprint of the unknown URLs, in order.
 
-        :func:`~focuscrawl.frontier.indexed_schema.keys_of` and :meth:`find_few` in
+        :func:`~focuscrawl.frontier.indexed.storage.schema.keys_of` and :meth:`find_few` in
         one loop: some 30 links a page, and a pass over them costs a few µs each. A
         URL that cannot be stored (a lone surrogate) raises UnicodeEncodeError.
         """

@@ -9,9 +9,9 @@ the whole table chunk by chunk (the temporaries stay small whatever its size), a
 :func:`walk_rows` takes the first ``n`` of sorted rows skipping excluded hosts and
 hosts at their cap (the best few selected first, all of them only if need be).
 
-They serve the buffer of the best rows (:mod:`~focuscrawl.frontier.indexed_best`):
+They serve the buffer of the best rows (:mod:`~focuscrawl.frontier.indexed.order`):
 its rebuild (:func:`best_capped`), the pops its ordered walk
-(:mod:`~focuscrawl.frontier.indexed_best_order`) cannot settle, and the scan of every
+(:mod:`~focuscrawl.frontier.indexed.order.ranking`) cannot settle, and the scan of every
 eligible row when even a fresh buffer is not enough (:func:`scan`).
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from focuscrawl.frontier.indexed_table import CHUNK_ROWS, Rows, UrlTable, drop_repeats
+from focuscrawl.frontier.indexed.table import CHUNK_ROWS, Rows, UrlTable, drop_repeats
 from focuscrawl.types import URLState
 
 _QUEUED = int(URLState.QUEUED)

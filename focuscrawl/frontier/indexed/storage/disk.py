@@ -1,6 +1,6 @@
 """Durable form of the hot columns: load at open, journal at commit, compaction.
 
-See :mod:`focuscrawl.frontier.indexed_schema` for the tables. A commit writes two
+See :mod:`focuscrawl.frontier.indexed.storage.schema` for the tables. A commit writes two
 or three sequential BLOB rows whatever the number of rows changed (~17 B per
 changed row), instead of one random B-tree page per changed row; a compaction
 rewrites the snapshot once the journal holds more rows than it is worth
@@ -14,8 +14,8 @@ import sqlite3
 import numpy as np
 
 from focuscrawl.exceptions import FrontierError
-from focuscrawl.frontier.indexed_schema import COLUMNS, EXTRA_PREFIX, IMMUTABLE, PART_ROWS
-from focuscrawl.frontier.indexed_table import Rows, UrlTable, drop_repeats
+from focuscrawl.frontier.indexed.storage.schema import COLUMNS, EXTRA_PREFIX, IMMUTABLE, PART_ROWS
+from focuscrawl.frontier.indexed.table import Rows, UrlTable, drop_repeats
 
 _SNAPSHOT_ROWS = "_snapshot_rows"
 

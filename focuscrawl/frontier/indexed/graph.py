@@ -2,9 +2,9 @@
 
 :class:`IndexedLinkGraph` is the :class:`~focuscrawl.frontier.base.LinkGraph` role of
 :class:`~focuscrawl.frontier.indexed.IndexedFrontier`. It reads the parent edges as
-:mod:`~focuscrawl.frontier.indexed_links` stores them (one row per page's links;
+:mod:`~focuscrawl.frontier.indexed.links` stores them (one row per page's links;
 the reverse direction built in memory on the first ``parents``), after the pending
-ones are flushed (:mod:`~focuscrawl.frontier.indexed_cold` holds them until then),
+ones are flushed (:mod:`~focuscrawl.frontier.indexed.storage.cold` holds them until then),
 and a URL's first parent from ``url_text``. A DB opened for a strategy that reads
 no edges keeps none, and every call here raises
 :class:`~focuscrawl.exceptions.FrontierError`.
@@ -16,8 +16,8 @@ import json
 
 import numpy as np
 
-from focuscrawl.frontier.indexed_core import IndexedCore
-from focuscrawl.frontier.indexed_links import Backlinks, children_of
+from focuscrawl.frontier.indexed.core import IndexedCore
+from focuscrawl.frontier.indexed.links import Backlinks, children_of
 from focuscrawl.frontier.rules import checked_score
 from focuscrawl.types import URLState
 

@@ -5,9 +5,9 @@
 known rows (merging scores, the extra float columns, one numpy array each,
 journaled only for the rows written since the last commit, rescoring a host,
 setting tiers) and reads them (``value``, and ``top``, which answers from a cache
-of the state's best rows: :mod:`~focuscrawl.frontier.indexed_top`). Every row whose
+of the state's best rows: :mod:`~focuscrawl.frontier.indexed.order.top`). Every row whose
 score or tier changed is offered to the pop buffer and noted for the next commit's
-journal (:meth:`~focuscrawl.frontier.indexed_core.IndexedCore.touched`).
+journal (:meth:`~focuscrawl.frontier.indexed.core.IndexedCore.touched`).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import numpy as np
 import numpy.typing as npt
 
 from focuscrawl.exceptions import FrontierError
-from focuscrawl.frontier.indexed_core import IndexedCore
-from focuscrawl.frontier.indexed_schema import fingerprints
-from focuscrawl.frontier.indexed_table import CHUNK_ROWS, Rows, repeated_values
+from focuscrawl.frontier.indexed.core import IndexedCore
+from focuscrawl.frontier.indexed.storage.schema import fingerprints
+from focuscrawl.frontier.indexed.table import CHUNK_ROWS, Rows, repeated_values
 from focuscrawl.frontier.rules import (
     INT32,
     SCORE,
@@ -157,8 +157,8 @@ class IndexedColumns:
     def top(self, column: str, state: URLState = URLState.FETCHED) -> tuple[str, float] | None:
         """The URL in ``state`` with the highest ``column`` (ties: discovery order).
 
-        Read from a cache of the state's best rows (:mod:`~focuscrawl.frontier.indexed_top`),
-        built from the rows of the state (:class:`~.indexed_top.StateRows`, or one pass).
+        Read from a cache of the state's best rows (:mod:`~focuscrawl.frontier.indexed.order.top`),
+        built from the rows of the state (:class:`~.order.top.StateRows`, or one pass).
         """
         core = self._core
         array, table = core.column(column), core.table

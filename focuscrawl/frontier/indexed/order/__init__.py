@@ -1,9 +1,9 @@
 """The pop order of the indexed crawl DB: a buffer of the best queued rows.
 
-This module is the buffer, :class:`BestQueue`; ``indexed_best_order`` keeps it in
-key order between pops, ``indexed_best_hosts`` the hosts it truncates, and
-``indexed_best_select`` the exact selections it falls back on. A pop of the queue
-role (:mod:`~focuscrawl.frontier.indexed_queue`) asks it for rows
+This module is the buffer, :class:`BestQueue`; ``order.ranking`` keeps it in
+key order between pops, ``order.hosts`` the hosts it truncates, and
+``order.select`` the exact selections it falls back on. A pop of the queue
+role (:mod:`~focuscrawl.frontier.indexed.queue`) asks it for rows
 (:meth:`BestQueue.pop_rows`) and takes them.
 
 Sorting a million queued scores per pop would cost ~100 ms, so :class:`BestQueue`
@@ -28,13 +28,13 @@ row instead: exact in every case.
 
 The buffer is shared among hosts, at most ``cap`` rows of a host: a host with more
 is *truncated* at a threshold of its own, which a pop then checks
-(:mod:`~focuscrawl.frontier.indexed_best_hosts`). Offers that pile up beyond twice
+(:mod:`~focuscrawl.frontier.indexed.order.hosts`). Offers that pile up beyond twice
 the buffer's size are cut back to it (T raised, more hosts truncated) over the
 buffer alone.
 
-Most pops do not select from the whole buffer: :mod:`~focuscrawl.frontier.indexed_best_order`
+Most pops do not select from the whole buffer: :mod:`~focuscrawl.frontier.indexed.order.ranking`
 keeps it sorted between pops (changed rows merged in as late rows) and walks it
-from the front; the selection above (:mod:`~focuscrawl.frontier.indexed_best_select`)
+from the front; the selection above (:mod:`~focuscrawl.frontier.indexed.order.select`)
 serves the pops it cannot settle (a layer limit, a score that fell, a buffer that
 ran out, a truncated host in the way).
 
@@ -50,9 +50,9 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from focuscrawl.frontier.indexed_best_hosts import TruncatedHosts, at_least
-from focuscrawl.frontier.indexed_best_order import BufferOrder
-from focuscrawl.frontier.indexed_best_select import (
+from focuscrawl.frontier.indexed.order.hosts import TruncatedHosts, at_least
+from focuscrawl.frontier.indexed.order.ranking import BufferOrder
+from focuscrawl.frontier.indexed.order.select import (
     best_capped,
     conclusive,
     host_ranks,
@@ -61,7 +61,7 @@ from focuscrawl.frontier.indexed_best_select import (
     top_tier_rows,
     walk_rows,
 )
-from focuscrawl.frontier.indexed_table import Rows, UrlTable
+from focuscrawl.frontier.indexed.table import Rows, UrlTable
 from focuscrawl.types import URLState
 
 _QUEUED = int(URLState.QUEUED)
@@ -88,7 +88,7 @@ class BestQueue:
         self._t_tier = 0
         self._t_score = 0.0
         self._t_row = 0
-        # per-host truncation (indexed_best_hosts): the cap of the last rebuild,
+        # per-host truncation (order.hosts): the cap of the last rebuild,
         # the one the next rebuild uses, and the truncated hosts with their thresholds
         self._cap = self.size
         self._next_cap = self.size
@@ -368,7 +368,7 @@ class BestQueue:
     def _ordered_walk(
         self, n: int, excluded: npt.NDArray[np.bool_] | None, per_host: int
     ) -> list[int] | None:
-        """The pop over the buffer kept in key order (:mod:`indexed_best_order`); None when it
+        """The pop over the buffer kept in key order (:mod:`~.order.ranking`); None when it
         cannot say: an offered row fell below its threshold, or the buffer ran out."""
         view = self._order()
         return None if view is None else view.walk(n, excluded, per_host)

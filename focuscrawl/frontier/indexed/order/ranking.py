@@ -1,6 +1,6 @@
 """The pop buffer of the indexed store, kept in key order between pops.
 
-:class:`~focuscrawl.frontier.indexed_best.BestQueue` holds the best queued rows
+:class:`~focuscrawl.frontier.indexed.order.BestQueue` holds the best queued rows
 in no order; selecting the best few of them on every pop cost some fifteen numpy
 calls over the whole buffer (4,096 rows and more), 0.1–0.2 ms, and a polite crawl
 pops a URL or two after every page. :class:`BufferOrder` sorts the buffer once
@@ -30,8 +30,8 @@ from collections import defaultdict
 import numpy as np
 import numpy.typing as npt
 
-from focuscrawl.frontier.indexed_best_select import head_rows, key_order, take_capped
-from focuscrawl.frontier.indexed_table import Rows, UrlTable, drop_repeats
+from focuscrawl.frontier.indexed.order.select import head_rows, key_order, take_capped
+from focuscrawl.frontier.indexed.table import Rows, UrlTable, drop_repeats
 from focuscrawl.types import URLState
 
 _QUEUED = int(URLState.QUEUED)

@@ -9,7 +9,7 @@ read sees every write made before it. One ``executemany`` of a hundred rows cost
 a fraction of a hundred statements, and the rows of one URL page land together.
 
 Parent edges go in as one ``links`` row per parent and flush
-(:mod:`~focuscrawl.frontier.indexed_links`). The first parent of a URL is known when it is added, except for a URL added
+(:mod:`~focuscrawl.frontier.indexed.links`). The first parent of a URL is known when it is added, except for a URL added
 without one (a seed, a DROPPED referrer): such a row is an *orphan* (the table's
 ``orphan`` flag, rebuilt at open from the small table ``orphans``), and the first
 edge that names it as a child sets its parent. No SQL is needed to tell the two
@@ -27,8 +27,8 @@ import sqlite3
 from collections.abc import Iterable
 from functools import cache
 
-from focuscrawl.frontier.indexed_links import Backlinks, write_links
-from focuscrawl.frontier.indexed_table import UrlTable
+from focuscrawl.frontier.indexed.links import Backlinks, write_links
+from focuscrawl.frontier.indexed.table import UrlTable
 
 _CHUNK = 256  # rows per INSERT statement (1,024 parameters at most)
 _PENDING = 4096  # URL text rows held at most before they are written

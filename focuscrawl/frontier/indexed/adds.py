@@ -1,8 +1,8 @@
 """Adding URLs to the indexed crawl DB: one page's out-links without a numpy call each.
 
 :class:`UrlAdds` is ``add`` and ``add_many`` of the queue role
-(:class:`~focuscrawl.frontier.indexed_queue.IndexedQueue`), on the shared core
-(:class:`~focuscrawl.frontier.indexed_core.IndexedCore`): new rows are appended to
+(:class:`~focuscrawl.frontier.indexed.queue.IndexedQueue`), on the shared core
+(:class:`~focuscrawl.frontier.indexed.core.IndexedCore`): new rows are appended to
 the table, counted, offered to the buffer of the best rows; known ones get their
 ``(tier, score)`` merged.
 
@@ -14,7 +14,7 @@ memo lookups, fingerprints (Python ints) and probes, the known links' ``(tier,
 score)`` merged item by item with the arithmetic of
 :func:`~focuscrawl.frontier.rules.merged_pair`, the new ones appended, their text
 rows and parent edges left for the next flush
-(:mod:`~focuscrawl.frontier.indexed_cold`). Any other batch (repeated URLs, an
+(:mod:`~focuscrawl.frontier.indexed.storage.cold`). Any other batch (repeated URLs, an
 unknown parent, a link to itself or to another link of the batch, a value to
 refuse, or more than ``_PAGE`` items, where arrays pay) goes through
 :meth:`UrlAdds._add_items`, the general rules written item by item over
@@ -28,9 +28,9 @@ from collections.abc import Iterable
 import numpy as np
 import numpy.typing as npt
 
-from focuscrawl.frontier.indexed_core import MEMO_MAX, IndexedCore
-from focuscrawl.frontier.indexed_schema import checked_text, fingerprints, keys_of
-from focuscrawl.frontier.indexed_table import Rows
+from focuscrawl.frontier.indexed.core import MEMO_MAX, IndexedCore
+from focuscrawl.frontier.indexed.storage.schema import checked_text, fingerprints, keys_of
+from focuscrawl.frontier.indexed.table import Rows
 from focuscrawl.frontier.rules import (
     INT32,
     INT64,

@@ -2,9 +2,9 @@
 
 :class:`IndexedQueue` is the :class:`~focuscrawl.frontier.base.UrlQueue` role of
 :class:`~focuscrawl.frontier.indexed.IndexedFrontier`. A pop asks the buffer of the
-best queued rows (:class:`~focuscrawl.frontier.indexed_best.BestQueue`) for the rows
+best queued rows (:class:`~focuscrawl.frontier.indexed.order.BestQueue`) for the rows
 to take, moves them to IN_FLIGHT (the per-host counters kept) and reads their texts;
-adding URLs is :class:`~focuscrawl.frontier.indexed_adds.UrlAdds`. Counts come from
+adding URLs is :class:`~focuscrawl.frontier.indexed.adds.UrlAdds`. Counts come from
 the per-host counters, states from the state column: no scan.
 
 Hot values (score, state, host, layer, tier) come from the arrays; URL text, depth
@@ -22,10 +22,10 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 import numpy as np
 
 from focuscrawl.exceptions import FrontierError
-from focuscrawl.frontier.indexed_adds import UrlAdds
-from focuscrawl.frontier.indexed_core import MEMO_MAX, IndexedCore
-from focuscrawl.frontier.indexed_schema import TEXT_MANY, TEXT_OF, TEXT_RANGE
-from focuscrawl.frontier.indexed_table import Rows
+from focuscrawl.frontier.indexed.adds import UrlAdds
+from focuscrawl.frontier.indexed.core import MEMO_MAX, IndexedCore
+from focuscrawl.frontier.indexed.storage.schema import TEXT_MANY, TEXT_OF, TEXT_RANGE
+from focuscrawl.frontier.indexed.table import Rows
 from focuscrawl.frontier.rules import INT32, checked_score, known_states
 from focuscrawl.types import QueuedURL, URLState
 

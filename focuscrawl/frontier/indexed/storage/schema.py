@@ -14,7 +14,7 @@ on disk they are kept as
   value changed (a fresh row reads 0.0 until it has one).
 
 Opening the DB replays them in this order. The cold per-URL data is plain SQL,
-appended in bulk (see :mod:`~focuscrawl.frontier.indexed_cold`): ``url_text``
+appended in bulk (see :mod:`~focuscrawl.frontier.indexed.storage.cold`): ``url_text``
 (``seq`` = row + 1 -> URL text, depth, first parent; ``orphans`` lists the
 URLs without a parent yet), ``links`` (the parent relation with the link
 counts t(i, j), one row per parent and flush, only in a DB that keeps parent
@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from focuscrawl.exceptions import FrontierError
-from focuscrawl.frontier.sqlite_schema import TWO_INT64, connect_crawl_db, url_key
+from focuscrawl.frontier.indexed.storage.sqlite import TWO_INT64, connect_crawl_db, url_key
 
 __all__ = ["TWO_INT64", "checked_text", "fingerprints", "keys_of", "open_indexed_db", "url_key"]
 
@@ -98,10 +98,10 @@ LEFT JOIN url_text AS p ON p.seq = t.parent_seq WHERE t.seq BETWEEN ? AND ? ORDE
 def fingerprints(urls: Sequence[str]) -> npt.NDArray[np.int64]:
     """128-bit BLAKE2b fingerprints of ``urls``: an ``(n, 2)`` array of ``(h, h2)``.
 
-    The same values as :func:`focuscrawl.frontier.sqlite_schema.url_key` (``h``
+    The same values as :func:`focuscrawl.frontier.indexed.storage.sqlite.url_key` (``h``
     keeps 63 bits), computed without a Python int per URL.
 
-    >>> from focuscrawl.frontier.sqlite_schema import url_key
+    >>> from focuscrawl.frontier.indexed.storage.sqlite import url_key
     >>> tuple(fingerprints(["http://a.org/"])[0].tolist()) == url_key("http://a.org/")
     True
     """
