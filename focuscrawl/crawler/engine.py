@@ -193,7 +193,8 @@ class Crawler:
                 self.rng.setstate(rng_state(state.rng))
             self.recorder.results = state.results
             self.stats.counters["resumes"] += 1
-        elif self._add_seeds:
+        # (a shared crawl's worker is told: a resumed one may add them, see open_worker)
+        if self._add_seeds and (state is None or self.shared is not None):
             self.recorder.add_seeds(self.seeds)
         self._control = StrategyControl(self.out_dir, start.control_id, start.control)
         self.budget.claim(self.stats.fetched, 0)

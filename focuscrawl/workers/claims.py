@@ -32,6 +32,11 @@ class LeaseLost(FrontierError):
     commit (it stops; its restart cuts its files back to its last commit and goes on)."""
 
 
+class CrawlGone(FrontierError):
+    """The crawl's shared state is gone from Redis (restarted without its data, or
+    flushed) under a running worker: nothing there to go on with or to resume."""
+
+
 # The crawl's shared counters (KEYS[1]: its meta prefix): the page budget handed out in
 # claims ('claims' worker -> pages, 'used' worker -> claims settled), the workers known
 # ('workers'), alive (their heartbeats on the server's clock) and retired (fenced, then
@@ -44,6 +49,11 @@ local function now_ms()
 end
 local function num(key, field) return tonumber(redis.call('HGET', M .. key, field) or '0') end
 local retired = redis.call('HGET', M .. 'retired', w)
+-- a worker this crawl does not know (its state gone: Redis back empty, or flushed): -2
+if (op == 'claim' or op == 'settle' or op == 'alive')
+    and redis.call('SISMEMBER', M .. 'workers', w) == 0 then
+  return -2
+end
 if op == 'claim' then
   -- ARGV[3]: pages wanted (negative: given back); returns the worker's claims now, -1 if
   -- it was retired. Kept per worker here, not in its journal: a claim made after a
@@ -137,7 +147,7 @@ class SharedBudget:
     """Worker ``worker``'s claims on the page budget, and its heartbeat (META_LUA)."""
 
     def __init__(self, db: Any, keys: Keys, *, worker: str, lease_ms: int) -> None:
-        self._db, self.worker = db, worker
+        self._db, self.worker, self.prefix = db, worker, keys.prefix
         self._key = keys.meta
         self._sha = db.script_load(META_LUA)
         # (re)started from its last commit: alive at once, so that nobody retires it
@@ -147,6 +157,13 @@ class SharedBudget:
         return self._db.evalsha(self._sha, 1, self._key, op, worker or self.worker, *args)
 
     def _fenced(self, value: Any) -> int:
+        if int(value) == -2:
+            raise CrawlGone(
+                f"frontier {getattr(self._db, 'url', 'Redis')}: the shared crawl {self.prefix} "
+                "is gone from Redis (restarted without its data, or flushed): worker "
+                f"{self.worker} stops; restore Redis's data (appendonly / a dump) and resume, "
+                "or start afresh with another --out"
+            )
         if int(value) < 0:
             raise LeaseLost(
                 f"worker {self.worker}: retired by another worker (its heartbeat had expired):"

@@ -46,7 +46,7 @@ from focuscrawl.frontier.redis.rows import queued, text
 from focuscrawl.frontier.redis.store import RedisFrontier
 from focuscrawl.frontier.rules import SCORE
 from focuscrawl.types import QueuedURL, URLState
-from focuscrawl.workers.claims import LeaseLost, SharedBudget
+from focuscrawl.workers.claims import CrawlGone, LeaseLost, SharedBudget
 from focuscrawl.workers.leases import MARGIN, PartitionLeases
 from focuscrawl.workers.namespace import WorkerNamespace
 from focuscrawl.workers.politeness import HostHandover
@@ -187,7 +187,7 @@ class WorkerFrontier(RedisFrontier):
         Returns the workers alive."""
         try:
             alive = self.budget.alive(self.lease_ms)
-        except LeaseLost:  # retired by another worker (a stall): fenced
+        except (LeaseLost, CrawlGone):  # retired by another worker (a stall), or no crawl: fenced
             self.leases.lose()
             raise
         owned = sorted(self.owned)

@@ -24,6 +24,7 @@ class CrawlProgress:
         self.partitions, self._key = partitions, keys.partition
         self._mkey = keys.meta
         self.seeding = False  # this worker added the seeds and has not committed since
+        self.named_now = False  # seeder() named this worker just now (none was named)
 
     def seeder(self) -> str:
         """The worker that adds the seeds: this one if none was named before (the
@@ -35,13 +36,19 @@ class CrawlProgress:
         pipe.setnx(key, self.worker)
         pipe.get(key)
         pipe.smembers(self._mkey + "workers")
-        _, seeder, workers = pipe.execute()
+        named, seeder, workers = pipe.execute()
+        self.named_now = bool(named)
         if seeder is None or seeder not in workers:
             raise FrontierError(
                 f"key {key} names {seeder!r}, not a worker of this crawl (set by hand?): no "
                 "worker would add the seeds; delete that key, or start afresh with another --out"
             )
         return text(seeder)
+
+    def published(self, field: str) -> bool:
+        """Whether the crawl's meta holds ``field`` (its published run: gone with the
+        crawl's state when Redis restarts without its data, or is flushed)."""
+        return bool(self._db.hexists(self._mkey + "meta", field))
 
     def committed(self) -> None:
         """A commit of this worker: if it added the seeds (:attr:`seeding`), they are

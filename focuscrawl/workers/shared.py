@@ -22,7 +22,12 @@ from focuscrawl.frontier.redis.keys import PUBLISHED, Keys, crawl_of
 from focuscrawl.output.layout import WORKERS_DIR
 from focuscrawl.segments import check_shared_resume
 from focuscrawl.settings import Settings, load_settings, read_run_json
-from focuscrawl.workers.resumed import RUN_FIELD, change_budget, check_still_published
+from focuscrawl.workers.resumed import (
+    RUN_FIELD,
+    change_budget,
+    check_still_published,
+    state_gone_error,
+)
 from focuscrawl.workers.trust import model_digest
 
 MAX_WORKERS = 256  # local worker processes of one `crawl --workers` (more join by `worker`)
@@ -77,9 +82,13 @@ def publish_crawl(
     db.hset(meta, mapping={"protocol": PROTOCOL, _RUN_FIELD: json.dumps(run, default=str)})
 
 
-def read_published(url: str, prefix: str) -> dict[str, Any]:
-    """The run of the shared crawl ``prefix``, if it speaks this worker's protocol."""
+def read_published(url: str, prefix: str, *, ran: Path | None = None) -> dict[str, Any]:
+    """The run of the shared crawl ``prefix``, if it speaks this worker's protocol.
+    ``ran``: the run directory of a worker of it, resumed (the crawl not found: its
+    state is gone, one line that says so rather than that no such crawl exists)."""
     protocol, raw, old = connect_checked(url).hmget(_meta_key(prefix), "protocol", _RUN_FIELD, "run")
+    if protocol is None and raw is None and old is None and ran is not None:
+        raise state_gone_error(url, prefix, ran)
     if protocol is None and raw is None and old is None:
         raise ConfigError(f"{url}: no shared crawl {prefix!r} (published crawls: "
                           f"{', '.join(shared_crawls(url)) or 'none'})")  # fmt: skip

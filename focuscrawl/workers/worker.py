@@ -30,6 +30,7 @@ from focuscrawl.workers.handover import (
     describe,
     retire_dead,
 )
+from focuscrawl.workers.resumed import RUN_FIELD, state_gone_error
 from focuscrawl.workers.shared import check_shareable, read_published, shared_crawls
 from focuscrawl.workers.trust import check_model_source
 
@@ -49,6 +50,9 @@ class Worker:
     coordination: Coordination
     name: str
     more: bool = False  # its run ended waiting for claims that came back: open it again
+    # what stopped the lease upkeep (a lease lost, Redis or the crawl in it gone): said once,
+    # by run(), whatever the crawl's own calls meet next
+    failure: FrontierError | None = None
 
     async def run(self) -> Any:
         """The crawl of this worker to its end (that of the shared crawl, or of its budget).
@@ -66,13 +70,23 @@ class Worker:
             if limited and not claims.claimed and not claims.claim(coordination.target):
                 # the budget is all handed out (to workers still crawling)
                 self.more = await self._claims_to_come()
+                if self.failure is not None:
+                    raise self.failure
                 return self.crawler.stats
             try:
                 async with self.crawler.fetcher:
                     stats = await self.crawler.run()
-            except LeaseLost:
-                self._cut_back()
-                raise
+            except FrontierError as exc:
+                if isinstance(exc, LeaseLost):
+                    self._cut_back()
+                # what went wrong underneath: the upkeep's failure, or the crawl's state gone
+                # (a script meeting an emptied partition says only that a key is missing)
+                why = self.failure or self._crawl_gone()
+                if why is None or why is exc:
+                    raise
+                raise why from exc
+            if self.failure is not None:
+                raise self.failure
             if limited and not self.crawler.stopped and claims.claimed <= stats.fetched:
                 self.more = await self._claims_to_come()
             return stats
@@ -128,7 +142,8 @@ class Worker:
                 try:
                     await loop.run_in_executor(pool, work)
                 except Exception as exc:  # a lease lost, Redis gone: this worker stops
-                    print(f"focuscrawl: worker {self.name}: {exc}", file=sys.stderr)
+                    self.failure = (exc if isinstance(exc, FrontierError)
+                                    else FrontierError(f"worker {self.name}: {exc}"))  # fmt: skip
                     self.crawler.request_stop(now=True)
                     return
         finally:
@@ -150,6 +165,15 @@ class Worker:
             print(f"focuscrawl: worker {self.name}: files not cut back: {exc}", file=sys.stderr)
         else:
             self.crawler.stats.counters["cut_back_on_lease_lost"] += 1
+
+    def _crawl_gone(self) -> FrontierError | None:
+        """The one line for a crawl no longer published in Redis (restarted without its
+        data, or flushed), if it is not (None: it is, or Redis does not answer)."""
+        f = self.frontier
+        with contextlib.suppress(FrontierError):
+            if not f.progress.published(RUN_FIELD):
+                return state_gone_error(f.url, f.prefix, self.crawler.out_dir)
+        return None
 
     def _leave(self) -> None:
         f = self.frontier
@@ -205,7 +229,7 @@ def open_worker(
             raise ConfigError(f"{frontier_url}: {len(crawls)} shared crawls ({', '.join(crawls)}): "
                               "name one with --crawl")  # fmt: skip
         crawl = crawls[0]
-    run = read_published(frontier_url, crawl)
+    run = read_published(frontier_url, crawl, ran=out_dir if marker else None)
     saved = run["settings"]
     check_model_source(saved, model_digest)  # (Redis's word chooses no file to load)
     # the published settings, not this machine's environment; paths (filters, a model's
@@ -240,11 +264,15 @@ def open_worker(
             resume = frontier.get_meta("engine") is not None
             # the seeder restarted before its first commit adds them again
             first = frontier.progress.seeder() == name
+            # and so does a worker resumed that is named seeder only now: the one before died
+            # before its first commit (retired: the key deleted), so no journal holds them (a
+            # seeder's own journal does: its name stays); the crawl ended at 0 URLs, exit 0
+            adds = first and (not resume or frontier.progress.named_now)
             # a layered crawl's budget is kept by the worker that generates each layer
             limited = settings.crawl.max_pages > 0 and not strategy.layered
             coordination = Coordination(
                 frontier, settings, limited=limited, workers=int(run.get("workers") or 1),
-                seeder=first and not resume,
+                seeder=adds,
             )  # fmt: skip
             frontier.upkeep(delay=coordination.handover)  # its partitions, before anything is taken
             seeds = normalize_seeds(run["seeds"])
@@ -255,7 +283,7 @@ def open_worker(
             crawler = Crawler(
                 settings, seeds, out_dir, strategy=strategy, fetcher=fetcher, frontier=frontier,
                 model=relevance, filters=filters, resume=resume, lock=lock,
-                shared=coordination, add_seeds=first and not resume,
+                shared=coordination, add_seeds=adds,
             )  # fmt: skip
             coordination.crawler = crawler
             frontier.progress.seeding = first  # (resumed: its journal's seeds delivered)

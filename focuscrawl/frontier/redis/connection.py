@@ -12,8 +12,10 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import redis
+from redis.backoff import NoBackoff
 from redis.client import Pipeline
 from redis.cluster import ClusterPipeline
+from redis.retry import Retry
 
 from focuscrawl.exceptions import FrontierError
 
@@ -155,7 +157,11 @@ def connect(url: str, *, timeout: float = TIMEOUT) -> Any:
             f"an ACL user's: redis://USER@HOST...): set {PASSWORD_ENV} or {PASSWORD_FILE_ENV}"
         )
     server = server_url(url)[0]
-    client = redis.Redis.from_url(server, password=password, socket_timeout=timeout)
+    # no command sent again after a lost answer (redis-py retries 10 times): it may have
+    # been applied, and a pop sent twice leaves a batch of URLs in flight for ever; the
+    # crawl stops in one line and resumes exactly instead
+    client = redis.Redis.from_url(server, password=password, socket_timeout=timeout,
+                                  retry=Retry(NoBackoff(), 0))  # fmt: skip
     if not int(client.info("cluster").get("cluster_enabled", 0)):
         return client
     client.close()
