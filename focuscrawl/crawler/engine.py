@@ -290,23 +290,30 @@ class Crawler:
         self._write_run_json(final=False)  # what --resume reads back after a crash
         scheduler = self.scheduler
         with crawl_gc():  # the collector set for a crawl loop (see gc_tuning)
+            ended = False  # the loop ran to its end (else run.json says not finished)
             try:
                 scheduler.reissue(state.window if state is not None else ())
                 await self._loop(scheduler)
+                ended = True
             finally:
                 await scheduler.cancel()
                 rec = self.recorder
                 rec.warc.stop_builder()
                 self.stats.counters.update(rec.warc.builder_counts)
-                self._commit()
-                self.stats.queued = self.frontier.count(URLState.QUEUED)
-                self.stats.ended = time.time()
-                self._write_run_json(final=True)
-                rec.warc.close()
-                rec.pages.close()
-                if rec.decisions is not None:
-                    rec.decisions.close()
-                self._commits.close()
+                try:
+                    self._commit()
+                    self.stats.queued = self.frontier.count(URLState.QUEUED)
+                except BaseException:
+                    ended = False
+                    raise
+                finally:  # the numbers of what the files hold, even when the store failed
+                    self.stats.ended = time.time()
+                    self._write_run_json(final=ended)
+                    rec.warc.close()
+                    rec.pages.close()
+                    if rec.decisions is not None:
+                        rec.decisions.close()
+                    self._commits.close()
         return self.stats
 
     async def _loop(self, scheduler: Scheduler) -> None:

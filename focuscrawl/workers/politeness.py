@@ -96,7 +96,7 @@ class HostHandover:
                 try:
                     next_ms, interval_ms = (int(x) for x in record.split())
                 except ValueError:  # not two numbers: written from outside focuscrawl
-                    raise garbage(f"partition {taken.partition}'s nt (host {host})", record,
+                    raise garbage(f"{taken.key}nt (field {host})", record,
                                   "two numbers (next time, interval)") from None  # fmt: skip
                 until = at + (next_ms - taken.server_ms) / 1000
                 if not taken.given_back:  # its last owner's last request: any time before now

@@ -18,6 +18,7 @@ from typing import Any
 from focuscrawl.crawler.run import DB_NAME, RUN_NAME, check_model, normalize_seeds, write_run_json
 from focuscrawl.exceptions import ConfigError, FocuscrawlError
 from focuscrawl.frontier.redis.connection import Connection
+from focuscrawl.frontier.redis.decode import decoded_json
 from focuscrawl.frontier.redis.keys import PUBLISHED, Keys, crawl_of
 from focuscrawl.output.layout import WORKERS_DIR
 from focuscrawl.segments import check_shared_resume
@@ -96,8 +97,7 @@ def read_published(url: str, prefix: str, *, ran: Path | None = None) -> dict[st
     if theirs != str(PROTOCOL) or raw is None:
         raise ConfigError(f"shared crawl {prefix} speaks protocol {theirs[:20]!r}, this worker "
                           f"{PROTOCOL}: join it with the focuscrawl version that published it")  # fmt: skip
-    published: dict[str, Any] = json.loads(raw)
-    return published
+    return decoded_json(f"{_meta_key(prefix)} (field {_RUN_FIELD})", raw)
 
 
 def checked_budget(pages: int) -> int:

@@ -9,11 +9,12 @@ instead of a traceback from deep inside the loop.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from focuscrawl.exceptions import FrontierError
 
-__all__ = ["decoded", "decoded_float", "garbage"]
+__all__ = ["decoded", "decoded_float", "decoded_json", "garbage"]
 
 
 def garbage(key: str, value: object, what: str = "a number") -> FrontierError:
@@ -42,3 +43,14 @@ def decoded_float(key: str, value: Any) -> float:
         return float(value)
     except (TypeError, ValueError):
         raise garbage(key, value) from None
+
+
+def decoded_json(key: str, value: Any) -> dict[str, Any]:
+    """The JSON object ``value``, or :func:`garbage` naming ``key`` when it is none."""
+    try:
+        found = json.loads(value)
+    except (TypeError, ValueError):
+        found = None
+    if not isinstance(found, dict):
+        raise garbage(key, value, "a JSON object")
+    return found
