@@ -306,18 +306,6 @@ def test_a_worker_of_another_protocol_is_refused_in_one_line(
     assert not out.exists()
 
 
-def _children(pid: int) -> list[int]:
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        if int(text[text.rindex(")") + 2 :].split()[1]) == pid:
-            found.append(int(stat.parent.name))
-    return found
-
-
 def _every_value(url: str, password: str) -> bytes:
     """Every key and value in the Redis at ``url``, as bytes (whatever its type)."""
     db = redis.Redis.from_url(url, password=password)
