@@ -48,7 +48,6 @@ from focuscrawl.fetch.base import Fetcher
 from focuscrawl.frontier.base import FrontierStore
 from focuscrawl.gc_tuning import crawl_gc
 from focuscrawl.output.lock import RunLock
-from focuscrawl.output.writers import JsonlOutput, WarcOutput
 from focuscrawl.relevance.base import RelevanceModel
 from focuscrawl.settings import Settings, ordered_schedule, scope_settings, window_size
 from focuscrawl.stats import CrawlStats
@@ -219,10 +218,6 @@ class Crawler:
     def _decide(self, event: str, decision: Decision) -> None:  # (the recorder's, once built)
         self.recorder.log_event(event, decision)
 
-    def _outputs(self) -> list[WarcOutput | JsonlOutput]:
-        rec = self.recorder
-        return [rec.warc, rec.pages, *([] if rec.decisions is None else [rec.decisions])]
-
     def commit(self) -> None:
         """Make everything recorded so far durable now (a shared crawl's layer end)."""
         self._commit()
@@ -230,7 +225,7 @@ class Crawler:
     def _commit(self) -> None:
         """Make everything since the last commit durable, outputs first."""
         state = self._state()
-        self._store(sync_all(self._outputs()), state)
+        self._store(sync_all(self.recorder.outputs), state)
         self._committed()
 
     async def _commit_overlapped(self) -> None:
@@ -242,7 +237,7 @@ class Crawler:
         fetches touch neither the outputs nor the store), so the state committed is
         that of the lengths synced; it is read here, before the wait."""
         state = self._state()
-        outputs = self._outputs()
+        outputs = self.recorder.outputs
         await self._commits.run(lambda: self._store(sync_all(outputs), state))
         self._committed()
 
@@ -297,9 +292,8 @@ class Crawler:
                 ended = True
             finally:
                 await scheduler.cancel()
-                rec = self.recorder
-                rec.warc.stop_builder()
-                self.stats.counters.update(rec.warc.builder_counts)
+                self.recorder.warc.stop_builder()
+                self.stats.counters.update(self.recorder.warc.builder_counts)
                 try:
                     self._commit()
                     self.stats.queued = self.frontier.count(URLState.QUEUED)
@@ -309,10 +303,7 @@ class Crawler:
                 finally:  # the numbers of what the files hold, even when the store failed
                     self.stats.ended = time.time()
                     self._write_run_json(final=ended)
-                    rec.warc.close()
-                    rec.pages.close()
-                    if rec.decisions is not None:
-                        rec.decisions.close()
+                    self.recorder.close_outputs()
                     self._commits.close()
         return self.stats
 

@@ -339,6 +339,16 @@ class Recorder:
         self.log("fetch-list", Decision(recrawl=list(decision.recrawl), reason=decision.reason))
         return list(decision.recrawl)
 
+    @property
+    def outputs(self) -> list[WarcOutput | JsonlOutput]:
+        """The WARC, pages.jsonl and decisions.jsonl (if kept)."""
+        return [self.warc, self.pages, *([] if self.decisions is None else [self.decisions])]
+
+    def close_outputs(self) -> None:
+        """Close the outputs (each up to what it holds)."""
+        for output in self.outputs:
+            output.close()
+
     def add_seeds(self, seeds: Iterable[str]) -> None:
         """The strategy's seed scores (and other seed values, e.g. P0's initial cash)."""
         decision = Decision()

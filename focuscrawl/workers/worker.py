@@ -154,10 +154,9 @@ class Worker:
         commit is cut from its files now, as its restart would (another worker fetches
         those URLs again); the outputs are closed first."""
         rec = self.crawler.recorder
-        for output in (rec.warc, rec.pages, rec.decisions):
-            if output is not None:
-                with contextlib.suppress(OSError, ValueError):
-                    output.close()
+        for output in rec.outputs:
+            with contextlib.suppress(OSError, ValueError):
+                output.close()
         state = json.loads(self.frontier.outbox.engine or "{}")
         try:
             cut_back_files(self.crawler.out_dir, state)
