@@ -8,13 +8,29 @@ from pathlib import Path
 
 import pytest
 
+from focuscrawl.frontier.redis.namespace import PARTITIONS
 from focuscrawl.replay.process import ReplayProcess
 from focuscrawl.replay.sample import SAMPLE_SEEDS
 from tests.redis_server import RedisServer, redis_server_fixture  # noqa: F401
-from tests.service_client import Server
+from tests.service_client import Server, wait_for
 
 pytest.importorskip("jinja2")
 pytest.importorskip("prometheus_client")
+
+
+def _samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(text) for s in family.samples}  # fmt: skip
+
+
+def _leases(srv: Server) -> dict[str, float] | None:
+    """Worker -> partitions it leases in crawl ``shared``, once two workers hold some."""
+    found = {dict(labels)["worker"]: value
+             for (name, labels), value in _samples(srv.call("GET", "/metrics")[1]).items()
+             if name == "focuscrawl_worker_leases" and dict(labels)["crawl"] == "shared"}  # fmt: skip
+    return found if len(found) == 2 and all(found.values()) else None
 
 
 def test_a_simulation_over_an_archive_of_the_runs_directory(tmp_path: Path, sample_archive: Path) -> None:
@@ -43,10 +59,19 @@ def test_a_shared_crawl_on_the_servers_redis(
                 # a request cannot point a shared crawl at another Redis: the server's is used
                 "settings": {"crawl": {"strategy": "bfs", "max_pages": 24,
                                        "frontier_url": "redis://10.0.0.1:6379/0"},
-                             "fetch": {"proxy": sample_replay.proxy_url, "delay": 0.0}}}  # fmt: skip
+                             # slow enough to be scraped while its workers hold leases
+                             "fetch": {"proxy": sample_replay.proxy_url, "delay": 0.3}}}  # fmt: skip
         status, answer = srv.call("POST", "/api/crawls", body)
         assert status == 201, answer
+        leases = wait_for(lambda: _leases(srv), timeout=180, what="two workers holding leases")
+        assert len(leases) == 2
+        assert all(n > 0 for n in leases.values())
+        assert sum(leases.values()) <= PARTITIONS
         srv.wait_state("shared", "finished", timeout=180)
+        metrics = _samples(srv.call("GET", "/metrics")[1])
+        # the workers' fetches in one histogram: every URL of the budget was asked
+        assert metrics[("focuscrawl_fetch_latency_seconds_count", (("crawl", "shared"),))] == 24
+        assert metrics[("focuscrawl_in_flight_urls", (("crawl", "shared"),))] == 0
         _, numbers = srv.call("GET", "/api/crawls/shared/numbers")
         assert numbers["urls"] == 24
         assert len(list((runs / "shared" / "workers").iterdir())) == 2

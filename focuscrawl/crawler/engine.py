@@ -279,6 +279,7 @@ class Crawler:
         if now - self._last_run_json >= _RUN_JSON_EVERY:  # the live numbers, for readers
             self._last_run_json = now
             self.stats.queued = self.frontier.count(URLState.QUEUED)  # (the dashboard shows it)
+            self.stats.in_flight = len(self.scheduler)  # (for /metrics)
             self._write_run_json(final=False)
         self._last_commit = now
 
@@ -301,6 +302,7 @@ class Crawler:
                 self._commit()
                 self.stats.queued = self.frontier.count(URLState.QUEUED)
                 self.stats.ended = time.time()
+                self.stats.in_flight = 0  # nothing is fetched any more
                 self._write_run_json(final=True)
                 rec.warc.close()
                 rec.pages.close()
@@ -395,6 +397,7 @@ class Crawler:
             "control": self._control.applied if self._control is not None else [],
             **({"segments": self.segments} if self.segments else {}),
             "summary": self.stats.to_dict(),
+            "live": self.stats.live(),
         })  # fmt: skip
 
 

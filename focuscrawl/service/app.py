@@ -181,7 +181,7 @@ async def openapi(request: web.Request) -> web.Response:
 
 async def metrics(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
-    text, content_type = await asyncio.to_thread(render_metrics, svc.manager, svc.readers)
+    text, content_type = await asyncio.to_thread(render_metrics, svc.manager, svc.readers, svc.redis_url)
     return web.Response(body=text, headers={"Content-Type": content_type})
 
 
