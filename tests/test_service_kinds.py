@@ -3,7 +3,9 @@ crawls on its Redis with local workers (as ``focuscrawl crawl --workers N``)."""
 
 from __future__ import annotations
 
+import json
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,19 @@ def _samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
 
     return {(s.name, tuple(sorted(s.labels.items()))): s.value
             for family in text_string_to_metric_families(text) for s in family.samples}  # fmt: skip
+
+
+def _worker_page_urls(run: Path) -> list[str]:
+    return [json.loads(line)["url"] for path in sorted(run.glob("workers/*/pages.jsonl"))
+            for line in path.read_text(encoding="utf-8").splitlines()]  # fmt: skip
+
+
+def _indexed(runs: Path, name: str) -> list[str]:
+    conn = sqlite3.connect(runs / ".service" / name / "search.db")
+    try:
+        return [row[0] for row in conn.execute("SELECT url FROM pages ORDER BY id")]
+    finally:
+        conn.close()
 
 
 def _leases(srv: Server) -> dict[str, float] | None:
@@ -72,6 +87,13 @@ def test_a_shared_crawl_on_the_servers_redis(
         # the workers' fetches in one histogram: every URL of the budget was asked
         assert metrics[("focuscrawl_fetch_latency_seconds_count", (("crawl", "shared"),))] == 24
         assert metrics[("focuscrawl_in_flight_urls", (("crawl", "shared"),))] == 0
+        # search over the workers' pages: one index over every worker's directory
+        urls = _worker_page_urls(runs / "shared")
+        assert len(urls) == 24
+        _, found = srv.call("GET", "/api/crawls/shared/search?q=the%20OR%20news%20OR%20cat&limit=200")
+        assert found["results"], found
+        assert {r["url"] for r in found["results"]} <= set(urls)
+        assert sorted(_indexed(runs, "shared")) == sorted(urls)  # each page once
         _, numbers = srv.call("GET", "/api/crawls/shared/numbers")
         assert numbers["urls"] == 24
         assert len(list((runs / "shared" / "workers").iterdir())) == 2
