@@ -7,6 +7,7 @@ import json
 import shutil
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -102,3 +103,51 @@ def test_a_shared_crawl_on_the_servers_redis(
     with Server(tmp_path / "runs2") as plain:
         status, answer = plain.call("POST", "/api/crawls", {"name": "w", "seeds": ["http://a.org/"], "workers": 2})
         assert (status, answer["field"]) == (400, "workers")
+
+
+def _experiment(archive: str, **more: Any) -> dict[str, Any]:
+    return {"name": "exp", "kind": "experiment", "experiment": {
+        "archives": [archive], "labels": "archives/sample.labels.jsonl", "budget": 8, "checkpoints": 2,
+        "topic": [{"name": "cats", "relevant": ["relevant=true"], "seeds": list(SAMPLE_SEEDS)}],
+        "strategy": [{"strategy": "bfs"}, {"label": "best", "strategy": "best-first",
+                                           "model": {"name": "keyword", "keywords": ["cat"]}}],
+        **more}}  # fmt: skip
+
+
+BAD_EXPERIMENTS = [
+    ("archive-outside", {"archives": ["../../etc/passwd"]}, 403, "experiment.archives[0]"),
+    ("labels-outside", {"labels": "/etc/passwd"}, 403, "experiment.labels"),
+    ("output", {"output": "/tmp/elsewhere"}, 400, "experiment.output"),
+    ("strategy", {"strategy": [{"strategy": "nope"}]}, 400, "experiment.strategy[0].strategy"),
+    ("no-topic", {"topic": []}, 400, "experiment"),
+    ("unknown-key", {"colour": "red"}, 400, "experiment"),
+]  # fmt: skip
+
+
+def test_an_experiment_from_the_server(tmp_path: Path, sample_archive: Path) -> None:
+    from focuscrawl.replay.sample import labels_path_for
+
+    runs = tmp_path / "runs"
+    (runs / "archives").mkdir(parents=True)
+    shutil.copy(sample_archive, runs / "archives" / "sample.warc.gz")
+    shutil.copy(labels_path_for(sample_archive), runs / "archives" / "sample.labels.jsonl")
+    with Server(runs) as srv:
+        for case, change, status, field in BAD_EXPERIMENTS:
+            body = _experiment("archives/sample.warc.gz")
+            body["experiment"].update(change)
+            got, answer = srv.call("POST", "/api/crawls", body)
+            assert (got, answer.get("field")) == (status, field), (case, answer)
+            assert "\n" not in answer["error"]
+        got, answer = srv.call("POST", "/api/crawls", {**_experiment("archives/sample.warc.gz"), "seeds": ["http://a.org/"]})
+        assert (got, answer["field"]) == (400, "seeds")
+        assert sorted(p.name for p in runs.iterdir()) == [".service", "archives"]  # nothing started
+        status, answer = srv.call("POST", "/api/crawls", _experiment("archives/sample.warc.gz"))
+        assert status == 201, answer
+        assert answer["kind"] == "experiment"
+        srv.wait_state("exp", "finished", timeout=300)
+        results = json.loads((runs / "exp" / "results.json").read_text())
+        assert sorted(r["label"] for r in results["runs"]) == ["best", "bfs"]
+        assert all(r["fetched"] == 8 for r in results["runs"])
+        assert (runs / "exp" / "report.html").is_file()
+        status, answer = srv.call("POST", "/api/crawls/exp/stop", {})
+        assert status == 409
