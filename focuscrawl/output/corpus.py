@@ -26,8 +26,10 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 
 from focuscrawl.exceptions import ArchiveError, ConfigError
+from focuscrawl.fetch.encoding import decode_html, detect_charset
 from focuscrawl.output.layout import run_files
-from focuscrawl.parse.html import page_from_bytes
+from focuscrawl.parse.guard import guard_html
+from focuscrawl.parse.html import parse_html
 from focuscrawl.replay.archive import read_response_at
 from focuscrawl.types import Page
 
@@ -44,16 +46,20 @@ _BATCH = 32  # rows per task handed to a process
 def main_text(page: Page) -> str:
     """The main text of a page as the language models read it: trafilatura's (boilerplate
     removed), else the parser's visible text (a page trafilatura cannot read)."""
-    if page.html:
-        import trafilatura
+    return extracted_text(page.html) or page.text
 
-        try:
-            text = trafilatura.extract(page.html, fast=True, include_comments=False)
-        except Exception:  # trafilatura/lxml raise on some malformed pages
-            text = None
-        if text:
-            return str(text)
-    return page.text
+
+def extracted_text(html: str) -> str | None:
+    """trafilatura's main text of decoded HTML; None where it finds none (or fails)."""
+    if not html:
+        return None
+    import trafilatura
+
+    try:
+        text = trafilatura.extract(html, fast=True, include_comments=False)
+    except Exception:  # trafilatura/lxml raise on some malformed pages
+        return None
+    return str(text) if text else None
 
 
 def record_offsets(run_dir: Path) -> dict[str, list[tuple[str, int]]]:
@@ -114,9 +120,16 @@ def with_text(run_dir: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             record = read_response_at(Path(run_dir) / row["warc_file"], row["warc_offset"])
         except (OSError, ArchiveError, ArchiveLoadFailed):
             continue
-        page = page_from_bytes(record.url, record.body, record.content_type or "text/html")
-        row["text"] = main_text(page)
-        row["title"] = row["title"] or page.title or None
+        # main_text(page_from_bytes(...)), the page parsed only where the text or the
+        # title needs it (the parse costs an index or an export a sixth of its CPU)
+        content_type = record.content_type or "text/html"
+        decoded = decode_html(record.body, detect_charset(content_type, record.body))
+        text = extracted_text(guard_html(decoded).html)  # (the parser's page.html)
+        if text is None or not row["title"]:
+            page = parse_html(record.url, decoded)
+            text = text or page.text
+            row["title"] = row["title"] or page.title or None
+        row["text"] = text
     return rows
 
 
