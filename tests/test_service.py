@@ -220,10 +220,23 @@ def test_bad_reads_and_actions_are_one_line_json(server: Server, sample_replay: 
         assert status == expected, (path, answer)
         assert isinstance(answer, dict), (path, answer)
         assert "\n" not in answer["error"]
+    pages_before = (server.runs / "m1" / "pages.jsonl").read_bytes()
+    indexed_before = _indexed(server.runs, "m1")
     status, answer = server.call("POST", "/api/crawls/m1/stop", {"now": "yes"})
     assert status == 400
     status, answer = server.call("POST", "/api/crawls/m1/resume", {"extra": 1})
     assert (status, answer["field"]) == (400, "extra")
+    status, answer = server.call("POST", "/api/crawls/m1/stop", {"later": True})
+    assert (status, answer["field"]) == (400, "later")
+    for path in ("/api/crawls/m1/stop", "/api/crawls/m1/pause", "/api/crawls/m1/params"):
+        status, answer = server.call("POST", path, raw=b'{"now": tru')
+        assert status == 400, (path, answer)
+        assert answer["error"].startswith("malformed JSON"), (path, answer)
+        assert "\n" not in answer["error"]
+    # nothing lost: the crawl's pages and its index as they were
+    assert (server.runs / "m1" / "pages.jsonl").read_bytes() == pages_before
+    assert _indexed(server.runs, "m1") == indexed_before
+    assert server.state("m1") == "finished"
 
 
 def test_pause_resume_and_a_server_killed_with_its_crawl(

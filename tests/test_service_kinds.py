@@ -121,6 +121,9 @@ BAD_EXPERIMENTS = [
     ("strategy", {"strategy": [{"strategy": "nope"}]}, 400, "experiment.strategy[0].strategy"),
     ("no-topic", {"topic": []}, 400, "experiment"),
     ("unknown-key", {"colour": "red"}, 400, "experiment"),
+    ("budget", {"budget": -1}, 400, "experiment.budget"),
+    ("setting", {"crawl": {"fetch_list_size": -5}}, 400, "experiment.crawl.fetch_list_size"),
+    ("unknown-setting", {"fetch": {"speed": 1}}, 400, "experiment.fetch.speed"),
 ]  # fmt: skip
 
 

@@ -19,7 +19,14 @@ from typing import Any
 
 from focuscrawl.evaluation.experiment_file import load_experiment
 from focuscrawl.exceptions import ConfigError
-from focuscrawl.service.specs import CrawlSpec, RequestError, check_name, check_public, toml_value
+from focuscrawl.service.specs import (
+    CrawlSpec,
+    RequestError,
+    check_name,
+    check_public,
+    check_settings,
+    toml_value,
+)
 from focuscrawl.strategies import STRATEGIES
 
 EXPERIMENT_FILE = "experiment.toml"  # in the crawl's service directory
@@ -60,6 +67,21 @@ def _files_inside(tables: dict[str, Any], runs_dir: Path) -> None:
     ]
     if not tables["topic"]:
         del tables["topic"]
+
+
+def _check_tables(tables: Mapping[str, Any]) -> None:
+    """The settings every crawl of the experiment shares, as the parameter system reads
+    them (the strategy left to each [[strategy]])."""
+    shared = {k: tables[k] for k in ("crawl", "fetch", "scope") if k in tables}
+    for key, table in shared.items():
+        if not isinstance(table, Mapping):
+            raise RequestError(400, f"experiment.{key} must be a table", f"experiment.{key}")
+    try:
+        check_settings(shared)
+    except RequestError as exc:
+        exc.field = f"experiment.{exc.field.removeprefix('settings.')}" if exc.field else "experiment"
+        exc.message = exc.message.replace("config: ", "experiment: ", 1)
+        raise
 
 
 def experiment_toml(tables: Mapping[str, Any]) -> str:
@@ -106,6 +128,11 @@ def parse_experiment(body: Mapping[str, Any], *, runs_dir: Path, public_only: bo
     _files_inside(tables, runs_dir)
     if public_only:
         check_public({"fetch": tables.get("fetch") or {}, "crawl": tables.get("crawl") or {}})
+    for key in ("budget", "repetitions", "checkpoints"):  # counts of crawls and points
+        value = tables.get(key, 1)
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 < value <= 10**9:
+            raise RequestError(400, f"experiment.{key} must be a whole number from 1", f"experiment.{key}")
+    _check_tables(tables)
     strategies = tables.get("strategy")
     if not isinstance(strategies, list) or not all(isinstance(s, Mapping) for s in strategies):
         raise RequestError(400, "experiment.strategy must be a list of tables", "experiment.strategy")
