@@ -22,12 +22,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 
 from focuscrawl.exceptions import ArchiveError, ConfigError
 from focuscrawl.fetch.encoding import decode_html, detect_charset
 from focuscrawl.output.layout import run_files
+from focuscrawl.output.warc_scan import response_offsets
 from focuscrawl.parse.guard import guard_html
 from focuscrawl.parse.html import parse_html
 from focuscrawl.replay.archive import read_response_at
@@ -67,8 +67,8 @@ class RecordOffsets:
     taken in file order (a URL fetched twice has two), read from the WARC files only as
     far as the pages asked for so far need: pages and records come in nearly the same
     order, so the scan runs alongside the export instead of before it (a 50,000-page
-    WARC takes 4 s to scan) and holds only the records not yet asked for. Headers only
-    are read; a page with no record is looked for to the end, once."""
+    WARC takes 4 s to scan) and holds only the records not yet asked for. WARC headers
+    only are read (:mod:`.warc_scan`); a page with no record is looked for to the end, once."""
 
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir
@@ -79,14 +79,10 @@ class RecordOffsets:
         for path in run_files(self.run_dir, WARC_NAME):
             name = str(path.relative_to(self.run_dir))
             try:
-                with open(path, "rb") as fh:
-                    iterator = ArchiveIterator(fh)
-                    for record in iterator:
-                        if record.rec_type == "response":
-                            url = record.rec_headers.get_header("WARC-Target-URI") or ""
-                            yield url, name, iterator.get_record_offset()
-            except ArchiveLoadFailed as exc:
-                raise ArchiveError(f"{path}: not a readable WARC ({exc})") from None
+                for url, offset in response_offsets(path):
+                    yield url, name, offset
+            except OSError as exc:
+                raise ArchiveError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
     def take(self, url: str) -> tuple[str, int] | None:
         """The first record of ``url`` not taken yet (None: no more in the WARC)."""

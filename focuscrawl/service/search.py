@@ -25,13 +25,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from warcio.archiveiterator import ArchiveIterator
-
 from focuscrawl.crawler.run import RUN_NAME
 from focuscrawl.frontier.redis.connection import Connection
 from focuscrawl.frontier.redis.keys import Keys
 from focuscrawl.output.corpus import PAGES_NAME, WARC_NAME, in_corpus, page_row, with_text
 from focuscrawl.output.layout import WORKERS_DIR
+from focuscrawl.output.warc_scan import response_offsets
 
 MAX_QUERY = 1000  # characters of a search query
 _MARK = ("\ue000", "\ue001")  # around matched words in snippets (private-use characters)
@@ -200,16 +199,8 @@ class SearchIndex:
         if end <= start:
             return found
         name = (directory / WARC_NAME).relative_to(self.run_dir).as_posix()
-        with open(directory / WARC_NAME, "rb") as fh:
-            fh.seek(start)
-            iterator = ArchiveIterator(fh)
-            for record in iterator:
-                offset = start + iterator.get_record_offset()
-                if offset >= end:
-                    break
-                if record.rec_type == "response":
-                    url = record.rec_headers.get_header("WARC-Target-URI") or ""
-                    found.setdefault(url, []).append((name, offset))
+        for url, offset in response_offsets(directory / WARC_NAME, start, end):
+            found.setdefault(url, []).append((name, offset))
         return found
 
     def search(self, query: str, limit: int = 20) -> list[dict[str, Any]]:
