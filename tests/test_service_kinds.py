@@ -154,3 +154,29 @@ def test_an_experiment_from_the_server(tmp_path: Path, sample_archive: Path) -> 
         assert (runs / "exp" / "report.html").is_file()
         status, answer = srv.call("POST", "/api/crawls/exp/stop", {})
         assert status == 409
+
+
+def test_an_experiment_outlives_a_server_killed_and_is_found_again(tmp_path: Path, sample_archive: Path) -> None:
+    """The server follows an experiment by the PID it started it as: a server started
+    again finds it still running (and starts no second one), then sees it finish."""
+    from focuscrawl.replay.sample import labels_path_for
+
+    runs = tmp_path / "runs"
+    (runs / "archives").mkdir(parents=True)
+    shutil.copy(sample_archive, runs / "archives" / "sample.warc.gz")
+    shutil.copy(labels_path_for(sample_archive), runs / "archives" / "sample.labels.jsonl")
+    body = _experiment("archives/sample.warc.gz", budget=20, mode="live", fetch={"delay": 0.3})
+    srv = Server(runs).start()
+    try:
+        assert srv.call("POST", "/api/crawls", body)[0] == 201
+        pid = srv.call("GET", "/api/crawls/exp")[1]["pid"]
+        assert srv.state("exp") == "running"
+    finally:
+        srv.stop("kill")
+    with Server(runs) as again:
+        described = again.call("GET", "/api/crawls/exp")[1]
+        assert (described["state"], described["pid"]) == ("running", pid)  # found, not started again
+        again.wait_state("exp", "finished", timeout=300)
+    results = json.loads((runs / "exp" / "results.json").read_text())
+    assert all(r["fetched"] == 20 for r in results["runs"])
+    assert (runs / ".service" / "exp" / "crawl.log").read_text().count("--- start") == 1
