@@ -274,6 +274,7 @@ class Crawler:
         if now - self._last_run_json >= _RUN_JSON_EVERY:  # the live numbers, for readers
             self._last_run_json = now
             self.stats.queued = self.frontier.count(URLState.QUEUED)  # (the dashboard shows it)
+            self.stats.in_flight = len(self.scheduler)  # (for /metrics)
             self._write_run_json(final=False)
         self._last_commit = now
 
@@ -302,6 +303,7 @@ class Crawler:
                     raise
                 finally:  # the numbers of what the files hold, even when the store failed
                     self.stats.ended = time.time()
+                    self.stats.in_flight = 0  # nothing is fetched any more
                     self._write_run_json(final=ended)
                     self.recorder.close_outputs()
                     self._commits.close()
@@ -369,7 +371,6 @@ class Crawler:
         self.budget.claim(self.stats.fetched, len(self.scheduler))
         self._report()
 
-    # --------------------------------------------------------------- reporting
     def _report(self) -> None:
         if self.on_progress is not None:
             self.stats.queued = self.frontier.count(URLState.QUEUED)
@@ -393,6 +394,7 @@ class Crawler:
             "control": self._control.applied if self._control is not None else [],
             **({"segments": self.segments} if self.segments else {}),
             "summary": self.stats.to_dict(),
+            "live": self.stats.live(),
         })  # fmt: skip
 
 

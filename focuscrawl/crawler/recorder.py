@@ -131,6 +131,7 @@ class Recorder:
                 counters[names.layer_skipped(layer)] += 1
             self.queue.mark(queued.url, URLState.FAILED)
             return self._failed(queued, result.error or "", None)
+        self.stats.fetch_latency.observe(result.elapsed)
         if item.recrawl:
             counters["recrawls_fetched"] += 1
         else:
