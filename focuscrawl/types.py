@@ -110,6 +110,7 @@ class Page:
     relevance: float | None = None  # the crawl model's score, set before strategies see the page
     relevant: bool | None = None  # and its binary judgement (1_i of P0)
     canonical: str = ""  # <link rel="canonical">, normalised ("": none)
+    main_text: str | None = None  # trafilatura's main text, where a model extracted it
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ from focuscrawl.crawler.links import LinkIntake
 from focuscrawl.crawler.window import InFlight
 from focuscrawl.discovery import Discovery
 from focuscrawl.frontier.base import LinkGraph, UrlColumns, UrlQueue
-from focuscrawl.output.writers import JsonlOutput, WarcOutput
+from focuscrawl.output.writers import JsonlOutput, PagesOutput, WarcOutput
 from focuscrawl.parse.manners import MannersPolicy
 from focuscrawl.parse.page_duplicates import PageDuplicates
 from focuscrawl.parse.pdf import PAGES, PdfError, page_from_result
@@ -196,6 +196,8 @@ class Recorder:
             record.extra["canonical"] = page.canonical  # <link rel="canonical">, another URL
         if source is not None:
             record.extra[source.key] = source.kind  # "sitemap": "urlset"...
+        if page.main_text is not None and isinstance(self.pages, PagesOutput):
+            self.pages.keep_text(page.main_text)  # texts.jsonl: read by the index, not re-extracted
         self.pages.write(record)
         if not manners.nofollow:
             self.discovery.take_feeds(page)

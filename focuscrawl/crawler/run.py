@@ -14,7 +14,7 @@ from typing import Any
 
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.frontier.base import RunJournal, UrlQueue
-from focuscrawl.output.writers import JsonlOutput, WarcOutput
+from focuscrawl.output.writers import JsonlOutput, PagesOutput, WarcOutput
 from focuscrawl.provenance import DECISIONS_NAME
 from focuscrawl.relevance.base import RelevanceModel
 from focuscrawl.strategies.base import Strategy
@@ -135,7 +135,7 @@ def open_outputs(
     lengths ``start`` says were committed (a state committed says the lengths, 0 too:
     killed before its first records)."""
     warc = WarcOutput(out_dir / WARC_NAME, start.warc_offset, committed=committed)
-    pages = JsonlOutput(out_dir / PAGES_NAME, start.pages_offset, committed=committed)
+    pages = PagesOutput(out_dir / PAGES_NAME, start.pages_offset, committed=committed)
     decisions = None
     if provenance:
         decisions = JsonlOutput(out_dir / DECISIONS_NAME, start.decisions_offset, committed=committed)

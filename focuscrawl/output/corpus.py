@@ -28,6 +28,7 @@ from focuscrawl.exceptions import ArchiveError, ConfigError
 from focuscrawl.fetch.encoding import decode_html, detect_charset
 from focuscrawl.output.layout import run_files
 from focuscrawl.output.warc_scan import response_offsets
+from focuscrawl.output.writers import TEXTS_NAME, text_offset
 from focuscrawl.parse.guard import guard_html
 from focuscrawl.parse.html import parse_html
 from focuscrawl.replay.archive import read_response_at
@@ -105,15 +106,16 @@ def _iso(when: Any) -> str | None:
     return datetime.fromtimestamp(when, UTC).isoformat().replace("+00:00", "Z")
 
 
-def page_row(page: dict[str, Any], where: tuple[str, int] | None) -> dict[str, Any]:
-    """A row of the corpus from a pages.jsonl record and its WARC record (text not yet)."""
+def page_row(page: dict[str, Any], where: tuple[str, int] | None, text: str | None = None) -> dict[str, Any]:
+    """A row of the corpus from a pages.jsonl record and its WARC record (the main text
+    if the crawl kept it, else not yet)."""
     return {
         "url": page.get("url"),
         "final_url": page.get("final_url") or page.get("url"),
         "status": page.get("status"),
         "fetched_at": _iso(page.get("fetched_at")),
         "title": page.get("title"),
-        "text": None,
+        "text": text,
         "language": page.get("lang"),
         "relevance": page.get("relevance"),
         "score": page.get("score"),
@@ -128,8 +130,8 @@ def page_row(page: dict[str, Any], where: tuple[str, int] | None) -> dict[str, A
 def with_text(run_dir: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Fill in the main text of rows whose page is an HTML record (in a pool process)."""
     for row in rows:
-        if row["warc_file"] is None:
-            continue
+        if row["warc_file"] is None or (row["text"] is not None and row["title"]):
+            continue  # no record, or the text the crawl kept (texts.jsonl)
         ctype = (row["content_type"] or "").lower()
         if ctype and "html" not in ctype:
             continue
@@ -152,18 +154,48 @@ def with_text(run_dir: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def run_pages(run_dir: Path) -> Iterator[dict[str, Any]]:
     """The records of the run's pages.jsonl files, a line that is not a JSON object skipped."""
+    for page, _ in _pages_texts(run_dir):
+        yield page
+
+
+def _pages_texts(run_dir: Path, *, texts: bool = False) -> Iterator[tuple[dict[str, Any], str | None]]:
+    """The records of the run's pages.jsonl files, each with the main text the crawl kept
+    for it in texts.jsonl beside it (with ``texts``; else None)."""
     paths = run_files(run_dir, PAGES_NAME)
     if not paths:
         raise ConfigError(f"export: {run_dir}: no {PAGES_NAME} (not a run directory?)")
     for path in paths:
+        kept = _kept_texts(path.with_name(TEXTS_NAME)) if texts else iter(())
+        next_at, next_text = next(kept, (None, None))
+        at = 0
         with open(path, "rb") as fh:
             for line in fh:
+                start, at = at, at + len(line)
+                text = None
+                while next_at is not None and next_at <= start:
+                    if next_at == start:
+                        text = next_text
+                    next_at, next_text = next(kept, (None, None))
                 try:
                     data = json.loads(line)
                 except ValueError:
                     continue  # a torn last line of a crawl killed mid-write
                 if isinstance(data, dict) and "url" in data:
-                    yield data
+                    yield data, text
+
+
+def _kept_texts(path: Path) -> Iterator[tuple[int, str]]:
+    """(offset in pages.jsonl, text) of a texts.jsonl, in order (none: no file)."""
+    try:
+        fh = open(path, "rb")  # noqa: SIM115
+    except FileNotFoundError:
+        return
+    with fh:
+        for line in fh:
+            at = text_offset(line)
+            if at is None:
+                return
+            yield at, json.loads(line)["text"]
 
 
 def in_corpus(page: dict[str, Any]) -> bool:
@@ -176,12 +208,12 @@ def in_corpus(page: dict[str, Any]) -> bool:
 def _batches(run_dir: Path) -> Iterator[list[dict[str, Any]]]:
     offsets = RecordOffsets(run_dir)
     batch: list[dict[str, Any]] = []
-    for page in run_pages(run_dir):
+    for page, text in _pages_texts(run_dir, texts=True):
         # taken in order even when the page is left out
         where = offsets.take(page.get("final_url") or page["url"]) if page.get("status") else None
         if not in_corpus(page):
             continue
-        batch.append(page_row(page, where))
+        batch.append(page_row(page, where, text))
         if len(batch) >= _BATCH:
             yield batch
             batch = []

@@ -274,6 +274,92 @@ class JsonlOutput(_AppendFile):
             raise self._named(exc) from None
 
 
+TEXTS_NAME = "texts.jsonl"  # beside pages.jsonl: the main texts the crawl's model read
+
+
+class PagesOutput(JsonlOutput):
+    """``pages.jsonl``, and beside it ``texts.jsonl``: the main text (trafilatura's) of
+    the pages whose text the crawl's model extracted, one ``{"at", "text"}`` line each,
+    ``at`` the byte offset of the page's line in pages.jsonl, so that the search index
+    and the export read it instead of extracting it again from the WARC.
+
+    The side file needs no committed length of its own: it is synced before
+    pages.jsonl, and on resume cut back before its first line whose page is past
+    pages.jsonl's committed length (or that is torn), so it holds each committed
+    page's text once. It is made only when a text is kept."""
+
+    def __init__(self, path: Path, offset: int | None = None, *, committed: bool = False) -> None:
+        super().__init__(path, offset, committed=committed)
+        self.texts_path = path.with_name(TEXTS_NAME)
+        self._texts: IO[bytes] | None = None
+        if offset is not None and self.texts_path.exists():
+            self._texts = self._open_texts(offset)
+
+    def _open_texts(self, cut: int | None) -> IO[bytes]:
+        try:
+            fh: IO[bytes] = open(self.texts_path, "r+b" if self.texts_path.exists() else "w+b")  # noqa: SIM115
+        except OSError as exc:
+            raise ResumeError(f"{self.texts_path}: cannot open for writing ({exc.strerror or exc})") from None
+        if cut is not None:
+            keep = 0
+            for line in fh:
+                at = text_offset(line)
+                if at is None or at >= cut:
+                    break
+                keep += len(line)
+            fh.truncate(keep)
+        fh.seek(0, io.SEEK_END)
+        return fh
+
+    def keep_text(self, text: str) -> None:
+        """The main text of the page whose record is written next."""
+        if self._texts is None:
+            self._texts = self._open_texts(None)
+        try:
+            self._texts.write(json_line({"at": self.offset, "text": text}))
+        except OSError as exc:  # a full disk
+            raise OSError(exc.errno, exc.strerror, str(self.texts_path)) from None
+
+    def _before_sync(self) -> None:
+        if self._texts is not None:
+            self._texts.flush()
+            os.fsync(self._texts.fileno())
+
+    def _closed(self) -> None:
+        if self._texts is not None and not self._texts.closed:
+            self._texts.close()
+
+
+def text_offset(line: bytes) -> int | None:
+    """The ``at`` of a whole texts.jsonl line (None: torn or not one)."""
+    if not line.endswith(b"\n"):
+        return None
+    try:
+        at = orjson.loads(line).get("at")
+    except (ValueError, AttributeError):
+        return None
+    return at if isinstance(at, int) else None
+
+
+def read_texts(path: Path, start: int, end: int) -> tuple[dict[int, str], int]:
+    """The texts of texts.jsonl from byte ``start`` whose page's line is before ``end``
+    in pages.jsonl: {at: text}, and where the next read starts."""
+    found: dict[int, str] = {}
+    try:
+        fh = open(path, "rb")  # noqa: SIM115
+    except FileNotFoundError:
+        return found, start
+    with fh:
+        fh.seek(start)
+        for line in fh:
+            at = text_offset(line)
+            if at is None or at >= end:
+                break
+            found[at] = orjson.loads(line)["text"]
+            start += len(line)
+    return found, start
+
+
 def prepare_run_dir(path: Path) -> bool:
     """Create the run directory ``path`` if needed and check that files can be made
     in it, or raise a one-line ConfigError (a file, no permission, read-only disk).

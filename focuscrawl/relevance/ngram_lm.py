@@ -199,6 +199,8 @@ class PerplexityModel:
 
     def page_text(self, page: Page) -> str:
         """Main text of ``page`` after boilerplate removal (trafilatura), else its visible text."""
+        if self.boilerplate and page.main_text is not None:
+            return page.main_text
         if self.boilerplate and page.html:
             import trafilatura
 
@@ -208,6 +210,7 @@ class PerplexityModel:
             except Exception:
                 text = None
             if text:
+                page.main_text = text  # kept beside pages.jsonl for the search index
                 return text
         return page.text
 

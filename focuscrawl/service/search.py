@@ -4,7 +4,9 @@ The index follows what the crawl has *committed*: the crawl DB's engine state ho
 the lengths of ``pages.jsonl`` and ``corpus.warc.gz`` that its last commit accounts
 for, and :meth:`SearchIndex.update` reads the pages and WARC records between what
 it indexed before and those lengths, extracts each HTML page's main text as the
-export does (:func:`focuscrawl.output.corpus.main_text`) and stores the rows and
+export does (:func:`focuscrawl.output.corpus.main_text`; the text the crawl's model
+read is taken from ``texts.jsonl`` instead, see :class:`~focuscrawl.output.writers.PagesOutput`)
+and stores the rows and
 the new lengths in one SQLite transaction. A record the crawl had not committed is
 never indexed (a resume cuts it and writes it again), and an update killed half way
 leaves the index as it was: after a ``kill -9`` of either, the next update makes it
@@ -31,6 +33,7 @@ from focuscrawl.frontier.redis.keys import Keys
 from focuscrawl.output.corpus import PAGES_NAME, WARC_NAME, in_corpus, page_row, with_text
 from focuscrawl.output.layout import WORKERS_DIR
 from focuscrawl.output.warc_scan import response_offsets
+from focuscrawl.output.writers import TEXTS_NAME, read_texts
 
 MAX_QUERY = 1000  # characters of a search query
 _MARK = ("\ue000", "\ue001")  # around matched words in snippets (private-use characters)
@@ -41,6 +44,7 @@ CREATE TABLE IF NOT EXISTS pages (
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(title, text);
 CREATE TABLE IF NOT EXISTS sources (dir TEXT PRIMARY KEY,
     pages_offset INTEGER NOT NULL, warc_offset INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS texts (dir TEXT PRIMARY KEY, texts_offset INTEGER NOT NULL);
 """
 _SQLITE = b"SQLite format 3\0"  # the first bytes of an SQLite file
 _REDIS_TIMEOUT = 5.0  # seconds: an update does not wait long for a Redis that is away
@@ -159,15 +163,20 @@ class SearchIndex:
                 self.conn.execute("DELETE FROM pages")
                 self.conn.execute("DELETE FROM fts")
                 self.conn.execute("DELETE FROM sources")
+                self.conn.execute("DELETE FROM texts")
             return self._update(directory)  # (the other sources again at their next update)
         if pages_end == pages_at:
             return 0
         offsets = self._records(directory, warc_at, warc_end)
+        row = self.conn.execute("SELECT texts_offset FROM texts WHERE dir = ?", (source,)).fetchone()
+        texts, texts_end = read_texts(directory / TEXTS_NAME, int(row[0]) if row else 0, pages_end)
         rows = []
         with open(directory / PAGES_NAME, "rb") as fh:
             fh.seek(pages_at)
             data = fh.read(pages_end - pages_at)
-        for line in data.splitlines():
+        end = pages_at
+        for line in data.splitlines(keepends=True):
+            at, end = end, end + len(line)
             try:
                 page = json.loads(line)
             except ValueError:
@@ -177,7 +186,7 @@ class SearchIndex:
             queue = offsets.get(page.get("final_url") or page["url"]) if page.get("status") else None
             where = queue.pop(0) if queue else None  # taken in order even when the page is left out
             if in_corpus(page):
-                rows.append(page_row(page, where))
+                rows.append(page_row(page, where, texts.get(at)))
         rows = with_text(str(self.run_dir), rows)
         with self.conn:
             for row in rows:
@@ -190,6 +199,7 @@ class SearchIndex:
                 self.conn.execute("INSERT INTO fts (rowid, title, text) VALUES (?, ?, ?)",
                                   (cur.lastrowid, row["title"] or "", row["text"] or ""))  # fmt: skip
             self.conn.execute("INSERT OR REPLACE INTO sources VALUES (?, ?, ?)", (source, pages_end, warc_end))
+            self.conn.execute("INSERT OR REPLACE INTO texts VALUES (?, ?)", (source, texts_end))
         return len(rows)
 
     def _records(self, directory: Path, start: int, end: int) -> dict[str, list[tuple[str, int]]]:
