@@ -10,7 +10,13 @@ from ``wait4``), the index thread's CPU per page (``time.thread_time``), and the
 index's share: its CPU over the crawl's CPU of the same round with the index off.
 The issue's budget: under 10 %.
 
+With ``--model perplexity`` the crawl judges every page by the perplexity model (P2's,
+trained on ``cat-en.txt``), which reads each page's main text (trafilatura's): the crawl
+keeps it in ``texts.jsonl`` and the index reads it there instead of extracting it again.
+Without a model (bfs alone) the crawl extracts no text, and the index extracts all of it.
+
     python benchmarks/bench_service_index.py --rounds 4
+    python benchmarks/bench_service_index.py --rounds 4 --model perplexity
     python benchmarks/bench_service_index.py --rounds 2 --max-pages 500
 """
 
@@ -34,9 +40,11 @@ from focuscrawl.service.search import SearchIndex
 _EVERY = 1.0  # seconds between two updates (the server's index_every)
 
 
-def crawl(w: Workload, proxy: str, out: Path, index_db: Path | None) -> tuple[float, float, int]:
+def crawl(
+    w: Workload, proxy: str, out: Path, index_db: Path | None, extra: list[str]
+) -> tuple[float, float, int]:
     """One crawl: (its CPU seconds, the index's CPU seconds, the pages indexed)."""
-    proc = subprocess.Popen([sys.executable, *ours_command(w, proxy, out)], env=child_env(None))
+    proc = subprocess.Popen([sys.executable, *ours_command(w, proxy, out), *extra], env=child_env(None))
     done = threading.Event()
     result = [0.0, 0]
 
@@ -68,19 +76,26 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--max-pages", type=int, help="override the workload's page count")
+    ap.add_argument("--model", choices=["none", "perplexity"], default="none",
+                    help="the model that judges the crawl's pages (perplexity: reads their main text)")  # fmt: skip
     args = ap.parse_args()
     w = WORKLOADS["webkb"]
     if args.max_pages:
         w = Workload(w.archive, w.seeds, w.per_host, args.max_pages)
     shares, ratios = [], []
     with tempfile.TemporaryDirectory(prefix="bench-index-") as tmp, ReplayProcess([TESTWEB / w.archive]) as replay:
+        extra: list[str] = []
+        if args.model == "perplexity":
+            config = Path(tmp) / "model.toml"
+            config.write_text(f'[model]\nname = "perplexity"\ntexts = ["{TESTWEB / "cat-en.txt"}"]\n')
+            extra = ["--config", str(config)]
         for r in range(args.rounds):
             cpu: dict[str, float] = {}
             order = ("off", "on") if r % 2 == 0 else ("on", "off")
             for mode in order:
                 out = Path(tmp) / f"r{r}-{mode}"
                 db = Path(tmp) / f"r{r}.db" if mode == "on" else None
-                crawl_cpu, index_cpu, indexed = crawl(w, replay.proxy_url, out, db)
+                crawl_cpu, index_cpu, indexed = crawl(w, replay.proxy_url, out, db, extra)
                 pages = len((out / "pages.jsonl").read_bytes().splitlines())
                 cpu[mode] = crawl_cpu / pages
                 if mode == "on":
