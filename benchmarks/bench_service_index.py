@@ -14,9 +14,11 @@ With ``--model perplexity`` the crawl judges every page by the perplexity model 
 trained on ``cat-en.txt``), which reads each page's main text (trafilatura's): the crawl
 keeps it in ``texts.jsonl`` and the index reads it there instead of extracting it again.
 Without a model (bfs alone) the crawl extracts no text, and the index extracts all of it.
+``--extract``: the index ignores texts.jsonl and extracts every text again (as before it).
 
     python benchmarks/bench_service_index.py --rounds 4
     python benchmarks/bench_service_index.py --rounds 4 --model perplexity
+    python benchmarks/bench_service_index.py --rounds 4 --model perplexity --extract
     python benchmarks/bench_service_index.py --rounds 2 --max-pages 500
 """
 
@@ -35,6 +37,7 @@ from pathlib import Path
 from bench_crawl import TESTWEB, WORKLOADS, Workload, child_env, ours_command
 
 from focuscrawl.replay.process import ReplayProcess
+from focuscrawl.service import search
 from focuscrawl.service.search import SearchIndex
 
 _EVERY = 1.0  # seconds between two updates (the server's index_every)
@@ -78,7 +81,10 @@ def main() -> int:
     ap.add_argument("--max-pages", type=int, help="override the workload's page count")
     ap.add_argument("--model", choices=["none", "perplexity"], default="none",
                     help="the model that judges the crawl's pages (perplexity: reads their main text)")  # fmt: skip
+    ap.add_argument("--extract", action="store_true", help="the index ignores texts.jsonl (extracts again)")
     args = ap.parse_args()
+    if args.extract:
+        search.read_texts = lambda path, start, end: ({}, start)
     w = WORKLOADS["webkb"]
     if args.max_pages:
         w = Workload(w.archive, w.seeds, w.per_host, args.max_pages)
