@@ -19,7 +19,7 @@ from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.redis.decode import decoded
 from focuscrawl.frontier.redis.namespace import COUNTS_EVERY, Namespace
 from focuscrawl.frontier.redis.rows import checked_url, float_arg, queued, row_of, text
-from focuscrawl.frontier.rules import INT64, checked_int, checked_score, host_of
+from focuscrawl.frontier.rules import checked_int, checked_item, checked_score, host_of
 from focuscrawl.types import Merge, QueuedURL, URLState
 
 __all__ = ["RedisQueue"]
@@ -64,13 +64,9 @@ class RedisQueue:
         core = self._core
         checked = []
         layer = checked_int("layer", layer)
-        for url, score, depth, parent, host, count, tier in items:
-            score = checked_score(url, score)
-            tier = checked_int(f"tier of {url!r}", tier)
-            count = checked_int(f"link count of {url!r}", count, INT64)
+        for url, given, depth, named, host, n, t in items:
+            score, parent, count, tier = checked_item(url, given, named, n, t)
             checked_url(url)
-            if parent == url:
-                parent = None
             if parent is not None:
                 checked_url(parent)
             if core.part_host(host) != core.part(url):  # a host's URLs share one partition
