@@ -191,6 +191,7 @@ class Crawler:
             if state.rng is not None:
                 self.rng.setstate(rng_state(state.rng))
             self.recorder.results = state.results
+            self.recorder.duplicates.restore(self.frontier if self.shared is None else None)
             self.stats.counters["resumes"] += 1
         # (a shared crawl's worker is told: a resumed one may add them, see open_worker)
         if self._add_seeds and (state is None or self.shared is not None):
@@ -224,8 +225,8 @@ class Crawler:
 
     def _commit(self) -> None:
         """Make everything since the last commit durable, outputs first."""
-        state = self._state()
-        self._store(sync_all(self.recorder.outputs), state)
+        state, dedup = self._state(), self.recorder.duplicates.take_journal()
+        self._store(sync_all(self.recorder.outputs), state, dedup)
         self._committed()
 
     async def _commit_overlapped(self) -> None:
@@ -236,9 +237,8 @@ class Crawler:
         GIL). Nothing is recorded during the wait (the loop is the only recorder, and the
         fetches touch neither the outputs nor the store), so the state committed is
         that of the lengths synced; it is read here, before the wait."""
-        state = self._state()
-        outputs = self.recorder.outputs
-        await self._commits.run(lambda: self._store(sync_all(outputs), state))
+        state, dedup, outputs = self._state(), self.recorder.duplicates.take_journal(), self.recorder.outputs
+        await self._commits.run(lambda: self._store(sync_all(outputs), state, dedup))
         self._committed()
 
     def _state(self) -> ResumeState:
@@ -259,13 +259,12 @@ class Crawler:
             control_id=self._control.channel.last_id if self._control is not None else 0,
         )
 
-    def _store(self, offsets: list[int], state: ResumeState) -> None:
-        """The commit of the store, once the outputs are durable up to ``offsets``."""
+    def _store(self, offsets: list[int], state: ResumeState, dedup: str | None = None) -> None:
+        """The store's commit (with ``dedup``: see PageDuplicates), the outputs durable up to ``offsets``."""
         decisions = offsets[2] if self.recorder.decisions is not None else None
-        done = replace(
-            state, warc_offset=offsets[0], pages_offset=offsets[1], decisions_offset=decisions
-        )
+        done = replace(state, warc_offset=offsets[0], pages_offset=offsets[1], decisions_offset=decisions)
         self.frontier.set_meta("engine", done.to_json())
+        self.recorder.duplicates.commit(self.frontier, dedup if self.shared is None else None)
         self.frontier.commit()
 
     def _committed(self) -> None:
