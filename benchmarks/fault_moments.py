@@ -125,12 +125,18 @@ def trial(kind: str, seed: int, args: argparse.Namespace, base: Path, proxy: str
         proc = subprocess.Popen(
             cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=ENV, start_new_session=True
         )
-        at = rng.randint(5, args.budget * 2 // 3)
+        # the fault at a random moment once the workers run (pages.jsonl is flushed at the
+        # commits, every 500 results: its lines cannot time a 150-page crawl)
         deadline = time.monotonic() + args.timeout
-        while proc.poll() is None and len(_pages(out)) < at and time.monotonic() < deadline:
-            time.sleep(0.05)
+        while proc.poll() is None and time.monotonic() < deadline and not list(out.glob("workers/*/run.json")):
+            time.sleep(0.02)
+        time.sleep(rng.uniform(0.05, 1.5))
         if proc.poll() is None:
-            row["note"] = _hurt(kind, proc, server, rng)
+            row["note"] = _hurt(kind, proc, server, rng) or f"{kind} done"
+            row["hurt"] = True
+        else:
+            row["note"] = "ended before the fault"
+            row["hurt"] = False
         rc, err = _wait(proc, args.timeout)
         row["tracebacks"] += err.count("Traceback")
         row["hang"] = rc is None
@@ -203,12 +209,12 @@ def main() -> None:
                         print(json.dumps(row), flush=True)
     finally:
         shutil.rmtree(base, ignore_errors=True)
-    print(f"{'kind':12} {'trials':>6} {'ended':>6} {'nothing lost':>13} {'nothing doubled':>16} "
+    print(f"{'kind':12} {'trials':>6} {'hurt':>5} {'ended':>6} {'nothing lost':>13} {'nothing doubled':>16} "
           f"{'tracebacks':>10} {'hangs':>6}")  # fmt: skip
     for kind in kinds:
         mine = [r for r in rows if r["kind"] == kind]
         full = kind != "garbage"
-        print(f"{kind:12} {len(mine):6} {sum(r['ended'] for r in mine):6} "
+        print(f"{kind:12} {len(mine):6} {sum(r.get('hurt', False) for r in mine):5} {sum(r['ended'] for r in mine):6} "
               f"{sum(not r['lost'] for r in mine) if full else '-':>13} "
               f"{sum(not r['doubled'] for r in mine):>16} "
               f"{sum(r['tracebacks'] > 0 for r in mine):>10} {sum(r['hang'] for r in mine):>6}")  # fmt: skip

@@ -159,3 +159,18 @@ def test_request_line_targets_are_what_urlsplit_finds() -> None:
         for sent in ({"Host": "h.org"}, {}):
             head = request_head(FetchResult(url, url, request_headers=dict(sent)))
             assert head.split(b" ")[1] == target.encode(), (url, sent)
+
+
+def test_a_304_is_archived_after_the_records_before_it_with_no_body(tmp_path: Path) -> None:
+    path = tmp_path / "n.warc.gz"
+    out = WarcOutput(path)
+    out.write(_result("http://h.example/a", b"<html>a</html>"))
+    out.write_not_modified(_result("http://h.example/a", b""), "http://h.example/a", "2026-01-02T03:04:05Z")
+    out.close()
+    with open(path, "rb") as fh:
+        records = [(r.rec_type, r.rec_headers, r.content_stream().read()) for r in ArchiveIterator(fh)]
+    assert [r[0] for r in records] == ["warcinfo", "response", "request", "revisit", "request"]
+    revisit = records[3]
+    assert revisit[1].get_header("WARC-Profile") == "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
+    assert revisit[1].get_header("WARC-Refers-To-Date") == "2026-01-02T03:04:05Z"
+    assert revisit[2] == b""

@@ -198,3 +198,24 @@ def test_the_child_ends_with_status_0_when_its_input_closes() -> None:
     done = subprocess.run(child, input=b"", capture_output=True, timeout=60)
     assert done.returncode == 0
     assert b"READY" in done.stdout  # it came up, answered, and ended with its input
+
+
+def test_a_304_is_a_server_not_modified_revisit_pointing_to_the_earlier_record(tmp_path: Path) -> None:
+    url = "http://h.example/page"
+    answer = FetchResult(
+        url=url, final_url=url, status=304, reason="Not Modified", body=b"", content_type="",
+        headers={"ETag": '"abc"'}, request_headers={"If-None-Match": '"abc"'}, fetched_at=1.7e9,
+    )  # fmt: skip
+    earlier = "2026-01-02T03:04:05Z"
+    path = tmp_path / "a.warc.gz"
+    path.write_bytes(warc_records.not_modified(answer, url, earlier))
+    with open(path, "rb") as fh:
+        records = [(r.rec_type, r.rec_headers, r.http_headers, r.content_stream().read()) for r in ArchiveIterator(fh)]
+    assert [r[0] for r in records] == ["revisit", "request"]
+    _, head, http, payload = records[0]
+    assert head.get_header("WARC-Profile") == "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
+    assert head.get_header("WARC-Refers-To-Target-URI") == url
+    assert head.get_header("WARC-Refers-To-Date") == earlier
+    assert http.get_statuscode() == "304"
+    assert payload == b""  # costs no body
+    assert records[1][2].get_header("If-None-Match") == '"abc"'

@@ -43,6 +43,7 @@ except ImportError:  # pragma: no cover - isal is a dependency; zlib still write
 
 WARC_VERSION = "WARC/1.1"
 REVISIT_PROFILE = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+NOT_MODIFIED_PROFILE = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
 
 # Framing of the original transfer: the stored body is decoded and whole, so these
 # would describe bytes the archive does not hold (Content-Length is written anew).
@@ -243,6 +244,26 @@ def revisit(result: FetchResult, *, level: int = GZIP_LEVEL, when: float | None 
     fields = [
         ("WARC-Target-URI", url), ("WARC-Date", date), ("WARC-Profile", REVISIT_PROFILE),
         ("WARC-Refers-To-Target-URI", url), ("WARC-Payload-Digest", sha1_b32(result.body)),
+    ]  # fmt: skip
+    response = record("revisit", fields, (response_head(result),), content_type=_RESPONSE_TYPE,
+                      rec_id=revisit_id)  # fmt: skip
+    return gzip_member(response, level) + gzip_member(_request(result, url, date, revisit_id), level)
+
+
+def not_modified(
+    result: FetchResult, refers_to_uri: str, refers_to_date: str, *, level: int = GZIP_LEVEL,
+    when: float | None = None,
+) -> bytes:
+    """A conditional re-fetch answered ``304 Not Modified``: a ``revisit`` record
+    (server-not-modified profile, WARC 1.1 section 6.7.3) holding the 304's HTTP head
+    and no payload, pointing to the earlier record (WARC 1.1 sections 5.13 and 5.14
+    WARC-Refers-To-Target-URI and -Date), and its request."""
+    url = result.final_url or result.url
+    date = warc_date(time.time() if when is None else when)
+    revisit_id = record_id()
+    fields = [
+        ("WARC-Target-URI", url), ("WARC-Date", date), ("WARC-Profile", NOT_MODIFIED_PROFILE),
+        ("WARC-Refers-To-Target-URI", refers_to_uri), ("WARC-Refers-To-Date", refers_to_date),
     ]  # fmt: skip
     response = record("revisit", fields, (response_head(result),), content_type=_RESPONSE_TYPE,
                       rec_id=revisit_id)  # fmt: skip

@@ -28,6 +28,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import fields
+from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
@@ -253,6 +254,13 @@ class WarcOutput(_AppendFile):
         (identical-payload-digest profile) instead of a second copy of the body."""
         self._take_built(wait=True)  # the records before it first
         self._submit(warc_records.revisit, result)
+
+    def write_not_modified(self, result: FetchResult, refers_to_uri: str, refers_to_date: str) -> None:
+        """A conditional re-fetch answered 304: a ``revisit`` record (server-not-modified
+        profile) pointing to the earlier record, with no body."""
+        self._take_built(wait=True)  # the records before it first
+        self._submit(partial(warc_records.not_modified, refers_to_uri=refers_to_uri,
+                             refers_to_date=refers_to_date), result)  # fmt: skip
 
 
 class JsonlOutput(_AppendFile):

@@ -147,7 +147,7 @@ class UrlAdds:
             per_host = core.cells
             for host in host_ids:
                 per_host[5 * host + _QUEUED] += 1
-            core.states.entered_list(_QUEUED, added)
+            core.states.entered(_QUEUED, added)
             core.best.offer_list(added, rising=True)
             core.cold.add_text(
                 first,
@@ -200,7 +200,7 @@ class UrlAdds:
             table.tiered = True
         # MAX only raises, ADD of amounts >= 0 too (OPIC's cash): no buffered row fell
         rising = merge is Merge.MAX or (merge is Merge.ADD and min(values, default=0.0) >= 0)
-        core.touched_list(touched, rising=rising)
+        core.touched(touched, rising=rising)
 
     def _link_few(
         self,

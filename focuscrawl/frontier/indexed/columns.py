@@ -114,7 +114,7 @@ class IndexedColumns:
         if not written(old, value, merge):
             return 0
         array[row] = merged(old, value, merge)
-        core.touched_one(row, rising=array[row] >= old)
+        core.touched(row, rising=array[row] >= old)
         return 1
 
     def update_values(self, column: str, updates: Iterable[tuple[str, float]], merge: Merge) -> int:

@@ -121,21 +121,17 @@ class IndexedCore:
             self.set_counts(grown)
         return new
 
-    def touched(self, rows: Rows, *, rising: bool = False) -> None:
+    def touched(self, rows: Rows | list[int] | int, *, rising: bool = False) -> None:
         """Rows whose state, score or tier changed (``rising``: only scores that rose):
-        noted for the journal, offered to the buffer."""
-        self.changed.append(rows)
-        self.best.offer(rows, rising=rising)
-
-    def touched_one(self, row: int, *, rising: bool = False) -> None:
-        """:meth:`touched` of one row, without arrays."""
-        self.changed_one.append(row)
-        self.best.offer_list([row], rising=rising)
-
-    def touched_list(self, rows: list[int], *, rising: bool = False) -> None:
-        """:meth:`touched` of a few rows, as a list."""
-        self.changed_one += rows
-        self.best.offer_list(rows, rising=rising)
+        noted for the journal, offered to the buffer. One row or a few as a list take
+        a fast branch without arrays."""
+        if isinstance(rows, np.ndarray):
+            self.changed.append(rows)
+            self.best.offer(rows, rising=rising)
+            return
+        few = rows if isinstance(rows, list) else [rows]
+        self.changed_one += few
+        self.best.offer_list(few, rising=rising)
 
     def feed_tops(self) -> None:
         """Give the ``top`` caches the rows changed since they last looked."""

@@ -157,8 +157,8 @@ class IndexedQueue:
         per_host[5 * host + old] -= 1
         per_host[5 * host + state] += 1
         view["state"][row] = state
-        core.states.entered_one(state, row)
-        core.touched_one(row)
+        core.states.entered(state, row)
+        core.touched(row)
 
     # -- reads ------------------------------------------------------------------------
 

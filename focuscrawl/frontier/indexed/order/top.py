@@ -118,19 +118,16 @@ class StateRows:
         self._rows: dict[int, list[Rows]] = {}  # state -> [ascending rows, noted arrays...]
         self._ones: dict[int, list[int]] = {}  # state -> single rows noted since
 
-    def entered(self, state: int, rows: Rows) -> None:
-        if state in self._rows:
-            self._rows[state].append(rows)
-
-    def entered_one(self, state: int, row: int) -> None:
+    def entered(self, state: int, rows: Rows | list[int] | int) -> None:
+        """Rows that entered ``state``: noted if that state's rows are kept (one row or
+        a few as a list take a fast branch without arrays)."""
+        if isinstance(rows, np.ndarray):
+            if state in self._rows:
+                self._rows[state].append(rows)
+            return
         ones = self._ones.get(state)
         if ones is not None:
-            ones.append(row)
-
-    def entered_list(self, state: int, rows: list[int]) -> None:
-        ones = self._ones.get(state)
-        if ones is not None:
-            ones += rows
+            ones += rows if isinstance(rows, list) else [rows]
 
     def rows(self, state: int, count: int) -> Rows | None:
         """The rows now in ``state`` (``count`` of them), ascending; None: scan instead."""
