@@ -3,90 +3,24 @@
 from __future__ import annotations
 
 import asyncio
-import os
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from focuscrawl.crawler.engine import Crawler
+from focuscrawl.crawler.parts import build_parts, model_table, saved_settings
 from focuscrawl.crawler.run import DB_NAME, RUN_NAME, normalize_seeds, write_run_json
 from focuscrawl.crawler.scheduler import retry_unreached
-from focuscrawl.exceptions import ConfigError, FocuscrawlError, ModelError
+from focuscrawl.exceptions import ConfigError, FocuscrawlError
 from focuscrawl.fetch.factory import build_fetcher
 from focuscrawl.frontier.factory import open_frontier
 from focuscrawl.output.lock import RunLock
 from focuscrawl.output.writers import prepare_run_dir
-from focuscrawl.relevance.base import RelevanceModel, build_model
 from focuscrawl.segments import resume_segments
-from focuscrawl.settings import SECTIONS, Settings, load_settings, read_run_json, read_toml
+from focuscrawl.settings import load_settings, read_run_json, read_toml
 from focuscrawl.stats import CrawlStats
-from focuscrawl.strategies.base import STRATEGIES, Strategy
-from focuscrawl.strategies.filters import build_filters
 from focuscrawl.strategies.oracle import with_archive_graph
-
-
-def _merge_overrides(
-    base: Mapping[str, Mapping[str, Any]], top: Mapping[str, Mapping[str, Any]]
-) -> dict[str, dict[str, Any]]:
-    out = {k: dict(v) for k, v in base.items()}
-    for section, values in top.items():
-        out.setdefault(section, {}).update({k: v for k, v in values.items() if v is not None})
-    return out
-
-
-def model_table(spec: str | Path | Mapping[str, Any] | None, configured: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``[model]`` table a crawl uses and records in run.json: ``spec`` (a table, a saved
-    model's directory or a model's name) with the configured table's parameters on top,
-    or the configured table alone (``spec`` None; empty: no model)."""
-    if spec is None:
-        return dict(configured)
-    if isinstance(spec, Mapping):
-        return dict(spec)
-    path = Path(spec)
-    if path.is_dir():  # a saved model: the configured table may change its threshold only
-        return {**{k: v for k, v in configured.items() if k != "name"}, "path": str(path.resolve())}
-    if "/" in str(spec) or os.sep in str(spec) or path.exists():
-        # a path, not a model name: 'unknown model' would send the user looking elsewhere
-        what = "is not a directory" if path.exists() else "no such directory"
-        raise ConfigError(f"model {str(spec)!r}: {what} (a saved model is made with "
-                          f"`focuscrawl model train NAME ... --out {spec}`)")  # fmt: skip
-    return {"name": str(spec), **configured}
-
-
-def make_model(settings: Settings) -> RelevanceModel | None:
-    """The model of the settings' ``[model]`` table (see :func:`model_table`; none if empty)."""
-    try:
-        return build_model(settings.model, settings.base_dir) if settings.model else None
-    except ModelError as exc:
-        raise ConfigError(str(exc)) from None
-
-
-def make_strategy(settings: Settings, model: RelevanceModel | None) -> Strategy:
-    """The strategy named in the settings with its typed parameters (bad ones: ConfigError)."""
-    cls = STRATEGIES.get(settings.crawl.strategy)
-    return cls(model, **dict(settings.crawl.strategy_params))
-
-
-def saved_settings(
-    saved: Mapping[str, Any],
-    overrides: Mapping[str, Mapping[str, Any]] | None = None,
-    config: Path | None = None,
-    environ: Mapping[str, str] | None = None,
-) -> Settings:
-    """A crawl's settings as its run.json saved them (``saved``: its ``settings``) with
-    ``overrides`` on top: a resume, or a worker joining a shared crawl. The saved model
-    stays unless the overrides name another; new parameters (--model-param) go on top."""
-    merged = _merge_overrides({k: v for k, v in saved.items() if k in SECTIONS}, overrides or {})
-    if saved.get("filters") and "filters" not in merged:
-        merged["filters"] = saved["filters"]  # a list of tables
-    settings = load_settings(config, merged, environ)
-    if saved.get("model") and not {"name", "path"} & set(settings.model):
-        table = {**saved["model"], **settings.model}
-        settings = replace(settings, model=table, base_dir=Path(saved["base_dir"]))
-    return settings
-
 
 # what to do about a run directory that holds a crawl, in the CLI's words and the API's
 _ALREADY = "resume it (--resume; resume=True in Python) or choose another directory (--out; out)"
@@ -141,10 +75,8 @@ def open_crawl(
     settings = replace(settings, crawl=replace(settings.crawl, strategy_params=strategy_params))
     segments = resume_segments(run, settings, simulated=bool(archives), force=force,
                                where=str(out_dir)) if resume else []  # fmt: skip
-    relevance = make_model(settings)
-    strategy = make_strategy(settings, relevance)
-    filters = build_filters(settings.filters, settings.base_dir)
-    counters: Counter[str] = Counter()  # shared by fetcher and engine, saved in run.json
+    parts = build_parts(settings)
+    strategy, counters = parts.strategy, parts.counters
     fetcher = build_fetcher(settings, counters, archives=archives)  # bad archives: before any file
     made_dir = prepare_run_dir(out_dir)  # a file, or no permission: one line before anything is written
     # before anything in the run directory is written: two processes never write one
@@ -169,7 +101,7 @@ def open_crawl(
                     frontier.commit()
             crawler = Crawler(
                 settings, raw_seeds, out_dir, strategy=strategy, fetcher=fetcher,
-                frontier=frontier, model=relevance, filters=filters, resume=resume,
+                frontier=frontier, model=parts.model, filters=parts.filters, resume=resume,
                 archives=[str(Path(a).resolve()) for a in archives], lock=lock,
             )  # fmt: skip
             crawler.segments = segments

@@ -7,6 +7,39 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+# upper bounds (seconds) of the fetch latency histogram's buckets (Prometheus' "le"),
+# from a local replay's milliseconds to a slow host's tens of seconds
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+
+
+@dataclass
+class LatencyHistogram:
+    """The fetches' latency (request sent to body read) in :data:`LATENCY_BUCKETS`.
+
+    >>> h = LatencyHistogram()
+    >>> h.observe(0.03); h.observe(0.03); h.observe(99.0)
+    >>> h.to_dict()["counts"][:5], h.to_dict()["counts"][-1], h.count
+    ([0, 0, 0, 2, 0], 1, 3)
+    """
+
+    counts: list[int] = field(default_factory=lambda: [0] * (len(LATENCY_BUCKETS) + 1))
+    total: float = 0.0  # seconds, summed
+
+    @property
+    def count(self) -> int:
+        return sum(self.counts)
+
+    def observe(self, seconds: float) -> None:
+        i = 0
+        while i < len(LATENCY_BUCKETS) and seconds > LATENCY_BUCKETS[i]:
+            i += 1
+        self.counts[i] += 1  # the last count: over the last bound (+Inf)
+        self.total += seconds
+
+    def to_dict(self) -> dict[str, Any]:
+        """Counts per bucket (not cumulative), the last one above every bound."""
+        return {"le": list(LATENCY_BUCKETS), "counts": list(self.counts), "sum": round(self.total, 6)}
+
 
 @dataclass
 class CrawlStats:
@@ -25,6 +58,9 @@ class CrawlStats:
     # and run.json (and the dashboard, which reads it) give the same URLs/s
     ended: float | None = None
     counters: Counter[str] = field(default_factory=Counter)
+    # of this process only (not restored by a resume): what /metrics reads in run.json
+    in_flight: int = 0  # URLs taken and not recorded, at the last write of run.json
+    fetch_latency: LatencyHistogram = field(default_factory=LatencyHistogram)
 
     @property
     def elapsed(self) -> float:
@@ -45,6 +81,11 @@ class CrawlStats:
         self.layer = int(saved.get("layer", 0))
         self.elapsed_before = float(saved.get("elapsed", 0.0))
         self.counters.update(saved.get("counters", {}))
+
+    def live(self) -> dict[str, Any]:
+        """The numbers of this process that ``focuscrawl serve``'s /metrics shows (run.json's
+        ``live``): URLs in flight and the fetch latency histogram."""
+        return {"in_flight": self.in_flight, "fetch_latency": self.fetch_latency.to_dict()}
 
     def to_dict(self) -> dict[str, Any]:
         return {

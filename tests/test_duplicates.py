@@ -188,3 +188,24 @@ async def test_crawl_follows_duplicates_when_asked(tmp_path: Path) -> None:
         paths = site.paths()
     assert "/only-from-copies.html" in paths
     assert sorted(p for p in paths if p.startswith("/z")) == ["/z?sid=7", "/z?sid=8", "/z?sid=9"]
+
+
+async def test_resumed_crawl_knows_the_pages_recorded_before(tmp_path: Path) -> None:
+    """A crawl stopped after the originals were recorded and resumed in a new crawler
+    (as after a kill -9) finds the copies fetched after the resume exactly as one crawl
+    does: the duplicate index is replayed from the crawl DB (it started empty before)."""
+    overrides = {"crawl": {"max_pages": 100, "schedule": "ordered"},
+                 "fetch": {"delay": 0, "allow_private": ("127.0.0.1",)}}  # fmt: skip
+    model = {"name": "keyword", "keywords": ["topic"]}
+    async with serve(_site()) as site:  # type: ignore[arg-type]
+        await crawl_async(tmp_path / "one", [site.url("/")], overrides=overrides, model=model)
+        first = {**overrides, "crawl": {**overrides["crawl"], "max_pages": 4}}
+        await crawl_async(tmp_path / "two", [site.url("/")], overrides=first, model=model)
+        await crawl_async(tmp_path / "two", [site.url("/")], overrides=overrides, model=model, resume=True)
+
+    def dups(run: Path) -> dict[str, object]:
+        rows = [json.loads(line) for line in (run / "pages.jsonl").read_text().splitlines()]
+        return {r["url"]: r.get("duplicate_of") for r in rows}
+
+    assert sum(v is not None for v in dups(tmp_path / "one").values()) == 4
+    assert dups(tmp_path / "two") == dups(tmp_path / "one")

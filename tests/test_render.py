@@ -169,3 +169,21 @@ async def test_a_browser_that_crashes_mid_page_is_one_failure(tmp_path: Path) ->
         again = await fetcher.fetch(site.url("/app.html"))  # a new browser
         assert again.rendered is not None
         assert b"kitten care guide" in again.rendered
+
+
+async def test_simulate_renders_script_built_pages_from_the_archive(tmp_path: Path) -> None:
+    """``simulate`` accepts ``render``: the page's scripts and their requests are
+    answered from the archive (it was ignored: the script-built links never found)."""
+    from focuscrawl.replay.content_web import SEEDS, build_content_web
+
+    (tmp_path / "web").mkdir()
+    archive = build_content_web(tmp_path / "web", articles=30, reports=2)
+    found = {}
+    for render in ("never", "always"):
+        run = tmp_path / render
+        await crawl_async(run, list(SEEDS), archives=[archive], overrides={"fetch": {"render": render}})
+        found[render] = {json.loads(line)["url"] for line in (run / "pages.jsonl").read_text().splitlines()}
+        counters = json.loads((run / "run.json").read_text())["summary"]["counters"]
+        assert counters.get("render_pages", 0) == (0 if render == "never" else len(found[render]) - 2)
+    # the pages only a script links to are reached only when rendered
+    assert found["never"] < found["always"]

@@ -116,6 +116,47 @@ def test_metrics_are_prometheus_text(server: Server, sample_replay: ReplayProces
     assert ("focuscrawl_harvest_rate", (("crawl", "m1"),)) in samples
 
 
+def _samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(text) for s in family.samples}  # fmt: skip
+
+
+def test_metrics_scraped_during_a_crawl_show_fetches_in_flight_and_their_latency(
+    tmp_path: Path, sample_replay: ReplayProcess
+) -> None:
+    """A crawl slowed by its delay is scraped while it runs: its run.json's live numbers
+    give the fetch latency histogram and the URLs in flight; at its end none are."""
+    with Server(tmp_path / "runs") as srv:
+        body = _request("live", sample_replay, max_pages=40)
+        body["settings"]["fetch"]["delay"] = 0.3
+        assert srv.call("POST", "/api/crawls", body)[0] == 201
+        crawl = (("crawl", "live"),)
+
+        def scraped_running() -> Any:
+            samples = _samples(srv.call("GET", "/metrics")[1])
+            running = samples.get(("focuscrawl_crawl_state", (*crawl, ("state", "running")))) == 1
+            counted = samples.get(("focuscrawl_fetch_latency_seconds_count", crawl), 0)
+            return running and counted > 0 and samples
+
+        during = wait_for(scraped_running, what="a scrape of the running crawl with fetches")
+        assert ("focuscrawl_in_flight_urls", crawl) in during
+        assert during[("focuscrawl_in_flight_urls", crawl)] >= 0
+        buckets = sorted((float(dict(labels)["le"]), value) for (name, labels), value in during.items()
+                         if name == "focuscrawl_fetch_latency_seconds_bucket")  # fmt: skip
+        assert buckets[-1] == (float("inf"), during[("focuscrawl_fetch_latency_seconds_count", crawl)])
+        assert [v for _, v in buckets] == sorted(v for _, v in buckets)  # cumulative
+        assert during[("focuscrawl_fetch_latency_seconds_sum", crawl)] > 0
+        srv.wait_state("live", "finished")
+        after = _samples(srv.call("GET", "/metrics")[1])
+        assert after[("focuscrawl_in_flight_urls", crawl)] == 0
+        fetched = after[("focuscrawl_fetch_latency_seconds_count", crawl)]
+        assert during[("focuscrawl_fetch_latency_seconds_count", crawl)] <= fetched <= 40
+        assert fetched == len(_page_urls(srv.runs / "live"))  # every URL was asked
+        assert not [key for key in after if key[0] == "focuscrawl_worker_leases"]  # no shared crawl
+
+
 BAD = [
     ("malformed", b'{"name": "x", "seeds": [', 400, None),
     ("not-object", b"[1, 2]", 400, None),
@@ -179,10 +220,23 @@ def test_bad_reads_and_actions_are_one_line_json(server: Server, sample_replay: 
         assert status == expected, (path, answer)
         assert isinstance(answer, dict), (path, answer)
         assert "\n" not in answer["error"]
+    pages_before = (server.runs / "m1" / "pages.jsonl").read_bytes()
+    indexed_before = _indexed(server.runs, "m1")
     status, answer = server.call("POST", "/api/crawls/m1/stop", {"now": "yes"})
     assert status == 400
     status, answer = server.call("POST", "/api/crawls/m1/resume", {"extra": 1})
     assert (status, answer["field"]) == (400, "extra")
+    status, answer = server.call("POST", "/api/crawls/m1/stop", {"later": True})
+    assert (status, answer["field"]) == (400, "later")
+    for path in ("/api/crawls/m1/stop", "/api/crawls/m1/pause", "/api/crawls/m1/params"):
+        status, answer = server.call("POST", path, raw=b'{"now": tru')
+        assert status == 400, (path, answer)
+        assert answer["error"].startswith("malformed JSON"), (path, answer)
+        assert "\n" not in answer["error"]
+    # nothing lost: the crawl's pages and its index as they were
+    assert (server.runs / "m1" / "pages.jsonl").read_bytes() == pages_before
+    assert _indexed(server.runs, "m1") == indexed_before
+    assert server.state("m1") == "finished"
 
 
 def test_pause_resume_and_a_server_killed_with_its_crawl(

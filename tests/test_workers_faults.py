@@ -315,14 +315,23 @@ def test_redis_lost_mid_crawl_is_one_line_a_worker_and_no_traceback(
     try:
         cmd = [sys.executable, "-m", "focuscrawl", *_crawl(web, replay, server.url, out),
                "--workers", "2", "--max-pages", "2000"]  # fmt: skip
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 env={**os.environ, "PYTHONPATH": os.getcwd()})  # fmt: skip
         _wait(lambda: len(_records(out)) >= 50 or proc.poll() is not None, "the crawl never got going")
         server.kill()
-        assert proc.wait(timeout=300) == 1
+        said, err_bytes = proc.communicate(timeout=300)
+        assert proc.returncode == 1
     finally:
         server.stop()
-    err = _err(proc)
+    # the crawl's line counts what the workers' files hold (it said "crawled 0 URLs": the
+    # workers' run.json summaries were never written when their store failed)
+    recorded = len(_records(out))
+    assert f"crawled {recorded} URLs " in said.decode(), (said, recorded)
+    for d in (out / "workers").iterdir():
+        run = json.loads((d / "run.json").read_text())
+        assert run["finished"] is False
+    assert json.loads((out / "run.json").read_text())["finished"] is False
+    err = err_bytes.decode()
     assert "Traceback" not in err, err
     lines = err.strip().splitlines()
     lost = [line for line in lines if f"frontier {server.url}:" in line]

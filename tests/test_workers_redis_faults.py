@@ -194,3 +194,45 @@ def test_an_idle_worker_stopped_by_a_signal_then_resumed_adds_the_seeds(
     rows = _records(out)
     assert len(rows) == budget
     assert max(Counter(row["url"] for row in rows).values()) == 1
+
+
+@pytest.mark.parametrize(
+    ("suffix", "what"),
+    [(":n", "not a number"), (":nt", "not two numbers (next time, interval)"),
+     (":u", "not a URL row"), (":j", "not a number"), (":claims", "is not a number")],
+    ids=["state-counts", "host-next-times", "url-rows", "worker-journal", "budget-claims"],
+)  # fmt: skip
+def test_numbers_spoiled_under_a_crawls_keys_are_one_line_naming_the_key(
+    suffix: str, what: str, web: GeneratedWeb, replay: ReplayProcess,
+    redis_server: RedisServer, tmp_path: Path,
+) -> None:  # fmt: skip
+    """Every field of one kind of hash (the counts by state, the hosts' next times, the
+    URL rows of each partition; a worker's journal; the budget's claims) overwritten with text that is no number: the resumed
+    crawl's worker says so in one line naming the key, exits non-zero with no
+    traceback and no hang, and its pages are all still there (before: a ValueError's
+    traceback from deep in the loop, 3 of 30 kinds of garbage)."""
+    out = tmp_path / "run"
+    first = subprocess.run([*_crawl(web, replay, redis_server.url, out), "--workers", "1",
+                            "--max-pages", "30"], stderr=subprocess.PIPE, env=_env(), timeout=300)  # fmt: skip
+    assert first.returncode == 0, first.stderr.decode()
+    pages = _records(out)
+    assert len(pages) == 30
+    prefix = json.loads((out / "run.json").read_text())["crawl"]
+    db = redis.Redis.from_url(redis_server.url)
+    spoiled = [k for k in db.scan_iter(match=f"{prefix}:*{suffix}") if db.type(k) == b"hash"]
+    assert spoiled, f"no {suffix} hash to spoil"
+    for key in spoiled:
+        db.hset(key, mapping=dict.fromkeys(db.hkeys(key), "not-a-number{"))
+    again = subprocess.run([sys.executable, "-m", "focuscrawl", "crawl", "--out", str(out),
+                            "--resume", "--max-pages", "60", "--quiet"],
+                           stderr=subprocess.PIPE, env=_env(), timeout=300)  # fmt: skip
+    err = again.stderr.decode()
+    assert again.returncode not in (0, None), err
+    assert "Traceback" not in err, err
+    said = [line for line in err.splitlines() if "changed from outside focuscrawl" in line]
+    assert len(said) == 1, err
+    # read in Python: the key and the value; read by a script: the key, or the partition's keys
+    assert prefix in said[0], said[0]
+    assert (f"holds 'not-a-number{{', {what}" in said[0] or what in said[0]
+            or f"keys under {prefix}:{{{prefix}:" in said[0]), said[0]  # fmt: skip
+    assert _records(out) == pages  # nothing cut, nothing written twice

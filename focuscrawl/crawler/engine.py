@@ -48,7 +48,6 @@ from focuscrawl.fetch.base import Fetcher
 from focuscrawl.frontier.base import FrontierStore
 from focuscrawl.gc_tuning import crawl_gc
 from focuscrawl.output.lock import RunLock
-from focuscrawl.output.writers import JsonlOutput, WarcOutput
 from focuscrawl.relevance.base import RelevanceModel
 from focuscrawl.settings import Settings, ordered_schedule, scope_settings, window_size
 from focuscrawl.stats import CrawlStats
@@ -192,6 +191,7 @@ class Crawler:
             if state.rng is not None:
                 self.rng.setstate(rng_state(state.rng))
             self.recorder.results = state.results
+            self.recorder.duplicates.restore(self.frontier if self.shared is None else None)
             self.stats.counters["resumes"] += 1
         # (a shared crawl's worker is told: a resumed one may add them, see open_worker)
         if self._add_seeds and (state is None or self.shared is not None):
@@ -219,18 +219,14 @@ class Crawler:
     def _decide(self, event: str, decision: Decision) -> None:  # (the recorder's, once built)
         self.recorder.log_event(event, decision)
 
-    def _outputs(self) -> list[WarcOutput | JsonlOutput]:
-        rec = self.recorder
-        return [rec.warc, rec.pages, *([] if rec.decisions is None else [rec.decisions])]
-
     def commit(self) -> None:
         """Make everything recorded so far durable now (a shared crawl's layer end)."""
         self._commit()
 
     def _commit(self) -> None:
         """Make everything since the last commit durable, outputs first."""
-        state = self._state()
-        self._store(sync_all(self._outputs()), state)
+        state, dedup = self._state(), self.recorder.duplicates.take_journal()
+        self._store(sync_all(self.recorder.outputs), state, dedup)
         self._committed()
 
     async def _commit_overlapped(self) -> None:
@@ -241,9 +237,8 @@ class Crawler:
         GIL). Nothing is recorded during the wait (the loop is the only recorder, and the
         fetches touch neither the outputs nor the store), so the state committed is
         that of the lengths synced; it is read here, before the wait."""
-        state = self._state()
-        outputs = self._outputs()
-        await self._commits.run(lambda: self._store(sync_all(outputs), state))
+        state, dedup, outputs = self._state(), self.recorder.duplicates.take_journal(), self.recorder.outputs
+        await self._commits.run(lambda: self._store(sync_all(outputs), state, dedup))
         self._committed()
 
     def _state(self) -> ResumeState:
@@ -264,13 +259,12 @@ class Crawler:
             control_id=self._control.channel.last_id if self._control is not None else 0,
         )
 
-    def _store(self, offsets: list[int], state: ResumeState) -> None:
-        """The commit of the store, once the outputs are durable up to ``offsets``."""
+    def _store(self, offsets: list[int], state: ResumeState, dedup: str | None = None) -> None:
+        """The store's commit (with ``dedup``: see PageDuplicates), the outputs durable up to ``offsets``."""
         decisions = offsets[2] if self.recorder.decisions is not None else None
-        done = replace(
-            state, warc_offset=offsets[0], pages_offset=offsets[1], decisions_offset=decisions
-        )
+        done = replace(state, warc_offset=offsets[0], pages_offset=offsets[1], decisions_offset=decisions)
         self.frontier.set_meta("engine", done.to_json())
+        self.recorder.duplicates.commit(self.frontier, dedup if self.shared is None else None)
         self.frontier.commit()
 
     def _committed(self) -> None:
@@ -279,6 +273,7 @@ class Crawler:
         if now - self._last_run_json >= _RUN_JSON_EVERY:  # the live numbers, for readers
             self._last_run_json = now
             self.stats.queued = self.frontier.count(URLState.QUEUED)  # (the dashboard shows it)
+            self.stats.in_flight = len(self.scheduler)  # (for /metrics)
             self._write_run_json(final=False)
         self._last_commit = now
 
@@ -290,23 +285,27 @@ class Crawler:
         self._write_run_json(final=False)  # what --resume reads back after a crash
         scheduler = self.scheduler
         with crawl_gc():  # the collector set for a crawl loop (see gc_tuning)
+            ended = False  # the loop ran to its end (else run.json says not finished)
             try:
                 scheduler.reissue(state.window if state is not None else ())
                 await self._loop(scheduler)
+                ended = True
             finally:
                 await scheduler.cancel()
-                rec = self.recorder
-                rec.warc.stop_builder()
-                self.stats.counters.update(rec.warc.builder_counts)
-                self._commit()
-                self.stats.queued = self.frontier.count(URLState.QUEUED)
-                self.stats.ended = time.time()
-                self._write_run_json(final=True)
-                rec.warc.close()
-                rec.pages.close()
-                if rec.decisions is not None:
-                    rec.decisions.close()
-                self._commits.close()
+                self.recorder.warc.stop_builder()
+                self.stats.counters.update(self.recorder.warc.builder_counts)
+                try:
+                    self._commit()
+                    self.stats.queued = self.frontier.count(URLState.QUEUED)
+                except BaseException:
+                    ended = False
+                    raise
+                finally:  # the numbers of what the files hold, even when the store failed
+                    self.stats.ended = time.time()
+                    self.stats.in_flight = 0  # nothing is fetched any more
+                    self._write_run_json(final=ended)
+                    self.recorder.close_outputs()
+                    self._commits.close()
         return self.stats
 
     async def _loop(self, scheduler: Scheduler) -> None:
@@ -371,7 +370,6 @@ class Crawler:
         self.budget.claim(self.stats.fetched, len(self.scheduler))
         self._report()
 
-    # --------------------------------------------------------------- reporting
     def _report(self) -> None:
         if self.on_progress is not None:
             self.stats.queued = self.frontier.count(URLState.QUEUED)
@@ -395,6 +393,7 @@ class Crawler:
             "control": self._control.applied if self._control is not None else [],
             **({"segments": self.segments} if self.segments else {}),
             "summary": self.stats.to_dict(),
+            "live": self.stats.live(),
         })  # fmt: skip
 
 

@@ -131,6 +131,7 @@ class Recorder:
                 counters[names.layer_skipped(layer)] += 1
             self.queue.mark(queued.url, URLState.FAILED)
             return self._failed(queued, result.error or "", None)
+        self.stats.fetch_latency.observe(result.elapsed)
         if item.recrawl:
             counters["recrawls_fetched"] += 1
         else:
@@ -338,6 +339,16 @@ class Recorder:
         self.apply(replace(decision, recrawl=[]), None)
         self.log("fetch-list", Decision(recrawl=list(decision.recrawl), reason=decision.reason))
         return list(decision.recrawl)
+
+    @property
+    def outputs(self) -> list[WarcOutput | JsonlOutput]:
+        """The WARC, pages.jsonl and decisions.jsonl (if kept)."""
+        return [self.warc, self.pages, *([] if self.decisions is None else [self.decisions])]
+
+    def close_outputs(self) -> None:
+        """Close the outputs (each up to what it holds)."""
+        for output in self.outputs:
+            output.close()
 
     def add_seeds(self, seeds: Iterable[str]) -> None:
         """The strategy's seed scores (and other seed values, e.g. P0's initial cash)."""

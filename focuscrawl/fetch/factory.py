@@ -2,7 +2,8 @@
 
 A simulation (``archives`` given) reads the WARC files through the replay
 web's answer function, with a :class:`~focuscrawl.clock.VirtualClock`: no
-sockets, no proxy, no sleeping. The address policy stays on, with every host
+sockets, no proxy, no sleeping (``fetch.render`` still renders pages in the browser,
+their sub-requests answered from the archives). The address policy stays on, with every host
 that has records in the archives allowed (a live crawl through ``focuscrawl
 replay`` would reach them through the proxy).
 """
@@ -49,7 +50,10 @@ def build_fetcher(
             raise ConfigError(f"simulate: {exc}") from None
         fetch = dataclasses.replace(fetch, proxy=None)  # nothing to go through
         policy = AddressPolicy(fetch.allow_private, hosts=transport.web.hosts)
-        return HttpFetcher(
+        # a page's scripts and their requests are answered from the archives too (every
+        # request of a rendered page goes through this fetcher): rendering works offline
+        kind = RenderingFetcher if fetch.render != "never" else HttpFetcher
+        return kind(
             fetch,
             transport,
             counters=counters,

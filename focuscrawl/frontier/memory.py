@@ -43,11 +43,11 @@ from typing import TYPE_CHECKING
 from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.base import FrontierStore, no_edges_error
 from focuscrawl.frontier.rules import (
-    INT64,
     SCORE,
     aggregated,
     checked_column,
     checked_int,
+    checked_item,
     checked_score,
     host_of,
     known_states,
@@ -131,12 +131,8 @@ class MemoryFrontier:
         tier: int = 0,
     ) -> bool:
         """Add a URL or merge ``(tier, score)`` into it (any state); record the parent edge."""
-        score = checked_score(url, score)
-        tier = checked_int(f"tier of {url!r}", tier)
-        count = checked_int(f"link count of {url!r}", count, INT64)
+        score, parent, count, tier = checked_item(url, score, parent, count, tier)
         layer = checked_int("layer", layer)
-        if parent == url:
-            parent = None
         if parent is not None:
             self._touch_parent(parent, depth, layer)
         row = self._rows.get(url)

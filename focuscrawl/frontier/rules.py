@@ -58,6 +58,26 @@ def checked_int(what: str, value: int, bounds: tuple[int, int] = INT32) -> int:
     return number
 
 
+def checked_item(
+    url: str, score: float, parent: str | None, count: int, tier: int
+) -> tuple[float, str | None, int, int]:
+    """The fields of an added item as every store takes them: ``(score, parent, count,
+    tier)``, the score a float that is not NaN, the tier an int32, the link count (of
+    an edge) an int64, a parent that is the URL itself none (one function for the stores' adds).
+
+    >>> checked_item("http://a/", 1, "http://a/", 2, 0)
+    (1.0, None, 2, 0)
+    """
+    value = checked_score(url, score)
+    if not INT32[0] <= tier <= INT32[1]:
+        checked_int(f"tier of {url!r}", tier)
+    if parent == url:
+        parent = None
+    if parent is not None and not INT64[0] <= count <= INT64[1]:  # (no parent: no edge)
+        checked_int(f"link count of {url!r}", count, INT64)
+    return value, parent, int(count), int(tier)
+
+
 def checked_column(name: str) -> str:
     """A storable extra column name (an identifier, <= 63 characters), else FrontierError.
 

@@ -3,7 +3,7 @@
 ``pages.jsonl`` says what was fetched and why (status, depth, parent, the strategy's
 score, the model's relevance) but holds no text; ``corpus.warc.gz`` holds the bytes.
 :func:`corpus_rows` joins the two: the WARC files are scanned once for the offset of
-every response record (no bodies kept), then the pages are read in fetch order and
+every response record (no bodies kept), alongside the pages read in fetch order, and
 each page's record is read at its offset and reduced to its main text the way the
 models read it (:func:`main_text`: trafilatura, else the parser's visible text).
 Rows are made by a pool of processes, a bounded window of batches at a time, so
@@ -22,12 +22,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 
 from focuscrawl.exceptions import ArchiveError, ConfigError
+from focuscrawl.fetch.encoding import decode_html, detect_charset
 from focuscrawl.output.layout import run_files
-from focuscrawl.parse.html import page_from_bytes
+from focuscrawl.output.warc_scan import response_offsets
+from focuscrawl.parse.guard import guard_html
+from focuscrawl.parse.html import parse_html
 from focuscrawl.replay.archive import read_response_at
 from focuscrawl.types import Page
 
@@ -44,36 +46,57 @@ _BATCH = 32  # rows per task handed to a process
 def main_text(page: Page) -> str:
     """The main text of a page as the language models read it: trafilatura's (boilerplate
     removed), else the parser's visible text (a page trafilatura cannot read)."""
-    if page.html:
-        import trafilatura
-
-        try:
-            text = trafilatura.extract(page.html, fast=True, include_comments=False)
-        except Exception:  # trafilatura/lxml raise on some malformed pages
-            text = None
-        if text:
-            return str(text)
-    return page.text
+    return extracted_text(page.html) or page.text
 
 
-def record_offsets(run_dir: Path) -> dict[str, list[tuple[str, int]]]:
-    """Target URL -> (WARC file relative to ``run_dir``, offset) of each response record,
-    in file order (a URL fetched twice has two; lists, not deques: most hold one, and a
-    deque costs 600 bytes). Headers only are kept."""
-    found: dict[str, list[tuple[str, int]]] = {}
-    for path in run_files(run_dir, WARC_NAME):
-        name = str(path.relative_to(run_dir))
-        try:
-            with open(path, "rb") as fh:
-                iterator = ArchiveIterator(fh)
-                for record in iterator:
-                    if record.rec_type != "response":
-                        continue
-                    url = record.rec_headers.get_header("WARC-Target-URI") or ""
-                    found.setdefault(url, []).append((name, iterator.get_record_offset()))
-        except ArchiveLoadFailed as exc:
-            raise ArchiveError(f"{path}: not a readable WARC ({exc})") from None
-    return found
+def extracted_text(html: str) -> str | None:
+    """trafilatura's main text of decoded HTML; None where it finds none (or fails)."""
+    if not html:
+        return None
+    import trafilatura
+
+    try:
+        text = trafilatura.extract(html, fast=True, include_comments=False)
+    except Exception:  # trafilatura/lxml raise on some malformed pages
+        return None
+    return str(text) if text else None
+
+
+class RecordOffsets:
+    """Target URL -> (WARC file relative to ``run_dir``, offset) of its response records,
+    taken in file order (a URL fetched twice has two), read from the WARC files only as
+    far as the pages asked for so far need: pages and records come in nearly the same
+    order, so the scan runs alongside the export instead of before it (a 50,000-page
+    WARC takes 4 s to scan) and holds only the records not yet asked for. WARC headers
+    only are read (:mod:`.warc_scan`); a page with no record is looked for to the end, once."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self._found: dict[str, list[tuple[str, int]]] = {}  # lists: a deque costs 600 bytes
+        self._records = self._scan()
+
+    def _scan(self) -> Iterator[tuple[str, str, int]]:
+        for path in run_files(self.run_dir, WARC_NAME):
+            name = str(path.relative_to(self.run_dir))
+            try:
+                for url, offset in response_offsets(path):
+                    yield url, name, offset
+            except OSError as exc:
+                raise ArchiveError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+    def take(self, url: str) -> tuple[str, int] | None:
+        """The first record of ``url`` not taken yet (None: no more in the WARC)."""
+        queue = self._found.get(url)
+        while not queue:
+            found = next(self._records, None)
+            if found is None:
+                return None
+            self._found.setdefault(found[0], []).append(found[1:])
+            queue = self._found.get(url)
+        where = queue.pop(0)
+        if not queue:
+            del self._found[url]
+        return where
 
 
 def _iso(when: Any) -> str | None:
@@ -114,9 +137,16 @@ def with_text(run_dir: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             record = read_response_at(Path(run_dir) / row["warc_file"], row["warc_offset"])
         except (OSError, ArchiveError, ArchiveLoadFailed):
             continue
-        page = page_from_bytes(record.url, record.body, record.content_type or "text/html")
-        row["text"] = main_text(page)
-        row["title"] = row["title"] or page.title or None
+        # main_text(page_from_bytes(...)), the page parsed only where the text or the
+        # title needs it (the parse costs an index or an export a sixth of its CPU)
+        content_type = record.content_type or "text/html"
+        decoded = decode_html(record.body, detect_charset(content_type, record.body))
+        text = extracted_text(guard_html(decoded).html)  # (the parser's page.html)
+        if text is None or not row["title"]:
+            page = parse_html(record.url, decoded)
+            text = text or page.text
+            row["title"] = row["title"] or page.title or None
+        row["text"] = text
     return rows
 
 
@@ -144,11 +174,11 @@ def in_corpus(page: dict[str, Any]) -> bool:
 
 
 def _batches(run_dir: Path) -> Iterator[list[dict[str, Any]]]:
-    offsets = record_offsets(run_dir)
+    offsets = RecordOffsets(run_dir)
     batch: list[dict[str, Any]] = []
     for page in run_pages(run_dir):
-        queue = offsets.get(page.get("final_url") or page["url"]) if page.get("status") else None
-        where = queue.pop(0) if queue else None  # taken in order even when the page is left out
+        # taken in order even when the page is left out
+        where = offsets.take(page.get("final_url") or page["url"]) if page.get("status") else None
         if not in_corpus(page):
             continue
         batch.append(page_row(page, where))

@@ -18,6 +18,7 @@ from aiohttp import web
 from focuscrawl.control import wait_for_ack, withdraw_request, write_request
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.service.context import SERVICE, Service
+from focuscrawl.service.experiments import parse_experiment
 from focuscrawl.service.metrics import render_metrics
 from focuscrawl.service.openapi import openapi_document
 from focuscrawl.service.reading import MAX_LIMIT, read_decisions, read_pages, why
@@ -61,9 +62,12 @@ async def list_crawls(request: web.Request) -> web.Response:
 
 async def create_crawl(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
-    spec = parse_request(await read_json(request), runs_dir=svc.manager.runs_dir,
-                         models_dir=svc.models_dir, public_only=svc.public_only,
-                         redis_url=svc.redis_url)  # fmt: skip
+    body = await read_json(request)
+    if isinstance(body, dict) and body.get("kind") == "experiment":
+        spec = parse_experiment(body, runs_dir=svc.manager.runs_dir, public_only=svc.public_only)
+    else:
+        spec = parse_request(body, runs_dir=svc.manager.runs_dir, models_dir=svc.models_dir,
+                             public_only=svc.public_only, redis_url=svc.redis_url)  # fmt: skip
     return ok(svc.manager.create(spec), status=201)
 
 
@@ -181,7 +185,7 @@ async def openapi(request: web.Request) -> web.Response:
 
 async def metrics(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
-    text, content_type = await asyncio.to_thread(render_metrics, svc.manager, svc.readers)
+    text, content_type = await asyncio.to_thread(render_metrics, svc.manager, svc.readers, svc.redis_url)
     return web.Response(body=text, headers={"Content-Type": content_type})
 
 

@@ -15,6 +15,12 @@ server): the crawl continues exactly as ``focuscrawl crawl --resume`` does.
 
 Pause is a clean stop (SIGINT, as Ctrl-C) that the server remembers to resume; stop
 is the same, remembered as ended; stop ``now`` is a second SIGINT.
+
+An experiment (``focuscrawl experiment``, its file ``experiment.toml`` beside the
+others) holds no lock of its run directory (each of its crawls locks its own): the
+server notes the PID it started it as, and asks the kernel whether that process
+still runs the experiment (``/proc/PID/cmdline``). It has finished when its
+``results.json`` is written; resumed, it runs again, reusing the crawls it finished.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from focuscrawl.service.experiments import EXPERIMENT_FILE, experiment_toml
 from focuscrawl.service.specs import CrawlSpec, RequestError, check_name, to_toml
 
 SERVICE_DIR = ".service"
@@ -80,6 +87,15 @@ def last_line(path: Path, limit: int = 8192) -> str:
     return lines[-1].strip() if lines else ""
 
 
+def runs_command(pid: int, needle: str) -> bool:
+    """Whether process ``pid`` runs and has ``needle`` among its arguments."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return needle.encode() in argv
+
+
 class CrawlManager:
     """Starts, watches and stops the crawls of ``runs_dir``."""
 
@@ -119,9 +135,18 @@ class CrawlManager:
         child = self._children.get(name)
         if child is not None and child.poll() is None:
             return child.pid
+        if self._kind(name) == "experiment":
+            pid = self.wants(name).get("pid")
+            experiment = str(self.meta(name) / EXPERIMENT_FILE)
+            return pid if isinstance(pid, int) and runs_command(pid, experiment) else None
         return lock_holder(self.run_dir(name))
 
+    def _kind(self, name: str) -> str:
+        return str(_read_json(self.meta(name) / "spec.json").get("kind", "crawl"))
+
     def finished(self, name: str) -> bool:
+        if self._kind(name) == "experiment":
+            return (self.run_dir(name) / "results.json").is_file()
         return bool(_read_json(self.run_dir(name) / "run.json").get("finished"))
 
     def state(self, name: str) -> str:
@@ -154,7 +179,10 @@ class CrawlManager:
             raise RequestError(409, f"a crawl {spec.name!r} exists already (its run directory "
                                     "is taken); choose another name", "name")  # fmt: skip
         meta.mkdir(parents=True)
-        (meta / "config.toml").write_text(to_toml(spec.seeds, spec.settings), encoding="utf-8")
+        if spec.experiment is not None:
+            (meta / EXPERIMENT_FILE).write_text(experiment_toml(spec.experiment), encoding="utf-8")
+        else:
+            (meta / "config.toml").write_text(to_toml(spec.seeds, spec.settings), encoding="utf-8")
         _write_json(meta / "spec.json", spec.to_json())
         _write_json(meta / "state.json", {"want": "running", "created": time.time()})
         self._start(spec.name, resume=False)
@@ -162,6 +190,9 @@ class CrawlManager:
 
     def _argv(self, name: str, *, resume: bool) -> list[str]:
         spec = self.spec(name)
+        if spec.get("kind") == "experiment":  # (it reuses the crawls it finished: no --resume)
+            return [self.python, "-m", "focuscrawl", "experiment", str(self.meta(name) / EXPERIMENT_FILE),
+                    "--out", str(self.run_dir(name))]  # fmt: skip
         argv = [self.python, "-m", "focuscrawl", spec.get("kind", "crawl"),
                 "--out", str(self.run_dir(name)), "--log-every", "5"]  # fmt: skip
         for archive in spec.get("archives") or ():
@@ -184,7 +215,7 @@ class CrawlManager:
             )  # fmt: skip
         finally:
             log.close()
-        self._want(name, "running", exit=None, error=None)
+        self._want(name, "running", exit=None, error=None, pid=self._children[name].pid)
 
     def pause(self, name: str) -> dict[str, Any]:
         state = self.state(name)

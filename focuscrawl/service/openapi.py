@@ -60,15 +60,16 @@ def openapi_document() -> dict[str, Any]:
                 "Stop": {"type": "object", "additionalProperties": False, "properties": {"now": {"type": "boolean"}}},
                 "Params": {"type": "object", "description": "strategy parameters, e.g. {\"high\": 80}"},
                 "CrawlRequest": {
-                    "type": "object", "additionalProperties": False, "required": ["name", "seeds"],
+                    "type": "object", "additionalProperties": False, "required": ["name"],
                     "properties": {
                         "name": {"type": "string", "pattern": NAME.pattern, "description": "also the run directory's name"},
-                        "kind": {"enum": list(KINDS), "default": "crawl"},
+                        "kind": {"enum": [*KINDS, "experiment"], "default": "crawl"},
                         "seeds": {"type": "array", "items": {"type": "string", "format": "uri"}, "minItems": 1},
                         "settings": {"type": "object", "description": "the TOML file's tables: crawl, fetch, scope, parse, model, filters"},
                         "model": {"type": "string", "description": "a trained model of the server's models directory"},
                         "archives": {"type": "array", "items": {"type": "string"}, "description": "simulate: WARC files inside the runs directory"},
                         "workers": {"type": "integer", "minimum": 0, "maximum": 64, "description": "a shared crawl on the server's Redis (serve --redis) with this many local workers"},
+                        "experiment": {"type": "object", "description": "kind experiment (then no seeds): the tables of an experiment file (focuscrawl experiment); its files are paths inside the runs directory"},
                     },
                 },
             },

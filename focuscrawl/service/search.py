@@ -9,19 +9,28 @@ the new lengths in one SQLite transaction. A record the crawl had not committed 
 never indexed (a resume cuts it and writes it again), and an update killed half way
 leaves the index as it was: after a ``kill -9`` of either, the next update makes it
 exactly the committed pages, each once.
+
+A shared crawl's pages are in its workers' run directories (``workers/NN``): the
+index follows each of them, a worker's commits read from its journal in the crawl's
+Redis (a worker's crawl DB is a marker naming its crawl and itself), or, for a
+worker that finished, from the files themselves (its last commit was their end).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import threading
 from pathlib import Path
 from typing import Any
 
-from warcio.archiveiterator import ArchiveIterator
-
-from focuscrawl.output.corpus import in_corpus, page_row, with_text
+from focuscrawl.crawler.run import RUN_NAME
+from focuscrawl.frontier.redis.connection import Connection
+from focuscrawl.frontier.redis.keys import Keys
+from focuscrawl.output.corpus import PAGES_NAME, WARC_NAME, in_corpus, page_row, with_text
+from focuscrawl.output.layout import WORKERS_DIR
+from focuscrawl.output.warc_scan import response_offsets
 
 MAX_QUERY = 1000  # characters of a search query
 _MARK = ("\ue000", "\ue001")  # around matched words in snippets (private-use characters)
@@ -30,9 +39,11 @@ CREATE TABLE IF NOT EXISTS pages (
     id INTEGER PRIMARY KEY, url TEXT NOT NULL, final_url TEXT, title TEXT, language TEXT,
     relevance REAL, status INTEGER, fetched_at TEXT);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(title, text);
-CREATE TABLE IF NOT EXISTS progress (id INTEGER PRIMARY KEY CHECK (id = 0),
+CREATE TABLE IF NOT EXISTS sources (dir TEXT PRIMARY KEY,
     pages_offset INTEGER NOT NULL, warc_offset INTEGER NOT NULL);
 """
+_SQLITE = b"SQLite format 3\0"  # the first bytes of an SQLite file
+_REDIS_TIMEOUT = 5.0  # seconds: an update does not wait long for a Redis that is away
 
 
 class SearchError(ValueError):
@@ -41,10 +52,16 @@ class SearchError(ValueError):
 
 def committed_offsets(run_dir: Path) -> tuple[int, int] | None:
     """(pages.jsonl, corpus.warc.gz) lengths of the crawl's last commit, from its crawl DB
-    (read-only); None without one (not started, or a crawl DB on Redis)."""
+    (read-only), or for a shared crawl's worker from its journal; None without one (not
+    started, a shared crawl's own directory, a worker whose Redis is away)."""
     db = run_dir / "crawl.db"
-    if not db.is_file():
+    try:
+        with open(db, "rb") as fh:
+            head = fh.read(len(_SQLITE))
+    except OSError:
         return None
+    if head != _SQLITE:
+        return worker_offsets(run_dir)
     try:
         conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
         try:
@@ -54,9 +71,44 @@ def committed_offsets(run_dir: Path) -> tuple[int, int] | None:
         state = json.loads(row[0]) if row else None
     except (sqlite3.Error, ValueError, TypeError):
         return None
+    return _offsets(state)
+
+
+def _offsets(state: Any) -> tuple[int, int] | None:
     if not isinstance(state, dict):
         return None
     return int(state.get("pages_offset") or 0), int(state.get("warc_offset") or 0)
+
+
+def worker_offsets(run_dir: Path) -> tuple[int, int] | None:
+    """A shared crawl's worker: the lengths its last commit journaled in the crawl's
+    Redis (the ``engine`` state of its journal); a worker that finished, whose journal
+    is not there (Redis restarted without its data), committed its files whole."""
+    try:
+        marker = json.loads((run_dir / "crawl.db").read_bytes())
+        run = json.loads((run_dir / RUN_NAME).read_bytes())
+        prefix, worker = str(marker["prefix"]), str(marker["worker"])
+        url = str(run["settings"]["crawl"]["frontier_url"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # not a worker's directory, or not written yet
+    state = None
+    with contextlib.suppress(Exception):  # Redis away: the finished worker's files, or next time
+        db = Connection(url, timeout=_REDIS_TIMEOUT)
+        try:
+            raw = db.hget(Keys(prefix).journal(worker), "engine")
+        finally:
+            db.close()
+        state = json.loads(raw) if raw else None
+    if state is None and run.get("finished"):
+        with contextlib.suppress(OSError):
+            return (run_dir / PAGES_NAME).stat().st_size, (run_dir / WARC_NAME).stat().st_size
+    return _offsets(state)
+
+
+def source_dirs(run_dir: Path) -> list[Path]:
+    """The directories whose pages a run's index holds: the run directory, then its
+    workers' (a shared crawl's), in their order."""
+    return [run_dir, *sorted(p for p in (run_dir / WORKERS_DIR).glob("*") if p.is_dir())]
 
 
 class SearchIndex:
@@ -66,13 +118,21 @@ class SearchIndex:
         self.run_dir = run_dir
         self.conn = sqlite3.connect(path, timeout=30, check_same_thread=False)
         self.conn.executescript(_SCHEMA)
+        with self.conn:  # an index of an earlier server: its one source, the run directory
+            if self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'progress'").fetchone():
+                self.conn.execute("INSERT OR IGNORE INTO sources SELECT '', pages_offset, warc_offset"
+                                  " FROM progress")  # fmt: skip
+                self.conn.execute("DROP TABLE progress")
         self.lock = threading.Lock()  # the server updates and searches from threads
 
     def close(self) -> None:
         self.conn.close()
 
-    def progress(self) -> tuple[int, int]:
-        row = self.conn.execute("SELECT pages_offset, warc_offset FROM progress").fetchone()
+    def progress(self, source: str = "") -> tuple[int, int]:
+        """(pages.jsonl, WARC) lengths indexed of ``source`` (a directory relative to the
+        run directory: '' itself, ``workers/NN`` a worker's)."""
+        row = self.conn.execute("SELECT pages_offset, warc_offset FROM sources WHERE dir = ?",
+                                (source,)).fetchone()  # fmt: skip
         return (int(row[0]), int(row[1])) if row else (0, 0)
 
     def count(self) -> int:
@@ -81,25 +141,30 @@ class SearchIndex:
     def update(self) -> int:
         """Index the pages committed since the last update; how many were added."""
         with self.lock:
-            return self._update()
+            added = 0
+            for directory in source_dirs(self.run_dir):
+                added += self._update(directory)
+            return added
 
-    def _update(self) -> int:
-        committed = committed_offsets(self.run_dir)
+    def _update(self, directory: Path) -> int:
+        committed = committed_offsets(directory)
         if committed is None:
             return 0
+        source = directory.relative_to(self.run_dir).as_posix()
+        source = "" if source == "." else source
         pages_end, warc_end = committed
-        pages_at, warc_at = self.progress()
+        pages_at, warc_at = self.progress(source)
         if pages_end < pages_at:  # a crawl DB made anew under the same name: start over
             with self.conn:
                 self.conn.execute("DELETE FROM pages")
                 self.conn.execute("DELETE FROM fts")
-                self.conn.execute("DELETE FROM progress")
-            pages_at = warc_at = 0
+                self.conn.execute("DELETE FROM sources")
+            return self._update(directory)  # (the other sources again at their next update)
         if pages_end == pages_at:
             return 0
-        offsets = self._records(warc_at, warc_end)
+        offsets = self._records(directory, warc_at, warc_end)
         rows = []
-        with open(self.run_dir / "pages.jsonl", "rb") as fh:
+        with open(directory / PAGES_NAME, "rb") as fh:
             fh.seek(pages_at)
             data = fh.read(pages_end - pages_at)
         for line in data.splitlines():
@@ -124,24 +189,18 @@ class SearchIndex:
                 )  # fmt: skip
                 self.conn.execute("INSERT INTO fts (rowid, title, text) VALUES (?, ?, ?)",
                                   (cur.lastrowid, row["title"] or "", row["text"] or ""))  # fmt: skip
-            self.conn.execute("INSERT OR REPLACE INTO progress VALUES (0, ?, ?)", (pages_end, warc_end))
+            self.conn.execute("INSERT OR REPLACE INTO sources VALUES (?, ?, ?)", (source, pages_end, warc_end))
         return len(rows)
 
-    def _records(self, start: int, end: int) -> dict[str, list[tuple[str, int]]]:
-        """URL -> offsets of the response records between ``start`` and ``end``."""
+    def _records(self, directory: Path, start: int, end: int) -> dict[str, list[tuple[str, int]]]:
+        """URL -> (WARC file relative to the run directory, offset) of the response records
+        of ``directory``'s WARC between ``start`` and ``end``."""
         found: dict[str, list[tuple[str, int]]] = {}
         if end <= start:
             return found
-        with open(self.run_dir / "corpus.warc.gz", "rb") as fh:
-            fh.seek(start)
-            iterator = ArchiveIterator(fh)
-            for record in iterator:
-                offset = start + iterator.get_record_offset()
-                if offset >= end:
-                    break
-                if record.rec_type == "response":
-                    url = record.rec_headers.get_header("WARC-Target-URI") or ""
-                    found.setdefault(url, []).append(("corpus.warc.gz", offset))
+        name = (directory / WARC_NAME).relative_to(self.run_dir).as_posix()
+        for url, offset in response_offsets(directory / WARC_NAME, start, end):
+            found.setdefault(url, []).append((name, offset))
         return found
 
     def search(self, query: str, limit: int = 20) -> list[dict[str, Any]]:

@@ -63,11 +63,15 @@ class CrawlSpec:
     settings: Mapping[str, Any] = field(default_factory=dict)
     archives: tuple[str, ...] = ()
     workers: int = 0  # a shared crawl on the server's Redis: its local workers
+    experiment: Mapping[str, Any] | None = None  # an experiment's tables (its files absolute)
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": self.kind, "seeds": list(self.seeds),
-                "settings": dict(self.settings), "archives": list(self.archives),
-                "workers": self.workers}  # fmt: skip
+        out = {"name": self.name, "kind": self.kind, "seeds": list(self.seeds),
+               "settings": dict(self.settings), "archives": list(self.archives),
+               "workers": self.workers}  # fmt: skip
+        if self.experiment is not None:
+            out["experiment"] = dict(self.experiment)
+        return out
 
 
 def check_name(name: Any) -> str:
@@ -122,7 +126,7 @@ def _check_tables(settings: Any) -> dict[str, Any]:
     return dict(settings.items())
 
 
-def _check_public(settings: Mapping[str, Any]) -> None:
+def check_public(settings: Mapping[str, Any]) -> None:
     """Off loopback, settings that reach private addresses are refused."""
     fetch = settings.get("fetch") or {}
     for key in ("allow_private", "proxy"):
@@ -156,7 +160,7 @@ def parse_request(
     checked = tuple(_check_seed(i, s, public_only) for i, s in enumerate(seeds))
     settings = _check_tables(body.get("settings", {}))
     if public_only:
-        _check_public(settings)
+        check_public(settings)
     model = body.get("model")
     if model is not None:
         settings["model"] = _saved_model(model, models_dir)
@@ -239,7 +243,7 @@ def check_settings(settings: Mapping[str, Any]) -> None:
         raise RequestError(400, "settings.model: values TOML cannot hold", "settings.model")
 
 
-def _toml_value(value: Any, where: str) -> str:
+def toml_value(value: Any, where: str) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -251,9 +255,9 @@ def _toml_value(value: Any, where: str) -> str:
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)  # a TOML basic string is JSON's
     if isinstance(value, list | tuple):
-        return "[" + ", ".join(_toml_value(v, where) for v in value) + "]"
+        return "[" + ", ".join(toml_value(v, where) for v in value) + "]"
     if isinstance(value, Mapping):
-        items = (f"{json.dumps(str(k))} = {_toml_value(v, f'{where}.{k}')}" for k, v in value.items())
+        items = (f"{json.dumps(str(k))} = {toml_value(v, f'{where}.{k}')}" for k, v in value.items())
         return "{" + ", ".join(items) + "}"
     if value is None:
         raise RequestError(400, f"settings.{where}: null is no TOML value (leave it out)", f"settings.{where}")
@@ -267,14 +271,14 @@ def to_toml(seeds: tuple[str, ...] | list[str], settings: Mapping[str, Any]) -> 
     >>> tomllib.loads(text)
     {'seeds': ['http://a.org/'], 'crawl': {'max_pages': 5}, 'filters': [{'name': 'x'}]}
     """
-    lines = [f"seeds = {_toml_value(list(seeds), 'seeds')}"]
+    lines = [f"seeds = {toml_value(list(seeds), 'seeds')}"]
     for section, table in settings.items():
         if section == "filters":
             continue
         lines.append(f"[{section}]")
-        lines.extend(f"{json.dumps(str(k))} = {_toml_value(v, f'{section}.{k}')}"
+        lines.extend(f"{json.dumps(str(k))} = {toml_value(v, f'{section}.{k}')}"
                      for k, v in table.items() if v is not None)  # fmt: skip
     for table in settings.get("filters") or ():
         lines.append("[[filters]]")
-        lines.extend(f"{json.dumps(str(k))} = {_toml_value(v, f'filters.{k}')}" for k, v in table.items())
+        lines.extend(f"{json.dumps(str(k))} = {toml_value(v, f'filters.{k}')}" for k, v in table.items())
     return "\n".join(lines) + "\n"

@@ -32,7 +32,7 @@ What is shared, and how exact:
   partitions). Workers record as results come (the as-completed schedule); the
   ordered schedule is a single process's promise.
 * **Layered strategies** (P0's topN per layer) run in global rounds with a barrier
-  (:meth:`Coordination._idle_layered`): one worker picks the layer's topN across
+  (:meth:`SharedRounds.between`): one worker picks the layer's topN across
   every partition, each partition's owner fetches its part, and when nothing of the
   layer is left anywhere one worker ends it with the workers' strategy states
   merged (``Strategy.merge_states``). Ties in the pick are broken by a hash of the

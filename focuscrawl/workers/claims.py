@@ -47,7 +47,15 @@ local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
-local function num(key, field) return tonumber(redis.call('HGET', M .. key, field) or '0') end
+-- a number this script wrote, or an error naming the key (garbage written from outside)
+local function number(raw, name)
+  local n = tonumber(raw)
+  if n == nil then error({err = 'the crawl key ' .. name .. ' is not a number'}) end
+  return n
+end
+local function num(key, field)
+  return number(redis.call('HGET', M .. key, field) or '0', M .. key .. ' (field ' .. field .. ')')
+end
 local retired = redis.call('HGET', M .. 'retired', w)
 -- a worker this crawl does not know (its state gone: Redis back empty, or flushed): -2
 if (op == 'claim' or op == 'settle' or op == 'alive')
@@ -59,7 +67,7 @@ if op == 'claim' then
   -- it was retired. Kept per worker here, not in its journal: a claim made after a
   -- worker's last commit is not lost with it
   if retired then return -1 end
-  local left = tonumber(redis.call('GET', M .. 'budget') or '0')
+  local left = number(redis.call('GET', M .. 'budget') or '0', M .. 'budget')
   local n, held = tonumber(ARGV[3]), num('claims', w)
   if n > left then n = left end
   if -n > held then n = -held end

@@ -99,6 +99,7 @@ class Taken:
     given_back: bool
     server_ms: int
     records: dict[str, str]
+    key: str = ""  # the partition's key prefix (named when a record is garbage)
 
 
 class PartitionLeases:
@@ -142,7 +143,7 @@ class PartitionLeases:
                     continue
                 last, flat = text(reply[1]), reply[4]
                 records = {text(flat[i]): text(flat[i + 1]) for i in range(0, len(flat), 2)}
-                taken.append(Taken(p, last, text(reply[2]) == last, int(reply[3]), records))
+                taken.append(Taken(p, last, text(reply[2]) == last, int(reply[3]), records, self._key(p)))
         return taken
 
     def renew(self, owned: Sequence[int], records: Callable[[int], Sequence[Any]]) -> list[int]:

@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from focuscrawl.exceptions import FrontierError
+from focuscrawl.frontier.redis.decode import decoded, garbage
 from focuscrawl.frontier.redis.keys import Keys
 from focuscrawl.frontier.redis.rows import float_arg, text
 from focuscrawl.frontier.rules import SCORE
@@ -69,7 +70,7 @@ class Outbox:
         self.calls: list[tuple[int, list[Any]]] = []
         # (url, column) -> the value read, as changed since by this worker's own calls
         self._seen: dict[tuple[str, str], float] = {}
-        journal = {text(k): text(v) for k, v in db.hgetall(self.journal).items()}
+        journal = checked_journal(self.journal, db.hgetall(self.journal))
         self.batch = int(journal.get("seq", 0))
         self.engine: str | None = journal.get("engine")
         self.engine_next: str | None = None
@@ -188,7 +189,10 @@ class Outbox:
         clear it from its journal, unless that worker journaled another meanwhile (it
         came back), and from the undelivered ones. Returns whether there was one."""
         key = self._keys.journal(worker)
-        batch, seq = self._db.hmget(key, "batch", "seq")
+        journal = checked_journal(
+            key, dict(zip((b"batch", b"seq"), self._db.hmget(key, "batch", "seq"), strict=True))
+        )
+        batch, seq = journal.get("batch"), journal.get("seq")
         if not batch:
             return False
         self.deliver(worker, int(seq or 0), json.loads(batch))
@@ -198,5 +202,23 @@ class Outbox:
 
     def journal_of(self, worker: str) -> dict[str, str]:
         """``worker``'s journal: ``seq``, ``engine`` (its state), ``dir``, ``host``..."""
-        raw = self._db.hgetall(self._keys.journal(worker))
-        return {text(k): text(v) for k, v in raw.items()}
+        key = self._keys.journal(worker)
+        return checked_journal(key, self._db.hgetall(key))
+
+
+def checked_journal(key: str, raw: dict[Any, Any]) -> dict[str, str]:
+    """A worker's journal as read from Redis, its fields checked as the worker wrote
+    them (``seq`` a number, ``engine`` a JSON object, ``batch`` a JSON list of calls):
+    anything else is a one-line error naming the key, not a traceback later."""
+    journal = {text(k): text(v) for k, v in raw.items() if v is not None}
+    if "seq" in journal:
+        decoded(key, journal["seq"])
+    for field, kind, what in (("engine", dict, "a JSON object"), ("batch", list, "a JSON list")):
+        if field in journal:
+            try:
+                ok = isinstance(json.loads(journal[field]), kind)
+            except ValueError:
+                ok = False
+            if not ok:
+                raise garbage(f"{key} (field {field})", journal[field], what)
+    return journal

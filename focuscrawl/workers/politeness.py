@@ -31,6 +31,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from focuscrawl.frontier.redis.decode import garbage
 from focuscrawl.workers.leases import Taken
 
 __all__ = ["HostHandover"]
@@ -92,7 +93,11 @@ class HostHandover:
         with self._lock:
             hosts = self._intervals.setdefault(taken.partition, {})
             for host, record in taken.records.items():
-                next_ms, interval_ms = (int(x) for x in record.split())
+                try:
+                    next_ms, interval_ms = (int(x) for x in record.split())
+                except ValueError:  # not two numbers: written from outside focuscrawl
+                    raise garbage(f"{taken.key}nt (field {host})", record,
+                                  "two numbers (next time, interval)") from None  # fmt: skip
                 until = at + (next_ms - taken.server_ms) / 1000
                 if not taken.given_back:  # its last owner's last request: any time before now
                     until = max(until, at + interval_ms / 1000)

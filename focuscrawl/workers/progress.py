@@ -4,10 +4,10 @@ strategy states to merge at its end; see :mod:`focuscrawl.workers.coordination`)
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from focuscrawl.exceptions import FrontierError
+from focuscrawl.frontier.redis.decode import decoded_json
 from focuscrawl.frontier.redis.keys import Keys
 from focuscrawl.frontier.redis.rows import text
 from focuscrawl.types import URLState
@@ -118,7 +118,7 @@ class CrawlProgress:
         for key in self._db.scan_iter(match=self._keys.journal("*"), count=1000):
             engine = self._db.hget(key, "engine")
             if engine:
-                state = json.loads(engine)
+                state = decoded_json(f"{text(key)} (field engine)", engine)
                 if int((state.get("stats") or {}).get("layer", 0)) == layer:
                     states.append(dict(state.get("strategy") or {}))
         return states

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from focuscrawl.exceptions import ConfigError, FrontierError
+from focuscrawl.frontier.redis.decode import decoded_json
 from focuscrawl.frontier.redis.keys import Keys
 
 # the field of the crawl's meta hash that holds its published run (protocol 2: "crawl";
@@ -70,6 +71,6 @@ def change_budget(db: Any, prefix: str, run: dict[str, Any], asked: int | None) 
     run["settings"]["crawl"]["max_pages"] = new
     raw = db.hget(meta + "meta", RUN_FIELD)
     if raw is not None:
-        published = json.loads(raw)
+        published = decoded_json(f"{meta}meta (field {RUN_FIELD})", raw)
         published["settings"]["crawl"]["max_pages"] = new
         db.hset(meta + "meta", RUN_FIELD, json.dumps(published, default=str))

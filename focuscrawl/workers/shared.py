@@ -15,9 +15,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from focuscrawl.crawler.parts import build_parts, model_table, saved_settings
 from focuscrawl.crawler.run import DB_NAME, RUN_NAME, check_model, normalize_seeds, write_run_json
 from focuscrawl.exceptions import ConfigError, FocuscrawlError
 from focuscrawl.frontier.redis.connection import Connection
+from focuscrawl.frontier.redis.decode import decoded_json
 from focuscrawl.frontier.redis.keys import PUBLISHED, Keys, crawl_of
 from focuscrawl.output.layout import WORKERS_DIR
 from focuscrawl.segments import check_shared_resume
@@ -96,8 +98,7 @@ def read_published(url: str, prefix: str, *, ran: Path | None = None) -> dict[st
     if theirs != str(PROTOCOL) or raw is None:
         raise ConfigError(f"shared crawl {prefix} speaks protocol {theirs[:20]!r}, this worker "
                           f"{PROTOCOL}: join it with the focuscrawl version that published it")  # fmt: skip
-    published: dict[str, Any] = json.loads(raw)
-    return published
+    return decoded_json(f"{_meta_key(prefix)} (field {_RUN_FIELD})", raw)
 
 
 def checked_budget(pages: int) -> int:
@@ -241,11 +242,9 @@ def prepare_shared(
     """A shared crawl's run directory: its settings checked (model, strategy, filters
     built once here, so that a mistake is one line before any worker starts), its
     run.json and crawl.db marker written, the directory locked for the coordinator."""
-    from focuscrawl.api import make_model, make_strategy, model_table, saved_settings
     from focuscrawl.frontier.factory import redis_prefix
     from focuscrawl.output.lock import RunLock
     from focuscrawl.output.writers import prepare_run_dir
-    from focuscrawl.strategies.filters import build_filters
 
     out_dir = Path(out_dir)
     asked: int | None = None  # a new page budget for a resumed crawl
@@ -276,11 +275,10 @@ def prepare_shared(
 
             seeds = [str(s) for s in read_toml(config).get("seeds", [])]
         settings = replace(settings, model=model_table(model, settings.model))
-        relevance = make_model(settings)
-        strategy = make_strategy(settings, relevance)
-        check_model(strategy, relevance)
+        parts = build_parts(settings)
+        strategy = parts.strategy
+        check_model(strategy, parts.model)
         check_shareable(settings, strategy)
-        build_filters(settings.filters, settings.base_dir)
         connect_checked(url)  # the server answers, before anything is written
         run = {"seeds": normalize_seeds(seeds), "strategy": strategy.name,
                "settings": settings.to_dict(), "workers": n, "frontier": url,

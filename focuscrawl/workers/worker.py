@@ -11,15 +11,19 @@ import os
 import secrets
 import socket
 import sys
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from focuscrawl.crawler.engine import Crawler
+from focuscrawl.crawler.parts import build_parts, saved_settings
 from focuscrawl.crawler.run import DB_NAME, normalize_seeds, write_run_json
 from focuscrawl.exceptions import ConfigError, FrontierError
+from focuscrawl.fetch.factory import build_fetcher
+from focuscrawl.frontier.factory import MARKER_STORE, write_marker
+from focuscrawl.output.lock import RunLock
+from focuscrawl.output.writers import prepare_run_dir
 from focuscrawl.workers.claims import LeaseLost
 from focuscrawl.workers.coordination import Coordination
 from focuscrawl.workers.frontier import WorkerFrontier
@@ -154,10 +158,9 @@ class Worker:
         commit is cut from its files now, as its restart would (another worker fetches
         those URLs again); the outputs are closed first."""
         rec = self.crawler.recorder
-        for output in (rec.warc, rec.pages, rec.decisions):
-            if output is not None:
-                with contextlib.suppress(OSError, ValueError):
-                    output.close()
+        for output in rec.outputs:
+            with contextlib.suppress(OSError, ValueError):
+                output.close()
         state = json.loads(self.frontier.outbox.engine or "{}")
         try:
             cut_back_files(self.crawler.out_dir, state)
@@ -201,13 +204,6 @@ def open_worker(
     in that Redis if not given) writing into ``out_dir`` (resumed if it holds one);
     its model only if it reads no file or matches ``model_digest``
     (:mod:`focuscrawl.workers.trust`)."""
-    from focuscrawl.api import make_model, make_strategy, saved_settings
-    from focuscrawl.fetch.factory import build_fetcher
-    from focuscrawl.frontier.factory import MARKER_STORE, write_marker
-    from focuscrawl.output.lock import RunLock
-    from focuscrawl.output.writers import prepare_run_dir
-    from focuscrawl.strategies.filters import build_filters
-
     out_dir = Path(out_dir)
     marker_path = out_dir / DB_NAME
     marker: dict[str, Any] = {}
@@ -237,11 +233,9 @@ def open_worker(
     shared = {"frontier": "redis", "frontier_url": frontier_url, "schedule": "as-completed"}
     settings = saved_settings(saved, {"crawl": shared}, environ={})
     settings = replace(settings, base_dir=Path(saved.get("base_dir", ".")))
-    relevance = make_model(settings)
-    strategy = make_strategy(settings, relevance)
+    parts = build_parts(settings)
+    strategy, counters = parts.strategy, parts.counters
     check_shareable(settings, strategy)
-    filters = build_filters(settings.filters, settings.base_dir)
-    counters: Counter[str] = Counter()
     prepare_run_dir(out_dir)
     lock = RunLock(out_dir).acquire()
     try:
@@ -282,7 +276,7 @@ def open_worker(
             })  # fmt: skip
             crawler = Crawler(
                 settings, seeds, out_dir, strategy=strategy, fetcher=fetcher, frontier=frontier,
-                model=relevance, filters=filters, resume=resume, lock=lock,
+                model=parts.model, filters=parts.filters, resume=resume, lock=lock,
                 shared=coordination, add_seeds=adds,
             )  # fmt: skip
             coordination.crawler = crawler

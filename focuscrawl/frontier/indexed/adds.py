@@ -35,7 +35,7 @@ from focuscrawl.frontier.rules import (
     INT32,
     INT64,
     checked_int,
-    checked_score,
+    checked_item,
     host_of,
     merged_pair,
 )
@@ -266,20 +266,14 @@ class UrlAdds:
         batch: dict[str, tuple[int, float]] = {}  # url -> merged (tier, score) of the batch
         firsts: dict[str, tuple[str, int, int]] = {}  # url -> host, depth, state (first seen)
         edges: list[tuple[str, str, int]] = []
-        for url, score, depth, parent, host, count, tier in items:
-            value = checked_score(url, score)
-            if not INT32[0] <= tier <= INT32[1]:
-                checked_int(f"tier of {url!r}", tier)
-            if parent == url:
-                parent = None
+        for url, score, depth, named, host, n, t in items:
+            value, parent, count, tier = checked_item(url, score, named, n, t)
             if parent is not None:
                 if parent not in firsts:
                     firsts[parent] = (host_of(parent), max(depth - 1, 0), _DROPPED)
-                if not INT64[0] <= count <= INT64[1]:
-                    checked_int(f"link count of {url!r}", count, INT64)
-                edges.append((url, parent, int(count)))
+                edges.append((url, parent, count))
             old = batch.get(url)
-            pair = (int(tier), value)
+            pair = (tier, value)
             batch[url] = pair if old is None else merged_pair(*old, *pair, merge)
             if url not in firsts:
                 firsts[url] = (host, depth, _QUEUED)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from typing import Any
 
+from focuscrawl.frontier.redis.decode import decoded_float
 from focuscrawl.frontier.redis.namespace import Namespace
 from focuscrawl.frontier.redis.rows import float_arg, row_of, text
 from focuscrawl.frontier.rules import (
@@ -113,8 +114,8 @@ class RedisColumns:
         if raw is None:
             return None
         if column == SCORE:
-            return row_of(raw)[2]
-        return 0.0 if value is None else float(value)
+            return row_of(raw, key + "u")[2]
+        return 0.0 if value is None else decoded_float(key + "c:" + column, value)
 
     def column_names(self) -> list[str]:
         return sorted(self._core.read_columns())

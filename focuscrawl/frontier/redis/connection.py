@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -89,8 +90,25 @@ class Connection:
             raise self.error(exc) from exc
 
     def error(self, exc: BaseException) -> FrontierError:
-        """The one line of a Redis error."""
-        return FrontierError(f"frontier {self.url}: {exc}")
+        """The one line of a Redis error; a frontier script's failure on data it did not
+        write (a number spoiled, a key of another type) names the keys and says so."""
+        text = str(exc)
+        failed = SCRIPT_FAILED.search(text.split("caused error: ", 1)[-1])
+        if failed is None and "WRONGTYPE" not in text:
+            return FrontierError(f"frontier {self.url}: {exc}")
+        keys = SCRIPT_KEYS.search(text)
+        where = f" under {keys.group(1)}" if keys else ""
+        why = failed.group(1).strip() if failed else "WRONGTYPE: a key holds another type"
+        return FrontierError(
+            f"frontier {self.url}: the shared crawl's keys{where} hold what focuscrawl did "
+            f"not write ({why}): they were changed from outside focuscrawl; restore them or "
+            "start a new crawl (this worker's files keep their last commit)"
+        )
+
+
+# a Lua script's error as Redis words it, and the key a pipelined EVALSHA was given
+SCRIPT_FAILED = re.compile(r"^(?:user_script:\d+: )?(.*?)\s+script: [0-9a-f]{40}")
+SCRIPT_KEYS = re.compile(r"EVALSHA [0-9a-f]{40} 1 (\S+?):? ")
 
 
 def lost_script(exc: BaseException) -> bool:

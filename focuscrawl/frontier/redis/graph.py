@@ -9,6 +9,7 @@ children raised (one script per partition of its children).
 
 from __future__ import annotations
 
+from focuscrawl.frontier.redis.decode import decoded
 from focuscrawl.frontier.redis.namespace import Namespace
 from focuscrawl.frontier.redis.rows import float_arg, text
 from focuscrawl.frontier.rules import checked_score
@@ -59,9 +60,8 @@ class RedisLinkGraph:
     def children_counts(self, parent: str) -> list[tuple[str, int]]:
         """Children with t(parent, child), in discovery order."""
         self._core.check_edges()
-        raw = self._core.db.hgetall(
-            self._core.keys.partition(self._core.part(parent)) + "ch:" + parent
-        )
-        counts = {text(c): int(k) for c, k in raw.items()}
+        key = self._core.keys.partition(self._core.part(parent)) + "ch:" + parent
+        raw = self._core.db.hgetall(key)
+        counts = {text(c): decoded(key, k) for c, k in raw.items()}
         rows = self._core.rows(counts)
         return [(c, counts[c]) for c in sorted(counts, key=lambda c: rows[c][5])]

@@ -29,6 +29,7 @@ from focuscrawl.frontier.redis.connection import (
     lost_script,
     server_url,
 )
+from focuscrawl.frontier.redis.decode import decoded
 from focuscrawl.frontier.redis.keys import Keys, partition_of
 from focuscrawl.frontier.redis.order import QueueHeads
 from focuscrawl.frontier.redis.rows import Row, row_of, text
@@ -85,7 +86,7 @@ class Namespace:
         self._seq_next = self._seq_end = 0  # a block of discovery numbers of this client
         self.counts = StateCounts()
         if conf:
-            self.partitions = int(conf[b"partitions"])
+            self.partitions = decoded(keys.meta + "conf", conf.get(b"partitions"))
             if parents and conf[b"parents"] == b"0":
                 raise FrontierError(
                     f"frontier {url} {prefix}: created without parent edges, opened with them"
@@ -119,7 +120,8 @@ class Namespace:
         """The best host of each (partition, layer) queue of ``partitions``, read now:
         its pop key (20 bytes) and its name, None for an empty queue. The crawl's
         layers are read again first (another client may have made one)."""
-        self.layers |= {int(x) for x in self.db.smembers(self.keys.meta + "layers")}
+        key = self.keys.meta + "layers"
+        self.layers |= {decoded(key, x) for x in self.db.smembers(key)}
         keys = [(p, layer) for layer in sorted(self.layers) for p in partitions]
         pipe = self.db.pipeline(transaction=False)
         for p, layer in keys:
@@ -222,13 +224,16 @@ class Namespace:
         """The rows of the known URLs of ``urls``: one pipelined read."""
         urls = list(dict.fromkeys(urls))
         pipe = self.db.pipeline(transaction=False)
-        for url in urls:
-            pipe.hget(self.keys.partition(self.part(url)) + "u", url)
-        return {u: row_of(raw) for u, raw in zip(urls, pipe.execute(), strict=True) if raw}
+        keys = [self.keys.partition(self.part(url)) + "u" for url in urls]
+        for url, key in zip(urls, keys, strict=True):
+            pipe.hget(key, url)
+        found = zip(urls, keys, pipe.execute(), strict=True)
+        return {u: row_of(raw, key) for u, key, raw in found if raw}
 
     def row(self, url: str) -> Row | None:
-        raw = self.db.hget(self.keys.partition(self.part(url)) + "u", url)
-        return None if raw is None else row_of(raw)
+        key = self.keys.partition(self.part(url)) + "u"
+        raw = self.db.hget(key, url)
+        return None if raw is None else row_of(raw, key)
 
     def drop(self) -> int:
         """Delete the whole namespace (every key under the prefix); returns how many keys."""

@@ -140,7 +140,7 @@ class QueueHeads:
             args = ("pop", layer, tier, n - len(taken), bound, max_per_host, len(ex))
             got, rest = scripts([(p, (*args, *ex, *flat_taken))])[0]
             for i in range(0, len(got), 2):
-                row = queued(text(got[i]), row_of(got[i + 1]))
+                row = queued(text(got[i]), row_of(got[i + 1], f"partition {p}'s u"))
                 hosts[row.host] = hosts.get(row.host, 0) + 1
                 taken.append(row)
             if rest:

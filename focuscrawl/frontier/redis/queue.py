@@ -16,9 +16,10 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import Any
 
 from focuscrawl.exceptions import FrontierError
+from focuscrawl.frontier.redis.decode import decoded
 from focuscrawl.frontier.redis.namespace import COUNTS_EVERY, Namespace
 from focuscrawl.frontier.redis.rows import checked_url, float_arg, queued, row_of, text
-from focuscrawl.frontier.rules import INT64, checked_int, checked_score, host_of
+from focuscrawl.frontier.rules import checked_int, checked_item, checked_score, host_of
 from focuscrawl.types import Merge, QueuedURL, URLState
 
 __all__ = ["RedisQueue"]
@@ -63,13 +64,9 @@ class RedisQueue:
         core = self._core
         checked = []
         layer = checked_int("layer", layer)
-        for url, score, depth, parent, host, count, tier in items:
-            score = checked_score(url, score)
-            tier = checked_int(f"tier of {url!r}", tier)
-            count = checked_int(f"link count of {url!r}", count, INT64)
+        for url, given, depth, named, host, n, t in items:
+            score, parent, count, tier = checked_item(url, given, named, n, t)
             checked_url(url)
-            if parent == url:
-                parent = None
             if parent is not None:
                 checked_url(parent)
             if core.part_host(host) != core.part(url):  # a host's URLs share one partition
@@ -166,9 +163,11 @@ class RedisQueue:
             for p in range(core.partitions):
                 pipe.hgetall(core.keys.partition(p) + "n")
             totals: dict[int, int] = {}
-            for found in pipe.execute():
+            for p, found in enumerate(pipe.execute()):
+                key = core.keys.partition(p) + "n"
                 for k, v in found.items():
-                    totals[int(k)] = totals.get(int(k), 0) + int(v)
+                    s = decoded(key, k)
+                    totals[s] = totals.get(s, 0) + decoded(key, v)
             counts.reset(totals, now)
         return counts.count(None if state is None else int(URLState(state)))
 
@@ -180,17 +179,19 @@ class RedisQueue:
     def host_counts(self, hosts: Sequence[str]) -> dict[str, int]:
         """URLs of each host, all states: one pipelined read."""
         hosts = list(dict.fromkeys(hosts))
+        keys = [self._core.keys.partition(self._core.part_host(host)) + "hc:" + host for host in hosts]
         pipe = self._core.db.pipeline(transaction=False)
-        for host in hosts:
-            pipe.hvals(self._core.keys.partition(self._core.part_host(host)) + "hc:" + host)
-        return {h: sum(int(v) for v in vals) for h, vals in zip(hosts, pipe.execute(), strict=True)}
+        for key in keys:
+            pipe.hvals(key)
+        found = zip(hosts, keys, pipe.execute(), strict=True)
+        return {h: sum(decoded(key, v) for v in vals) for h, key, vals in found}
 
     def host_count(self, host: str, states: Collection[URLState] = ()) -> int:
-        counts = self._core.db.hgetall(
-            self._core.keys.partition(self._core.part_host(host)) + "hc:" + host
-        )
+        key = self._core.keys.partition(self._core.part_host(host)) + "hc:" + host
+        counts = self._core.db.hgetall(key)
         wanted = {int(URLState(s)) for s in states}
-        return sum(int(v) for k, v in counts.items() if not wanted or int(k) in wanted)
+        return sum(decoded(key, v) for k, v in counts.items()
+                   if not wanted or decoded(key, k) in wanted)  # fmt: skip
 
     def iter_urls(self, state: URLState | None = None) -> Iterator[QueuedURL]:
         """Every URL (in ``state``) in discovery order: a scan of every partition."""
@@ -202,7 +203,7 @@ class RedisQueue:
             for url, raw in self._core.db.hscan_iter(
                 self._core.keys.partition(p) + "u", count=1000
             ):
-                row = row_of(raw)
+                row = row_of(raw, self._core.keys.partition(p) + "u")
                 if state is None or row[0] == state:
                     rows.append(queued(text(url), row))
         rows.sort(key=lambda q: q.seq)

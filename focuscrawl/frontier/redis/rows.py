@@ -22,6 +22,7 @@ It is Lua source, a part of :data:`~focuscrawl.frontier.redis.script.FRONTIER_LU
 from __future__ import annotations
 
 from focuscrawl.exceptions import FrontierError
+from focuscrawl.frontier.redis.decode import garbage
 from focuscrawl.types import QueuedURL
 
 __all__ = ["ROWS_LUA", "Row", "checked_url", "float_arg", "queued", "row_of", "text"]
@@ -38,9 +39,14 @@ def text(raw: bytes | str) -> str:
     return raw.decode("utf-8") if isinstance(raw, bytes) else raw
 
 
-def row_of(raw: bytes | str) -> Row:
-    f = text(raw).split("\0")
-    return (int(f[0]), int(f[1]), float(f[2]), int(f[3]), int(f[4]), int(f[5]), f[6], f[7])
+def row_of(raw: bytes | str, key: str = "a URL row") -> Row:
+    """A row as the frontier script wrote it; anything else a one-line error naming
+    ``key`` (:mod:`~focuscrawl.frontier.redis.decode`)."""
+    try:
+        f = text(raw).split("\0")
+        return (int(f[0]), int(f[1]), float(f[2]), int(f[3]), int(f[4]), int(f[5]), f[6], f[7])
+    except (ValueError, IndexError, TypeError, UnicodeDecodeError):
+        raise garbage(key, raw, "a URL row (state, tier, score, depth, layer, seq, host, parent)") from None
 
 
 def queued(url: str, row: Row) -> QueuedURL:

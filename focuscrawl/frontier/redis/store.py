@@ -67,7 +67,6 @@ its own namespace, whose overrides of the plumbing reach every role.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from focuscrawl.frontier.base import FrontierStore, LinkGraph, RunJournal, UrlColumns, UrlQueue
@@ -76,21 +75,27 @@ from focuscrawl.frontier.redis.graph import RedisLinkGraph
 from focuscrawl.frontier.redis.journal import RedisJournal
 from focuscrawl.frontier.redis.namespace import PARTITIONS, Namespace
 from focuscrawl.frontier.redis.queue import RedisQueue
-from focuscrawl.types import Merge, QueuedURL, URLState
+from focuscrawl.frontier.roles import RoleStore
 
 __all__ = ["PARTITIONS", "RedisFrontier"]
 
 
-class RedisFrontier:
+class RedisFrontier(RoleStore):
     """The crawl DB in Redis under the key prefix ``prefix`` (one crawl's namespace).
 
     ``url``: ``redis://HOST:PORT/DB``; ``parents``: keep every parent edge (else the
     first parent only; a namespace created with edges keeps them). ``partitions``
     applies to a new namespace; an existing one keeps its own.
 
-    Each method of the protocol is its role's own, handed on; a Redis error of any of
-    them is one line naming the server (the connection's).
+    Each method of the protocol is its role's own, handed on
+    (:class:`~focuscrawl.frontier.roles.RoleStore`); a Redis error of any of them is one
+    line naming the server (the connection's).
     """
+
+    _queue: RedisQueue
+    _columns: RedisColumns
+    _graph: RedisLinkGraph
+    _journal: RedisJournal
 
     def __init__(
         self,
@@ -127,163 +132,6 @@ class RedisFrontier:
     @property
     def journal(self) -> RunJournal:
         return self._journal
-
-    # ------------------------------------------------------------ the queue
-    def add(
-        self,
-        url: str,
-        score: float,
-        *,
-        depth: int,
-        parent: str | None,
-        host: str,
-        merge: Merge = Merge.MAX,
-        layer: int = 0,
-        count: int = 1,
-        tier: int = 0,
-    ) -> bool:
-        """:meth:`.RedisQueue.add`."""
-        return self._queue.add(url, score, depth=depth, parent=parent, host=host, merge=merge,
-                               layer=layer, count=count, tier=tier)  # fmt: skip
-
-    def add_many(
-        self,
-        items: Iterable[tuple[str, float, int, str | None, str, int, int]],
-        *,
-        merge: Merge = Merge.MAX,
-        layer: int = 0,
-    ) -> int:
-        """:meth:`.RedisQueue.add_many`."""
-        return self._queue.add_many(items, merge=merge, layer=layer)
-
-    def pop(
-        self,
-        n: int,
-        *,
-        exclude_hosts: Collection[str] = (),
-        max_per_host: int = 0,
-        max_layer: int | None = None,
-    ) -> list[QueuedURL]:
-        """:meth:`.RedisQueue.pop`."""
-        return self._queue.pop(
-            n, exclude_hosts=exclude_hosts, max_per_host=max_per_host, max_layer=max_layer
-        )
-
-    def mark(self, url: str, state: URLState, *, score: float | None = None) -> None:
-        """:meth:`.RedisQueue.mark`."""
-        self._queue.mark(url, state, score=score)
-
-    def requeue_in_flight(self) -> int:
-        """:meth:`.RedisQueue.requeue_in_flight`."""
-        return self._queue.requeue_in_flight()
-
-    def get(self, url: str) -> QueuedURL | None:
-        """:meth:`.RedisQueue.get`."""
-        return self._queue.get(url)
-
-    def state(self, url: str) -> URLState | None:
-        """:meth:`.RedisQueue.state`."""
-        return self._queue.state(url)
-
-    def known(self, urls: Sequence[str]) -> dict[str, URLState]:
-        """:meth:`.RedisQueue.known`."""
-        return self._queue.known(urls)
-
-    def count(self, state: URLState | None = None) -> int:
-        """:meth:`.RedisQueue.count`."""
-        return self._queue.count(state)
-
-    def host_count(self, host: str, states: Collection[URLState] = ()) -> int:
-        """:meth:`.RedisQueue.host_count`."""
-        return self._queue.host_count(host, states)
-
-    def host_counts(self, hosts: Sequence[str]) -> dict[str, int]:
-        """:meth:`.RedisQueue.host_counts`."""
-        return self._queue.host_counts(hosts)
-
-    def iter_urls(self, state: URLState | None = None) -> Iterator[QueuedURL]:
-        """:meth:`.RedisQueue.iter_urls`."""
-        return self._queue.iter_urls(state)
-
-    # ------------------------------------------------------------ the columns
-    def update_scores(self, updates: Iterable[tuple[str, float]], merge: Merge) -> int:
-        """:meth:`.RedisColumns.update_scores`."""
-        return self._columns.update_scores(updates, merge)
-
-    def update_host(
-        self,
-        host: str,
-        score: float,
-        merge: Merge,
-        *,
-        states: Collection[URLState] = (URLState.QUEUED,),
-    ) -> int:
-        """:meth:`.RedisColumns.update_host`."""
-        return self._columns.update_host(host, score, merge, states=states)
-
-    def set_tier(self, updates: Iterable[tuple[str, int]]) -> int:
-        """:meth:`.RedisColumns.set_tier`."""
-        return self._columns.set_tier(updates)
-
-    def update_values(self, column: str, updates: Iterable[tuple[str, float]], merge: Merge) -> int:
-        """:meth:`.RedisColumns.update_values`."""
-        return self._columns.update_values(column, updates, merge)
-
-    def ensure_columns(self, names: Iterable[str]) -> None:
-        """:meth:`.RedisColumns.ensure_columns`."""
-        self._columns.ensure_columns(names)
-
-    def column_names(self) -> list[str]:
-        """:meth:`.RedisColumns.column_names`."""
-        return self._columns.column_names()
-
-    def combine_columns(
-        self, dst: str, terms: Iterable[tuple[str, float]] = (), *, add: bool = True
-    ) -> None:
-        """:meth:`.RedisColumns.combine_columns`."""
-        self._columns.combine_columns(dst, terms, add=add)
-
-    def value(self, url: str, column: str) -> float | None:
-        """:meth:`.RedisColumns.value`."""
-        return self._columns.value(url, column)
-
-    def top(self, column: str, state: URLState = URLState.FETCHED) -> tuple[str, float] | None:
-        """:meth:`.RedisColumns.top`."""
-        return self._columns.top(column, state)
-
-    # ------------------------------------------------------------ the link graph
-    def parents(self, url: str) -> list[str]:
-        """:meth:`.RedisLinkGraph.parents`."""
-        return self._graph.parents(url)
-
-    def children(self, parent: str) -> list[str]:
-        """:meth:`.RedisLinkGraph.children`."""
-        return self._graph.children(parent)
-
-    def children_counts(self, parent: str) -> list[tuple[str, int]]:
-        """:meth:`.RedisLinkGraph.children_counts`."""
-        return self._graph.children_counts(parent)
-
-    def raise_children(self, parent: str, score: float, *, exclude: str | None = None) -> int:
-        """:meth:`.RedisLinkGraph.raise_children`."""
-        return self._graph.raise_children(parent, score, exclude=exclude)
-
-    # ------------------------------------------------------------ the journal
-    def get_meta(self, key: str) -> str | None:
-        """:meth:`.RedisJournal.get_meta`."""
-        return self._journal.get_meta(key)
-
-    def set_meta(self, key: str, value: str) -> None:
-        """:meth:`.RedisJournal.set_meta`."""
-        self._journal.set_meta(key, value)
-
-    def commit(self) -> None:
-        """:meth:`.RedisJournal.commit`."""
-        self._journal.commit()
-
-    def close(self) -> None:
-        """:meth:`.RedisJournal.close`."""
-        self._journal.close()
 
     def drop(self) -> int:
         """:meth:`.RedisJournal.drop`."""
