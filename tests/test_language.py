@@ -23,6 +23,7 @@ from focuscrawl.relevance.language import (
     tld_languages,
 )
 from focuscrawl.relevance.language_share import language_shares
+from focuscrawl.relevance.scripts import chinese_script
 from focuscrawl.replay.archive import iter_responses, load_labels
 from focuscrawl.types import Link, Page
 from tests.conftest import TESTWEB
@@ -285,3 +286,18 @@ def test_cjk_anchor_accuracy_on_a_sample(
     without = sum(anchor_language(a) == lang for a, lang in items) / len(items)
     assert with_context == 1.0  # full set: 1.000 for ja, zh and ko
     assert without < with_context  # kanji-only Japanese anchors read as zh without context
+
+
+def test_chinese_script_counts_the_one_script_characters() -> None:
+    # 繁體中文說明: 體 and 說 traditional only, 繁 中 文 明 in both scripts; 2 vs 0
+    assert chinese_script("繁體中文說明") == "zh-Hant"
+    # 简体中文说明: 体 and 说 simplified only; 0 vs 2
+    assert chinese_script("简体中文说明") == "zh-Hans"
+    # 資料庫设置: 資, 庫 traditional (2), 设 simplified (1) -> traditional
+    assert chinese_script("資料庫设置") == "zh-Hant"
+    # 網页: one of each -> undecided; 中文文件: none -> undecided
+    assert chinese_script("網页") is None
+    assert chinese_script("中文文件") is None
+    # Latin and kana letters count for neither
+    assert chinese_script("Apache 設定 モジュール") == "zh-Hant"
+    assert chinese_script("mod_rewrite") is None

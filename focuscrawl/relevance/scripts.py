@@ -65,3 +65,41 @@ def script_of(text: str) -> str | None:
     if "han" in counts:
         return "han"
     return max(counts.items(), key=lambda item: item[1])[0]
+
+
+# Common characters that have two forms, traditional then simplified, each form
+# used by one script only (pairs such as 后/後, 准/準, 里/裡, 台/臺 are left out:
+# traditional text writes the simplified form too).
+_HANT_HANS_PAIRS = (
+    "這这 個个 們们 來来 時时 說说 會会 為为 國国 學学 對对 發发 開开 關关 問问 題题 與与 "
+    "體体 現现 實实 點点 經经 應应 動动 種种 麼么 無无 書书 長长 見见 進进 話话 電电 門门 "
+    "頁页 網网 檔档 設设 據据 庫库 資资 訊讯 連连 結结 選选 項项 組组 態态 線线 號号 碼码 "
+    "錯错 誤误 請请 幫帮 區区 單单 載载 顯显 變变 數数 類类 處处 運运 執执 權权 記记 錄录 "
+    "標标 認认 證证 換换 轉转 統统 計计 讀读 寫写 語语 編编 譯译 輸输 頭头 條条 務务 視视 "
+    "從从 車车 東东 氣气 樣样 還还 過过 邊边 當当 萬万 義义 術术 業业 產产 專专"
+)
+_TRADITIONAL = frozenset(pair[0] for pair in _HANT_HANS_PAIRS.split())
+_SIMPLIFIED = frozenset(pair[1] for pair in _HANT_HANS_PAIRS.split())
+
+
+def chinese_script(text: str) -> str | None:
+    """``"zh-Hant"`` or ``"zh-Hans"``: the Chinese script of Han text, or None if undecided.
+
+    Counts the characters of ``text`` written in only one of the two scripts (這
+    is traditional, 这 simplified; 中文 is both) and returns the script with more;
+    None on a tie or when no such character is there (short anchors often have
+    none). Meant for text already read as Chinese: Japanese kanji share some
+    simplified forms (国, 学).
+
+    >>> [chinese_script(t) for t in ("這個設定", "这个设定", "中文", "這个", "設定檔案说明")]
+    ['zh-Hant', 'zh-Hans', None, None, 'zh-Hant']
+    """
+    traditional = simplified = 0
+    for ch in text:
+        if ch in _TRADITIONAL:
+            traditional += 1
+        elif ch in _SIMPLIFIED:
+            simplified += 1
+    if traditional == simplified:
+        return None
+    return "zh-Hant" if traditional > simplified else "zh-Hans"
