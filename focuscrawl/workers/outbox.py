@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from focuscrawl.exceptions import FrontierError
-from focuscrawl.frontier.redis.decode import decoded, garbage
+from focuscrawl.frontier.redis.decode import decoded, decoded_json, garbage
 from focuscrawl.frontier.redis.keys import Keys
 from focuscrawl.frontier.redis.rows import float_arg, text
 from focuscrawl.frontier.rules import SCORE
@@ -189,10 +189,8 @@ class Outbox:
         clear it from its journal, unless that worker journaled another meanwhile (it
         came back), and from the undelivered ones. Returns whether there was one."""
         key = self._keys.journal(worker)
-        journal = checked_journal(
-            key, dict(zip((b"batch", b"seq"), self._db.hmget(key, "batch", "seq"), strict=True))
-        )
-        batch, seq = journal.get("batch"), journal.get("seq")
+        batch, seq = self._db.hmget(key, "batch", "seq")
+        checked_journal(key, {"batch": batch, "seq": seq})
         if not batch:
             return False
         self.deliver(worker, int(seq or 0), json.loads(batch))
@@ -213,12 +211,13 @@ def checked_journal(key: str, raw: dict[Any, Any]) -> dict[str, str]:
     journal = {text(k): text(v) for k, v in raw.items() if v is not None}
     if "seq" in journal:
         decoded(key, journal["seq"])
-    for field, kind, what in (("engine", dict, "a JSON object"), ("batch", list, "a JSON list")):
-        if field in journal:
-            try:
-                ok = isinstance(json.loads(journal[field]), kind)
-            except ValueError:
-                ok = False
-            if not ok:
-                raise garbage(f"{key} (field {field})", journal[field], what)
+    if "engine" in journal:
+        decoded_json(f"{key} (field engine)", journal["engine"])
+    if "batch" in journal:
+        try:
+            calls = json.loads(journal["batch"])
+        except ValueError:
+            calls = None
+        if not isinstance(calls, list):
+            raise garbage(f"{key} (field batch)", journal["batch"], "a JSON list")
     return journal
