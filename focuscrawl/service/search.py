@@ -3,11 +3,11 @@
 The index follows what the crawl has *committed*: the crawl DB's engine state holds
 the lengths of ``pages.jsonl`` and ``corpus.warc.gz`` that its last commit accounts
 for, and :meth:`SearchIndex.update` reads the pages and WARC records between what
-it indexed before and those lengths, extracts each HTML page's main text as the
-export does (:func:`focuscrawl.output.corpus.main_text`; the text the crawl's model
-read is taken from ``texts.jsonl`` instead, see :class:`~focuscrawl.output.writers.PagesOutput`)
-and stores the rows and
-the new lengths in one SQLite transaction. A record the crawl had not committed is
+it indexed before and those lengths, takes each HTML page's text: the main text
+the crawl's model read, from ``texts.jsonl`` (see :class:`~focuscrawl.output.writers.PagesOutput`),
+else the page's visible text without its frame (:func:`focuscrawl.output.corpus.visible_text`,
+a twentieth of trafilatura's CPU; the export's column stays trafilatura's), and stores
+the rows and the new lengths in one SQLite transaction. A record the crawl had not committed is
 never indexed (a resume cuts it and writes it again), and an update killed half way
 leaves the index as it was: after a ``kill -9`` of either, the next update makes it
 exactly the committed pages, each once.
@@ -30,7 +30,14 @@ from typing import Any
 from focuscrawl.crawler.run import RUN_NAME
 from focuscrawl.frontier.redis.connection import Connection
 from focuscrawl.frontier.redis.keys import Keys
-from focuscrawl.output.corpus import PAGES_NAME, WARC_NAME, in_corpus, page_row, with_text
+from focuscrawl.output.corpus import (
+    PAGES_NAME,
+    WARC_NAME,
+    in_corpus,
+    page_row,
+    with_text,
+    with_visible_text,
+)
 from focuscrawl.output.layout import WORKERS_DIR
 from focuscrawl.output.warc_scan import response_offsets
 from focuscrawl.output.writers import TEXTS_NAME, read_texts
@@ -118,8 +125,11 @@ def source_dirs(run_dir: Path) -> list[Path]:
 class SearchIndex:
     """The FTS5 index of one run directory, in the SQLite file ``path``."""
 
-    def __init__(self, path: Path, run_dir: Path) -> None:
+    def __init__(self, path: Path, run_dir: Path, *, extract: bool = False) -> None:
         self.run_dir = run_dir
+        # the text of a page whose text the crawl did not keep: its visible text (the
+        # server's), or with ``extract`` trafilatura's as the export has it (20 times the CPU)
+        self._with_text = with_text if extract else with_visible_text
         self.conn = sqlite3.connect(path, timeout=30, check_same_thread=False)
         self.conn.executescript(_SCHEMA)
         with self.conn:  # an index of an earlier server: its one source, the run directory
@@ -187,7 +197,7 @@ class SearchIndex:
             where = queue.pop(0) if queue else None  # taken in order even when the page is left out
             if in_corpus(page):
                 rows.append(page_row(page, where, texts.get(at)))
-        rows = with_text(str(self.run_dir), rows)
+        rows = self._with_text(str(self.run_dir), rows)
         with self.conn:
             for row in rows:
                 cur = self.conn.execute(
