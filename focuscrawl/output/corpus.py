@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -23,13 +22,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
 from selectolax.lexbor import LexborHTMLParser
 from warcio.exceptions import ArchiveLoadFailed
 
 from focuscrawl.exceptions import ArchiveError, ConfigError
 from focuscrawl.fetch.encoding import decode_html, detect_charset
 from focuscrawl.output.layout import run_files
-from focuscrawl.output.warc_scan import response_offsets
+from focuscrawl.output.warc_scan import read_payload, response_offsets
 from focuscrawl.output.writers import TEXTS_NAME, text_offset
 from focuscrawl.parse.guard import guard_html
 from focuscrawl.parse.html import parse_html
@@ -51,7 +51,6 @@ _NOT_TEXT = [
     "head", "script", "style", "noscript", "template", "svg", "iframe", "select", "button",
     "nav", "header", "footer", "aside",
 ]  # fmt: skip
-_SPACES = re.compile(r"\s+")
 
 
 def main_text(page: Page) -> str:
@@ -137,6 +136,19 @@ def page_row(page: dict[str, Any], where: tuple[str, int] | None, text: str | No
     }
 
 
+def _decoded(path: Path, offset: int) -> str | None:
+    """The decoded HTML of the response record at ``offset`` (None: unreadable)."""
+    try:
+        found = read_payload(path, offset)
+        if found is None:  # not a record as the crawl writes them: warcio's
+            record = read_response_at(path, offset)
+            found = record.content_type, record.body
+    except (OSError, ArchiveError, ArchiveLoadFailed):
+        return None
+    content_type, body = found
+    return decode_html(body, detect_charset(content_type or "text/html", body))
+
+
 def with_text(run_dir: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Fill in the main text of rows whose page is an HTML record (in a pool process)."""
     for row in rows:
@@ -145,17 +157,14 @@ def with_text(run_dir: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         ctype = (row["content_type"] or "").lower()
         if ctype and "html" not in ctype:
             continue
-        try:
-            record = read_response_at(Path(run_dir) / row["warc_file"], row["warc_offset"])
-        except (OSError, ArchiveError, ArchiveLoadFailed):
+        decoded = _decoded(Path(run_dir) / row["warc_file"], row["warc_offset"])
+        if decoded is None:
             continue
         # main_text(page_from_bytes(...)), the page parsed only where the text or the
         # title needs it (the parse costs an index or an export a sixth of its CPU)
-        content_type = record.content_type or "text/html"
-        decoded = decode_html(record.body, detect_charset(content_type, record.body))
         text = extracted_text(guard_html(decoded).html)  # (the parser's page.html)
         if text is None or not row["title"]:
-            page = parse_html(record.url, decoded)
+            page = parse_html(row["final_url"] or row["url"], decoded)
             text = text or page.text
             row["title"] = row["title"] or page.title or None
         row["text"] = text
@@ -170,10 +179,10 @@ def visible_text(html: str) -> tuple[str, str]:
     beside them)."""
     tree = LexborHTMLParser(guard_html(html).html)  # (the nesting guard as the parser's)
     node = tree.css_first("title")
-    title = _SPACES.sub(" ", node.text()).strip() if node is not None else ""
+    title = " ".join(node.text().split()) if node is not None else ""
     tree.strip_tags(_NOT_TEXT)
     root = tree.body or tree.root
-    text = _SPACES.sub(" ", root.text(separator=" ")).strip() if root is not None else ""
+    text = " ".join(root.text(separator=" ").split()) if root is not None else ""
     return title, text
 
 
@@ -187,11 +196,9 @@ def with_visible_text(run_dir: str, rows: list[dict[str, Any]]) -> list[dict[str
         ctype = (row["content_type"] or "").lower()
         if ctype and "html" not in ctype:
             continue
-        try:
-            record = read_response_at(Path(run_dir) / row["warc_file"], row["warc_offset"])
-        except (OSError, ArchiveError, ArchiveLoadFailed):
+        decoded = _decoded(Path(run_dir) / row["warc_file"], row["warc_offset"])
+        if decoded is None:
             continue
-        decoded = decode_html(record.body, detect_charset(record.content_type or "text/html", record.body))
         title, text = visible_text(decoded)
         row["title"] = row["title"] or title or None
         if row["text"] is None:
@@ -223,12 +230,24 @@ def _pages_texts(run_dir: Path, *, texts: bool = False) -> Iterator[tuple[dict[s
                     if next_at == start:
                         text = next_text
                     next_at, next_text = next(kept, (None, None))
-                try:
-                    data = json.loads(line)
-                except ValueError:
+                data = page_record(line)
+                if data is None:
                     continue  # a torn last line of a crawl killed mid-write
-                if isinstance(data, dict) and "url" in data:
-                    yield data, text
+                yield data, text
+
+
+def page_record(line: bytes) -> dict[str, Any] | None:
+    """A pages.jsonl line's record; None: not a JSON object with a URL (a torn line).
+    orjson reads it (a fifth of the json module's CPU), the json module what orjson
+    refuses and the crawl may have written (NaN, an int beyond 64 bits, a lone surrogate)."""
+    try:
+        data = orjson.loads(line)
+    except ValueError:
+        try:
+            data = json.loads(line)
+        except ValueError:
+            return None
+    return data if isinstance(data, dict) and "url" in data else None
 
 
 def _kept_texts(path: Path) -> Iterator[tuple[int, str]]:

@@ -34,6 +34,7 @@ from focuscrawl.output.corpus import (
     PAGES_NAME,
     WARC_NAME,
     in_corpus,
+    page_record,
     page_row,
     with_text,
     with_visible_text,
@@ -187,11 +188,8 @@ class SearchIndex:
         end = pages_at
         for line in data.splitlines(keepends=True):
             at, end = end, end + len(line)
-            try:
-                page = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(page, dict) or "url" not in page:
+            page = page_record(line)
+            if page is None:
                 continue
             queue = offsets.get(page.get("final_url") or page["url"]) if page.get("status") else None
             where = queue.pop(0) if queue else None  # taken in order even when the page is left out
@@ -199,15 +197,17 @@ class SearchIndex:
                 rows.append(page_row(page, where, texts.get(at)))
         rows = self._with_text(str(self.run_dir), rows)
         with self.conn:
-            for row in rows:
-                cur = self.conn.execute(
-                    "INSERT INTO pages (url, final_url, title, language, relevance, status, fetched_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (row["url"], row["final_url"], row["title"], row["language"], row["relevance"],
-                     row["status"], row["fetched_at"]),
-                )  # fmt: skip
-                self.conn.execute("INSERT INTO fts (rowid, title, text) VALUES (?, ?, ?)",
-                                  (cur.lastrowid, row["title"] or "", row["text"] or ""))  # fmt: skip
+            last = self.conn.execute("SELECT max(id) FROM pages").fetchone()[0] or 0
+            ids = range(last + 1, last + 1 + len(rows))
+            self.conn.executemany(
+                "INSERT INTO pages (id, url, final_url, title, language, relevance, status, fetched_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(i, row["url"], row["final_url"], row["title"], row["language"], row["relevance"],
+                  row["status"], row["fetched_at"]) for i, row in zip(ids, rows, strict=True)],
+            )  # fmt: skip
+            self.conn.executemany("INSERT INTO fts (rowid, title, text) VALUES (?, ?, ?)",
+                                  [(i, row["title"] or "", row["text"] or "")
+                                   for i, row in zip(ids, rows, strict=True)])  # fmt: skip
             self.conn.execute("INSERT OR REPLACE INTO sources VALUES (?, ?, ?)", (source, pages_end, warc_end))
             self.conn.execute("INSERT OR REPLACE INTO texts VALUES (?, ?)", (source, texts_end))
         return len(rows)
