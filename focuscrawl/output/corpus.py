@@ -13,6 +13,7 @@ memory stays flat whatever the crawl's size; :func:`write_parquet` and
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections import deque
@@ -20,7 +21,7 @@ from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 from selectolax.lexbor import LexborHTMLParser
@@ -60,16 +61,29 @@ def main_text(page: Page) -> str:
 
 
 def extracted_text(html: str) -> str | None:
-    """trafilatura's main text of decoded HTML; None where it finds none (or fails)."""
+    """trafilatura's main text of decoded HTML; None where it finds none (or fails).
+
+    The same as ``trafilatura.extract(html, fast=True, include_comments=False)`` (what
+    the models call), with its options made once (:func:`_extractor`): trafilatura
+    otherwise builds them, reading its configuration, on every call (7 % of its CPU)."""
     if not html:
         return None
     import trafilatura
 
     try:
-        text = trafilatura.extract(html, fast=True, include_comments=False)
+        text = trafilatura.extract(html, options=_extractor())
     except Exception:  # trafilatura/lxml raise on some malformed pages
         return None
     return str(text) if text else None
+
+
+@functools.cache
+def _extractor() -> Any:
+    """trafilatura's options of ``extract(fast=True, include_comments=False)``, made once
+    (trafilatura shares them safely: its recall retry works on a copy)."""
+    from trafilatura.settings import Extractor
+
+    return Extractor(fast=True, comments=False)
 
 
 class RecordOffsets:
@@ -136,10 +150,14 @@ def page_row(page: dict[str, Any], where: tuple[str, int] | None, text: str | No
     }
 
 
-def _decoded(path: Path, offset: int) -> str | None:
-    """The decoded HTML of the response record at ``offset`` (None: unreadable)."""
+def _decoded(files: dict[Path, BinaryIO], path: Path, offset: int) -> str | None:
+    """The decoded HTML of the response record at ``offset`` (None: unreadable); the
+    WARC files opened once per batch (``files``: path -> open file)."""
     try:
-        found = read_payload(path, offset)
+        fh = files.get(path)
+        if fh is None:
+            fh = files[path] = open(path, "rb")  # noqa: SIM115 (closed by the caller)
+        found = read_payload(fh, offset)
         if found is None:  # not a record as the crawl writes them: warcio's
             record = read_response_at(path, offset)
             found = record.content_type, record.body
@@ -149,17 +167,28 @@ def _decoded(path: Path, offset: int) -> str | None:
     return decode_html(body, detect_charset(content_type or "text/html", body))
 
 
+def _html_of(run_dir: str, rows: list[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], str]]:
+    """The rows still without their text or title whose page is an HTML record, each
+    with its decoded HTML; each WARC file opened once."""
+    files: dict[Path, BinaryIO] = {}
+    try:
+        for row in rows:
+            if row["warc_file"] is None or (row["text"] is not None and row["title"]):
+                continue  # no record, or the text the crawl kept (texts.jsonl)
+            ctype = (row["content_type"] or "").lower()
+            if ctype and "html" not in ctype:
+                continue
+            decoded = _decoded(files, Path(run_dir) / row["warc_file"], row["warc_offset"])
+            if decoded is not None:
+                yield row, decoded
+    finally:
+        for fh in files.values():
+            fh.close()
+
+
 def with_text(run_dir: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Fill in the main text of rows whose page is an HTML record (in a pool process)."""
-    for row in rows:
-        if row["warc_file"] is None or (row["text"] is not None and row["title"]):
-            continue  # no record, or the text the crawl kept (texts.jsonl)
-        ctype = (row["content_type"] or "").lower()
-        if ctype and "html" not in ctype:
-            continue
-        decoded = _decoded(Path(run_dir) / row["warc_file"], row["warc_offset"])
-        if decoded is None:
-            continue
+    for row, decoded in _html_of(run_dir, rows):
         # main_text(page_from_bytes(...)), the page parsed only where the text or the
         # title needs it (the parse costs an index or an export a sixth of its CPU)
         text = extracted_text(guard_html(decoded).html)  # (the parser's page.html)
@@ -190,15 +219,7 @@ def with_visible_text(run_dir: str, rows: list[dict[str, Any]]) -> list[dict[str
     """:func:`with_text` with :func:`visible_text` for the pages the crawl kept no text of
     (the search index's: trafilatura costs a crawl of a model that reads no main text
     half its CPU again); the export's text column stays :func:`with_text`'s."""
-    for row in rows:
-        if row["warc_file"] is None or (row["text"] is not None and row["title"]):
-            continue
-        ctype = (row["content_type"] or "").lower()
-        if ctype and "html" not in ctype:
-            continue
-        decoded = _decoded(Path(run_dir) / row["warc_file"], row["warc_offset"])
-        if decoded is None:
-            continue
+    for row, decoded in _html_of(run_dir, rows):
         title, text = visible_text(decoded)
         row["title"] = row["title"] or title or None
         if row["text"] is None:

@@ -16,6 +16,7 @@ import re
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from focuscrawl.exceptions import ArchiveError
 
@@ -103,8 +104,8 @@ def _header(block: bytes, names: tuple[bytes, ...]) -> dict[bytes, bytes]:
     return found
 
 
-def read_payload(path: Path, offset: int) -> tuple[str, bytes] | None:
-    """(Content-Type, body) of the response record at ``offset`` of the WARC ``path``,
+def read_payload(fh: BinaryIO, offset: int) -> tuple[str, bytes] | None:
+    """(Content-Type, body) of the response record at ``offset`` of the open WARC ``fh``,
     a record as the crawl writes them (:mod:`focuscrawl.output.warc_records`: one gzip
     member, its HTTP body stored decoded and whole), read with zlib alone: a tenth of
     warcio's CPU, which parses the record through Python-level buffers. None where the
@@ -117,21 +118,20 @@ def read_payload(path: Path, offset: int) -> tuple[str, bytes] | None:
     ...         f"\\r\\nContent-Length: {len(http)}\\r\\n\\r\\n")
     >>> with tempfile.NamedTemporaryFile(suffix=".warc.gz") as fh:
     ...     _ = fh.write(gzip.compress(head.encode() + http + b"\\r\\n\\r\\n")); fh.flush()
-    ...     read_payload(Path(fh.name), 0)
+    ...     read_payload(fh, 0)
     ('text/html', b'<p>hi</p>')
     """
     inflate = zlib.decompressobj(31)
     parts = []
-    with open(path, "rb") as fh:
-        fh.seek(offset)
-        while not inflate.eof:
-            data = fh.read(_CHUNK)
-            if not data:
-                return None
-            try:
-                parts.append(inflate.decompress(data))
-            except zlib.error:
-                return None
+    fh.seek(offset)
+    while not inflate.eof:
+        data = fh.read(_CHUNK)
+        if not data:
+            return None
+        try:
+            parts.append(inflate.decompress(data))
+        except zlib.error:
+            return None
     head, sep, rest = b"".join(parts).partition(b"\r\n\r\n")
     if not sep or not head.startswith(b"WARC/"):
         return None
