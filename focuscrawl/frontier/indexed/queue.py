@@ -20,11 +20,12 @@ rows met lately before a fingerprint.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from focuscrawl.exceptions import FrontierError
+from focuscrawl.frontier.base import popped_in_room
 from focuscrawl.frontier.indexed.adds import UrlAdds
 from focuscrawl.frontier.indexed.core import MEMO_MAX, IndexedCore
 from focuscrawl.frontier.indexed.hosts import HostCounts
@@ -116,6 +117,12 @@ class IndexedQueue:
         for row, text in zip(taken, texts, strict=True):
             memo[text[0]] = row
         return [self._row_of(row, *text) for row, text in zip(taken, texts, strict=True)]
+
+    def pop_in_room(
+        self, n: int, in_flight: Mapping[str, int], per_host: int
+    ) -> list[QueuedURL]:
+        """Up to ``n`` best queued URLs, each host within its room (:func:`~focuscrawl.frontier.base.popped_in_room`)."""
+        return popped_in_room(self, n, in_flight, per_host)
 
     def mark(self, url: str, state: URLState, *, score: float | None = None) -> None:
         """Set the state of a URL (and its score, if given); unknown URL: FrontierError."""
