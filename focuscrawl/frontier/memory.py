@@ -309,11 +309,8 @@ class MemoryFrontier:
             taken.append(self._queued(row))
         return taken
 
-    def pop_in_room(
-        self, n: int, in_flight: Mapping[str, int], per_host: int
-    ) -> list[QueuedURL]:
-        """Up to ``n`` best queued URLs, each host within its room (:func:`~focuscrawl.frontier.base.popped_in_room`)."""
-        return popped_in_room(self, n, in_flight, per_host)
+    def pop_in_room(self, n: int, in_flight: Mapping[str, int], per_host: int) -> list[QueuedURL]:
+        return popped_in_room(self, n, in_flight, per_host)  # (see UrlQueue.pop_in_room)
 
     def mark(self, url: str, state: URLState, *, score: float | None = None) -> None:
         row = self._rows.get(url)
