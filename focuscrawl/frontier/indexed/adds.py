@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from focuscrawl.frontier.indexed.core import MEMO_MAX, IndexedCore
-from focuscrawl.frontier.indexed.hosts import HostCounts
+from focuscrawl.frontier.indexed.counts import HostCounts
 from focuscrawl.frontier.indexed.order.top import StateRows
 from focuscrawl.frontier.indexed.storage.schema import checked_text, fingerprints, keys_of
 from focuscrawl.frontier.indexed.table import Rows

@@ -6,7 +6,7 @@ best queued rows (:class:`~focuscrawl.frontier.indexed.order.BestQueue`) for the
 to take, moves them to IN_FLIGHT (the per-host counters kept) and reads their texts;
 adding URLs is :class:`~focuscrawl.frontier.indexed.adds.UrlAdds`. The queue owns the
 URL states: it alone moves rows between states, and it keeps what follows them, the
-per-host counters (:class:`~focuscrawl.frontier.indexed.hosts.HostCounts`) and the rows
+per-host counters (:class:`~focuscrawl.frontier.indexed.counts.HostCounts`) and the rows
 of the small states (:class:`~focuscrawl.frontier.indexed.order.top.StateRows`). Counts
 come from the counters, states from the state column: no scan.
 
@@ -28,7 +28,7 @@ from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.base import popped_in_room
 from focuscrawl.frontier.indexed.adds import UrlAdds
 from focuscrawl.frontier.indexed.core import MEMO_MAX, IndexedCore
-from focuscrawl.frontier.indexed.hosts import HostCounts
+from focuscrawl.frontier.indexed.counts import HostCounts
 from focuscrawl.frontier.indexed.order.top import StateRows
 from focuscrawl.frontier.indexed.storage.schema import TEXT_MANY, TEXT_OF, TEXT_RANGE
 from focuscrawl.frontier.indexed.table import CHUNK_ROWS, Rows
