@@ -49,10 +49,14 @@ def export(run: Path, jobs: int | None) -> None:
     if jobs:
         command += ["--jobs", str(jobs)]
     started = time.perf_counter()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     result = subprocess.run(command, check=True, capture_output=True, text=True,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     print(f"export: {result.stdout.strip()} (wall {time.perf_counter() - started:.1f} s, "
-          f"{out.stat().st_size / 1e6:.0f} MB; load {os.getloadavg()[0]:.1f})", flush=True)  # fmt: skip
+          f"CPU {cpu:.1f} s with its processes, {out.stat().st_size / 1e6:.0f} MB; "
+          f"load {os.getloadavg()[0]:.1f})", flush=True)  # fmt: skip
 
 
 def index(run: Path) -> None:
