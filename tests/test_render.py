@@ -187,3 +187,26 @@ async def test_simulate_renders_script_built_pages_from_the_archive(tmp_path: Pa
         assert counters.get("render_pages", 0) == (0 if render == "never" else len(found[render]) - 2)
     # the pages only a script links to are reached only when rendered
     assert found["never"] < found["always"]
+
+
+async def test_data_a_script_fetches_after_loading_is_in_the_dom(tmp_path: Path) -> None:
+    """The DOM is taken after the load event and a quiet window with no request of the
+    page under way: text a script builds from data it fetches (answered slowly) is in
+    it (the DOM was taken at the load event: an empty shell)."""
+    settings = FetchSettings(delay=0, allow_private=("127.0.0.1",), render="always", respect_robots=False)
+
+    async def slow_data(request: web.Request) -> web.StreamResponse:
+        await asyncio.sleep(0.5)
+        return web.json_response({"html": "<p>kitten data</p><a href='/from-data.html'>x</a>"})
+
+    page = (
+        "<!DOCTYPE html><html><body><div id='root'></div><script>"
+        "fetch('/data.json').then(r => r.json()).then(d => { document.getElementById('root').innerHTML = d.html; });"
+        "</script></body></html>"
+    )
+    routes = {"/spa.html": respond(page), "/data.json": slow_data}
+    async with serve(routes) as site, RenderingFetcher(settings, AiohttpTransport(settings)) as fetcher:  # type: ignore[arg-type]
+        result = await fetcher.fetch(site.url("/spa.html"))
+    assert result.rendered is not None
+    assert b"<p>kitten data</p>" in result.rendered
+    assert result.rendered.startswith(b"<!DOCTYPE html>")
