@@ -11,7 +11,9 @@ the proxy, robots.txt and the host's delay hold for a script or a style sheet as
 a page, and a private address the plain fetcher refuses is refused to the page too.
 The page's own document is answered with the response already fetched (no second
 request). Images, fonts and media are never requested; navigations away from the
-page, popups and downloads are refused. A page has ``fetch.render_timeout`` seconds of
+page, popups and downloads are refused, and the browser has no network of its own (a
+proxy at a closed port): a download it would start itself, past the interception,
+reaches nothing. A page has ``fetch.render_timeout`` seconds of
 wall-clock time; each renderer process has a JavaScript heap cap. Pages render in a
 pool of ``fetch.render_contexts`` browser contexts, as many pages at once; a browser
 that dies is started again for the next page.
@@ -54,9 +56,15 @@ _BLOCKED = frozenset({"image", "font", "media"})
 _ROOT_IDS = frozenset({"root", "app", "__next", "__nuxt", "___gatsby", "svelte", "main-app", "react-root"})
 _SHELL_WORDS = 50  # visible words below which a page with scripts may be a shell
 _ANSWER_HEADERS = ("content-type", "cache-control", "location")
-QUIET = 0.05  # seconds without a request of the page under way after its load event
+QUIET = 0.1  # seconds without a request of the page under way after its load event
 SETTLE = 1.0  # at most this long waiting for that quiet after the load event
-_ARGS = ("--no-sandbox", "--disable-gpu", "--js-flags=--max-old-space-size=256")
+# the browser's own network goes to a closed port (loopback included): every request of a
+# page is answered by route interception, and what would slip past it (a download the
+# browser starts itself, a prefetch) reaches nothing, whatever its address
+_ARGS = (
+    "--no-sandbox", "--disable-gpu", "--js-flags=--max-old-space-size=256",
+    "--proxy-server=http://127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
+)  # fmt: skip
 # the page's DOM serialised in the page's own world: Playwright's ``page.content()`` first
 # builds its utility world in each new document: some 40 ms of a 130 ms render here
 _SERIALISE = """() => {
@@ -108,6 +116,7 @@ class BrowserRenderer:
         self._pages: dict[Any, FetchResult] = {}  # a page being rendered -> its response
         self._busy: dict[Any, int] = {}  # a page being rendered -> its requests under way
         self._last: dict[Any, float] = {}  # ... -> when its last request started or ended
+        self._subs: dict[Any, set[asyncio.Task[Any]]] = {}  # ... -> its requests under way
         self._warming: asyncio.Task[None] | None = None
 
     def warm(self) -> None:
@@ -213,6 +222,8 @@ class BrowserRenderer:
         self._pages.pop(page, None)
         self._busy.pop(page, None)
         self._last.pop(page, None)
+        for sub in self._subs.pop(page, ()):  # a request that never ends holds no host's slot
+            sub.cancel()
         if healthy:
             self._contexts.put_nowait(page)
             return
@@ -246,12 +257,20 @@ class BrowserRenderer:
             page = request.frame.page
             self._busy[page] = self._busy.get(page, 0) + 1
             self._last[page] = asyncio.get_running_loop().time()
+            fetching = asyncio.ensure_future(self.fetcher.fetch(request.url, any_type=True))
+            self._subs.setdefault(page, set()).add(fetching)
             try:
-                sub = await self.fetcher.fetch(request.url, any_type=True)
+                await asyncio.wait({fetching})
             finally:
+                fetching.cancel()  # (done already, unless this handler itself is cancelled)
+                self._subs.get(page, set()).discard(fetching)
                 if page in self._busy:
                     self._busy[page] = max(0, self._busy[page] - 1)
                     self._last[page] = asyncio.get_running_loop().time()
+            if fetching.cancelled():  # its page was taken (or given up) meanwhile
+                await route.abort("aborted")
+                return
+            sub = fetching.result()
             if sub.error is not None or sub.status == 0:
                 self.fetcher.counters["render_subrequest_refused"] += 1
                 await route.abort("blockedbyclient")
