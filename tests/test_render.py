@@ -251,7 +251,7 @@ async def test_a_page_that_never_loads_or_downloads_is_one_failure_and_the_crawl
     async with serve(routes) as site:  # type: ignore[arg-type]
         run = tmp_path / "run"
         fetch = {"delay": 0, "per_host": 1, "allow_private": ("127.0.0.1",), "render": "auto",
-                 "render_timeout": 3.0, "fetch_timeout": 600.0, "read_timeout": 600.0, "retries": 0}  # fmt: skip
+                 "render_timeout": 8.0, "fetch_timeout": 600.0, "read_timeout": 600.0, "retries": 0}  # fmt: skip
         crawling = crawl_async(run, [site.url("/")], overrides={"crawl": {"max_pages": 30}, "fetch": fetch},
                                model={"name": "keyword", "keywords": ["kitten"]})  # fmt: skip
         await asyncio.wait_for(crawling, 120)  # (a guard: a held slot would keep it 600 s)
