@@ -231,7 +231,12 @@ class Recorder:
         return Verdict(relevance, relevant)
 
     def _archive(self, url: str, result: FetchResult, recrawl: bool) -> bool:
-        """The WARC record: a response, or a revisit (True) when a re-crawl found the same payload."""
+        """The WARC record: a response, or a revisit (True) when a re-crawl found the same
+        payload or was answered 304 to its conditional request (then it has no body)."""
+        if result.refers_to is not None:  # (fetch.freshness)
+            self.warc.write_not_modified(result, *result.refers_to)
+            self.stats.counters["recrawls_unchanged"] += recrawl
+            return True
         digest = digest52(result.body) if self.strategy.recrawls else None
         unchanged = recrawl and digest is not None and self.columns.value(url, DIGEST) == digest
         if unchanged:

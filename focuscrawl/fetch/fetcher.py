@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import logging
 import math
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -24,6 +26,7 @@ from focuscrawl.exceptions import ConfigError
 from focuscrawl.fetch.addresses import AddressPolicy
 from focuscrawl.fetch.admission import UNREACHABLE, Admission
 from focuscrawl.fetch.encoding import looks_like_html, sniff_charset
+from focuscrawl.fetch.freshness import Validators
 from focuscrawl.fetch.politeness import HostPoliteness, parse_retry_after
 from focuscrawl.fetch.robots import RobotsCache, robots_url, user_agent_token
 from focuscrawl.fetch.transport import (
@@ -33,6 +36,7 @@ from focuscrawl.fetch.transport import (
     accept_encoding,
     flat_headers,
 )
+from focuscrawl.output.warc_records import warc_date
 from focuscrawl.settings import DISCOVERY_CONTENT_TYPES, FetchSettings
 from focuscrawl.types import FetchResult
 from focuscrawl.urls import host_of, normalize_url
@@ -47,6 +51,8 @@ _ROBOTS_MAX_REDIRECTS = 5  # RFC 9309 section 2.3.1.2
 _SNIFF_BYTES = 1024
 _CHUNK = 64 * 1024
 _ADMITTED_KEPT = 4096  # URLs refusal() let in whose fetch has not started yet
+
+log = logging.getLogger(__name__)
 
 
 class _Deadline:
@@ -76,6 +82,9 @@ class HttpFetcher:
     proxy a host name is resolved here first (:meth:`AddressPolicy.name_refused`).
     ``gateway`` (default: a proxy is set): a 502 answer to robots.txt is the
     gateway's, and the host's pages are skipped as ``"proxy"``, not ``"robots"``.
+    ``validators`` (a crawl that re-visits URLs): a URL whose earlier answer carried
+    an ETag or a Last-Modified is asked for conditionally (docs/standards.md,
+    "Conditional re-fetching"); a ``304`` comes back with ``refers_to`` set and no body.
     """
 
     def __init__(
@@ -87,8 +96,10 @@ class HttpFetcher:
         clock: Clock | None = None,
         policy: AddressPolicy | None = None,
         gateway: bool | None = None,
+        validators: Validators | None = None,
     ) -> None:
         self.settings = settings
+        self.validators = validators
         self.transport = transport
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.counters: collections.Counter[str] = (
@@ -167,12 +178,35 @@ class HttpFetcher:
             result = FetchResult(url=url, final_url=url, error="bad-url")
         else:
             async with self._politeness.claim(host_of(target)):
-                result = await self._follow(url, target, admitted, any_type)
+                result = await self._revisit(url, target, admitted, any_type)
         result.elapsed = self.clock.monotonic() - started
         if result.error is not None:
             self.counters[result.error] += 1
         elif target is not None and self.settings.read_sitemaps:
             result.sitemaps = self._new_sitemaps(target)
+        return result
+
+    async def _revisit(self, url: str, target: str, admitted: bool, any_type: bool) -> FetchResult:
+        """:meth:`_follow`, conditional when ``url``'s validators are kept; what it
+        learns of them kept. A 304 that refers to nothing kept (a server's answer to
+        a request that was not conditional): one log line, and the URL asked again
+        unconditionally."""
+        validators = self.validators
+        if validators is None:
+            return await self._follow(url, target, admitted, any_type)
+        earlier = validators.get(url)
+        conditional = validators.conditional(url)
+        result = await self._follow(url, target, admitted, any_type, conditional)
+        if result.error is None and result.status == 304 and not result.redirects:
+            if earlier is not None and conditional:
+                result.refers_to = (earlier.uri, earlier.date)
+                self.counters["not_modified"] += 1
+                return result
+            log.info("%s: 304 Not Modified with no earlier record kept; fetched again unconditionally", url)
+            self.counters["not_modified_unknown"] += 1
+            result = await self._follow(url, target, True, any_type, {})
+        if result.ok:
+            validators.keep(url, result.headers, result.final_url, warc_date(result.fetched_at))
         return result
 
     def _new_sitemaps(self, url: str) -> tuple[str, ...]:
@@ -220,7 +254,12 @@ class HttpFetcher:
         self.counters[refused] += 1
         return result
 
-    async def _follow(self, url: str, current: str, admitted: bool = False, any_type: bool = False) -> FetchResult:
+    async def _follow(
+        self, url: str, current: str, admitted: bool = False, any_type: bool = False,
+        conditional: Mapping[str, str] | None = None,
+    ) -> FetchResult:
+        """``url`` fetched from ``current`` on, its redirects followed; ``conditional``:
+        headers of its first request only (a redirect's target is another resource)."""
         chain: list[str] = []
         deadline = _Deadline(self.settings.fetch_timeout)
         while True:
@@ -229,7 +268,8 @@ class HttpFetcher:
                 return FetchResult(
                     url=url, final_url=current, error=refused, redirects=tuple(chain)
                 )
-            result, location = await self._with_retries(current, deadline, any_type=any_type)
+            extra = None if chain else conditional
+            result, location = await self._with_retries(current, deadline, any_type=any_type, extra=extra)
             result.url, result.redirects = url, tuple(chain)
             if location is None or result.error is not None:
                 return result
@@ -270,12 +310,13 @@ class HttpFetcher:
             current, hops = following, hops + 1
 
     async def _with_retries(
-        self, url: str, deadline: _Deadline, robots: bool = False, any_type: bool = False
+        self, url: str, deadline: _Deadline, robots: bool = False, any_type: bool = False,
+        extra: Mapping[str, str] | None = None,
     ) -> tuple[FetchResult, str | None]:
         host = host_of(url)
         attempt = 0
         while True:
-            result, location, retry_after = await self._exchange(url, host, robots, deadline, any_type)
+            result, location, retry_after = await self._exchange(url, host, robots, deadline, any_type, extra)
             overloaded = result.error is None and result.status in _RETRY_STATUSES
             if (overloaded or result.error in _RETRY_ERRORS) and not deadline.over:
                 wait = self.settings.retry_backoff * 2**attempt  # exponential back-off
@@ -291,9 +332,12 @@ class HttpFetcher:
             return result, location
 
     async def _exchange(
-        self, url: str, host: str, robots: bool, deadline: _Deadline, any_type: bool = False
+        self, url: str, host: str, robots: bool, deadline: _Deadline, any_type: bool = False,
+        extra: Mapping[str, str] | None = None,
     ) -> tuple[FetchResult, str | None, float | None]:
-        """One request; returns the result, the Location of a redirect, the Retry-After."""
+        """One request (``extra``: headers besides the usual ones); returns the result,
+        the Location of a redirect, the Retry-After."""
+        headers = {**self._headers, **extra} if extra else self._headers
         result = FetchResult(url=url, final_url=url)
         location: str | None = None
         retry_after: float | None = None
@@ -308,7 +352,7 @@ class HttpFetcher:
                 self._sending.add(task)
             try:
                 async with self.transport.request(
-                    url, self._headers, proxy=self._proxy, time_limit=deadline.left
+                    url, headers, proxy=self._proxy, time_limit=deadline.left
                 ) as answer:
                     self._politeness.sent(host)
                     result.fetched_at = self.clock.time()
