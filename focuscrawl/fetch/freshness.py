@@ -106,7 +106,7 @@ def conditional_headers(etag: str | None, last_modified: str | None) -> dict[str
     return headers
 
 
-def change_rate(visits: int, changes: int, interval: float = 1.0) -> float:
+def change_rate(visits: float, changes: float, interval: float = 1.0) -> float:
     """Changes per unit of time of a page visited ``visits`` times, ``interval``
     apart, that was found changed ``changes`` times.
 
