@@ -58,6 +58,8 @@ class FetchSettings:
     # freshness (docs/standards.md, "Conditional re-fetching"): a re-fetch (a re-crawl, a
     # resumed crawl's, `focuscrawl refresh`) sends the ETag / Last-Modified of the URL's last answer
     conditional_refetch: bool = True
+    # a page's <link rel="canonical"> URL, not fetched yet, is taken for fetched (the page is it)
+    skip_fetched_canonical: bool = True
     obey_crawl_delay: bool = True  # robots.txt Crawl-delay raises ``delay`` for that host
     max_crawl_delay: float = 30.0  # cap on what a robots.txt may ask for
     max_redirects: int = 5
