@@ -37,6 +37,7 @@ from focuscrawl.fetch.transport import (
     flat_headers,
 )
 from focuscrawl.output.warc_records import warc_date
+from focuscrawl.parse.sitemaps import SITEMAP_TYPES, StreamedSitemap
 from focuscrawl.settings import DISCOVERY_CONTENT_TYPES, FetchSettings
 from focuscrawl.types import FetchResult
 from focuscrawl.urls import host_of, normalize_url
@@ -119,6 +120,7 @@ class HttpFetcher:
         if (settings.read_sitemaps or settings.read_feeds) and self._types:
             self._types |= frozenset(DISCOVERY_CONTENT_TYPES)
         self._sitemaps_told: set[str] = set()  # hosts whose sitemaps a result has given
+        self._stream_sitemaps = settings.read_sitemaps
         types = [t for t in settings.content_types if t.strip()]
         self._headers = {
             "User-Agent": settings.user_agent,
@@ -394,17 +396,32 @@ class HttpFetcher:
                 result.error = "content-type"
             answer.body.abandon()
             return
+        # a sitemap is read as it arrives up to the sitemaps.org limit, past the cap of
+        # the body kept (parse.sitemaps: 50 MB uncompressed, never held whole)
+        stream = StreamedSitemap() if self._stream_sitemaps and not robots and mime in SITEMAP_TYPES else None
+        reading = stream is not None and (stream.feed(head) if head else True)
         body = bytearray(head)
-        while not limit or len(body) <= limit:
+        ended = False
+        while not limit or len(body) <= limit or reading:
             chunk = await answer.body.read(_CHUNK)
             if not chunk:
+                ended = True
                 break
-            body += chunk
+            if not limit or len(body) <= limit:
+                body += chunk
+            if reading:
+                assert stream is not None
+                reading = stream.feed(chunk)
+        if stream is not None:
+            if ended:
+                stream.close()
+            result.streamed = stream
         if limit and len(body) > limit:
             del body[limit:]
             result.truncated = True
             self.counters["truncated"] += 1
-            answer.body.abandon()
+            if not ended:
+                answer.body.abandon()
         result.body = bytes(body)
         if mime.startswith("text/") or "html" in mime or "xml" in mime:
             result.charset, result.utf8_checked = sniff_charset(header, result.body)
