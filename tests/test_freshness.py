@@ -115,3 +115,15 @@ async def test_a_304_without_an_earlier_record_is_fetched_again(kept: bool) -> N
         ]
         assert all("If-None-Match" not in h for h in server.asked)
         assert validators.conditional("http://a.test/") == {"If-None-Match": '"v1"'}
+
+
+def test_a_resumed_crawl_reads_the_validators_back_from_its_warc(sample_archive: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    common: dict[str, Any] = {"strategy": "otie", "model": CATS, "archives": [sample_archive]}
+    crawl(list(SAMPLE_SEEDS), run, max_pages=15, strategy_params={"recrawl_every": 1}, fetch_list_size=5, **common)
+    before = {r["url"] for r in _lines(run)}
+    crawl([], run, resume=True, max_pages=30, **common)
+    again = [r for r in _lines(run)[len(before):] if r["recrawl"]]
+    # re-crawls after the resume of pages fetched before it: asked conditionally all the same
+    assert any(r["url"] in before for r in again)
+    assert all((r["status"], r["unchanged"]) == (304, True) for r in again)
