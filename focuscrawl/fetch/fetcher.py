@@ -25,6 +25,7 @@ from focuscrawl.clock import Clock, SystemClock
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.fetch.addresses import AddressPolicy
 from focuscrawl.fetch.admission import UNREACHABLE, Admission
+from focuscrawl.fetch.body import download, read_upto
 from focuscrawl.fetch.encoding import looks_like_html, sniff_charset
 from focuscrawl.fetch.freshness import Validators
 from focuscrawl.fetch.politeness import HostPoliteness, parse_retry_after
@@ -50,7 +51,6 @@ _RETRY_ERRORS = frozenset({"timeout", "reset", "connect"})
 _ROBOTS_MAX_BYTES = 512 * 1024
 _ROBOTS_MAX_REDIRECTS = 5  # RFC 9309 section 2.3.1.2
 _SNIFF_BYTES = 1024
-_CHUNK = 64 * 1024
 _ADMITTED_KEPT = 4096  # URLs refusal() let in whose fetch has not started yet
 
 log = logging.getLogger(__name__)
@@ -83,9 +83,8 @@ class HttpFetcher:
     proxy a host name is resolved here first (:meth:`AddressPolicy.name_refused`).
     ``gateway`` (default: a proxy is set): a 502 answer to robots.txt is the
     gateway's, and the host's pages are skipped as ``"proxy"``, not ``"robots"``.
-    ``validators`` (a crawl that re-visits URLs): a URL whose earlier answer carried
-    an ETag or a Last-Modified is asked for conditionally (docs/standards.md,
-    "Conditional re-fetching"); a ``304`` comes back with ``refers_to`` set and no body.
+    ``validators``: a URL whose earlier answer had an ETag or Last-Modified is asked
+    conditionally; a 304 comes back with ``refers_to`` set, no body (fetch.freshness).
     """
 
     def __init__(
@@ -120,7 +119,6 @@ class HttpFetcher:
         if (settings.read_sitemaps or settings.read_feeds) and self._types:
             self._types |= frozenset(DISCOVERY_CONTENT_TYPES)
         self._sitemaps_told: set[str] = set()  # hosts whose sitemaps a result has given
-        self._stream_sitemaps = settings.read_sitemaps
         types = [t for t in settings.content_types if t.strip()]
         self._headers = {
             "User-Agent": settings.user_agent,
@@ -189,15 +187,12 @@ class HttpFetcher:
         return result
 
     async def _revisit(self, url: str, target: str, admitted: bool, any_type: bool) -> FetchResult:
-        """:meth:`_follow`, conditional when ``url``'s validators are kept; what it
-        learns of them kept. A 304 that refers to nothing kept (a server's answer to
-        a request that was not conditional): one log line, and the URL asked again
-        unconditionally."""
+        """:meth:`_follow`, conditional when ``url``'s validators are kept (then kept anew);
+        a 304 that refers to nothing kept: one log line, the URL asked again unconditionally."""
         validators = self.validators
         if validators is None:
             return await self._follow(url, target, admitted, any_type)
-        earlier = validators.get(url)
-        conditional = validators.conditional(url)
+        earlier, conditional = validators.get(url), validators.conditional(url)
         result = await self._follow(url, target, admitted, any_type, conditional)
         if result.error is None and result.status == 304 and not result.redirects:
             if earlier is not None and conditional:
@@ -260,8 +255,7 @@ class HttpFetcher:
         self, url: str, current: str, admitted: bool = False, any_type: bool = False,
         conditional: Mapping[str, str] | None = None,
     ) -> FetchResult:
-        """``url`` fetched from ``current`` on, its redirects followed; ``conditional``:
-        headers of its first request only (a redirect's target is another resource)."""
+        """``url`` from ``current`` on, redirects followed; ``conditional``: its first request's headers."""
         chain: list[str] = []
         deadline = _Deadline(self.settings.fetch_timeout)
         while True:
@@ -337,8 +331,7 @@ class HttpFetcher:
         self, url: str, host: str, robots: bool, deadline: _Deadline, any_type: bool = False,
         extra: Mapping[str, str] | None = None,
     ) -> tuple[FetchResult, str | None, float | None]:
-        """One request (``extra``: headers besides the usual ones); returns the result,
-        the Location of a redirect, the Retry-After."""
+        """One request (``extra``: more headers): the result, a redirect's Location, the Retry-After."""
         headers = {**self._headers, **extra} if extra else self._headers
         result = FetchResult(url=url, final_url=url)
         location: str | None = None
@@ -387,7 +380,7 @@ class HttpFetcher:
         limit = _ROBOTS_MAX_BYTES if robots else self.settings.max_body_size
         head = b""
         if not robots and not mime:
-            head = await _read_upto(answer, _SNIFF_BYTES)
+            head = await read_upto(answer, _SNIFF_BYTES)
             mime = "text/html" if looks_like_html(head) else ""
         result.content_type = mime
         if not (robots or any_type) and self._types and mime not in self._types:
@@ -396,43 +389,12 @@ class HttpFetcher:
                 result.error = "content-type"
             answer.body.abandon()
             return
-        # a sitemap is read as it arrives up to the sitemaps.org limit, past the cap of
-        # the body kept (parse.sitemaps: 50 MB uncompressed, never held whole)
-        stream = StreamedSitemap() if self._stream_sitemaps and not robots and mime in SITEMAP_TYPES else None
-        reading = stream is not None and (stream.feed(head) if head else True)
-        body = bytearray(head)
-        ended = False
-        while not limit or len(body) <= limit or reading:
-            chunk = await answer.body.read(_CHUNK)
-            if not chunk:
-                ended = True
-                break
-            if not limit or len(body) <= limit:
-                body += chunk
-            if reading:
-                assert stream is not None
-                reading = stream.feed(chunk)
-        if stream is not None:
-            if ended:
-                stream.close()
-            result.streamed = stream
-        if limit and len(body) > limit:
-            del body[limit:]
-            result.truncated = True
+        # a sitemap is read on past the cap, up to the sitemaps.org limit (fetch.body)
+        stream = StreamedSitemap() if self.settings.read_sitemaps and not robots and mime in SITEMAP_TYPES else None
+        result.body, result.truncated = await download(answer, head, limit, stream)
+        result.streamed = stream
+        if result.truncated:
             self.counters["truncated"] += 1
-            if not ended:
-                answer.body.abandon()
-        result.body = bytes(body)
         if mime.startswith("text/") or "html" in mime or "xml" in mime:
             result.charset, result.utf8_checked = sniff_charset(header, result.body)
 
-
-async def _read_upto(answer: Answer, size: int) -> bytes:
-    """Up to ``size`` bytes of the body (fewer only at its end)."""
-    data = b""
-    while len(data) < size:
-        chunk = await answer.body.read(size - len(data))
-        if not chunk:
-            break
-        data += chunk
-    return data
