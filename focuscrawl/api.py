@@ -3,19 +3,29 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from focuscrawl.crawler.engine import Crawler
 from focuscrawl.crawler.parts import build_parts, model_table, saved_settings
-from focuscrawl.crawler.run import DB_NAME, RUN_NAME, normalize_seeds, write_run_json
+from focuscrawl.crawler.run import (
+    DB_NAME,
+    RUN_NAME,
+    WARC_NAME,
+    ResumeState,
+    normalize_seeds,
+    write_run_json,
+)
 from focuscrawl.crawler.scheduler import retry_unreached
 from focuscrawl.exceptions import ConfigError, FocuscrawlError
 from focuscrawl.fetch.factory import build_fetcher
+from focuscrawl.fetch.freshness import Validators
+from focuscrawl.frontier.base import RunJournal
 from focuscrawl.frontier.factory import open_frontier
 from focuscrawl.output.lock import RunLock
+from focuscrawl.output.warc_scan import Answered, answers
 from focuscrawl.output.writers import prepare_run_dir
 from focuscrawl.segments import resume_segments
 from focuscrawl.settings import load_settings, read_run_json, read_toml
@@ -24,6 +34,15 @@ from focuscrawl.strategies.oracle import with_archive_graph
 
 # what to do about a run directory that holds a crawl, in the CLI's words and the API's
 _ALREADY = "resume it (--resume; resume=True in Python) or choose another directory (--out; out)"
+
+
+def committed_answers(journal: RunJournal, out_dir: Path) -> Iterator[Answered]:
+    """The answers a crawl's WARC holds up to its committed length (what a resume keeps)."""
+    meta = journal.get_meta("engine")
+    path = out_dir / WARC_NAME
+    if meta is None or not path.exists():
+        return iter(())
+    return answers(path, ResumeState.from_json(meta).warc_offset)
 
 
 def open_crawl(
@@ -77,7 +96,10 @@ def open_crawl(
                                where=str(out_dir)) if resume else []  # fmt: skip
     parts = build_parts(settings)
     strategy, counters = parts.strategy, parts.counters
-    fetcher = build_fetcher(settings, counters, archives=archives)  # bad archives: before any file
+    # re-fetches ask conditionally (fetch.freshness): the validators of what was fetched
+    revisits = settings.fetch.conditional_refetch and (strategy.recrawls or resume)
+    validators = Validators() if revisits else None
+    fetcher = build_fetcher(settings, counters, archives=archives, validators=validators)  # bad archives: before any file
     made_dir = prepare_run_dir(out_dir)  # a file, or no permission: one line before anything is written
     # before anything in the run directory is written: two processes never write one
     # run directory (a second one gets a one-line error naming the first, exit 2)
@@ -99,6 +121,8 @@ def open_crawl(
                 proxy_changed = (saved.get("fetch") or {}).get("proxy") != settings.fetch.proxy
                 if retry_unreached(frontier, run.get("summary") or {}, out_dir, proxy_changed=proxy_changed):
                     frontier.commit()
+                if validators is not None:
+                    validators.read(committed_answers(frontier, out_dir))
             crawler = Crawler(
                 settings, raw_seeds, out_dir, strategy=strategy, fetcher=fetcher,
                 frontier=frontier, model=parts.model, filters=parts.filters, resume=resume,

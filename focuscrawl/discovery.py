@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from focuscrawl.fetch.robots import robots_url
 from focuscrawl.frontier.base import UrlColumns, UrlQueue
 from focuscrawl.parse.feeds import read_feed
-from focuscrawl.parse.sitemaps import SitemapEntry, SitemapReader
+from focuscrawl.parse.sitemaps import SitemapEntry, SitemapReader, StreamedSitemap
 from focuscrawl.settings import DISCOVERY_CONTENT_TYPES, FEED_CONTENT_TYPES, Settings
 from focuscrawl.strategies.base import Strategy
 from focuscrawl.types import FetchResult, Link, Merge, Page
@@ -140,21 +140,24 @@ class Discovery:
         return SourcePage(page, "feed", feed.version or "not-a-feed")
 
     def _sitemap(self, result: FetchResult, url: str) -> SourcePage:
-        reader = SitemapReader()
-        entries: list[SitemapEntry] = []
-        body = result.body
-        for start in range(0, len(body), _PIECE):
-            entries += reader.feed(body[start : start + _PIECE])
-            if reader.done:
-                break
-        entries += reader.close()
+        streamed = result.streamed
+        if isinstance(streamed, StreamedSitemap):  # read whole by the fetcher as it arrived
+            reader, entries = streamed.reader, streamed.entries
+        else:
+            reader, entries = SitemapReader(), []
+            body = result.body
+            for start in range(0, len(body), _PIECE):
+                entries += reader.feed(body[start : start + _PIECE])
+                if reader.done:
+                    break
+            entries += reader.close()
         if reader.error is not None:  # what was read before the fault is kept
             self.counters["sitemap_errors"] += 1
             log.warning("sitemap %s: %s (%d URLs read before it)", url, reader.error.splitlines()[0], len(entries))
         if reader.cut is not None:
             self.counters[f"sitemap_cut_{reader.cut}"] += 1
             log.info("sitemap %s: cut at the sitemaps.org limit (%s)", url, reader.cut)
-        if result.truncated:
+        if result.truncated and not isinstance(streamed, StreamedSitemap):
             self.counters["sitemap_cut_body_size"] += 1
         page = Page(url=url, status=result.status, content_type=result.content_type, headers=result.headers)
         host = host_of(url)

@@ -55,6 +55,11 @@ class FetchSettings:
     guess_sitemap: bool = False
     sitemap_urls_per_host: int = 50_000  # URLs taken from a host's sitemaps at most (0: no cap)
     read_feeds: bool = True  # RSS and Atom feeds a page names: fetched, their entries links
+    # freshness (docs/standards.md, "Conditional re-fetching"): a re-fetch (a re-crawl, a
+    # resumed crawl's, `focuscrawl refresh`) sends the ETag / Last-Modified of the URL's last answer
+    conditional_refetch: bool = True
+    # a page's <link rel="canonical"> URL, not fetched yet, is taken for fetched (the page is it)
+    skip_fetched_canonical: bool = True
     obey_crawl_delay: bool = True  # robots.txt Crawl-delay raises ``delay`` for that host
     max_crawl_delay: float = 30.0  # cap on what a robots.txt may ask for
     max_redirects: int = 5

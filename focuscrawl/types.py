@@ -81,6 +81,10 @@ class FetchResult:
     reason: str = ""
     rendered: bytes | None = None  # the DOM a browser built from ``body`` (fetch.render)
     sitemaps: tuple[str, ...] = ()  # its host's sitemaps, on the first result that knows them
+    # a 304 to a conditional re-fetch: (URI, WARC-Date) of the earlier record it refers to
+    refers_to: tuple[str, str] | None = None
+    # a sitemap read whole as it arrived, past the body cap (a parse.sitemaps.StreamedSitemap)
+    streamed: object | None = None
 
     @property
     def ok(self) -> bool:

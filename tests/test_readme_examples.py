@@ -112,3 +112,22 @@ def test_the_redis_sections_seeds_are_those_replay_generated_prints() -> None:
     assert f"--proxy http://127.0.0.1:{port}" in crawl
     why = next(c for c in _commands(_block(_section("Past one machine"), "bash")) if c.startswith("focuscrawl why"))
     assert shlex.split(why.split("#")[0])[-1] in printed
+
+
+def test_the_refresh_example_runs_and_says_what_the_readme_says(tmp_path: Path) -> None:
+    shared_file("webkb.warc.gz")  # (skips where the shared test web is absent)
+    text = _section("Keeping a crawl fresh")
+    out = str(tmp_path / "fresh")
+    said = []
+    for command in _commands(_block(text, "bash")):
+        argv = [a.replace("runs/fresh", out) for a in shlex.split(command)]
+        assert argv[0] == "focuscrawl"
+        done = subprocess.run([sys.executable, "-m", "focuscrawl", *argv[1:]], cwd=ROOT,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+                              timeout=600, check=False)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        said.append(done.stdout.replace(out, "runs/fresh"))
+    quoted = re.findall(r"`(refresh 1 of [^`]+|re-visits: [^`]+)`", text)
+    assert len(quoted) == 2
+    assert quoted[0] in said[1]
+    assert quoted[1] in said[2]

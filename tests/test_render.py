@@ -187,3 +187,81 @@ async def test_simulate_renders_script_built_pages_from_the_archive(tmp_path: Pa
         assert counters.get("render_pages", 0) == (0 if render == "never" else len(found[render]) - 2)
     # the pages only a script links to are reached only when rendered
     assert found["never"] < found["always"]
+
+
+async def test_data_a_script_fetches_after_loading_is_in_the_dom(tmp_path: Path) -> None:
+    """The DOM is taken after the load event and a quiet window with no request of the
+    page under way: text a script builds from data it fetches (answered slowly) is in
+    it (the DOM was taken at the load event: an empty shell)."""
+    settings = FetchSettings(delay=0, allow_private=("127.0.0.1",), render="always", respect_robots=False)
+
+    async def slow_data(request: web.Request) -> web.StreamResponse:
+        await asyncio.sleep(0.5)
+        return web.json_response({"html": "<p>kitten data</p><a href='/from-data.html'>x</a>"})
+
+    page = (
+        "<!DOCTYPE html><html><body><div id='root'></div><script>"
+        "fetch('/data.json').then(r => r.json()).then(d => { document.getElementById('root').innerHTML = d.html; });"
+        "</script></body></html>"
+    )
+    routes = {"/spa.html": respond(page), "/data.json": slow_data}
+    async with serve(routes) as site, RenderingFetcher(settings, AiohttpTransport(settings)) as fetcher:  # type: ignore[arg-type]
+        result = await fetcher.fetch(site.url("/spa.html"))
+    assert result.rendered is not None
+    assert b"<p>kitten data</p>" in result.rendered
+    assert result.rendered.startswith(b"<!DOCTYPE html>")
+
+
+LOADING = "<!DOCTYPE html><html><body><div id='root'></div><script src='/forever.js'></script></body></html>"
+DOWNLOAD = (
+    "<!DOCTYPE html><html><body><div id='root'></div><a id='d' href='/file.bin' download>f</a><script>"
+    "document.getElementById('d').click();"
+    "const a = document.createElement('a'); a.href = URL.createObjectURL(new Blob(['x'.repeat(1000)]));"
+    "a.download = 'x.bin'; document.body.appendChild(a); a.click();"
+    "window.open('/file.bin');"
+    "document.getElementById('root').innerHTML = '<p>kitten after the download</p><a href=\"/next.html\">n</a>';"
+    "</script></body></html>"
+)
+
+
+async def test_a_page_that_never_loads_or_downloads_is_one_failure_and_the_crawl_goes_on(tmp_path: Path) -> None:
+    """A page whose script is never answered (its load event never comes) is one failure
+    of its rendering at ``render_timeout``, and its request that never ends is given up
+    (one connection to the host: it held the host's only slot for ``fetch_timeout``, every
+    later page of the host waiting); a page that starts downloads and opens a popup is
+    rendered, nothing downloaded (the browser fetched a ``<a download>`` itself, past the
+    route interception and the address policy). Every page recorded, the crawl went on."""
+    hung = asyncio.Event()
+
+    async def forever(request: web.Request) -> web.StreamResponse:
+        hung.set()
+        await asyncio.Event().wait()  # never answered (cancelled when the server stops)
+        raise AssertionError
+
+    routes = {
+        "/": html("<a href='/loading.html'>l</a> <a href='/download.html'>d</a>"),
+        "/loading.html": respond(LOADING),
+        "/forever.js": forever,
+        "/download.html": respond(DOWNLOAD),
+        "/file.bin": respond(b"\0" * 1000, content_type="application/octet-stream",
+                             headers={"Content-Disposition": "attachment; filename=file.bin"}),
+        "/next.html": html("<p>kitten</p><a href='/after.html'>after</a>"),
+        "/after.html": html("<p>the crawl goes on</p>"),
+    }  # fmt: skip
+    async with serve(routes) as site:  # type: ignore[arg-type]
+        run = tmp_path / "run"
+        fetch = {"delay": 0, "per_host": 1, "allow_private": ("127.0.0.1",), "render": "auto",
+                 "render_timeout": 8.0, "fetch_timeout": 600.0, "read_timeout": 600.0, "retries": 0}  # fmt: skip
+        crawling = crawl_async(run, [site.url("/")], overrides={"crawl": {"max_pages": 30}, "fetch": fetch},
+                               model={"name": "keyword", "keywords": ["kitten"]})  # fmt: skip
+        await asyncio.wait_for(crawling, 120)  # (a guard: a held slot would keep it 600 s)
+        paths = site.paths()
+    assert hung.is_set()
+    counters = json.loads((run / "run.json").read_text())["summary"]["counters"]
+    assert counters["render_failed_timeout"] == 1
+    assert sum(v for k, v in counters.items() if k.startswith("render_failed")) == 1
+    rows = {json.loads(line)["url"].rsplit("/", 1)[1]: json.loads(line) for line in (run / "pages.jsonl").read_text().splitlines()}
+    assert set(rows) == {"", "loading.html", "download.html", "next.html", "after.html"}
+    assert rows["loading.html"]["status"] == 200  # recorded from its HTML as fetched
+    assert rows["download.html"]["relevant"] is True  # rendered, judged on its DOM
+    assert "/file.bin" not in paths  # nothing downloaded

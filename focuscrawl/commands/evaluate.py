@@ -106,6 +106,9 @@ def summary_text(r: dict[str, Any]) -> str:
         "harvest by layer: " + ", ".join(f"{k}: {_fmt(v)} ({r['pages_by_layer'][k]})"
                                          for k, v in r["harvest_by_layer"].items()),
     ]  # fmt: skip
+    if r.get("recrawls_changed") is not None:
+        lines.append(f"re-visits: {_fmt(r['recrawls_changed'])} of them found a change, "
+                     f"{_fmt(r['recrawls_not_modified'])} were answered 304")  # fmt: skip
     if "target_recall" in r:
         lines.append(f"target recall {_fmt(r['target_recall'])} of {r['targets']} targets")
     if "answer" in r:

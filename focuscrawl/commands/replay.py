@@ -21,6 +21,7 @@ from pathlib import Path
 
 from focuscrawl.commands import Command
 from focuscrawl.exceptions import FocuscrawlError
+from focuscrawl.replay.changes import ChangePlan
 from focuscrawl.replay.faults import FaultPlan
 from focuscrawl.replay.generated import GeneratedWeb
 
@@ -62,6 +63,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--seed", type=int, default=0, help="seed of probabilistic faults and of the generated web"
     )
     parser.add_argument(
+        "--change-share", type=float, default=0.0, metavar="SHARE",
+        help="share of the archived pages that change after each visit (default: none)",
+    )
+    parser.add_argument(
+        "--change-seed", type=int, default=0, help="seed of the choice of the changing pages"
+    )
+    parser.add_argument(
         "--ca-dir", type=Path, help="directory for the https CA (default: temporary)"
     )
 
@@ -80,7 +88,7 @@ def _fail(message: str) -> int:
     return 2
 
 
-async def _serve(args: argparse.Namespace, plan: FaultPlan) -> int:
+async def _serve(args: argparse.Namespace, plan: FaultPlan, changes: ChangePlan | None) -> int:
     # the server (its TLS: cryptography, ~80 ms) only when one is run: every
     # ``focuscrawl`` command builds this module's parser
     from focuscrawl.replay.server import ReplayServer
@@ -99,6 +107,7 @@ async def _serve(args: argparse.Namespace, plan: FaultPlan) -> int:
         faults=plan,
         ca_dir=args.ca_dir,
         web=web,
+        changes=changes,
     )
     try:
         await server.start()
@@ -142,12 +151,15 @@ def run(args: argparse.Namespace) -> int:
     for path in args.archives:
         if not Path(path).is_file():
             return _fail(f"{path}: no such archive")
+    if args.change_share and args.generated is not None:
+        return _fail("--change-share applies to archives, not to --generated")
     try:
         plan = FaultPlan.parse(args.latency, args.fault, seed=args.seed)
+        changes = ChangePlan(args.change_share, args.change_seed) if args.change_share else None
     except FocuscrawlError as exc:
         return _fail(str(exc))
     try:
-        return asyncio.run(_serve(args, plan))
+        return asyncio.run(_serve(args, plan, changes))
     except KeyboardInterrupt:  # a second Ctrl-C while stopping
         return 130
 

@@ -194,6 +194,8 @@ class Recorder:
             record.extra["duplicate_of"] = original
         if page.canonical and page.canonical != page.url:
             record.extra["canonical"] = page.canonical  # <link rel="canonical">, another URL
+            if self.settings.fetch.skip_fetched_canonical and page.canonical != queued.url:
+                queued = self._canonical_fetched(queued, page.canonical)
         if source is not None:
             record.extra[source.key] = source.kind  # "sitemap": "urlset"...
         if page.main_text is not None and isinstance(self.pages, PagesOutput):
@@ -231,7 +233,12 @@ class Recorder:
         return Verdict(relevance, relevant)
 
     def _archive(self, url: str, result: FetchResult, recrawl: bool) -> bool:
-        """The WARC record: a response, or a revisit (True) when a re-crawl found the same payload."""
+        """The WARC record: a response, or a revisit (True) when a re-crawl found the same
+        payload or was answered 304 to its conditional request (then it has no body)."""
+        if result.refers_to is not None:  # (fetch.freshness)
+            self.warc.write_not_modified(result, *result.refers_to)
+            self.stats.counters["recrawls_unchanged"] += recrawl
+            return True
         digest = digest52(result.body) if self.strategy.recrawls else None
         unchanged = recrawl and digest is not None and self.columns.value(url, DIGEST) == digest
         if unchanged:
@@ -242,6 +249,15 @@ class Recorder:
         if digest is not None:
             self.columns.update_values(DIGEST, [(url, digest)], Merge.SET)
         return unchanged
+
+    def _canonical_fetched(self, queued: QueuedURL, canonical: str) -> QueuedURL:
+        """The page names another URL its canonical one: that URL's document is the one
+        just fetched, and it is not fetched again (queued or not known yet: merged as a
+        redirect's target is, and counted)."""
+        if self.queue.state(canonical) not in (None, URLState.QUEUED):
+            return queued  # fetched already (or under way)
+        self.stats.counters["canonical_not_fetched"] += 1
+        return self._merge_redirect_target(queued, canonical)
 
     def _merge_redirect_target(self, queued: QueuedURL, final_url: str) -> QueuedURL:
         """The page now known under its final URL is not fetched a second time, and

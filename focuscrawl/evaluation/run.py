@@ -46,7 +46,9 @@ class RunPages:
     strategy: str
     rows: list[dict[str, Any]] = field(default_factory=list)
     recrawls: int = 0
-    recrawls_unchanged: int = 0  # re-visits that found the payload unchanged
+    recrawls_answered: int = 0  # re-visits (re-crawls, refreshes) that got an answer
+    recrawls_unchanged: int = 0  # of them, those that found the payload unchanged
+    recrawls_not_modified: int = 0  # of those, the ones answered 304 (no body)
     bad_lines: int = 0
     elapsed: float = 0.0
 
@@ -108,7 +110,10 @@ def _read_pages(path: Path, run: RunPages) -> None:
                 run.bad_lines += 1
             elif row.get("recrawl"):
                 run.recrawls += 1
-                run.recrawls_unchanged += bool(row.get("unchanged"))
+                if row.get("status") and not row.get("error"):
+                    run.recrawls_answered += 1
+                    run.recrawls_unchanged += bool(row.get("unchanged"))
+                    run.recrawls_not_modified += row.get("status") == 304
             else:
                 run.rows.append(row)
 
@@ -224,8 +229,10 @@ def evaluate_run(
     out: dict[str, Any] = {
         "run": str(run.path), "strategy": run.strategy, "fetched": n,
         "pages": len(page_rows), "relevant": sum(page_rel), "recrawls": run.recrawls,
-        # the share of re-visits that found a change (issue 36; None without re-visits)
-        "recrawls_changed": 1 - run.recrawls_unchanged / run.recrawls if run.recrawls else None,
+        # the share of the answered re-visits that found a change, and of those answered
+        # 304 (issue 36; None without re-visits)
+        "recrawls_changed": 1 - run.recrawls_unchanged / run.recrawls_answered if run.recrawls_answered else None,
+        "recrawls_not_modified": run.recrawls_not_modified / run.recrawls_answered if run.recrawls_answered else None,
         "unlabelled": sum(1 for ok, v in zip(is_page, verdicts, strict=True) if ok and v is None),
         "bad_lines": run.bad_lines, "elapsed": run.elapsed,
         "harvest_rate": harvest_rate(page_rel),

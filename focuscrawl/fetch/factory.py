@@ -21,6 +21,7 @@ from focuscrawl.fetch.addresses import AddressPolicy
 from focuscrawl.fetch.aiohttp_transport import AiohttpTransport
 from focuscrawl.fetch.archive_transport import ArchiveTransport
 from focuscrawl.fetch.fetcher import HttpFetcher
+from focuscrawl.fetch.freshness import Validators
 from focuscrawl.fetch.render import RenderingFetcher
 from focuscrawl.fetch.transport import Transport
 from focuscrawl.settings import Settings, fetch_settings
@@ -35,11 +36,13 @@ def build_fetcher(
     archives: Sequence[Path | str] = (),
     clock: Clock | None = None,
     guard: Callable[[Transport], Transport] | None = None,
+    validators: Validators | None = None,
 ) -> HttpFetcher:
     """A fetcher for ``settings.fetch``: live, or a simulation over ``archives``.
 
     ``counters`` receives the fetcher's counts (see :class:`HttpFetcher`); ``guard``
     wraps the live transport (a shared crawl's worker: every request checks its lease).
+    ``validators``: re-fetches of the URLs it holds are conditional (see :class:`HttpFetcher`).
     An archive that cannot be read is a :class:`ConfigError` (one line).
     """
     fetch = fetch_settings(settings)  # PDFs refused when parse.pdf is off
@@ -60,17 +63,20 @@ def build_fetcher(
             clock=clock if clock is not None else VirtualClock(),
             policy=policy,
             gateway=True,  # the replay web's answers: 502 for a host it does not hold
+            validators=validators,
         )
     live: Transport = AiohttpTransport(fetch, ssl_ca_file=fetch.tls_ca_file)
     if guard is not None:
         live = guard(live)
     if fetch.render != "never":  # a browser renders pages (focuscrawl.fetch.render)
         return RenderingFetcher(
-            fetch, live, counters=counters, clock=clock if clock is not None else SystemClock()
+            fetch, live, counters=counters, clock=clock if clock is not None else SystemClock(),
+            validators=validators,
         )
     return HttpFetcher(
         fetch,
         live,
         counters=counters,
         clock=clock if clock is not None else SystemClock(),
+        validators=validators,
     )

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import logging
 import math
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -23,7 +25,9 @@ from focuscrawl.clock import Clock, SystemClock
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.fetch.addresses import AddressPolicy
 from focuscrawl.fetch.admission import UNREACHABLE, Admission
+from focuscrawl.fetch.body import download, read_upto
 from focuscrawl.fetch.encoding import looks_like_html, sniff_charset
+from focuscrawl.fetch.freshness import Validators
 from focuscrawl.fetch.politeness import HostPoliteness, parse_retry_after
 from focuscrawl.fetch.robots import RobotsCache, robots_url, user_agent_token
 from focuscrawl.fetch.transport import (
@@ -33,6 +37,8 @@ from focuscrawl.fetch.transport import (
     accept_encoding,
     flat_headers,
 )
+from focuscrawl.output.warc_records import warc_date
+from focuscrawl.parse.sitemaps import SITEMAP_TYPES, StreamedSitemap
 from focuscrawl.settings import DISCOVERY_CONTENT_TYPES, FetchSettings
 from focuscrawl.types import FetchResult
 from focuscrawl.urls import host_of, normalize_url
@@ -45,8 +51,9 @@ _RETRY_ERRORS = frozenset({"timeout", "reset", "connect"})
 _ROBOTS_MAX_BYTES = 512 * 1024
 _ROBOTS_MAX_REDIRECTS = 5  # RFC 9309 section 2.3.1.2
 _SNIFF_BYTES = 1024
-_CHUNK = 64 * 1024
 _ADMITTED_KEPT = 4096  # URLs refusal() let in whose fetch has not started yet
+
+log = logging.getLogger(__name__)
 
 
 class _Deadline:
@@ -76,6 +83,8 @@ class HttpFetcher:
     proxy a host name is resolved here first (:meth:`AddressPolicy.name_refused`).
     ``gateway`` (default: a proxy is set): a 502 answer to robots.txt is the
     gateway's, and the host's pages are skipped as ``"proxy"``, not ``"robots"``.
+    ``validators``: a URL whose earlier answer had an ETag or Last-Modified is asked
+    conditionally; a 304 comes back with ``refers_to`` set, no body (fetch.freshness).
     """
 
     def __init__(
@@ -87,8 +96,10 @@ class HttpFetcher:
         clock: Clock | None = None,
         policy: AddressPolicy | None = None,
         gateway: bool | None = None,
+        validators: Validators | None = None,
     ) -> None:
         self.settings = settings
+        self.validators = validators
         self.transport = transport
         self.clock: Clock = clock if clock is not None else SystemClock()
         self.counters: collections.Counter[str] = (
@@ -167,12 +178,32 @@ class HttpFetcher:
             result = FetchResult(url=url, final_url=url, error="bad-url")
         else:
             async with self._politeness.claim(host_of(target)):
-                result = await self._follow(url, target, admitted, any_type)
+                result = await self._revisit(url, target, admitted, any_type)
         result.elapsed = self.clock.monotonic() - started
         if result.error is not None:
             self.counters[result.error] += 1
         elif target is not None and self.settings.read_sitemaps:
             result.sitemaps = self._new_sitemaps(target)
+        return result
+
+    async def _revisit(self, url: str, target: str, admitted: bool, any_type: bool) -> FetchResult:
+        """:meth:`_follow`, conditional when ``url``'s validators are kept (then kept anew);
+        a 304 that refers to nothing kept: one log line, the URL asked again unconditionally."""
+        validators = self.validators
+        if validators is None:
+            return await self._follow(url, target, admitted, any_type)
+        earlier, conditional = validators.get(url), validators.conditional(url)
+        result = await self._follow(url, target, admitted, any_type, conditional)
+        if result.error is None and result.status == 304 and not result.redirects:
+            if earlier is not None and conditional:
+                result.refers_to = (earlier.uri, earlier.date)
+                self.counters["not_modified"] += 1
+                return result
+            log.info("%s: 304 Not Modified with no earlier record kept; fetched again unconditionally", url)
+            self.counters["not_modified_unknown"] += 1
+            result = await self._follow(url, target, True, any_type, {})
+        if result.ok:
+            validators.keep(url, result.headers, result.final_url, warc_date(result.fetched_at))
         return result
 
     def _new_sitemaps(self, url: str) -> tuple[str, ...]:
@@ -220,7 +251,11 @@ class HttpFetcher:
         self.counters[refused] += 1
         return result
 
-    async def _follow(self, url: str, current: str, admitted: bool = False, any_type: bool = False) -> FetchResult:
+    async def _follow(
+        self, url: str, current: str, admitted: bool = False, any_type: bool = False,
+        conditional: Mapping[str, str] | None = None,
+    ) -> FetchResult:
+        """``url`` from ``current`` on, redirects followed; ``conditional``: its first request's headers."""
         chain: list[str] = []
         deadline = _Deadline(self.settings.fetch_timeout)
         while True:
@@ -229,7 +264,8 @@ class HttpFetcher:
                 return FetchResult(
                     url=url, final_url=current, error=refused, redirects=tuple(chain)
                 )
-            result, location = await self._with_retries(current, deadline, any_type=any_type)
+            extra = None if chain else conditional
+            result, location = await self._with_retries(current, deadline, any_type=any_type, extra=extra)
             result.url, result.redirects = url, tuple(chain)
             if location is None or result.error is not None:
                 return result
@@ -270,12 +306,13 @@ class HttpFetcher:
             current, hops = following, hops + 1
 
     async def _with_retries(
-        self, url: str, deadline: _Deadline, robots: bool = False, any_type: bool = False
+        self, url: str, deadline: _Deadline, robots: bool = False, any_type: bool = False,
+        extra: Mapping[str, str] | None = None,
     ) -> tuple[FetchResult, str | None]:
         host = host_of(url)
         attempt = 0
         while True:
-            result, location, retry_after = await self._exchange(url, host, robots, deadline, any_type)
+            result, location, retry_after = await self._exchange(url, host, robots, deadline, any_type, extra)
             overloaded = result.error is None and result.status in _RETRY_STATUSES
             if (overloaded or result.error in _RETRY_ERRORS) and not deadline.over:
                 wait = self.settings.retry_backoff * 2**attempt  # exponential back-off
@@ -291,9 +328,11 @@ class HttpFetcher:
             return result, location
 
     async def _exchange(
-        self, url: str, host: str, robots: bool, deadline: _Deadline, any_type: bool = False
+        self, url: str, host: str, robots: bool, deadline: _Deadline, any_type: bool = False,
+        extra: Mapping[str, str] | None = None,
     ) -> tuple[FetchResult, str | None, float | None]:
-        """One request; returns the result, the Location of a redirect, the Retry-After."""
+        """One request (``extra``: more headers): the result, a redirect's Location, the Retry-After."""
+        headers = {**self._headers, **extra} if extra else self._headers
         result = FetchResult(url=url, final_url=url)
         location: str | None = None
         retry_after: float | None = None
@@ -308,7 +347,7 @@ class HttpFetcher:
                 self._sending.add(task)
             try:
                 async with self.transport.request(
-                    url, self._headers, proxy=self._proxy, time_limit=deadline.left
+                    url, headers, proxy=self._proxy, time_limit=deadline.left
                 ) as answer:
                     self._politeness.sent(host)
                     result.fetched_at = self.clock.time()
@@ -341,7 +380,7 @@ class HttpFetcher:
         limit = _ROBOTS_MAX_BYTES if robots else self.settings.max_body_size
         head = b""
         if not robots and not mime:
-            head = await _read_upto(answer, _SNIFF_BYTES)
+            head = await read_upto(answer, _SNIFF_BYTES)
             mime = "text/html" if looks_like_html(head) else ""
         result.content_type = mime
         if not (robots or any_type) and self._types and mime not in self._types:
@@ -350,28 +389,12 @@ class HttpFetcher:
                 result.error = "content-type"
             answer.body.abandon()
             return
-        body = bytearray(head)
-        while not limit or len(body) <= limit:
-            chunk = await answer.body.read(_CHUNK)
-            if not chunk:
-                break
-            body += chunk
-        if limit and len(body) > limit:
-            del body[limit:]
-            result.truncated = True
+        # a sitemap is read on past the cap, up to the sitemaps.org limit (fetch.body)
+        stream = StreamedSitemap() if self.settings.read_sitemaps and not robots and mime in SITEMAP_TYPES else None
+        result.body, result.truncated = await download(answer, head, limit, stream)
+        result.streamed = stream
+        if result.truncated:
             self.counters["truncated"] += 1
-            answer.body.abandon()
-        result.body = bytes(body)
         if mime.startswith("text/") or "html" in mime or "xml" in mime:
             result.charset, result.utf8_checked = sniff_charset(header, result.body)
 
-
-async def _read_upto(answer: Answer, size: int) -> bytes:
-    """Up to ``size`` bytes of the body (fewer only at its end)."""
-    data = b""
-    while len(data) < size:
-        chunk = await answer.body.read(size - len(data))
-        if not chunk:
-            break
-        data += chunk
-    return data

@@ -11,8 +11,80 @@ Garcia-Molina's estimator ("Estimating frequency of change", ACM TOIT 3(3),
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
-__all__ = ["change_rate", "conditional_headers"]
+from focuscrawl.output.warc_scan import Answered
+
+__all__ = ["Earlier", "Validators", "change_rate", "conditional_headers"]
+
+
+@dataclass(frozen=True, slots=True)
+class Earlier:
+    """What a conditional re-fetch of a URL needs from its earlier answer: the
+    validators it carried, and the archived record a ``304`` refers to."""
+
+    etag: str | None
+    last_modified: str | None
+    uri: str  # the earlier record's WARC-Target-URI
+    date: str  # its WARC-Date (WARC 1.1 section 5.14: WARC-Refers-To-Date)
+
+
+class Validators:
+    """ETag and Last-Modified of the URLs fetched, per URL: what a re-fetch sends.
+
+    Kept in memory by the fetcher that was given one (a crawl that re-visits: OTIE's
+    re-crawls, a resumed crawl, ``focuscrawl refresh``), filled from the run's
+    WARC at the start (:func:`focuscrawl.output.warc_scan.validators_of`) and by
+    every successful answer that carries one. A URL without validators is not kept:
+    its re-fetch is unconditional, as before.
+
+    >>> v = Validators()
+    >>> v.keep("http://a/", {"ETag": '"1"'}, "http://a/", "2024-05-01T10:00:00Z")
+    >>> v.conditional("http://a/"), v.conditional("http://b/")
+    ({'If-None-Match': '"1"'}, {})
+    >>> v.keep("http://a/", {"Content-Type": "text/html"}, "http://a/", "2024-05-02T10:00:00Z")
+    >>> len(v)
+    0
+    """
+
+    def __init__(self) -> None:
+        self._kept: dict[str, Earlier] = {}
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def get(self, url: str) -> Earlier | None:
+        """The earlier answer of ``url`` (None: none with validators is known)."""
+        return self._kept.get(url)
+
+    def conditional(self, url: str) -> dict[str, str]:
+        """The headers of a re-fetch of ``url`` (empty: ask unconditionally)."""
+        earlier = self._kept.get(url)
+        return {} if earlier is None else conditional_headers(earlier.etag, earlier.last_modified)
+
+    def read(self, archived: Iterable[Answered]) -> None:
+        """Validators of a crawl's archived answers (a 304's revisit record leaves
+        the earlier answer it refers to in place)."""
+        for answer in archived:
+            if not answer.not_modified:
+                headers = {"ETag": answer.etag or "", "Last-Modified": answer.last_modified or ""}
+                self.keep(answer.uri, headers, answer.uri, answer.date)
+
+    def keep(self, url: str, headers: Mapping[str, str], uri: str, date: str) -> None:
+        """An answer for ``url`` archived as ``uri`` at ``date``: its validators kept
+        (those of an answer without them forgotten: the next re-fetch asks anew)."""
+        etag = last_modified = None
+        for name, value in headers.items():
+            low = name.lower()
+            if low == "etag":
+                etag = value.strip() or None
+            elif low == "last-modified":
+                last_modified = value.strip() or None
+        if etag is None and last_modified is None:
+            self._kept.pop(url, None)
+        else:
+            self._kept[url] = Earlier(etag, last_modified, uri, date)
 
 
 def conditional_headers(etag: str | None, last_modified: str | None) -> dict[str, str]:
@@ -34,7 +106,7 @@ def conditional_headers(etag: str | None, last_modified: str | None) -> dict[str
     return headers
 
 
-def change_rate(visits: int, changes: int, interval: float = 1.0) -> float:
+def change_rate(visits: float, changes: float, interval: float = 1.0) -> float:
     """Changes per unit of time of a page visited ``visits`` times, ``interval``
     apart, that was found changed ``changes`` times.
 

@@ -11,10 +11,22 @@ the proxy, robots.txt and the host's delay hold for a script or a style sheet as
 a page, and a private address the plain fetcher refuses is refused to the page too.
 The page's own document is answered with the response already fetched (no second
 request). Images, fonts and media are never requested; navigations away from the
-page, popups and downloads are refused. A page has ``fetch.render_timeout`` seconds of
+page, popups and downloads are refused, and the browser has no network of its own (a
+proxy at a closed port): a download it would start itself, past the interception,
+reaches nothing. A page has ``fetch.render_timeout`` seconds of
 wall-clock time; each renderer process has a JavaScript heap cap. Pages render in a
-pool of ``fetch.render_contexts`` browser contexts; a browser that dies is started
-again for the next page.
+pool of ``fetch.render_contexts`` browser contexts, as many pages at once; a browser
+that dies is started again for the next page.
+
+Speed (``benchmarks/bench_render.py``): the browser and its pool of contexts are
+started when the fetcher opens, beside the crawl's first requests, not when the first
+shell is met; each context keeps one page, reused from page to page. A page's DOM is
+taken after its load event and a short quiet window (:data:`QUIET` seconds without a
+request of the page under way, at most :data:`SETTLE` seconds: a page that polls is
+taken as it is then), so data a script fetches after loading is in it, with no fixed
+wait. The DOM is serialised by a script in the page's own world (what
+``page.content()`` returns, without building Playwright's utility world in every new
+document).
 
 A page that cannot be rendered (out of time, a crashed browser) is one logged
 failure of its rendering (counter ``render_failed_<why>``): the page is recorded
@@ -44,6 +56,21 @@ _BLOCKED = frozenset({"image", "font", "media"})
 _ROOT_IDS = frozenset({"root", "app", "__next", "__nuxt", "___gatsby", "svelte", "main-app", "react-root"})
 _SHELL_WORDS = 50  # visible words below which a page with scripts may be a shell
 _ANSWER_HEADERS = ("content-type", "cache-control", "location")
+QUIET = 0.1  # seconds without a request of the page under way after its load event
+SETTLE = 1.0  # at most this long waiting for that quiet after the load event
+# the browser's own network goes to a closed port (loopback included): every request of a
+# page is answered by route interception, and what would slip past it (a download the
+# browser starts itself, a prefetch) reaches nothing, whatever its address
+_ARGS = (
+    "--no-sandbox", "--disable-gpu", "--js-flags=--max-old-space-size=256",
+    "--proxy-server=http://127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
+)  # fmt: skip
+# the page's DOM serialised in the page's own world: Playwright's ``page.content()`` first
+# builds its utility world in each new document: some 40 ms of a 130 ms render here
+_SERIALISE = """() => {
+    const doctype = document.doctype ? new XMLSerializer().serializeToString(document.doctype) : "";
+    return doctype + (document.documentElement ? document.documentElement.outerHTML : "");
+}"""
 
 
 def looks_like_shell(body: bytes) -> bool:
@@ -87,6 +114,30 @@ class BrowserRenderer:
         self._made = 0
         self._lock = asyncio.Lock()
         self._pages: dict[Any, FetchResult] = {}  # a page being rendered -> its response
+        self._busy: dict[Any, int] = {}  # a page being rendered -> its requests under way
+        self._last: dict[Any, float] = {}  # ... -> when its last request started or ended
+        self._subs: dict[Any, set[asyncio.Task[Any]]] = {}  # ... -> its requests under way
+        self._warming: asyncio.Task[None] | None = None
+
+    def warm(self) -> None:
+        """Start the browser and fill the pool in the background (the crawl goes on)."""
+        if self._warming is None:
+            self._warming = asyncio.ensure_future(self._warm())
+
+    async def _warm(self) -> None:
+        try:
+            await self._ensure_browser()
+            async with self._lock:
+                missing = self.settings.render_contexts - self._made
+                self._made += max(missing, 0)
+            pages = await asyncio.gather(*(self._new_page() for _ in range(max(missing, 0))), return_exceptions=True)
+            for page in pages:
+                if isinstance(page, BaseException):
+                    self._made -= 1
+                else:
+                    self._contexts.put_nowait(page)
+        except Exception as exc:  # the first page to render meets it again, and counts it
+            log.info("browser not started ahead: %s", str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__)
 
     async def _ensure_browser(self) -> Any:
         async with self._lock:
@@ -97,26 +148,35 @@ class BrowserRenderer:
             if self._playwright is None:
                 self._playwright = await async_playwright().start()
             self._browser = await self._playwright.chromium.launch(
-                executable_path=self.settings.browser, headless=True,
-                args=["--no-sandbox", "--disable-gpu", "--js-flags=--max-old-space-size=256"],
+                executable_path=self.settings.browser, headless=True, args=list(_ARGS),
             )  # fmt: skip
             self._contexts = asyncio.Queue()
             self._made = 0
             return self._browser
 
+    async def _new_page(self) -> Any:
+        browser = await self._ensure_browser()
+        context = await browser.new_context(
+            user_agent=self.settings.user_agent, accept_downloads=False, service_workers="block",
+        )  # fmt: skip
+        # every request of every page of the context, popups included, comes here
+        await context.route("**/*", self._answer)
+        page = await context.new_page()
+        page.on("popup", lambda popup: asyncio.ensure_future(popup.close()))
+        return page
+
     async def _page(self) -> Any:
         """A page ready to render, each in a context of its own (reused while it behaves)."""
-        browser = await self._ensure_browser()
+        if self._warming is not None and not self._warming.done():
+            await asyncio.shield(self._warming)
+        await self._ensure_browser()
         if self._contexts.empty() and self._made < self.settings.render_contexts:
             self._made += 1
-            context = await browser.new_context(
-                user_agent=self.settings.user_agent, accept_downloads=False, service_workers="block",
-            )  # fmt: skip
-            # every request of every page of the context, popups included, comes here
-            await context.route("**/*", self._answer)
-            page = await context.new_page()
-            page.on("popup", lambda popup: asyncio.ensure_future(popup.close()))
-            return page
+            try:
+                return await self._new_page()
+            except BaseException:
+                self._made -= 1
+                raise
         return await self._contexts.get()
 
     async def render(self, result: FetchResult) -> bytes:
@@ -129,7 +189,10 @@ class BrowserRenderer:
             url = result.final_url
             async with asyncio.timeout(self.settings.render_timeout):
                 await page.goto(url, wait_until="load")
-                html: str = await page.content()
+                await self._settle(page)
+                html: str = await page.evaluate(_SERIALISE)
+                if not isinstance(html, str):  # a page that broke its own serialiser
+                    html = await page.content()
             return html.encode("utf-8")
         except BaseException:
             healthy = False
@@ -137,11 +200,30 @@ class BrowserRenderer:
         finally:
             await self._put_back(page, healthy)
 
+    async def _settle(self, page: Any) -> None:
+        """Wait for :data:`QUIET` seconds with no request of ``page`` under way (at most
+        :data:`SETTLE` seconds)."""
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + SETTLE
+        self._last[page] = loop.time()  # the window opens at the load event at the earliest
+        while (now := loop.time()) < give_up:
+            if self._busy.get(page, 0):
+                await asyncio.sleep(QUIET / 2)
+                continue
+            quiet = now - self._last.get(page, 0.0)
+            if quiet >= QUIET:
+                return
+            await asyncio.sleep(min(QUIET - quiet, give_up - now))
+
     async def _put_back(self, page: Any, healthy: bool) -> None:
         """Keep the page for the next one; a page that misbehaved (a hung script) is
         closed with its context and replaced, and a browser that does not answer is
         closed (started again for the next page)."""
         self._pages.pop(page, None)
+        self._busy.pop(page, None)
+        self._last.pop(page, None)
+        for sub in self._subs.pop(page, ()):  # a request that never ends holds no host's slot
+            sub.cancel()
         if healthy:
             self._contexts.put_nowait(page)
             return
@@ -172,7 +254,23 @@ class BrowserRenderer:
                     return
                 await route.fulfill(status=result.status or 200, headers=_headers(result), body=result.body)
                 return
-            sub = await self.fetcher.fetch(request.url, any_type=True)
+            page = request.frame.page
+            self._busy[page] = self._busy.get(page, 0) + 1
+            self._last[page] = asyncio.get_running_loop().time()
+            fetching = asyncio.ensure_future(self.fetcher.fetch(request.url, any_type=True))
+            self._subs.setdefault(page, set()).add(fetching)
+            try:
+                await asyncio.wait({fetching})
+            finally:
+                fetching.cancel()  # (done already, unless this handler itself is cancelled)
+                self._subs.get(page, set()).discard(fetching)
+                if page in self._busy:
+                    self._busy[page] = max(0, self._busy[page] - 1)
+                    self._last[page] = asyncio.get_running_loop().time()
+            if fetching.cancelled():  # its page was taken (or given up) meanwhile
+                await route.abort("aborted")
+                return
+            sub = fetching.result()
             if sub.error is not None or sub.status == 0:
                 self.fetcher.counters["render_subrequest_refused"] += 1
                 await route.abort("blockedbyclient")
@@ -183,6 +281,10 @@ class BrowserRenderer:
                 await route.abort("failed")
 
     async def close(self) -> None:
+        if self._warming is not None and not self._warming.done():
+            self._warming.cancel()
+            with contextlib.suppress(BaseException):
+                await self._warming
         with contextlib.suppress(Exception):
             if self._browser is not None:
                 await asyncio.wait_for(self._browser.close(), 10.0)
@@ -209,6 +311,11 @@ class RenderingFetcher(HttpFetcher):
             raise ConfigError(f"config: fetch.browser {settings.browser!r} is not a browser to run (Chromium)")
         super().__init__(settings, *args, **kwargs)
         self.renderer = BrowserRenderer(settings, self)
+
+    async def __aenter__(self) -> RenderingFetcher:
+        await super().__aenter__()
+        self.renderer.warm()  # the browser starts beside the crawl's first requests
+        return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.renderer.close()

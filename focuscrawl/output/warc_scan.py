@@ -15,12 +15,57 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from warcio.archiveiterator import ArchiveIterator
+from warcio.exceptions import ArchiveLoadFailed
+
 from focuscrawl.exceptions import ArchiveError
 
-__all__ = ["read_payload", "response_offsets"]
+__all__ = ["Answered", "answers", "read_payload", "response_offsets"]
+
+_NOT_MODIFIED = "server-not-modified"
+
+
+@dataclass(frozen=True, slots=True)
+class Answered:
+    """One archived answer of a crawl's WARC: what a re-visit of its URL needs."""
+
+    uri: str  # WARC-Target-URI
+    date: str  # WARC-Date
+    etag: str | None
+    last_modified: str | None
+    digest: str | None  # WARC-Payload-Digest (None: a 304, no payload)
+    not_modified: bool  # a revisit record of a 304 (it refers to an earlier one)
+
+
+def answers(path: Path, end: int | None = None) -> Iterator[Answered]:
+    """The response and revisit records of the WARC ``path`` (up to offset ``end``: a
+    crawl's committed length), in file order, read one at a time (never the whole file).
+    A file cut inside a record ends the scan there."""
+    with open(path, "rb") as fh:
+        try:
+            records = ArchiveIterator(fh)
+            for rec in records:
+                if end is not None and records.get_record_offset() >= end:
+                    return
+                if rec.rec_type not in ("response", "revisit"):
+                    continue
+                head = rec.rec_headers
+                http = rec.http_headers
+                profile = head.get_header("WARC-Profile") or ""
+                yield Answered(
+                    uri=head.get_header("WARC-Target-URI") or "",
+                    date=head.get_header("WARC-Date") or "",
+                    etag=http.get_header("ETag") if http is not None else None,
+                    last_modified=http.get_header("Last-Modified") if http is not None else None,
+                    digest=head.get_header("WARC-Payload-Digest"),
+                    not_modified=profile.endswith(_NOT_MODIFIED),
+                )
+        except (ArchiveLoadFailed, EOFError, OSError, ValueError):
+            return  # a record cut short (a crawl killed while writing it): the scan ends there
 
 _CHUNK = 1 << 16  # compressed bytes read at a time, and inflated bytes made at a time
 _HEAD = 1 << 16  # the largest WARC header block looked at

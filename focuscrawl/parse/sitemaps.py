@@ -19,7 +19,10 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-__all__ = ["MAX_SITEMAP_BYTES", "MAX_SITEMAP_URLS", "SitemapEntry", "SitemapReader"]
+__all__ = ["MAX_SITEMAP_BYTES", "MAX_SITEMAP_URLS", "SITEMAP_TYPES", "SitemapEntry", "SitemapReader", "StreamedSitemap"]
+
+# what a sitemap is served as (a plain or a gzipped XML file)
+SITEMAP_TYPES = frozenset({"application/xml", "text/xml", "application/gzip", "application/x-gzip"})
 
 MAX_SITEMAP_URLS = 50_000  # sitemaps.org: URLs (or sitemaps of an index) per file
 MAX_SITEMAP_BYTES = 50 * 1024 * 1024  # sitemaps.org: bytes per file, uncompressed
@@ -225,3 +228,29 @@ class SitemapReader:
             self.count += 1
             out.append(SitemapEntry(loc))
         return out
+
+
+class StreamedSitemap:
+    """A body read as it arrives, past the page size cap, by a :class:`SitemapReader`:
+    the entries it gave, kept; the bytes themselves not (the fetcher keeps the
+    first ``max_body_size`` of them, for the archive).
+
+    >>> streamed = StreamedSitemap()
+    >>> streamed.feed(b'<urlset><url><loc>http://a/1</loc></url>'), streamed.feed(b'</urlset>')
+    (True, True)
+    >>> streamed.close(); [e.loc for e in streamed.entries], streamed.reader.kind
+    (['http://a/1'], 'urlset')
+    """
+
+    def __init__(self) -> None:
+        self.reader = SitemapReader()
+        self.entries: list[SitemapEntry] = []
+
+    def feed(self, data: bytes) -> bool:
+        """Read the next piece; False once nothing more will be read."""
+        self.entries += self.reader.feed(data)
+        return not self.reader.done
+
+    def close(self) -> None:
+        """The end of the body."""
+        self.entries += self.reader.close()

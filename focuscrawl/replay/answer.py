@@ -21,6 +21,7 @@ from http import HTTPStatus
 from urllib.parse import urlsplit
 
 from focuscrawl.replay.archive import ArchivedResponse, ArchiveIndex
+from focuscrawl.replay.changes import ChangePlan
 from focuscrawl.replay.validators import not_modified, validators
 from focuscrawl.replay.wire import canonical_url, encode_head, head_fields, host_table
 
@@ -65,10 +66,12 @@ def own_answer(
 
 
 class ArchiveWeb:
-    """The hosts and URLs of an :class:`ArchiveIndex`, answering GET and HEAD."""
+    """The hosts and URLs of an :class:`ArchiveIndex`, answering GET and HEAD;
+    ``changes``: pages that change between visits (:mod:`~focuscrawl.replay.changes`)."""
 
-    def __init__(self, index: ArchiveIndex) -> None:
+    def __init__(self, index: ArchiveIndex, changes: ChangePlan | None = None) -> None:
         self.index = index
+        self.changes = changes
         self.hosts, self._aliases = host_table(index.entries)
         self._cache: OrderedDict[str, ArchivedResponse] = OrderedDict()
 
@@ -129,6 +132,9 @@ class ArchiveWeb:
         if response.status < 200 or response.status in (204, 304):
             body = b""
         headers = response.headers
+        if response.status == 200 and not head and self.changes is not None and self.changes.changing(response.url):
+            response = self.changes.visit(response, conditional)
+            body = response.body
         if response.status == 200:  # every archived page has validators, and answers 304s
             etag, last_modified = validators(response)
             # spelt as aiohttp spells the names it knows, so live and simulated crawls see one head

@@ -29,6 +29,7 @@ from urllib.parse import urlsplit, urlunsplit
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.replay.answer import ArchiveWeb, ReplayAnswer
 from focuscrawl.replay.archive import ArchiveIndex
+from focuscrawl.replay.changes import ChangePlan
 from focuscrawl.replay.faults import Fault, FaultPlan
 from focuscrawl.replay.requestlog import LogEntry, RequestLog
 from focuscrawl.replay.tls import LocalCA
@@ -61,6 +62,7 @@ class ReplayServer:
         ca_dir: Path | None = None,
         index: ArchiveIndex | None = None,
         web: ArchiveWeb | None = None,
+        changes: ChangePlan | None = None,
     ) -> None:
         self.archives = [Path(path) for path in archives]
         # "localhost" may resolve to ::1 and 127.0.0.1, each bound to its own free port
@@ -70,7 +72,8 @@ class ReplayServer:
         self.faults = faults if faults is not None else FaultPlan()
         # ``web``: what answers instead of the archives (a generated web); ``index``: the
         # archives' index built already; else it is built at start
-        self.web = web if web is not None else ArchiveWeb(index if index is not None else ArchiveIndex())
+        self.changes = changes  # pages that change between visits (archives only)
+        self.web = web if web is not None else ArchiveWeb(index if index is not None else ArchiveIndex(), changes)
         self._prebuilt = index is not None or web is not None
         self._ca_dir = ca_dir
         self._tempdir: tempfile.TemporaryDirectory[str] | None = None
@@ -92,7 +95,7 @@ class ReplayServer:
 
     async def start(self) -> None:
         if not self._prebuilt:
-            self.web = ArchiveWeb(await asyncio.to_thread(ArchiveIndex.build, self.archives))
+            self.web = ArchiveWeb(await asyncio.to_thread(ArchiveIndex.build, self.archives), self.changes)
         if self._ca_dir is None:
             self._tempdir = tempfile.TemporaryDirectory(prefix="focuscrawl-replay-ca-")
             self._ca_dir = Path(self._tempdir.name)

@@ -1,0 +1,203 @@
+"""What ``fetch.render`` costs: pages/s of a live crawl with ``never`` / ``auto`` /
+``always`` on a generated web where 10 % of the pages are built by a script (issue 37).
+
+    python benchmarks/bench_render.py [--rounds 3] [--contexts 2]
+
+The web (written to a temporary WARC, served by the replay server in a child process):
+``--hosts`` hosts of pages with ~200 words and 6 links each; a tenth of the pages
+(``--share``) are shells (``<div id="root">`` and a script, served too, writing the
+text and the links): ``auto`` renders those and only those. Each crawl is a fresh
+``focuscrawl crawl`` child through the replay proxy (BFS, no delay, 16 connections,
+4 per host) that runs until no page of the web is left to fetch: a crawl stopped by a
+page budget cancels the pages still rendering (``cancelled_in_flight``), so ``auto``
+would be measured on fewer renders than it met. The modes take turns within a round
+and the order rotates between rounds, so all see the same machine load.
+
+Reported per mode, median of the rounds: pages/s of the crawl loop (``run.json``
+elapsed) and from start to exit, CPU ms per page of the crawler (the browser's
+processes included: they are the crawler's children), pages rendered (the WARC's
+``conversion`` records), and the peak
+proportional resident memory (PSS) of the browser (every Chromium process under the
+crawler, sampled every 50 ms) in total and per browser context (``fetch.render_contexts``). Then
+``auto`` / ``never`` and ``always`` / ``never`` by round (the goal: ``auto`` at least
+40 % of ``never``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from warcio.warcwriter import WARCWriter
+
+from focuscrawl.replay.process import ReplayProcess
+from focuscrawl.replay.sample import _write
+
+ROOT = Path(__file__).resolve().parents[1]
+MODES = ("never", "auto", "always")
+_PROXY_VARS = ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "no_proxy", "NO_PROXY")
+_WORDS = ("the", "a", "of", "and", "kitten", "cat", "market", "river", "school", "energy", "report", "city")
+
+
+def build_web(path: Path, hosts: int, per_host: int, share: float) -> tuple[Path, str, int]:
+    """A WARC of ``hosts`` x ``per_host`` pages, ``share`` of them script-built;
+    returns the archive, the seed and the number of script-built pages."""
+    rng = random.Random(37)
+    urls = [f"http://h{h}.render.example/p{i}.html" for h in range(hosts) for i in range(per_host)]
+    seed = "http://h0.render.example/"
+    shells = 0
+    with open(path, "wb") as fh:
+        writer = WARCWriter(fh, gzip=True, warc_version="WARC/1.1")
+        headers = [("Date", "Mon, 01 Jun 2020 00:00:00 GMT")]
+
+        def add(url: str, content_type: str, body: bytes) -> None:
+            _write(writer, url, "200 OK", [*headers, ("Content-Type", content_type)], body)
+
+        homes = " ".join(f'<a href="http://h{h}.render.example/p0.html">h{h}</a>' for h in range(hosts))
+        add(seed, "text/html", f"<!DOCTYPE html><html><body>{homes}</body></html>".encode())
+        for h in range(hosts):
+            add(f"http://h{h}.render.example/robots.txt", "text/plain", b"User-agent: *\nDisallow:\n")
+        for n, url in enumerate(urls):
+            text = " ".join(rng.choice(_WORDS) for _ in range(200))
+            links = " ".join(f'<a href="{u}">{u.rsplit("/", 1)[1]}</a>' for u in rng.sample(urls, 6))
+            content = f"<h1>page {n}</h1><p>{text}</p>{links}"
+            if rng.random() < share:
+                shells += 1
+                script = url.rsplit("/", 1)[0] + f"/static/p{n}.js"
+                js = f"document.getElementById('root').innerHTML = {json.dumps(content)};"
+                add(script, "application/javascript", js.encode())
+                body = f'<div id="root"></div><script src="/static/p{n}.js"></script>'
+            else:
+                body = f"{content}<script>window.seen = 1;</script>"
+            add(url, "text/html", f"<!DOCTYPE html><html><head><title>p{n}</title></head><body>{body}</body></html>".encode())
+    return path, seed, shells
+
+
+def _tree_pss(root: int) -> int:
+    """Proportional resident KiB (PSS: a page shared by n processes counts 1/n in each)
+    of every Chromium process under ``root``."""
+    parent: dict[int, int] = {}
+    names: dict[int, str] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        names[int(entry)] = stat[stat.index("(") + 1 : stat.rindex(")")]
+        parent[int(entry)] = int(stat[stat.rindex(")") + 2 :].split()[1])
+    total = 0
+    for pid, name in names.items():
+        up = pid
+        while up > 1 and up != root:
+            up = parent.get(up, 1)
+        if up != root or not name.startswith("chrom"):
+            continue
+        try:
+            rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+        except OSError:
+            continue
+        total += next((int(line.split()[1]) for line in rollup.splitlines() if line.startswith("Pss:")), 0)
+    return total
+
+
+def run_mode(mode: str, args: argparse.Namespace, proxy: str, seed: str, out: Path) -> dict[str, Any]:
+    env = {k: v for k, v in os.environ.items() if k not in _PROXY_VARS}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    env["FOCUSCRAWL_FETCH__RENDER"] = mode
+    env["FOCUSCRAWL_FETCH__RENDER_CONTEXTS"] = str(args.contexts)
+    command = [
+        sys.executable, "-m", "focuscrawl", "crawl", "--seeds", seed, "--out", str(out), "--strategy", "bfs",
+        "--max-pages", str(args.hosts * args.per_host * 2), "--proxy", proxy, "--delay", "0", "--concurrency", "16",
+        "--per-host", "4", "--quiet",
+    ]  # fmt: skip
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    peak = 0
+    stop = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not stop.wait(0.05):
+            peak = max(peak, _tree_pss(child.pid))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    _, err = child.communicate()
+    wall = time.perf_counter() - start
+    stop.set()
+    sampler.join()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    if child.returncode != 0:
+        raise SystemExit(f"crawl ({mode}) failed ({child.returncode}): {err.decode(errors='replace')[-800:]}")
+    summary = json.loads((out / "run.json").read_text(encoding="utf-8"))["summary"]
+    counters = summary.get("counters", {})
+    return {
+        "pages": summary["fetched"], "crawl": summary["elapsed"], "wall": wall,
+        "rendered": gzip.decompress((out / "corpus.warc.gz").read_bytes()).count(b"WARC-Type: conversion"),
+        "failed": sum(v for k, v in counters.items() if k.startswith("render_failed")),
+        "peak_kib": peak, "cpu": cpu,
+    }  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--hosts", type=int, default=20)
+    parser.add_argument("--per-host", type=int, default=60, help="pages of each host in the web")
+    parser.add_argument("--share", type=float, default=0.1, help="share of script-built pages")
+    parser.add_argument("--contexts", type=int, default=2, help="fetch.render_contexts")
+    parser.add_argument("--modes", default=",".join(MODES))
+    args = parser.parse_args(argv)
+    modes = [m for m in args.modes.split(",") if m]
+    with tempfile.TemporaryDirectory(prefix="bench-render-") as tmp:
+        work = Path(tmp)
+        archive, seed, shells = build_web(work / "render.warc.gz", args.hosts, args.per_host, args.share)
+        runs: dict[str, list[dict[str, Any]]] = {m: [] for m in modes}
+        with ReplayProcess([archive]) as web:
+            total = args.hosts * args.per_host
+            print(f"web: {total} pages on {args.hosts} hosts, {shells} script-built ({shells / total:.1%}); "
+                  f"every page reachable crawled, render_contexts {args.contexts}, {os.cpu_count()} CPUs")  # fmt: skip
+            for r in range(args.rounds):
+                order = modes[r % len(modes) :] + modes[: r % len(modes)]
+                for mode in order:
+                    res = run_mode(mode, args, web.proxy_url, seed, work / f"{mode}-{r}")
+                    runs[mode].append(res)
+                    print(f"  round {r + 1} {mode:>6}: {res['pages'] / res['crawl']:7.1f} pages/s crawl loop, "
+                          f"{res['pages'] / res['wall']:7.1f} start to exit, {res['rendered']} rendered "
+                          f"({res['failed']} failed), browser peak {res['peak_kib'] / 1024:.0f} MiB")  # fmt: skip
+    print("\nmedians:")
+    for mode in modes:
+        rs = runs[mode]
+        loop = statistics.median(r["pages"] / r["crawl"] for r in rs)
+        wall = statistics.median(r["pages"] / r["wall"] for r in rs)
+        peak = max(r["peak_kib"] for r in rs) / 1024
+        cpu = statistics.median(r["cpu"] / r["pages"] * 1000 for r in rs)
+        per_context = f", {peak / args.contexts:.0f} MiB per context" if peak else ""
+        print(f"  {mode:>6}: {loop:7.1f} pages/s crawl loop, {wall:7.1f} start to exit, {cpu:.2f} ms CPU a page; "
+              f"browser peak PSS {peak:.0f} MiB{per_context}")  # fmt: skip
+    if "never" in runs:
+        for mode in (m for m in modes if m != "never"):
+            ratios = [a["pages"] / a["crawl"] / (b["pages"] / b["crawl"]) for a, b in zip(runs[mode], runs["never"], strict=True)]
+            walls = [a["pages"] / a["wall"] / (b["pages"] / b["wall"]) for a, b in zip(runs[mode], runs["never"], strict=True)]
+            print(f"  {mode}/never by round: crawl loop {statistics.median(ratios):.2f} "
+                  f"({min(ratios):.2f}-{max(ratios):.2f}), start to exit {statistics.median(walls):.2f}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

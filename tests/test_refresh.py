@@ -1,0 +1,123 @@
+"""``focuscrawl refresh RUN`` (issue 36, item 3): a finished crawl's pages visited
+again, in the order of their estimated change rate times relevance, each asked
+conditionally; appended to the run, resumable, nothing written twice; and the replay
+web's changing pages (``--change-share``) that let it find changes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from focuscrawl import refresh as refresh_module
+from focuscrawl.api import crawl
+from focuscrawl.cli import main
+from focuscrawl.evaluation.run import evaluate_run, read_run
+from focuscrawl.output.warc_scan import answers
+from focuscrawl.refresh import refresh
+from focuscrawl.replay.changes import ChangePlan
+from focuscrawl.replay.process import ReplayProcess
+from focuscrawl.replay.sample import SAMPLE_SEEDS
+
+CATS = {"name": "keyword", "keywords": ["cat", "cats", "kitten", "feline"], "threshold": 0.25}
+
+
+def _lines(run: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (run / "pages.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.fixture
+def run(sample_archive: Path, tmp_path: Path) -> Path:
+    out = tmp_path / "run"
+    crawl(list(SAMPLE_SEEDS), out, strategy="best-first", model=CATS, max_pages=30, archives=[sample_archive])
+    return out
+
+
+def test_refresh_of_an_unchanged_web_is_answered_304(run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    first = _lines(run)
+    pages = [r for r in first if r["status"] == 200]
+    assert main(["refresh", str(run), "--max-pages", "10"]) == 0
+    assert "10 pages visited again of 10 planned: 0 changed, 10 unchanged (10 answered 304, 100.0%" in (
+        capsys.readouterr().out
+    )
+    lines = _lines(run)
+    assert lines[: len(first)] == first  # appended: the crawl's lines as they were
+    again = lines[len(first):]
+    assert [(r["refresh"], r["status"], r["size"], r["unchanged"], r["recrawl"]) for r in again] == [
+        (1, 304, 0, True, True)
+    ] * 10
+    # none re-visited yet: the same prior rate for all, so the most relevant first
+    relevance = {r["url"]: r["relevance"] for r in pages}
+    order = [relevance[r["url"]] for r in again]
+    assert order == sorted(order, reverse=True)
+    assert min(order) >= sorted(relevance.values(), reverse=True)[9]
+    revisits = [a for a in answers(run / "corpus.warc.gz") if a.not_modified]
+    assert len(revisits) == 10
+    # a second round takes every page; eval counts the re-visits
+    done = refresh(run)
+    assert (done.round, done.planned, done.not_modified_share) == (2, len(pages), 1.0)
+    result = evaluate_run(read_run(run), lambda url: None)
+    assert (result["recrawls"], result["recrawls_changed"], result["recrawls_not_modified"]) == (
+        10 + len(pages), 0.0, 1.0
+    )
+    assert result["fetched"] == len(first)  # the budget's URLs: the crawl's, not the re-visits
+
+
+def test_a_crawl_resumed_after_a_refresh_keeps_its_lines(run: Path, sample_archive: Path) -> None:
+    refresh(run, max_pages=5)
+    kept = _lines(run)
+    crawl([], run, resume=True, max_pages=40, archives=[sample_archive])
+    lines = _lines(run)
+    assert lines[: len(kept)] == kept
+    assert sum(1 for r in lines if "refresh" in r) == 5
+
+
+def test_a_refresh_stopped_midway_goes_on_writing_nothing_twice(
+    run: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = len(_lines(run))
+    real = refresh_module._Round.record
+    calls = {"n": 0}
+
+    def failing(self: Any, *args: Any) -> None:
+        calls["n"] += 1
+        if calls["n"] == 7:  # in the second batch of 4: 3 of its lines written, not committed
+            raise KeyboardInterrupt
+        real(self, *args)
+
+    monkeypatch.setattr(refresh_module._Round, "record", failing)
+    with pytest.raises(KeyboardInterrupt):
+        refresh(run, max_pages=12, overrides={"fetch": {"concurrency": 4}})
+    monkeypatch.setattr(refresh_module._Round, "record", real)
+    done = refresh(run, max_pages=3)  # the round stopped is finished first (its plan, its budget)
+    assert (done.round, done.planned, done.revisits) == (1, 12, 8)
+    again = _lines(run)[first:]
+    assert len(again) == 12
+    assert len({r["url"] for r in again}) == 12
+    assert len([a for a in answers(run / "corpus.warc.gz") if a.not_modified]) == 12
+
+
+def test_refresh_finds_the_pages_the_replay_web_changed(sample_archive: Path, tmp_path: Path) -> None:
+    share, seed = 0.4, 7
+    out = tmp_path / "live"
+    args = ["--change-share", str(share), "--change-seed", str(seed)]
+    with ReplayProcess([sample_archive], faults_args=args) as replay:
+        crawl(list(SAMPLE_SEEDS), out, strategy="bfs", max_pages=30, proxy=replay.proxy_url, delay=0.0,
+              schedule="ordered")  # fmt: skip
+        first = _lines(out)
+        assert all("<!-- focuscrawl replay" not in r.get("title", "") for r in first)
+        done = refresh(out)
+        again = _lines(out)[len(first):]
+        plan = ChangePlan(share, seed)
+        changing = {r["url"] for r in again if plan.changing(r["url"])}
+        assert 0 < len(changing) < len(again)
+        assert {r["url"] for r in again if not r["unchanged"]} == changing
+        assert all(r["status"] == 304 for r in again if r["unchanged"])
+        assert done.counters["changed"] == len(changing)
+        # a second round: the pages found changed are likelier to change again: first
+        second = refresh(out, max_pages=len(changing))
+        latest = _lines(out)[len(first) + len(again):]
+        assert {r["url"] for r in latest} == changing
+        assert second.counters["changed"] == len(changing)
