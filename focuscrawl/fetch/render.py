@@ -212,6 +212,17 @@ class BrowserRenderer:
                 continue
             quiet = now - self._last.get(page, 0.0)
             if quiet >= QUIET:
+                # a request the page made before this point may not have reached the
+                # route handler yet (its event on the way from the browser, late on a
+                # loaded machine): one round trip to the page delivers the events sent
+                # before its answer; quiet only if none of them was a request
+                last = self._last.get(page, 0.0)
+                try:
+                    await page.evaluate("0")
+                except Exception:  # a page whose document went away: nothing to wait for
+                    return
+                if self._busy.get(page, 0) or self._last.get(page, 0.0) != last:
+                    continue
                 return
             await asyncio.sleep(min(QUIET - quiet, give_up - now))
 
