@@ -20,6 +20,15 @@ pages, and N_a(i), all pages (Tamura's steps 2-3):
   language their URL names (``/ja/``, ``index.ja.html``, ``?hl=ja``:
   :mod:`focuscrawl.relevance.language_links`) or else by their page's language, so
   a crawl from a seed whose links all fail the rule does not stop at the seed.
+  With ``prior_pages = k > 0`` the rule policy's score is a prior weighed with what
+  the crawl measured: per *kind* (a directory and the language its URLs name,
+  ``.../passwd/ #fr``) the summed target share of its pages' text N_r and its pages
+  N_a give (N_r + k * prior) / (N_a + k), so an untranslated ``ja/`` directory sinks
+  and a translated one rises (its queued URLs rescored at 1, 2, 4, ... pages); at
+  least ``hub_weight`` x (hubs + k/2) / (N_a + k), hubs its pages that linked to a
+  new URL of another kind naming the target (English man pages linking to their
+  translations); a kind not measured yet takes at least ``probe`` until one page
+  of its host and URL language is measured.
 * ``hard``: links of a page not in the target language are dropped (hard focus).
 * ``soft``: links of target-language pages score 1, the others 0, so the first
   are all fetched before the second (soft focus; a URL keeps its best score).
@@ -111,6 +120,8 @@ class LanguageParams:
             raise ValueError(f"unknown = {self.unknown} must be in [0, 1]")
         if self.prior_pages < 0.0:
             raise ValueError(f"prior_pages = {self.prior_pages} must be >= 0")
+        if not (0.0 <= self.hub_weight <= 1.0 and 0.0 <= self.probe <= 1.0):
+            raise ValueError(f"hub_weight = {self.hub_weight} and probe = {self.probe} must be in [0, 1]")
         if self.backend not in BACKENDS:
             raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {self.backend!r}")
 
@@ -179,6 +190,7 @@ class LanguageStrategy(Strategy[LanguageParams]):
         self.priors: dict[str, dict[str, float]] = {}
         # rule policy with prior_pages: kind -> [the target share summed over its pages, pages]
         self.kinds: dict[str, list[float]] = {}
+        self.probed: set[str] = set()  # host #language: a page of it measured (probe once)
 
     def _build(self) -> None:
         self.targets = frozenset(normalise_lang(t) for t in self.p.target)
@@ -230,6 +242,7 @@ class LanguageStrategy(Strategy[LanguageParams]):
                 text = f"{page.title}\n{page.text}"
                 counts[0] += target_share(language_shares(text, self.p.backend), self.targets)
                 counts[1] += 1
+                self.probed.add(f"{host_of(page.url)} #{url_language(page.url) or ''}")
                 counts[2] += int(any(url_language(link.url) in self.targets
                                      and self._kind(link.url) != kind
                                      and link.url not in self.priors.get(self._kind(link.url), {})
@@ -298,9 +311,10 @@ class LanguageStrategy(Strategy[LanguageParams]):
         prior = known[url] = max(prior, known.get(url, prior))
         counts = self.kinds.get(kind)
         if counts is None or counts[1] == 0:
-            return max(prior, self.p.probe), Merge.SET, why
+            probed = f"{host_of(url)} #{url_language(url) or ''}" in self.probed
+            return (prior if probed else max(prior, self.p.probe)), Merge.SET, why
         score = (counts[0] + k * prior) / (counts[1] + k)
-        score = max(score, self.p.hub_weight * counts[2] / (counts[1] + k))
+        score = max(score, self.p.hub_weight * (counts[2] + k * 0.5) / (counts[1] + k))
         return score, Merge.SET, f"{why}, such pages {counts[0] / counts[1]:.2f} in the target language ({counts[1]:g})"
 
     def _rescore_kind(self, kind: str) -> list[ScoreUpdate]:
