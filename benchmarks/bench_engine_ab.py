@@ -10,6 +10,15 @@ alternating (and which goes first alternating between rounds). Printed per tree:
 median crawl-loop pages/s (``run.json`` elapsed) and median CPU ms per page of the
 child process; then the median over rounds of the second tree's figures over the
 first's within a round (the machine drifts between rounds more than within one).
+Each tree's modules are compiled to bytecode first: where ``PYTHONDONTWRITEBYTECODE``
+is set (as on the development machine) every child would otherwise compile the whole
+package from source, and a tree with more or longer modules would look slower per page
+by its compile time, which an installed package never pays.
+The child's CPU is also split at the start of its event loop (a ``sitecustomize``
+the benchmark puts first on the child's path wraps ``asyncio.run`` and notes the
+process's CPU there and at its end): start-up (imports, opening the run) in seconds,
+and the crawl loop's CPU per page, which is what a change to the per-page path costs
+and what a longer crawl is made of.
 Extra arguments after ``--`` go to ``focuscrawl crawl`` (e.g. ``--config x.toml``).
 """
 
@@ -28,11 +37,37 @@ from bench_crawl import TESTWEB, WORKLOADS, Workload
 
 from focuscrawl.replay.process import ReplayProcess
 
+# written as the child's sitecustomize: the CPU at the event loop's start and end
+_MARKS = """
+import asyncio, atexit, os, resource
+_out = os.environ["FOCUSCRAWL_BENCH_MARKS"]
+def _cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+_marks = []
+_run = asyncio.run
+def _marked(*a, **k):
+    _marks.append(_cpu())
+    try:
+        return _run(*a, **k)
+    finally:
+        _marks.append(_cpu())
+asyncio.run = _marked
+atexit.register(lambda: open(_out, "w").write(" ".join(map(str, _marks[:1] + _marks[-1:]))))
+"""
 
-def one(tree: Path, proxy: str, w: Workload, pages: int, extra: list[str]) -> tuple[float, float]:
-    """(crawl-loop pages/s, CPU ms per page) of one crawl by the code in ``tree``."""
+Run = tuple[float, float, float, float]  # pages/s, CPU ms/page, start-up s, loop CPU ms/page
+
+
+def one(tree: Path, proxy: str, w: Workload, pages: int, extra: list[str]) -> Run:
+    """(crawl-loop pages/s, CPU ms per page, start-up CPU s, crawl-loop CPU ms per page)
+    of one crawl by the code in ``tree``."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "run"
+        hook = Path(tmp) / "hook"
+        hook.mkdir()
+        (hook / "sitecustomize.py").write_text(_MARKS, encoding="utf-8")
+        marks = Path(tmp) / "marks"
         cmd = [sys.executable, "-m", "focuscrawl", "crawl", "--seeds", *w.seeds, "--out", str(out),
                "--quiet", "--proxy", proxy, "--delay", "0", "--concurrency", "16",
                "--per-host", str(w.per_host), "--max-pages", str(pages or w.max_pages),
@@ -42,7 +77,9 @@ def one(tree: Path, proxy: str, w: Workload, pages: int, extra: list[str]) -> tu
         # directory, or a run from a checkout's root crawls with that checkout's code
         # whatever PYTHONPATH says (both "trees" were then the same code)
         done = subprocess.run(
-            cmd, env={**os.environ, "PYTHONPATH": str(tree.resolve())}, cwd=tmp, check=False,
+            cmd, cwd=tmp, check=False,
+            env={**os.environ, "PYTHONPATH": f"{hook}{os.pathsep}{tree.resolve()}",
+                 "FOCUSCRAWL_BENCH_MARKS": str(marks)},
             capture_output=True, text=True,
         )  # fmt: skip
         after = os.times()
@@ -50,7 +87,9 @@ def one(tree: Path, proxy: str, w: Workload, pages: int, extra: list[str]) -> tu
             raise SystemExit(f"{tree}: the crawl failed: {done.stderr.strip()[-500:]}")
         summary = json.loads((out / "run.json").read_text(encoding="utf-8"))["summary"]
         cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
-        return summary["fetched"] / summary["elapsed"], cpu / summary["fetched"] * 1000
+        loop, end = map(float, marks.read_text(encoding="utf-8").split())
+        fetched = summary["fetched"]
+        return fetched / summary["elapsed"], cpu / fetched * 1000, loop, (end - loop) / fetched * 1000
 
 
 def main() -> None:
@@ -70,22 +109,25 @@ def main() -> None:
         ).stdout.strip()  # fmt: skip
         if not Path(where).resolve().is_relative_to(tree.resolve()):
             raise SystemExit(f"{tree}: the crawl would import focuscrawl from {where}")
-    results: dict[Path, list[tuple[float, float]]] = {t: [] for t in args.trees}
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(where).parent)],
+                       check=True, stdout=subprocess.DEVNULL)  # fmt: skip
+    results: dict[Path, list[Run]] = {t: [] for t in args.trees}
     with ReplayProcess([TESTWEB / w.archive]) as replay:
         for r in range(args.rounds):
             for tree in args.trees if r % 2 == 0 else reversed(args.trees):
                 results[tree].append(one(tree, replay.proxy_url, w, args.pages, args.extra))
     for tree, runs in results.items():
-        rate = statistics.median(x for x, _ in runs)
-        cpu = statistics.median(c for _, c in runs)
-        print(f"{tree}: {rate:.1f} pages/s crawl loop, {cpu:.2f} ms CPU per page (median of {len(runs)})")
+        rate, cpu, start, loop = (statistics.median(x[i] for x in runs) for i in range(4))
+        print(f"{tree}: {rate:.1f} pages/s crawl loop, {cpu:.2f} ms CPU per page; of it start-up "
+              f"{start:.3f} s and crawl loop {loop:.3f} ms CPU per page (median of {len(runs)})")  # fmt: skip
     first, second = (results[t] for t in args.trees)
-    rates = [b[0] / a[0] for a, b in zip(first, second, strict=True)]
-    cpus = [b[1] / a[1] for a, b in zip(first, second, strict=True)]
-    print(f"second / first by round: pages/s {statistics.median(rates):.3f} "
-          f"({min(rates):.3f}-{max(rates):.3f}), CPU per page {statistics.median(cpus):.3f} "
-          f"({min(cpus):.3f}-{max(cpus):.3f})")  # fmt: skip
 
+    def ratio(i: int) -> str:
+        by_round = [b[i] / a[i] for a, b in zip(first, second, strict=True)]
+        return f"{statistics.median(by_round):.3f} ({min(by_round):.3f}-{max(by_round):.3f})"
+
+    print(f"second / first by round: pages/s {ratio(0)}, CPU per page {ratio(1)}, "
+          f"start-up CPU {ratio(2)}, crawl-loop CPU per page {ratio(3)}")  # fmt: skip
 
 if __name__ == "__main__":
     main()

@@ -191,6 +191,25 @@ def test_pop_excludes_hosts_and_caps_per_host(store: Any) -> None:
     assert _urls(store.pop(10, max_per_host=2)) == ["http://big/1", "http://big/2"]
 
 
+def test_pop_in_room_takes_only_urls_that_fit_their_hosts_room(store: Any) -> None:
+    """Greedy by priority, each host within per_host in flight (worked by hand: with 2
+    per host, big has 1 out, x 2, y none: big/0 fits, big's others and x's do not, y
+    takes 2), and what does not fit stays queued."""
+    for i, score in enumerate([9, 8, 7]):
+        add(store, f"http://big/{i}", float(score))
+    add(store, "http://x/0", 6.0)
+    for i, score in enumerate([5, 4, 3]):
+        add(store, f"http://y/{i}", float(score))
+    out = {"big": 1, "x": 2}
+    assert _urls(store.pop_in_room(2, out, 2)) == ["http://big/0", "http://y/0"]
+    for url in ("http://big/0", "http://y/0"):
+        store.mark(url, URLState.QUEUED)
+    assert _urls(store.pop_in_room(10, out, 2)) == ["http://big/0", "http://y/0", "http://y/1"]
+    left = ["http://big/1", "http://big/2", "http://x/0", "http://y/2"]
+    assert [store.state(u) for u in left] == [URLState.QUEUED] * 4
+    assert store.pop_in_room(10, {"big": 2, "x": 2, "y": 2}, 2) == []
+
+
 def test_pop_respects_max_layer(store: Any) -> None:
     """Layered crawl (P0): generate topN of layer k; the rest waits for a later round."""
     add(store, "http://a/seed", 1.0, layer=0)

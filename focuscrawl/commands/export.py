@@ -11,7 +11,6 @@ from pathlib import Path
 
 from focuscrawl.commands import Command
 from focuscrawl.exceptions import ConfigError
-from focuscrawl.output.export import export
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -35,6 +34,11 @@ def peak_rss_mb() -> float:
 def run(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise ConfigError(f"export: --jobs {args.jobs}: must be 1 or more")
+    # imported here, as the commands layer may: every command's module is imported to
+    # build the parser, and the export's (a process pool, pyarrow's readers) would add
+    # to every crawl's start-up
+    from focuscrawl.output.export import export
+
     start = time.perf_counter()
     out, n = export(args.run_dir, args.fmt, args.out, jobs=args.jobs)
     unit = "lines" if args.fmt == "cdxj" else "pages"

@@ -188,37 +188,11 @@ class Scheduler:
         keep: Callable[[list[QueuedURL], list[QueuedURL]], list[QueuedURL]],
     ) -> list[QueuedURL]:
         """Up to ``want`` URLs greedy by priority, each host within its own room (at most
-        ``per_host`` in the window): the one place a host's room is decided (the fetcher's
-        politeness decides only when). ``keep(got, taken)`` may cut a pop short (the
+        ``per_host`` in the window), as the store's :meth:`~focuscrawl.frontier.base.UrlQueue.pop_in_room`
+        gives them: the store is the one place a host's room is decided (the fetcher's
+        politeness decides only when). ``keep(got, taken)`` may cut the pop short (the
         patience); what it cuts is put back by it."""
-        inflight = dict(self.window.hosts)
-        taken: list[QueuedURL] = []
-        while len(taken) < want:
-            blocked = {h for h, n in inflight.items() if n >= per_host}
-            # Every host has room for per_host - inflight more URLs. One pop caps all hosts
-            # alike, so it is capped at the least room of a host in flight (per_host if
-            # none): it never takes a URL beyond a host's room, where a cap of per_host
-            # made it take (with one host, 16 per host) 16 URLs to keep 1 and put 15 back.
-            cap = per_host - max((n for n in inflight.values() if n < per_host), default=0)
-            got = self.queue.pop(want - len(taken), exclude_hosts=blocked, max_per_host=cap)
-            if not got:
-                break
-            got = keep(got, taken)
-            if not got:
-                break
-            # Greedy by priority with each host's own room is the schedule. A host that
-            # reached the common cap with room to spare may have a better URL than the
-            # rest of this pop: keep the pop up to the first such URL, put back the rest.
-            count: dict[str, int] = {}
-            for i, queued in enumerate(got):
-                host = queued.host
-                count[host] = mine = count.get(host, 0) + 1
-                inflight[host] = busy = inflight.get(host, 0) + 1
-                taken.append(queued)
-                if mine == cap and busy < per_host:
-                    self.put_back(got[i + 1 :])
-                    break
-        return taken
+        return keep(self.queue.pop_in_room(want, self.window.hosts, per_host), [])
 
     # ----------------------------------------------------------- the results
     async def wait(self) -> Results:

@@ -7,7 +7,7 @@ commit); a store is all four."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Protocol
 
 from focuscrawl.exceptions import FrontierError
@@ -81,6 +81,15 @@ class UrlQueue(Protocol):
         the queued URLs (of layers ``<= max_layer``) are taken, even if politeness
         leaves some or all of them out. Taken URLs move to IN_FLIGHT.
         """
+        ...
+
+    def pop_in_room(
+        self, n: int, in_flight: Mapping[str, int], per_host: int
+    ) -> list[QueuedURL]:
+        """Up to ``n`` best queued URLs, greedy by priority, each host within its own
+        room: at most ``per_host`` in flight, ``in_flight`` counting those already
+        out. The one place a host's room is decided (politeness decides only when);
+        every store gives it by :func:`popped_in_room` over its own :meth:`pop`."""
         ...
 
     def mark(self, url: str, state: URLState, *, score: float | None = None) -> None:
@@ -215,3 +224,36 @@ class FrontierStore(UrlQueue, UrlColumns, LinkGraph, RunJournal, Protocol):
     engine commits after each batch of results together with the output files,
     which is what makes resume exact). Semantics: :mod:`focuscrawl.frontier.memory`.
     """
+
+
+def popped_in_room(
+    queue: UrlQueue, n: int, in_flight: Mapping[str, int], per_host: int
+) -> list[QueuedURL]:
+    """:meth:`UrlQueue.pop_in_room` by ``queue``'s :meth:`~UrlQueue.pop` and
+    :meth:`~UrlQueue.mark`: what a pop takes beyond a host's room goes back at once."""
+    inflight = dict(in_flight)
+    taken: list[QueuedURL] = []
+    while len(taken) < n:
+        blocked = {h for h, k in inflight.items() if k >= per_host}
+        # Every host has room for per_host - inflight more URLs. One pop caps all hosts
+        # alike, so it is capped at the least room of a host in flight (per_host if
+        # none): it never takes a URL beyond a host's room, where a cap of per_host
+        # made it take (with one host, 16 per host) 16 URLs to keep 1 and put 15 back.
+        cap = per_host - max((k for k in inflight.values() if k < per_host), default=0)
+        got = queue.pop(n - len(taken), exclude_hosts=blocked, max_per_host=cap)
+        if not got:
+            break
+        # Greedy by priority with each host's own room is the schedule. A host that
+        # reached the common cap with room to spare may have a better URL than the
+        # rest of this pop: keep the pop up to the first such URL, put back the rest.
+        count: dict[str, int] = {}
+        for i, queued in enumerate(got):
+            host = queued.host
+            count[host] = mine = count.get(host, 0) + 1
+            inflight[host] = busy = inflight.get(host, 0) + 1
+            taken.append(queued)
+            if mine == cap and busy < per_host:
+                for back in got[i + 1 :]:
+                    queue.mark(back.url, URLState.QUEUED)
+                break
+    return taken

@@ -36,12 +36,12 @@ Semantics shared by every store:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from focuscrawl.exceptions import FrontierError
-from focuscrawl.frontier.base import FrontierStore, no_edges_error
+from focuscrawl.frontier.base import FrontierStore, no_edges_error, popped_in_room
 from focuscrawl.frontier.rules import (
     SCORE,
     aggregated,
@@ -308,6 +308,9 @@ class MemoryFrontier:
             row.state = URLState.IN_FLIGHT
             taken.append(self._queued(row))
         return taken
+
+    def pop_in_room(self, n: int, in_flight: Mapping[str, int], per_host: int) -> list[QueuedURL]:
+        return popped_in_room(self, n, in_flight, per_host)  # (see UrlQueue.pop_in_room)
 
     def mark(self, url: str, state: URLState, *, score: float | None = None) -> None:
         row = self._rows.get(url)

@@ -11,9 +11,9 @@ that use one role take it (``store.queue`` ...); the whole store is for those th
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 
-from focuscrawl.frontier.base import LinkGraph, RunJournal, UrlColumns, UrlQueue
+from focuscrawl.frontier.base import LinkGraph, RunJournal, UrlColumns, UrlQueue, popped_in_room
 from focuscrawl.types import Merge, QueuedURL, URLState
 
 __all__ = ["RoleStore"]
@@ -67,6 +67,12 @@ class RoleStore:
         return self._queue.pop(
             n, exclude_hosts=exclude_hosts, max_per_host=max_per_host, max_layer=max_layer
         )
+
+    def pop_in_room(
+        self, n: int, in_flight: Mapping[str, int], per_host: int
+    ) -> list[QueuedURL]:
+        """Up to ``n`` best queued URLs, each host within its room (:func:`~focuscrawl.frontier.base.popped_in_room`)."""
+        return popped_in_room(self, n, in_flight, per_host)
 
     def mark(self, url: str, state: URLState, *, score: float | None = None) -> None:
         self._queue.mark(url, state, score=score)

@@ -5,14 +5,16 @@ strategy scores a feed's links as it scores a page's.
 feedparser reads a whole document, some 300 us an entry, on the crawl's event
 loop: a feed is read to its first ``max_bytes`` (256 KiB, a thousand entries or
 so; a feed's newest entries come first) and ``max_entries`` entries.
+
+feedparser (with chardet and sgmllib, some 20 ms) is imported when the first feed is
+read, not when a crawl starts: most crawls meet no feed, and the start-up is a
+share of every short crawl's CPU (benchmarks/bench_engine_ab.py).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-
-import feedparser
 
 from focuscrawl.types import Link
 from focuscrawl.urls import normalize_url
@@ -55,6 +57,8 @@ def read_feed(
     >>> feed.title, feed.version, [(k.url, k.anchor, k.context) for k in feed.links]
     ('News', 'rss20', [('http://h.org/a', 'Cats win', 'Cats win The cats won.')])
     """
+    import feedparser  # see the module docstring
+
     cut = len(body) > max_bytes
     parsed = feedparser.parse(
         body[:max_bytes], response_headers={"content-location": url, "content-type": content_type or "application/xml"}

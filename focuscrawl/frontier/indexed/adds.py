@@ -3,7 +3,8 @@
 :class:`UrlAdds` is ``add`` and ``add_many`` of the queue role
 (:class:`~focuscrawl.frontier.indexed.queue.IndexedQueue`), on the shared core
 (:class:`~focuscrawl.frontier.indexed.core.IndexedCore`): new rows are appended to
-the table, counted, offered to the buffer of the best rows; known ones get their
+the table, counted in the queue's per-host counters, noted in the queue's rows of
+the small states, offered to the buffer of the best rows; known ones get their
 ``(tier, score)`` merged.
 
 The common batch is one page's links: a few dozen distinct URLs with known
@@ -29,6 +30,8 @@ import numpy as np
 import numpy.typing as npt
 
 from focuscrawl.frontier.indexed.core import MEMO_MAX, IndexedCore
+from focuscrawl.frontier.indexed.counts import HostCounts
+from focuscrawl.frontier.indexed.order.top import StateRows
 from focuscrawl.frontier.indexed.storage.schema import checked_text, fingerprints, keys_of
 from focuscrawl.frontier.indexed.table import Rows
 from focuscrawl.frontier.rules import (
@@ -50,8 +53,10 @@ Floats = npt.NDArray[np.float64]
 class UrlAdds:
     """``add`` and ``add_many`` of the indexed store (see the module docstring)."""
 
-    def __init__(self, core: IndexedCore) -> None:
+    def __init__(self, core: IndexedCore, counts: HostCounts, states: StateRows) -> None:
         self._core = core
+        self._counts = counts  # the queue's: new rows enter a state
+        self._states = states
 
     def add(
         self,
@@ -135,6 +140,7 @@ class UrlAdds:
             self._merge_few(rows, values, levels, merge)
         if new:
             host_ids = [core.host_id(hosts[i]) for i in new]
+            self._counts.fit(max(host_ids))
             first = core.table.append_few(
                 list(keys.values()),
                 host_ids,
@@ -144,10 +150,10 @@ class UrlAdds:
                 [levels[i] for i in new],
             )
             added = list(range(first, first + len(new)))
-            per_host = core.cells
+            per_host = self._counts.cells
             for host in host_ids:
                 per_host[5 * host + _QUEUED] += 1
-            core.states.entered(_QUEUED, added)
+            self._states.entered(_QUEUED, added)
             core.best.offer_list(added, rising=True)
             core.cold.add_text(
                 first,
@@ -200,7 +206,7 @@ class UrlAdds:
             table.tiered = True
         # MAX only raises, ADD of amounts >= 0 too (OPIC's cash): no buffered row fell
         rising = merge is Merge.MAX or (merge is Merge.ADD and min(values, default=0.0) >= 0)
-        core.touched(touched, rising=rising)
+        core.log.touched(touched, rising=rising)
 
     def _link_few(
         self,
@@ -226,15 +232,14 @@ class UrlAdds:
 
     def _new_rows(self, rows: Rows, host_ids: npt.NDArray[np.int32], state: int) -> None:
         """Count, track and offer new rows of one ``state``."""
-        core = self._core
-        counts = core.counts
+        counts = self._counts.counts
         if len(rows) <= 32:  # np.add.at costs more than a short loop
             for host in host_ids.tolist():
                 counts[host, state] += 1
         else:
             np.add.at(counts[:, state], host_ids, 1)
-        core.states.entered(state, rows)
-        core.best.offer(rows, rising=True)
+        self._states.entered(state, rows)
+        self._core.best.offer(rows, rising=True)
 
     def _merge_pairs(
         self, rows: Rows, tiers: npt.NDArray[np.int32], values: Floats, merge: Merge
@@ -256,7 +261,7 @@ class UrlAdds:
         table.tier[rows] = tiers
         if not table.tiered and tiers.any():
             table.tiered = True
-        self._core.touched(rows, rising=rising)
+        self._core.log.touched(rows, rising=rising)
 
     # -- any batch --------------------------------------------------------------------
 
@@ -320,6 +325,8 @@ class UrlAdds:
         """New rows (orphans for now) for ``urls`` of :meth:`_add_items`."""
         core = self._core
         hosts = np.array([core.host_id(firsts[u][0]) for u in urls], np.int32)
+        if hosts.size:
+            self._counts.fit(int(hosts.max()))
         states = np.array([firsts[u][2] for u in urls], np.int8)
         # each new queued URL goes in with the batch's combined key; a parent with
         # (0, 0.0), into which its own later items of the batch are merged

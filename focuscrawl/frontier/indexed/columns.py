@@ -4,10 +4,13 @@
 :class:`~focuscrawl.frontier.indexed.IndexedFrontier`: it changes the hot arrays of
 known rows (merging scores, the extra float columns, one numpy array each,
 journaled only for the rows written since the last commit, rescoring a host,
-setting tiers) and reads them (``value``, and ``top``, which answers from a cache
-of the state's best rows: :mod:`~focuscrawl.frontier.indexed.order.top`). Every row whose
-score or tier changed is offered to the pop buffer and noted for the next commit's
-journal (:meth:`~focuscrawl.frontier.indexed.core.IndexedCore.touched`).
+setting tiers) and reads them (``value``, and ``top``, which answers from its own
+caches of a state's best rows: :mod:`~focuscrawl.frontier.indexed.order.top`, fed from the
+change log). Every row whose score or tier changed is offered to the pop buffer and
+noted for the next commit's journal
+(:meth:`~focuscrawl.frontier.indexed.changes.ChangeLog.touched`). Counts and the rows
+of a state are the queue's (:class:`~focuscrawl.frontier.indexed.queue.IndexedQueue`),
+asked, never written.
 """
 
 from __future__ import annotations
@@ -20,8 +23,10 @@ import numpy.typing as npt
 
 from focuscrawl.exceptions import FrontierError
 from focuscrawl.frontier.indexed.core import IndexedCore
+from focuscrawl.frontier.indexed.order.top import TopCache
+from focuscrawl.frontier.indexed.queue import IndexedQueue
 from focuscrawl.frontier.indexed.storage.schema import fingerprints
-from focuscrawl.frontier.indexed.table import CHUNK_ROWS, Rows, repeated_values
+from focuscrawl.frontier.indexed.table import Rows, repeated_values
 from focuscrawl.frontier.rules import (
     INT32,
     SCORE,
@@ -40,8 +45,17 @@ Floats = npt.NDArray[np.float64]
 class IndexedColumns:
     """The per-URL values of the indexed store (see the module docstring)."""
 
-    def __init__(self, core: IndexedCore) -> None:
+    def __init__(self, core: IndexedCore, queue: IndexedQueue) -> None:
         self._core = core
+        self._queue = queue
+        self._tops = TopCache(core.table)
+        core.log.watch(self._feed_tops, self._tops.emptied)
+
+    def _feed_tops(self) -> None:
+        """Give the ``top`` caches the rows changed since they last looked."""
+        core, log = self._core, self._core.log
+        values = {SCORE: core.table.score, **core.table.extra}
+        self._tops.feed(log.arrays, log.ones, log.extra, values)
 
     def _merge_into(self, array: Floats, rows: Rows, values: Floats, merge: Merge) -> Rows:
         """Merge one value per (distinct) row into ``array``; returns the rows written."""
@@ -99,7 +113,7 @@ class IndexedColumns:
         )
         rows = self._merge_into(core.table.score, rows, values, merge)
         if rows.size:
-            core.touched(rows, rising=bool(rising))
+            core.log.touched(rows, rising=bool(rising))
         return len(rows)
 
     def _update_one(self, url: str, score: float, merge: Merge) -> int:
@@ -114,7 +128,7 @@ class IndexedColumns:
         if not written(old, value, merge):
             return 0
         array[row] = merged(old, value, merge)
-        core.touched(row, rising=array[row] >= old)
+        core.log.touched(row, rising=array[row] >= old)
         return 1
 
     def update_values(self, column: str, updates: Iterable[tuple[str, float]], merge: Merge) -> int:
@@ -126,7 +140,7 @@ class IndexedColumns:
         rows, values = self._known_values(updates, merge)
         rows = self._merge_into(array, rows, values, merge)
         if rows.size:
-            core.extra_changed.setdefault(column, []).append(rows)
+            core.log.noted(column, rows)
         return len(rows)
 
     def ensure_columns(self, names: Iterable[str]) -> None:
@@ -160,24 +174,17 @@ class IndexedColumns:
         Read from a cache of the state's best rows (:mod:`~focuscrawl.frontier.indexed.order.top`),
         built from the rows of the state (:class:`~.order.top.StateRows`, or one pass).
         """
-        core = self._core
-        array, table = core.column(column), core.table
+        core, tops = self._core, self._tops
+        array = core.column(column)
         wanted = int(state)
-        count = int(core.counts[:, wanted].sum())
-        if not count:
+        if not self._queue.count(state):
             return None
-        core.feed_tops()
-        found = core.tops.best(column, wanted, array)
+        self._feed_tops()
+        found = tops.best(column, wanted, array)
         if found is None:  # (re)build the cache from every row of the state
-            rows = core.states.rows(wanted, count)
-            if rows is None:
-                parts = [
-                    np.flatnonzero(table.state[lo : min(lo + CHUNK_ROWS, table.n)] == wanted) + lo
-                    for lo in range(0, table.n, CHUNK_ROWS)
-                ]
-                rows = np.concatenate([np.empty(0, np.int64), *parts])
-            core.tops.build(column, wanted, rows, array[rows])
-            found = core.tops.best(column, wanted, array)
+            rows = self._queue.rows_in(state)
+            tops.build(column, wanted, rows, array[rows])
+            found = tops.best(column, wanted, array)
         if found is None:  # NaN values: no order to keep
             raise FrontierError(f"no largest value of column {column!r}")
         best_row, best = found
@@ -209,9 +216,9 @@ class IndexedColumns:
             return
         target[rows] = result[rows]
         if dst == SCORE:
-            core.touched(rows)
+            core.log.touched(rows)
         else:
-            core.extra_changed.setdefault(dst, []).append(rows)
+            core.log.noted(dst, rows)
 
     # -- hosts and tiers --------------------------------------------------------------
 
@@ -232,14 +239,19 @@ class IndexedColumns:
         value = checked_score(host, score)
         host_id = core.host_ids.get(host)
         wanted = sorted({int(URLState(s)) for s in states})
-        if host_id is None or merge is Merge.KEEP or not core.counts[host_id, wanted].any():
+        if (
+            host_id is None
+            or merge is Merge.KEEP
+            or not wanted
+            or not self._queue.host_count(host, [URLState(s) for s in wanted])
+        ):
             return 0
         table = core.table
         rows = table.host_rows(host_id)
         rows = rows[np.isin(table.state[rows], wanted)]
         rows = self._merge_into(table.score, rows, np.full(len(rows), value), merge)
         if rows.size:
-            core.touched(rows)
+            core.log.touched(rows)
         return len(rows)
 
     def set_tier(self, updates: Iterable[tuple[str, int]]) -> int:
@@ -259,5 +271,5 @@ class IndexedColumns:
         core.table.tier[rows] = values
         if not core.table.tiered and values.any():
             core.table.tiered = True
-        core.touched(rows)
+        core.log.touched(rows)
         return len(rows)

@@ -80,7 +80,7 @@ class IndexedLinkGraph:
         table = core.table
         children = children[(table.state[children] == _QUEUED) & (table.score[children] < value)]
         table.score[children] = value
-        core.touched(children)
+        core.log.touched(children)
         return len(children)
 
     def _texts(self, rows: list[int]) -> dict[int, str]:

@@ -4,8 +4,11 @@
 :class:`~focuscrawl.frontier.indexed.IndexedFrontier`. A pop asks the buffer of the
 best queued rows (:class:`~focuscrawl.frontier.indexed.order.BestQueue`) for the rows
 to take, moves them to IN_FLIGHT (the per-host counters kept) and reads their texts;
-adding URLs is :class:`~focuscrawl.frontier.indexed.adds.UrlAdds`. Counts come from
-the per-host counters, states from the state column: no scan.
+adding URLs is :class:`~focuscrawl.frontier.indexed.adds.UrlAdds`. The queue owns the
+URL states: it alone moves rows between states, and it keeps what follows them, the
+per-host counters (:class:`~focuscrawl.frontier.indexed.counts.HostCounts`) and the rows
+of the small states (:class:`~focuscrawl.frontier.indexed.order.top.StateRows`). Counts
+come from the counters, states from the state column: no scan.
 
 Hot values (score, state, host, layer, tier) come from the arrays; URL text, depth
 and first parent from SQLite's ``url_text``, except on the per-page path (pop,
@@ -17,15 +20,18 @@ rows met lately before a fingerprint.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from focuscrawl.exceptions import FrontierError
+from focuscrawl.frontier.base import popped_in_room
 from focuscrawl.frontier.indexed.adds import UrlAdds
 from focuscrawl.frontier.indexed.core import MEMO_MAX, IndexedCore
+from focuscrawl.frontier.indexed.counts import HostCounts
+from focuscrawl.frontier.indexed.order.top import StateRows
 from focuscrawl.frontier.indexed.storage.schema import TEXT_MANY, TEXT_OF, TEXT_RANGE
-from focuscrawl.frontier.indexed.table import Rows
+from focuscrawl.frontier.indexed.table import CHUNK_ROWS, Rows
 from focuscrawl.frontier.rules import INT32, checked_score, known_states
 from focuscrawl.types import QueuedURL, URLState
 
@@ -42,7 +48,9 @@ class IndexedQueue:
 
     def __init__(self, core: IndexedCore) -> None:
         self._core = core
-        adds = UrlAdds(core)
+        self._counts = HostCounts(core.table, len(core.host_names))
+        self._states = StateRows(core.table)
+        adds = UrlAdds(core, self._counts, self._states)
         self.add, self.add_many = adds.add, adds.add_many
         self._recent: dict[int, Text] = {}  # texts of rows read lately (see _texts)
         # the excluded host ids of the last pop that named some, and their flags, kept
@@ -68,14 +76,16 @@ class IndexedQueue:
         hosts = len(core.host_names)
         known = core.host_ids
         ids = {known[h] for h in exclude_hosts if h in known}  # (a host named twice: once)
-        queued = core.counts[:hosts, _QUEUED]
+        counters = self._counts
+        counters.fit(hosts - 1)
+        queued = counters.counts[:hosts, _QUEUED]
         excluded = None
         if ids:
             # every queued URL is an excluded host's: nothing to pop (a polite crawl of a
             # site or a few asks this after most pages, the hosts in flight all full;
             # with many hosts in flight, others nearly always have URLs: not asked then)
             if len(ids) <= _FEW_EXCLUDED:
-                per_host = core.cells
+                per_host = counters.cells
                 if sum(per_host[5 * host + _QUEUED] for host in ids) >= int(queued.sum()):
                     return []
             if len(self._excluded) < hosts:
@@ -108,6 +118,12 @@ class IndexedQueue:
             memo[text[0]] = row
         return [self._row_of(row, *text) for row, text in zip(taken, texts, strict=True)]
 
+    def pop_in_room(
+        self, n: int, in_flight: Mapping[str, int], per_host: int
+    ) -> list[QueuedURL]:
+        """Up to ``n`` best queued URLs, each host within its room (:func:`~focuscrawl.frontier.base.popped_in_room`)."""
+        return popped_in_room(self, n, in_flight, per_host)
+
     def mark(self, url: str, state: URLState, *, score: float | None = None) -> None:
         """Set the state of a URL (and its score, if given); unknown URL: FrontierError."""
         value = None if score is None else checked_score(url, score)
@@ -132,10 +148,9 @@ class IndexedQueue:
 
     def _set_state(self, rows: Rows, state: int) -> None:
         """Move ``rows`` to ``state``, keeping the per-host counters."""
-        core = self._core
-        table, counts = core.table, core.counts
+        table, counts = self._core.table, self._counts.counts
         if len(rows) <= 32:  # np.add.at costs more than a short loop
-            per_host = core.cells
+            per_host = self._counts.cells
             for host, old in zip(
                 table.host[rows].tolist(), table.state[rows].tolist(), strict=True
             ):
@@ -145,20 +160,19 @@ class IndexedQueue:
             np.subtract.at(counts, (table.host[rows], table.state[rows]), 1)
             np.add.at(counts, (table.host[rows], np.full(len(rows), state, np.int8)), 1)
         table.state[rows] = state
-        core.states.entered(state, rows)
-        core.touched(rows)
+        self._states.entered(state, rows)
+        self._core.log.touched(rows)
 
     def _set_state_one(self, row: int, state: int) -> None:
         """:meth:`_set_state` of one row, without arrays."""
-        core = self._core
-        view = core.table.view
+        view = self._core.table.view
         host, old = view["host"][row], view["state"][row]
-        per_host = core.cells
+        per_host = self._counts.cells
         per_host[5 * host + old] -= 1
         per_host[5 * host + state] += 1
         view["state"][row] = state
-        core.states.entered(state, row)
-        core.touched(row)
+        self._states.entered(state, row)
+        self._core.log.touched(row)
 
     # -- reads ------------------------------------------------------------------------
 
@@ -178,7 +192,21 @@ class IndexedQueue:
     def count(self, state: URLState | None = None) -> int:
         if state is None:
             return self._core.table.n
-        return int(self._core.counts[:, int(state)].sum())
+        return int(self._counts.counts[:, int(state)].sum())
+
+    def rows_in(self, state: URLState) -> Rows:
+        """The rows now in ``state``, ascending: from the rows kept of a small state
+        (:class:`~focuscrawl.frontier.indexed.order.top.StateRows`), or one pass."""
+        wanted = int(state)
+        rows = self._states.rows(wanted, self.count(state))
+        if rows is None:
+            table = self._core.table
+            parts = [
+                np.flatnonzero(table.state[lo : min(lo + CHUNK_ROWS, table.n)] == wanted) + lo
+                for lo in range(0, table.n, CHUNK_ROWS)
+            ]
+            rows = np.concatenate([np.empty(0, np.int64), *parts])
+        return rows
 
     def host_counts(self, hosts: Sequence[str]) -> dict[str, int]:
         return {host: self.host_count(host) for host in hosts}
@@ -190,7 +218,7 @@ class IndexedQueue:
             return 0
         # Python ints of one host's row: the scope check asks this of every new link,
         # and a fancy index and a sum cost some 5 us
-        counts = self._core.counts[host_id].tolist()
+        counts = self._counts.counts[host_id].tolist()
         if not states:
             return sum(counts)
         return sum(counts[s] for s in {int(s) for s in states})

@@ -90,7 +90,7 @@ class IndexedFrontier(RoleStore):
         self.path = Path(path)
         core = IndexedCore(self.path, buffer_size=buffer_size, parents=parents)
         self._queue = IndexedQueue(core)
-        self._columns = IndexedColumns(core)
+        self._columns = IndexedColumns(core, self._queue)
         self._graph = IndexedLinkGraph(core)
         self._journal = IndexedJournal(core, compact_rows)
 

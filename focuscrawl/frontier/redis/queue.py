@@ -12,10 +12,11 @@ every COUNTS_EVERY seconds, plus this client's own changes) and ``iter_urls``.
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from focuscrawl.exceptions import FrontierError
+from focuscrawl.frontier.base import popped_in_room
 from focuscrawl.frontier.redis.decode import decoded
 from focuscrawl.frontier.redis.namespace import COUNTS_EVERY, Namespace
 from focuscrawl.frontier.redis.rows import checked_url, float_arg, queued, row_of, text
@@ -113,6 +114,12 @@ class RedisQueue:
         head = (merge.value, int(edges))
         results = core.calls([(p, (b"add", *head, *args)) for p, args in groups.items()])
         return sum(int(r) for r in results)
+
+    def pop_in_room(
+        self, n: int, in_flight: Mapping[str, int], per_host: int
+    ) -> list[QueuedURL]:
+        """Up to ``n`` best queued URLs, each host within its room (:func:`~focuscrawl.frontier.base.popped_in_room`)."""
+        return popped_in_room(self, n, in_flight, per_host)
 
     def mark(self, url: str, state: URLState, *, score: float | None = None) -> None:
         """Set the state of a URL (and its score, if given)."""

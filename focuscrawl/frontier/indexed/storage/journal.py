@@ -13,8 +13,6 @@ table, written in the same transaction.
 
 from __future__ import annotations
 
-import numpy as np
-
 from focuscrawl.frontier.indexed.core import IndexedCore
 from focuscrawl.frontier.indexed.storage.disk import compact, write_commit
 
@@ -46,10 +44,7 @@ class IndexedJournal:
         """Make every write so far durable (together, or not at all after a crash)."""
         core = self._core
         conn, table = core.conn, core.table
-        changed = core.changed
-        if core.changed_one:
-            changed = [*changed, np.array(core.changed_one, np.int64)]
-        extra = core.extra_changed
+        changed, extra = core.log.pending()
         if (
             not conn.in_transaction
             and not core.cold.pending
@@ -60,7 +55,6 @@ class IndexedJournal:
             return
         core.begin()
         core.cold.flush()
-        core.feed_tops()  # before the lists it reads are emptied
         self._journal_rows += write_commit(conn, table, self._committed, changed, extra)
         limit = self._compact_rows
         if limit is None:
@@ -70,8 +64,7 @@ class IndexedJournal:
             self._journal_rows = 0
         conn.execute("COMMIT")
         self._committed = table.n
-        core.changed, core.changed_one, core.extra_changed = [], [], {}
-        core.tops.emptied()
+        core.log.clear()
 
     def close(self) -> None:
         """Close the DB. Uncommitted writes are discarded, as a crash would: commit first."""
