@@ -39,6 +39,10 @@ WEBS = {  # archive, labels, the label field, seed
 }  # fmt: skip
 
 
+# the rule policy's measured kinds (directory + URL language), chosen on docweb-dev (ja)
+MEASURED = ["--strategy-param", "prior_pages=2", "--strategy-param", "hub_weight=1", "--strategy-param", "probe=0.3"]
+
+
 def configs(lang: str, labels: Path, field: str) -> dict[str, list[str]]:
     """Each crawl's label and its ``simulate`` options."""
     model = ["--model", "language", "--model-param", f"target={lang}"]
@@ -50,6 +54,7 @@ def configs(lang: str, labels: Path, field: str) -> dict[str, list[str]]:
         "bfs": ["--strategy", "bfs"],
         "language (P4 rule + soft fallback, defaults)": ["--strategy", "language", *target],
         "language (P4 rule + soft fallback), patience 0.5": ["--strategy", "language", *target, "--patience", "0.5"],
+        "language, measured kinds, patience 0.7": ["--strategy", "language", *target, "--patience", "0.7", *MEASURED],
         "language (P4 rule as published)": ["--strategy", "language", *target, "--strategy-param", "fallback=off"],
         "language soft, rule off (Tamura)": ["--strategy", "language", *target,
                                              "--strategy-param", "policy=soft", "--strategy-param", "rule=off"],

@@ -177,6 +177,27 @@ def test_directory_policy_rescores_a_directory_by_hand(tmp_path: Path) -> None:
     assert [q.url for q in store.pop(3)] == [c, x, b]
 
 
+def test_measured_kinds_weigh_the_prior_by_hand() -> None:
+    """With prior_pages = k: a link's prior weighed with its kind's measured target share,
+    (N_r + k * prior) / (N_a + k), at least hub_weight * (hubs + k / 2) / (N_a + k); a kind
+    not measured takes at least ``probe`` until a page of its host and URL language is."""
+    from focuscrawl.types import Merge
+
+    s = LanguageStrategy(None, target=["ja"], prior_pages=2, hub_weight=1.0, probe=0.3)
+    ja, de = "http://a.org/ja/x.html", "http://a.org/de/x.html"
+    assert s._kind(ja) == "http://a.org/ja/ #ja"
+    assert s._measured(ja, 0.75, "") == (0.75, Merge.SET, "")  # not measured: the prior
+    assert s._measured(de, 0.0, "")[0] == 0.3  # not measured, de on a.org not probed: the probe
+    s.probed.add("a.org #de")
+    assert s._measured("http://a.org/de/y/z.html", 0.0, "")[0] == 0.0  # probed once per host and language
+    s.kinds["http://a.org/ja/ #ja"] = [0.5, 3, 0]  # 3 pages, target share 0.5 in all, no hub
+    assert s._measured(ja, 0.75, "")[0] == pytest.approx((0.5 + 2 * 0.75) / (3 + 2))  # 0.4
+    s.kinds["http://a.org/ja/ #ja"] = [0.5, 3, 3]  # each of them linked to a new target URL elsewhere
+    assert s._measured(ja, 0.75, "")[0] == pytest.approx((3 + 1) / (3 + 2))  # the hub's 0.8
+    off = LanguageStrategy(None, target=["ja"])  # prior_pages = 0: the prior, kept at its best
+    assert off._measured(de, 0.0, "") == (0.0, Merge.MAX, "")
+
+
 def test_directory_helpers() -> None:
     assert directory_of("https://h.org/a/b.html") == "https://h.org/a/"
     assert directory_of("https://h.org/a/") == "https://h.org/a/"

@@ -20,6 +20,15 @@ pages, and N_a(i), all pages (Tamura's steps 2-3):
   language their URL names (``/ja/``, ``index.ja.html``, ``?hl=ja``:
   :mod:`focuscrawl.relevance.language_links`) or else by their page's language, so
   a crawl from a seed whose links all fail the rule does not stop at the seed.
+  With ``prior_pages = k > 0`` the rule policy's score is a prior weighed with what
+  the crawl measured: per *kind* (a directory and the language its URLs name,
+  ``.../passwd/ #fr``) the summed target share of its pages' text N_r and its pages
+  N_a give (N_r + k * prior) / (N_a + k), so an untranslated ``ja/`` directory sinks
+  and a translated one rises (its queued URLs rescored at 1, 2, 4, ... pages); at
+  least ``hub_weight`` x (hubs + k/2) / (N_a + k), hubs its pages that linked to a
+  new URL of another kind naming the target (English man pages linking to their
+  translations); a kind not measured yet takes at least ``probe`` until one page
+  of its host and URL language is measured.
 * ``hard``: links of a page not in the target language are dropped (hard focus).
 * ``soft``: links of target-language pages score 1, the others 0, so the first
   are all fetched before the second (soft focus; a URL keeps its best score).
@@ -53,6 +62,7 @@ from urllib.parse import urlsplit
 from focuscrawl.relevance.base import RelevanceModel
 from focuscrawl.relevance.language import BACKENDS, checked_language, normalise_lang, page_language
 from focuscrawl.relevance.language_links import url_language
+from focuscrawl.relevance.language_share import language_shares, target_share
 from focuscrawl.strategies.base import Strategy, StrategyState, register_strategy
 from focuscrawl.strategies.filters import LANGUAGE_RULES, LanguageLinkFilter, Verdict
 from focuscrawl.types import (
@@ -85,6 +95,13 @@ class LanguageParams:
     min_share: float = 0.5  # server/directory: N_r/N_a at or above it is a target server
     unknown: float = 0.5  # server/directory: the score of a server or directory not visited yet
     backend: str = "cld2"  # page language identification (cld2 or py3langid)
+    # rule policy: a link's score, a prior, is weighed with its directory's measured target
+    # share as this many pages' worth (0: the prior alone)
+    prior_pages: float = 0.0
+    # rule policy with prior_pages: a link's score is at least this times the share of
+    # its kind's pages that linked to a URL of another kind naming the target (a hub)
+    hub_weight: float = 0.0
+    probe: float = 0.0  # rule policy with prior_pages: the least score of a kind not measured yet
 
     def __post_init__(self) -> None:
         if not self.target:
@@ -101,6 +118,10 @@ class LanguageParams:
             raise ValueError(f"min_share = {self.min_share} must be in (0, 1]")
         if not 0.0 <= self.unknown <= 1.0:
             raise ValueError(f"unknown = {self.unknown} must be in [0, 1]")
+        if self.prior_pages < 0.0:
+            raise ValueError(f"prior_pages = {self.prior_pages} must be >= 0")
+        if not (0.0 <= self.hub_weight <= 1.0 and 0.0 <= self.probe <= 1.0):
+            raise ValueError(f"hub_weight = {self.hub_weight} and probe = {self.probe} must be in [0, 1]")
         if self.backend not in BACKENDS:
             raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {self.backend!r}")
 
@@ -164,6 +185,12 @@ class LanguageStrategy(Strategy[LanguageParams]):
         self.langs: Counter[str] = Counter()  # pages per detected language
         # per server (host) or directory: [N_r, N_a] (Tamura's steps 2-3)
         self.places: dict[str, list[int]] = {}
+        # rule policy with prior_pages: kind -> {URL: its best prior}, to rescore a kind's
+        # queued URLs as its measured share grows (rebuilt from nothing after a resume)
+        self.priors: dict[str, dict[str, float]] = {}
+        # rule policy with prior_pages: kind -> [the target share summed over its pages, pages]
+        self.kinds: dict[str, list[float]] = {}
+        self.probed: set[str] = set()  # host #language: a page of it measured (probe once)
 
     def _build(self) -> None:
         self.targets = frozenset(normalise_lang(t) for t in self.p.target)
@@ -209,7 +236,20 @@ class LanguageStrategy(Strategy[LanguageParams]):
         note = f"page {lang}; {dropped} links failed the {self.p.rule} rule" if dropped else f"page {lang}"
         policy = self.p.policy
         if policy == "rule":
-            return self._by_rule(page, links, is_target, note)
+            kind = self._kind(page.url)
+            if self.p.prior_pages > 0:
+                counts = self.kinds.setdefault(kind, [0.0, 0, 0])
+                text = f"{page.title}\n{page.text}"
+                counts[0] += target_share(language_shares(text, self.p.backend), self.targets)
+                counts[1] += 1
+                self.probed.add(f"{host_of(page.url)} #{url_language(page.url) or ''}")
+                counts[2] += int(any(url_language(link.url) in self.targets
+                                     and self._kind(link.url) != kind
+                                     and link.url not in self.priors.get(self._kind(link.url), {})
+                                     for link in page.links))
+            decision = self._by_rule(page, links, is_target, note)
+            decision.updates = self._rescore_kind(kind)
+            return decision
         if policy == "hard":
             if not is_target:
                 return Decision(reason=f"hard focus: {note}, its {len(links)} other links dropped")
@@ -234,7 +274,8 @@ class LanguageStrategy(Strategy[LanguageParams]):
             else:
                 score = PASSED_URL_TARGET if named in self.targets else PASSED_URL_OTHER
                 why = f", URL names {named}"
-            scored.append(LinkScore(link, score, Merge.MAX, reason=f"rule: {note}{why}"))
+            score, merge, why = self._measured(link.url, score, why)
+            scored.append(LinkScore(link, score, merge, reason=f"rule: {note}{why}"))
         if self.p.fallback == "off" or len(kept) == len(page.links):
             return Decision(links=scored)
         passed = {link.url for link in kept}
@@ -248,8 +289,46 @@ class LanguageStrategy(Strategy[LanguageParams]):
             else:
                 score = TARGET_PAGE if is_target else OTHER_PAGE
                 why = f"on a {'target-language' if is_target else 'foreign'} page"
-            scored.append(LinkScore(link, score, Merge.MAX, reason=f"fallback: failed the {self.p.rule} rule, {why}"))
+            score, merge, why = self._measured(link.url, score, why)
+            scored.append(LinkScore(link, score, merge, reason=f"fallback: failed the {self.p.rule} rule, {why}"))
         return Decision(links=scored)
+
+    @staticmethod
+    def _kind(url: str) -> str:
+        """The URLs measured together: a directory and the language their URL names
+        (``.../passwd/ #fr``: one directory may hold every translation of a page)."""
+        return f"{directory_of(url)} #{url_language(url) or ''}"
+
+    def _measured(self, url: str, prior: float, why: str) -> tuple[float, Merge, str]:
+        """``prior`` (the best one ``url`` was given) weighed with the measured target
+        share of its kind (:meth:`_kind`): (N_r + k * prior) / (N_a + k), k =
+        ``prior_pages``; the prior alone before the kind's first page, or with k = 0."""
+        k = self.p.prior_pages
+        if k <= 0:
+            return prior, Merge.MAX, why
+        kind = self._kind(url)
+        known = self.priors.setdefault(kind, {})
+        prior = known[url] = max(prior, known.get(url, prior))
+        counts = self.kinds.get(kind)
+        if counts is None or counts[1] == 0:
+            probed = f"{host_of(url)} #{url_language(url) or ''}" in self.probed
+            return (prior if probed else max(prior, self.p.probe)), Merge.SET, why
+        score = (counts[0] + k * prior) / (counts[1] + k)
+        score = max(score, self.p.hub_weight * (counts[2] + k * 0.5) / (counts[1] + k))
+        return score, Merge.SET, f"{why}, such pages {counts[0] / counts[1]:.2f} in the target language ({counts[1]:g})"
+
+    def _rescore_kind(self, kind: str) -> list[ScoreUpdate]:
+        """The queued URLs of ``kind`` scored again by its measured share: when its
+        page count reaches a power of two (a share changes less with every page)."""
+        counts = self.kinds.get(kind)
+        if counts is None or int(counts[1]) & (int(counts[1]) - 1):
+            return []
+        updates = []
+        for url, prior in self.priors.get(kind, {}).items():
+            if self.view.state(url) is URLState.QUEUED:
+                score, merge, why = self._measured(url, prior, "")
+                updates.append(ScoreUpdate(url, score, merge, reason=f"rescored{why}"))
+        return updates
 
     def _by_place(
         self, page: Page, queued: QueuedURL, is_target: bool, links: list[Link], note: str
