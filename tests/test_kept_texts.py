@@ -18,9 +18,10 @@ from typing import Any
 import pytest
 
 from focuscrawl.fetch.encoding import decode_html, detect_charset
-from focuscrawl.output.corpus import corpus_rows, extracted_text
+from focuscrawl.output.corpus import corpus_rows
 from focuscrawl.output.writers import TEXTS_NAME
 from focuscrawl.parse.guard import guard_html
+from focuscrawl.parse.maintext import extracted_text
 from focuscrawl.replay.archive import read_response_at
 from focuscrawl.replay.process import ReplayProcess
 from focuscrawl.service.search import SearchIndex

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
+from focuscrawl.parse.maintext import extracted_text
 from focuscrawl.relevance.examples import iter_archive_pages
 from focuscrawl.relevance.kneser_ney import train_kneser_ney
 from focuscrawl.relevance.lm_text import lm_sentences
@@ -80,14 +81,7 @@ def run_texts(run_dir: Path | str, *, boilerplate: bool = True) -> Iterator[str]
     parser's visible text; a page trafilatura cannot read keeps its visible text.
     """
     for page in iter_archive_pages(Path(run_dir) / "corpus.warc.gz", only_ok=True):
-        text = None
-        if boilerplate and page.html:
-            import trafilatura
-
-            try:
-                text = trafilatura.extract(page.html, fast=True, include_comments=False)
-            except Exception:  # trafilatura/lxml raise on some malformed pages
-                text = None
+        text = extracted_text(page.html) if boilerplate else None
         yield text or page.text
 
 

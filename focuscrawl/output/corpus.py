@@ -13,7 +13,6 @@ memory stays flat whatever the crawl's size; :func:`write_parquet` and
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 from collections import deque
@@ -34,6 +33,7 @@ from focuscrawl.output.warc_scan import read_payload, response_offsets
 from focuscrawl.output.writers import TEXTS_NAME, text_offset
 from focuscrawl.parse.guard import guard_html
 from focuscrawl.parse.html import parse_html
+from focuscrawl.parse.maintext import extracted_text
 from focuscrawl.replay.archive import read_response_at
 from focuscrawl.types import Page
 
@@ -58,32 +58,6 @@ def main_text(page: Page) -> str:
     """The main text of a page as the language models read it: trafilatura's (boilerplate
     removed), else the parser's visible text (a page trafilatura cannot read)."""
     return extracted_text(page.html) or page.text
-
-
-def extracted_text(html: str) -> str | None:
-    """trafilatura's main text of decoded HTML; None where it finds none (or fails).
-
-    The same as ``trafilatura.extract(html, fast=True, include_comments=False)`` (what
-    the models call), with its options made once (:func:`_extractor`): trafilatura
-    otherwise builds them, reading its configuration, on every call (7 % of its CPU)."""
-    if not html:
-        return None
-    import trafilatura
-
-    try:
-        text = trafilatura.extract(html, options=_extractor())
-    except Exception:  # trafilatura/lxml raise on some malformed pages
-        return None
-    return str(text) if text else None
-
-
-@functools.cache
-def _extractor() -> Any:
-    """trafilatura's options of ``extract(fast=True, include_comments=False)``, made once
-    (trafilatura shares them safely: its recall retry works on a copy)."""
-    from trafilatura.settings import Extractor
-
-    return Extractor(fast=True, comments=False)
 
 
 class RecordOffsets:

@@ -39,6 +39,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from focuscrawl.exceptions import ModelError
+from focuscrawl.parse.maintext import extracted_text
 from focuscrawl.relevance.base import register_model
 from focuscrawl.relevance.kneser_ney import train_kneser_ney
 from focuscrawl.relevance.lm_text import lm_sentences, read_texts, training_sentences
@@ -202,13 +203,8 @@ class PerplexityModel:
         if self.boilerplate and page.main_text is not None:
             return page.main_text
         if self.boilerplate and page.html:
-            import trafilatura
-
-            # trafilatura/lxml raise on some malformed pages: then keep the parser's text
-            try:
-                text = trafilatura.extract(page.html, fast=True, include_comments=False)
-            except Exception:
-                text = None
+            # (a page trafilatura cannot read keeps the parser's text)
+            text = extracted_text(page.html)
             if text:
                 page.main_text = text  # kept beside pages.jsonl for the search index
                 return text
