@@ -33,7 +33,7 @@ from yarl import URL
 
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.fetch.addresses import AddressPolicy, BlockedAddressError, FilteringResolver
-from focuscrawl.fetch.transport import Answer, TransportError, flat_headers
+from focuscrawl.fetch.transport import SEND_GATE, Answer, TransportError, flat_headers
 from focuscrawl.settings import FetchSettings
 from focuscrawl.urls import is_plain_url
 
@@ -72,6 +72,22 @@ def error_code(exc: BaseException) -> str:
         return "protocol"  # a malformed HTTP response
     return "connect" if isinstance(exc, OSError) else "error"
 
+
+
+async def _at_send(*_: object) -> None:
+    """:data:`~focuscrawl.fetch.transport.SEND_GATE`, awaited with the connection in hand."""
+    gate = SEND_GATE.get()
+    if gate is not None:
+        await gate()
+
+
+def _gated() -> aiohttp.TraceConfig:
+    """The trace that awaits the send gate: every request either reuses a connection or
+    makes one, and is written right after."""
+    trace = aiohttp.TraceConfig()
+    trace.on_connection_reuseconn.append(_at_send)
+    trace.on_connection_create_end.append(_at_send)
+    return trace
 
 class _StreamBody:
     def __init__(self, response: aiohttp.ClientResponse) -> None:
@@ -150,6 +166,7 @@ class AiohttpTransport:
             cookie_jar=aiohttp.DummyCookieJar(),  # stateless: what is recorded is what is sent
             trust_env=False,  # only the configured proxy, never one from the environment
             request_class=ProxyPooledRequest,
+            trace_configs=[_gated()],
         )
         return self
 

@@ -12,13 +12,33 @@ redirects, retries, content types, the size cut and charsets live above it in
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from importlib.util import find_spec
 from typing import Protocol
 
-__all__ = ["Answer", "Body", "BytesBody", "Transport", "TransportError", "accept_encoding", "flat_headers"]
+__all__ = [
+    "SEND_GATE",
+    "Answer",
+    "Body",
+    "BytesBody",
+    "Transport",
+    "TransportError",
+    "accept_encoding",
+    "flat_headers",
+]
+
+#: Awaited by a network transport once it holds the connection a request goes out on,
+#: just before the request is written (None: nothing to wait for); it raises
+#: :class:`TransportError` if the request must not go out. A check made before the
+#: transport is asked holds only until then: the request may wait for a connection
+#: meanwhile (a shared worker stopped there would send it once continued, on a host
+#: that is another worker's by then: :class:`~focuscrawl.workers.handover.LeasedTransport`).
+SEND_GATE: ContextVar[Callable[[], Awaitable[None]] | None] = ContextVar(
+    "focuscrawl_send_gate", default=None
+)
 
 
 def accept_encoding() -> str:

@@ -19,7 +19,7 @@ from typing import Any
 from focuscrawl.crawler.run import DB_NAME, PAGES_NAME, WARC_NAME
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.fetch.base import Fetcher
-from focuscrawl.fetch.transport import Answer, Transport, TransportError
+from focuscrawl.fetch.transport import SEND_GATE, Answer, Transport, TransportError
 from focuscrawl.frontier.factory import MARKER_STORE
 from focuscrawl.output.committed import verify_committed
 from focuscrawl.output.lock import RunLock
@@ -102,14 +102,28 @@ class LeasedTransport:
         proxy: str | None = None,
         time_limit: float | None = None,
     ) -> AsyncIterator[Answer]:
+        await self._leased()
+        # and again once the transport holds the connection, just before it writes the
+        # request: it may have waited for one meanwhile, and a worker stopped there
+        # would send it when continued, on a host that is another's by then
+        gate, gated = SEND_GATE.set(self._leased), True
+        try:
+            async with self.transport.request(
+                url, headers, proxy=proxy, time_limit=time_limit
+            ) as answer:
+                SEND_GATE.reset(gate)
+                gated = False
+                yield answer
+        finally:
+            if gated:
+                SEND_GATE.reset(gate)
+
+    async def _leased(self) -> None:
+        """Wait while the leases are not surely this worker's; TransportError once lost."""
         while not self.leases.usable():
             if self.leases.lost:
                 raise TransportError("lease-lost", "this worker's partitions are another's")
             await asyncio.sleep(_LEASE_POLL)
-        async with self.transport.request(
-            url, headers, proxy=proxy, time_limit=time_limit
-        ) as answer:
-            yield answer
 
 
 def describe(frontier: Any, out_dir: Path) -> None:
