@@ -33,11 +33,13 @@ class LostOnSecondLook:
 
 async def test_a_request_is_not_written_once_the_leases_were_lost_meanwhile() -> None:
     leases = LostOnSecondLook()
-    async with serve({"/a.html": respond("<p>a</p>")}) as site:
-        async with LeasedTransport(AiohttpTransport(SETTINGS), leases) as transport:
-            with pytest.raises(TransportError) as caught:
-                async with transport.request(site.url("/a.html"), {}):
-                    pass
+    async with (
+        serve({"/a.html": respond("<p>a</p>")}) as site,
+        LeasedTransport(AiohttpTransport(SETTINGS), leases) as transport,
+    ):
+        with pytest.raises(TransportError) as caught:
+            async with transport.request(site.url("/a.html"), {}):
+                pass
     assert caught.value.code == "lease-lost"
     assert site.hits == []  # nothing reached the server
     assert leases.looks == 2
@@ -50,11 +52,13 @@ async def test_leases_held_throughout_send_and_leave_no_gate_behind() -> None:
         def usable(self) -> bool:
             return True
 
-    async with serve({"/a.html": respond("<p>a</p>")}) as site:
-        async with LeasedTransport(AiohttpTransport(SETTINGS), Held()) as transport:
-            for _ in range(2):  # the second on a reused connection
-                async with transport.request(site.url("/a.html"), {}) as answer:
-                    assert answer.status == 200
-                    assert await answer.body.read(1 << 16) == b"<p>a</p>"
-            assert SEND_GATE.get() is None
+    async with (
+        serve({"/a.html": respond("<p>a</p>")}) as site,
+        LeasedTransport(AiohttpTransport(SETTINGS), Held()) as transport,
+    ):
+        for _ in range(2):  # the second on a reused connection
+            async with transport.request(site.url("/a.html"), {}) as answer:
+                assert answer.status == 200
+                assert await answer.body.read(1 << 16) == b"<p>a</p>"
+        assert SEND_GATE.get() is None
     assert [hit.path for hit in site.hits] == ["/a.html", "/a.html"]
