@@ -52,17 +52,20 @@ def features(html: str, keywords: tuple[str, ...] = ("commentlist",)) -> dict[st
         ('<div itemscope itemtype="https://schema.org/Comment">x</div>', "microdata", 1.0),
         ('<div itemprop="comment">x</div>', "microdata", 1.0),
         ('<script type="application/ld+json">{"commentCount": "0"}</script>', "microdata", 0.0),
+        ('<script type="application/ld+json">{"commentCount": 5}</script>', "microdata", 1.0),
+        ('<script type="application/ld+json">{"@type": "Comment"}</script>', "microdata", 1.0),
         ('<section id="comments">x</section>', "section", 1.0),
         ('<section id="comments-closed">x</section>', "section", 1.0),  # \b: "-" ends a word
         ('<section id="commentsclosed">x</section>', "section", 0.0),
         ('<div id="disqus_thread"></div>', "system", 1.0),
         ('<div class="fb-comments" data-href="x"></div>', "system", 1.0),
+        ('<script src="https://x.disqus.com/embed.js"></script>', "system", 0.0),  # names only
     ],
     ids=[
         "keywords", "keywords-folded", "keywords-form", "names", "numbered", "numbered-ids-only",
         "time", "reply", "avatar", "said", "date", "clock", "ago", "count", "zero", "zero-no",
         "form", "form-search", "microdata-itemtype", "microdata-itemprop", "microdata-count-0",
-        "section", "section-dash", "section-no", "disqus", "facebook",
+        "microdata-count-5", "microdata-ld-json", "section", "section-dash", "section-no", "disqus", "facebook", "system-script",
     ],
 )  # fmt: skip
 def test_each_feature_by_hand(html: str, feature: str, expected: float) -> None:

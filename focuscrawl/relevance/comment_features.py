@@ -53,16 +53,18 @@ _ZERO = re.compile(r"\b(?:0|no|keine|sin|aucun)\s+(?:comments?|kommentare?|comen
 _FORM = re.compile(
     r"<textarea\b[^>]*(?:name|id)=[\"']?[^\"'>]*(?:comment|kommentar|comentario|message|reply)"
 )
-_MICRODATA = re.compile(
-    r"itemprop=[\"']?(?:comment|commenttext)\b"
-    r"|itemtype=[\"']?https?://schema\.org/(?:comment|usercomments)\b"
-    r"|\"@type\"\s*:\s*\"comment\"|\"commentcount\"\s*:\s*\"?[1-9]"
+# one pattern per literal start: an alternation without a common prefix scans 4x slower
+_MICRODATA = (
+    re.compile(r"itemprop=[\"']?comment(?:text)?\b"),
+    re.compile(r"schema\.org/(?:comment|usercomments)\b"),
+    re.compile(r"\"@type\"\s*:\s*\"comment\""),
+    re.compile(r"\"commentcount\"\s*:\s*\"?[1-9]"),
 )
 _SECTION = re.compile(
     r"<(?:section|div|ol|ul)\b[^>]*\bid=[\"']?"
     r"(?:comments|kommentare|comentarios|commentaires|comment-list|thecomments)\b"
 )
-# containers of comment systems (the comments themselves often arrive by script)
+# class/id names of comment systems' containers (the comments themselves often arrive by script)
 _SYSTEMS = (
     "disqus_thread", "fb-comments", "commento", "coral", "vuukle", "hyvor", "isso-thread",
     "livefyre", "viafoura", "spot-im", "spotim", "openweb", "remark42", "utterances", "giscus",
@@ -85,7 +87,7 @@ FEATURES: tuple[str, ...] = (
     "form",  # a <textarea> named for a comment, message or reply (0/1)
     "microdata",  # schema.org Comment / UserComments, itemprop=comment, commentCount > 0 (0/1)
     "section",  # an element with id=comments (kommentare, comentarios...) (0/1)
-    "system",  # a comment system's container: Disqus, Facebook, Coral... (0/1)
+    "system",  # a class or id of a comment system: Disqus, Facebook, Coral... (0/1)
 )
 
 
@@ -120,7 +122,7 @@ def comment_features(page: Page, keywords: Sequence[str]) -> list[float]:
         _log_count(_COUNT, text),
         float(_ZERO.search(text) is not None),
         float(_FORM.search(html) is not None),
-        float(_MICRODATA.search(html) is not None),
+        float(any(p.search(html) is not None for p in _MICRODATA)),
         float(_SECTION.search(html) is not None),
-        float(any(s in html for s in _SYSTEMS)),
+        float(any(s in n for n in names for s in _SYSTEMS)),
     ]
