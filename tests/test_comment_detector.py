@@ -179,3 +179,17 @@ def test_strategy_crawls_with_the_learned_detector(sample_archive: Path, tmp_pat
     assert all(r["relevant"] == (r["relevance"] >= threshold) for r in judged)
     run = json.loads((tmp_path / "run" / "run.json").read_text())
     assert run["settings"]["model"]["detector"] == "learned"
+
+
+def test_a_detector_file_of_ones_own(tmp_path: Path) -> None:
+    tiny(0.3).save(tmp_path / "mine.json")
+    model = build_model({"name": "comments", "detector": str(tmp_path / "mine.json")})
+    assert isinstance(model, CommentModel)
+    assert model.learned == tiny(0.3)
+    save_model(model, tmp_path / "m")
+    (tmp_path / "mine.json").unlink()  # the saved model keeps its own copy
+    loaded = load_model(tmp_path / "m")
+    assert isinstance(loaded, CommentModel)
+    assert loaded.learned == tiny(0.3)
+    with pytest.raises(ModelError, match="not a comment detector"):
+        CommentModel(detector=str(tmp_path / "missing.json"))

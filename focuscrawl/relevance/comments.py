@@ -25,7 +25,9 @@ P0's rule as one feature). On sites it was not learned on it is the better one
 (accuracy 0.881 against 0.846 on the held-out half of comments-dev's sites, 0.899
 against 0.859 in site-grouped CV: ``benchmarks/bench_comments.py``); its
 ``score`` is p(comment) and the judgement is p >= the detector's own threshold
-(the model's ``threshold`` applies to P0's rule only). It costs about 4 ms of
+(the model's ``threshold`` applies to P0's rule only). ``detector`` may also be
+the path of a detector learned on other labelled pages
+(``python benchmarks/bench_comments.py --write-detector FILE``). It costs about 4 ms of
 CPU per page against P0's 0.1 ms, so it stays a choice, and the default keeps
 the paper's detector.
 """
@@ -67,6 +69,11 @@ DEFAULT_KEYWORDS: tuple[str, ...] = (
 
 
 DETECTORS = ("keywords", "learned")
+_OWN_DETECTOR = "comment_detector.json"  # a given detector file, as a saved model keeps it
+
+
+def _detector_in(directory: Path, detector: str) -> str:
+    return detector if detector in DETECTORS else str(directory / detector)
 
 
 @dataclass(frozen=True)
@@ -75,7 +82,7 @@ class CommentParams:
     use_ids: bool = False  # match element ids too
     fold_separators: bool = True  # ignore - and _ (and case) when matching
     threshold: float = 0.5
-    detector: str = "keywords"  # "keywords": P0's rule; "learned": the site-transferable model
+    detector: str = "keywords"  # "keywords": P0's rule; "learned": the shipped model; or a .json file
 
 
 @register_model("comments")
@@ -92,10 +99,17 @@ class CommentModel:
     detector: str = "keywords"
 
     def __post_init__(self) -> None:
-        if self.detector not in DETECTORS:
-            raise ModelError(f"comments model: detector={self.detector!r}: use one of {', '.join(DETECTORS)}")
         #: the learned detector (None: P0's keyword rule)
-        self.learned: LearnedDetector | None = LearnedDetector.load() if self.detector == "learned" else None
+        self.learned: LearnedDetector | None = None
+        if self.detector == "learned":
+            self.learned = LearnedDetector.load()
+        elif self.detector.endswith(".json"):
+            self.learned = LearnedDetector.load(Path(self.detector))
+        elif self.detector != "keywords":
+            raise ModelError(
+                f"comments model: detector={self.detector!r}: use one of "
+                f"{', '.join(DETECTORS)} or a detector .json file"
+            )
         folded = [fold_name(k, self.fold_separators) for k in self.keywords]
         #: the keywords as matched (folded, distinct)
         self.folded_keywords: tuple[str, ...] = tuple(dict.fromkeys(k for k in folded if k))
@@ -144,8 +158,10 @@ class CommentModel:
         data = {
             "keywords": list(self.keywords), "use_ids": self.use_ids,
             "fold_separators": self.fold_separators, "threshold": self.threshold,
-            "detector": self.detector,
+            "detector": self.detector if self.detector in DETECTORS else _OWN_DETECTOR,
         }  # fmt: skip
+        if self.learned is not None and self.detector not in DETECTORS:
+            self.learned.save(directory / _OWN_DETECTOR)  # the saved model carries its own copy
         (directory / "comments.json").write_text(
             json.dumps(data, ensure_ascii=False, indent=1), "utf-8"
         )
@@ -157,7 +173,7 @@ class CommentModel:
             return cls(
                 [str(k) for k in data["keywords"]], bool(data["use_ids"]),
                 bool(data["fold_separators"]), float(data["threshold"]),
-                str(data.get("detector", "keywords")),
+                _detector_in(directory, str(data.get("detector", "keywords"))),
             )  # fmt: skip
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ModelError(f"{directory}: not a saved comments model ({exc})") from None
