@@ -41,6 +41,8 @@ WEBS = {  # archive, labels, the label field, seed
 
 # the rule policy's measured kinds (directory + URL language), chosen on docweb-dev (ja)
 MEASURED = ["--strategy-param", "prior_pages=2", "--strategy-param", "hub_weight=1", "--strategy-param", "probe=0.3"]
+# the same with the probe drawn from each kind's prior (Thompson, fixed seed): no probe constant
+THOMPSON = ["--strategy-param", "prior_pages=2", "--strategy-param", "hub_weight=1", "--strategy-param", "explore=thompson"]
 
 
 def configs(lang: str, labels: Path, field: str) -> dict[str, list[str]]:
@@ -55,6 +57,8 @@ def configs(lang: str, labels: Path, field: str) -> dict[str, list[str]]:
         "language (P4 rule + soft fallback, defaults)": ["--strategy", "language", *target],
         "language (P4 rule + soft fallback), patience 0.5": ["--strategy", "language", *target, "--patience", "0.5"],
         "language, measured kinds, patience 0.7": ["--strategy", "language", *target, "--patience", "0.7", *MEASURED],
+        "language, measured kinds, Thompson probe, patience 0.7": ["--strategy", "language", *target, "--patience", "0.7",
+                                                                  *THOMPSON],
         "language (P4 rule as published)": ["--strategy", "language", *target, "--strategy-param", "fallback=off"],
         "language soft, rule off (Tamura)": ["--strategy", "language", *target,
                                              "--strategy-param", "policy=soft", "--strategy-param", "rule=off"],
