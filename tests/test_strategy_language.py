@@ -287,3 +287,27 @@ def test_measured_kinds_resume_as_the_uninterrupted_crawl(tmp_path: Path) -> Non
         runs[name] = [(p["url"], p["score"]) for p in map(json.loads, (out / "pages.jsonl").read_text().splitlines())]
     assert len(runs["whole"]) == 160
     assert runs["stopped"] == runs["whole"]
+
+
+def test_thompson_probe_draws_from_the_priors_beta_posterior() -> None:
+    """``explore = "thompson"``: a kind not measured is probed at least at a draw from
+    Beta(k * prior + 1/2, k * (1 - prior) + 1/2), a function of the seed and the kind
+    (the same crawl at every run); the mean of Beta(1/2, 5/2) is 1/6, of Beta(3/2, 3/2) 1/2."""
+    from focuscrawl.strategies.language_kinds import MeasuredKinds
+
+    kinds = MeasuredKinds(2.0, 1.0, 0.3, "thompson", seed=0)
+    draws = [kinds.draw(f"http://a.org/{i}/ #de", 0.0) for i in range(4000)]
+    assert sum(draws) / len(draws) == pytest.approx(1 / 6, abs=0.01)
+    halves = [kinds.draw(f"http://a.org/{i}/ #", 0.5) for i in range(4000)]
+    assert sum(halves) / len(halves) == pytest.approx(0.5, abs=0.01)
+    again = MeasuredKinds(2.0, 1.0, 0.3, "thompson", seed=0)
+    assert again.draw("http://a.org/7/ #de", 0.0) == draws[7]
+    other = MeasuredKinds(2.0, 1.0, 0.3, "thompson", seed=1)
+    assert other.draw("http://a.org/7/ #de", 0.0) != draws[7]
+    # the score of a kind not measured, on a host and language not probed: max(prior, draw)
+    s = LanguageStrategy(None, target=["ja"], prior_pages=2, explore="thompson")
+    url = "http://a.org/x/de/p.html"
+    assert s._measured(url, 0.0, "")[0] == s.kinds.draw("http://a.org/x/de/ #de", 0.0)
+    assert s._measured("http://a.org/x/ja/p.html", 1.0, "")[0] == 1.0
+    with pytest.raises(ConfigError, match="explore must be one of fixed, thompson"):
+        LanguageStrategy(None, target=["ja"], explore="ucb")
