@@ -61,8 +61,9 @@ from urllib.parse import urlsplit
 
 from focuscrawl.relevance.base import RelevanceModel
 from focuscrawl.relevance.language import BACKENDS, checked_language, normalise_lang, page_language
-from focuscrawl.relevance.language_links import url_language
+from focuscrawl.relevance.language_links import url_language_for
 from focuscrawl.relevance.language_share import language_shares, target_share
+from focuscrawl.relevance.scripts import other_chinese_script, wanted_chinese_script
 from focuscrawl.strategies.base import Strategy, StrategyState, register_strategy
 from focuscrawl.strategies.filters import LANGUAGE_RULES, LanguageLinkFilter, Verdict
 from focuscrawl.strategies.language_kinds import EXPLORES, MeasuredKinds, directory_of
@@ -180,10 +181,13 @@ class LanguageStrategy(Strategy[LanguageParams]):
         # per server (host) or directory: [N_r, N_a] (Tamura's steps 2-3)
         self.places: dict[str, list[int]] = {}
         # rule policy with prior_pages: per kind (directory + URL language) what was measured
-        self.kinds = MeasuredKinds(self.p.prior_pages, self.p.hub_weight, self.p.probe, self.p.explore, self.p.seed)
+        self.kinds = MeasuredKinds(self.p.prior_pages, self.p.hub_weight, self.p.probe, self.p.explore,
+                                   self.p.seed, self.chinese)  # fmt: skip
 
     def _build(self) -> None:
         self.targets = frozenset(normalise_lang(t) for t in self.p.target)
+        # target zh-Hant or zh-TW (zh-Hans, zh-CN) alone: the other script's pages and URLs are not
+        self.chinese = wanted_chinese_script(self.p.target)
         self._rule: LanguageLinkFilter | None = None
         if self.p.rule != "off":
             self._rule = LanguageLinkFilter(target=list(self.p.target), rule=self.p.rule)
@@ -192,7 +196,7 @@ class LanguageStrategy(Strategy[LanguageParams]):
         self._build()
         kinds = self.kinds
         kinds.k, kinds.hub_weight, kinds.probe = self.p.prior_pages, self.p.hub_weight, self.p.probe
-        kinds.explore, kinds.seed = self.p.explore, self.p.seed
+        kinds.explore, kinds.seed, kinds.chinese = self.p.explore, self.p.seed, self.chinese
         return Decision()
 
     # ------------------------------------------------------------ the places
@@ -220,6 +224,9 @@ class LanguageStrategy(Strategy[LanguageParams]):
     # ------------------------------------------------------------------ hooks
     def on_page(self, page: Page, relevance: float | None, queued: QueuedURL) -> Decision:
         lang, _ = page_language(page, self.p.backend)
+        text = f"{page.title}\n{page.text}"
+        if lang == "zh" and other_chinese_script(text, self.chinese):
+            lang = "zh-Hans" if self.chinese == "zh-Hant" else "zh-Hant"  # counted apart, no target
         self.langs[lang] += 1
         is_target = lang in self.targets
         links: list[Link] = page.links
@@ -231,8 +238,10 @@ class LanguageStrategy(Strategy[LanguageParams]):
         if policy == "rule":
             if self.p.prior_pages <= 0:
                 return self._by_rule(page, links, is_target, note)
-            text = f"{page.title}\n{page.text}"
-            share = target_share(language_shares(text, self.p.backend), self.targets)
+            shares = language_shares(text, self.p.backend)
+            if other_chinese_script(text, self.chinese):
+                shares.pop("zh", None)
+            share = target_share(shares, self.targets)
             kind = self.kinds.observe(page.url, share, page.links, self.targets)
             decision = self._by_rule(page, links, is_target, note)
             decision.updates = self.kinds.rescore(kind, self.view)
@@ -251,11 +260,11 @@ class LanguageStrategy(Strategy[LanguageParams]):
         """P4's rule: the links that pass it first; with ``fallback = "soft"`` the others
         after them (Tamura's soft focus), so that a crawl whose seed links fail the rule
         (an English portal, no ccTLD) goes on instead of stopping. A fallback link scores
-        by the language its URL names (:func:`url_language`: ``/ja/``, ``index.ja.html``,
+        by the language its URL names (:func:`url_language_for`: ``/ja/``, ``index.ja.html``,
         ``?hl=ja``), else by its page's language."""
         scored = []
         for link in kept:
-            named = url_language(link.url)
+            named = url_language_for(link.url, self.chinese)
             if named is None:
                 score, why = PASSED, ""
             else:
@@ -269,7 +278,7 @@ class LanguageStrategy(Strategy[LanguageParams]):
         for link in page.links:
             if link.url in passed:
                 continue
-            named = url_language(link.url)
+            named = url_language_for(link.url, self.chinese)
             if named is not None:
                 score = URL_TARGET if named in self.targets else URL_OTHER
                 why = f"URL names {named}"

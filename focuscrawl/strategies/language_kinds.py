@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from focuscrawl.relevance.language_links import url_language
+from focuscrawl.relevance.language_links import url_language_for
 from focuscrawl.strategies.view import FrontierView
 from focuscrawl.types import Link, Merge, ScoreUpdate, URLState
 from focuscrawl.urls import host_of
@@ -48,28 +48,34 @@ def directory_of(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}{path[: path.rfind('/') + 1]}"
 
 
-def kind_of(url: str) -> str:
-    """The URLs measured together: a directory and the language their URL names.
+def kind_of(url: str, chinese: str | None = None) -> str:
+    """The URLs measured together: a directory and the language their URL names
+    (:func:`url_language_for`: in a crawl that wants one Chinese script, the other's URLs
+    are a kind of their own).
 
     >>> kind_of("http://a.org/man/passwd/passwd.5.fr.html")
     'http://a.org/man/passwd/ #fr'
+    >>> kind_of("http://a.org/faq/a.zh-cn.html", "zh-Hant"), kind_of("http://a.org/faq/a.zh-tw.html", "zh-Hant")
+    ('http://a.org/faq/ #zh-Hans', 'http://a.org/faq/ #zh')
     """
-    return f"{directory_of(url)} #{url_language(url) or ''}"
+    return f"{directory_of(url)} #{url_language_for(url, chinese) or ''}"
 
 
-def probe_key(url: str) -> str:
+def probe_key(url: str, chinese: str | None = None) -> str:
     """A host and the language a URL names: probed once each."""
-    return f"{host_of(url)} #{url_language(url) or ''}"
+    return f"{host_of(url)} #{url_language_for(url, chinese) or ''}"
 
 
 class MeasuredKinds:
     """Per kind [N_r, N_a, hubs], each URL's best prior, and the probed hosts' languages."""
 
     def __init__(
-        self, prior_pages: float, hub_weight: float, probe: float, explore: str, seed: int
+        self, prior_pages: float, hub_weight: float, probe: float, explore: str, seed: int,
+        chinese: str | None = None,
     ) -> None:
         self.k, self.hub_weight, self.probe = prior_pages, hub_weight, probe
         self.explore, self.seed = explore, seed
+        self.chinese = chinese  # the one Chinese script the crawl wants, if it names one
         self.counts: dict[str, list[float]] = {}  # kind -> [N_r, N_a, hubs]
         # kind -> {URL: its best prior}, to rescore a kind's queued URLs as its share grows
         self.priors: dict[str, dict[str, float]] = {}
@@ -78,13 +84,13 @@ class MeasuredKinds:
 
     def observe(self, url: str, share: float, links: Iterable[Link], targets: frozenset[str]) -> str:
         """Count a fetched page of target share ``share``; returns its kind."""
-        kind = kind_of(url)
+        kind = kind_of(url, self.chinese)
         counts = self.counts.setdefault(kind, [0.0, 0.0, 0.0])
         counts[0] += share
         counts[1] += 1
-        self.probed.add(probe_key(url))
-        counts[2] += int(any(url_language(link.url) in targets
-                             and (other := kind_of(link.url)) != kind
+        self.probed.add(probe_key(url, self.chinese))
+        counts[2] += int(any(url_language_for(link.url, self.chinese) in targets
+                             and (other := kind_of(link.url, self.chinese)) != kind
                              and link.url not in self.priors.get(other, {})
                              for link in links))  # fmt: skip
         return kind
@@ -101,13 +107,13 @@ class MeasuredKinds:
 
     def score(self, url: str, prior: float, why: str) -> tuple[float, Merge, str]:
         """``prior`` (the best one ``url`` was given) weighed with its kind's measure."""
-        kind = kind_of(url)
+        kind = kind_of(url, self.chinese)
         known = self.priors.setdefault(kind, {})
         prior = known[url] = max(prior, known.get(url, prior))
         counts = self.counts.get(kind)
         k = self.k
         if counts is None or counts[1] == 0:
-            if probe_key(url) in self.probed:
+            if probe_key(url, self.chinese) in self.probed:
                 return prior, Merge.SET, why
             return max(prior, self.draw(kind, prior)), Merge.SET, why
         score = (counts[0] + k * prior) / (counts[1] + k)
