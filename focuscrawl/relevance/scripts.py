@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 # Unicode blocks, as (first, last, script); the table is short and anchors are
 # short, so a linear scan per non-ASCII character is fast enough.
-_BLOCKS: tuple[tuple[int, int, str], ...] = (
+BLOCKS: tuple[tuple[int, int, str], ...] = (
     (0x00C0, 0x024F, "latin"), (0x1E00, 0x1EFF, "latin"),
     (0x0370, 0x03FF, "greek"), (0x0400, 0x052F, "cyrillic"),
     (0x0590, 0x05FF, "hebrew"), (0x0600, 0x06FF, "arabic"), (0x0750, 0x077F, "arabic"),
@@ -25,7 +25,7 @@ def char_script(ch: str) -> str | None:
     code = ord(ch)
     if code < 0x80:
         return "latin" if ch.isalpha() else None
-    for first, last, script in _BLOCKS:
+    for first, last, script in BLOCKS:
         if first <= code <= last:
             return script
     return None
