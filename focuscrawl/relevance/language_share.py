@@ -46,7 +46,7 @@ def _char_class(scripts: set[str]) -> re.Pattern[str]:
 
 _CJK_PATTERNS = {script: _char_class({script}) for script in ("hangul", "kana", "han")}
 _ANY_CJK = _char_class({"hangul", "kana", "han"})
-_ASCII_LETTER = re.compile("[A-Za-z]")
+_NOT_ASCII_LETTER = re.compile("[^A-Za-z]+")
 _NON_ASCII = re.compile("[^\x00-\x7f]")
 
 
@@ -56,9 +56,12 @@ def language_shares(
     """{language: share of the text's letters (UTF-8 bytes)}, summing to 1; {} without letters."""
     # by regular expressions, not a Python loop over every character (a third of the
     # CPU of a crawl's page on English text): the same counts as char_script's
-    counts = {script: len(pattern.findall(text)) for script, pattern in _CJK_PATTERNS.items()}
-    rest = _ANY_CJK.sub(" ", text) if any(counts.values()) else text
-    other = len(_ASCII_LETTER.findall(rest)) + sum(
+    if _ANY_CJK.search(text) is None:
+        counts, rest = dict.fromkeys(_CJK_PATTERNS, 0), text
+    else:
+        counts = {script: len(pattern.findall(text)) for script, pattern in _CJK_PATTERNS.items()}
+        rest = _ANY_CJK.sub(" ", text)
+    other = len(_NOT_ASCII_LETTER.sub("", rest)) + sum(
         len(ch.encode("utf-8")) for ch in _NON_ASCII.findall(rest) if char_script(ch) is not None
     )
     units: dict[str, float] = {}

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -48,6 +49,7 @@ def directory_of(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}{path[: path.rfind('/') + 1]}"
 
 
+@lru_cache(maxsize=65536)
 def kind_of(url: str, chinese: str | None = None) -> str:
     """The URLs measured together: a directory and the language their URL names
     (:func:`url_language_for`: in a crawl that wants one Chinese script, the other's URLs
