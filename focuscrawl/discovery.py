@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from focuscrawl.crawler import counters as names
 from focuscrawl.fetch.robots import robots_url
 from focuscrawl.frontier.base import UrlColumns, UrlQueue
 from focuscrawl.parse.feeds import read_feed
@@ -30,7 +31,7 @@ from focuscrawl.parse.sitemaps import SitemapEntry, SitemapReader, StreamedSitem
 from focuscrawl.settings import DISCOVERY_CONTENT_TYPES, FEED_CONTENT_TYPES, Settings
 from focuscrawl.strategies.base import Strategy
 from focuscrawl.types import FetchResult, Link, Merge, Page
-from focuscrawl.urls import host_of, normalize_url
+from focuscrawl.urls import Scope, host_of, normalize_url
 
 __all__ = ["CHANGEFREQ", "DISCOVERED", "LASTMOD", "PRIORITY", "Discovery", "SourcePage", "lastmod_time"]
 
@@ -77,8 +78,10 @@ class Discovery:
         columns: UrlColumns,
         strategy: Strategy,
         counters: Counter[str],
+        scope: Scope | None = None,
     ) -> None:
         self.settings = settings.fetch
+        self.scope = scope
         self.context_words = settings.parse.context_words
         self.queue = queue
         self.columns = columns
@@ -91,8 +94,20 @@ class Discovery:
 
     def enter(self, urls: Sequence[str], parent: str, kind: float = SITEMAP) -> int:
         """Put sitemap (or feed) URLs in the frontier, scored as the strategy scores
-        seeds (entry points, at depth 0); how many were new."""
+        seeds (entry points, at depth 0); how many were new. The scope rules hold for
+        them as for any link (a sitemap a robots.txt names on a denied host, a feed
+        outside ``allow_regex``, are left out and counted), but for the file
+        extensions a page's links may not have (``.xml`` is what they are)."""
         fresh = [url for url in dict.fromkeys(urls) if self.queue.state(url) is None]
+        if self.scope is not None:
+            kept = []
+            for url in fresh:
+                reason = self.scope.reject(url, 0)
+                if reason is None or reason == "extension":
+                    kept.append(url)
+                else:
+                    self.counters[names.link_rejected(f"scope:{reason}")] += 1
+            fresh = kept
         scores = {u.url: u.score for u in self.strategy.seed_scores(fresh) if u.column == "score"}
         for url in fresh:
             self.queue.add(url, scores.get(url, 0.0), depth=0, parent=parent, host=host_of(url), merge=Merge.KEEP)

@@ -160,3 +160,29 @@ async def test_feeds_a_page_names_are_read(tmp_path: Path) -> None:
     assert 0 < rows["/big.atom"][1]["out_links"] <= 1000
     assert counters["feed_errors"] == 1  # the broken one: its entries before the fault are kept
     assert rows["/broken.rss"][1]["out_links"] == 1
+
+
+async def test_feeds_and_sitemaps_keep_to_the_scope_rules(tmp_path: Path) -> None:
+    # an experiment's in_archive_only is an allow_regex: a feed a page names outside it
+    # (P0's comment web: every blog's /feed/, not archived) was fetched anyway, as a seed
+    deny = {"deny_regex": [r"/broken\.rss$", r"/s2\.xml$"]}
+    async with serve(FEED_ROUTES, fallback=html("<p>leaf</p>")) as site:
+        await crawl_async(
+            tmp_path / "feeds", [site.url("/")],
+            overrides={"crawl": {"max_pages": 12}, "fetch": {"delay": 0, "allow_private": ("127.0.0.1",)},
+                       "scope": deny},
+        )  # fmt: skip
+        feed_paths = set(site.paths())
+    summary = json.loads((tmp_path / "feeds" / "run.json").read_text())["summary"]
+    assert {"/feed.xml", "/big.atom"} <= feed_paths  # .xml and .atom are what they are
+    assert "/broken.rss" not in feed_paths
+    assert (summary["counters"]["feeds_found"], summary["counters"]["link_rejected_denied-regex"]) == (2, 1)
+    async with serve(ROUTES, fallback=html("<p>leaf</p>")) as site:
+        await crawl_async(
+            tmp_path / "sitemaps", [site.url("/")],
+            overrides={"crawl": {"max_pages": 100}, "fetch": {"delay": 0, "allow_private": ("127.0.0.1",)},
+                       "scope": {**deny, "deny_extensions": ()}},
+        )  # fmt: skip
+        sitemap_paths = set(site.paths())
+    assert {"/index.xml", "/s1.xml.gz"} <= sitemap_paths
+    assert "/s2.xml" not in sitemap_paths  # named by the index, out of scope

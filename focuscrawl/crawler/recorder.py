@@ -104,7 +104,7 @@ class Recorder:
         self.results = 0  # results recorded, skipped ones included (the decision log's n)
         self._recrawl = recrawl
         self.manners = MannersPolicy(settings.fetch, stats.counters)
-        self.discovery = Discovery(settings, queue, columns, strategy, stats.counters)  # sitemaps, feeds
+        self.discovery = Discovery(settings, queue, columns, strategy, stats.counters, scope)  # sitemaps, feeds
         # a page is parsed in full only for a reader of more than its links (a third of the cost)
         self.links_only = not (
             strategy.needs_text or model is not None or any(f.needs_text for f in self.filters)
