@@ -49,7 +49,7 @@ from typing import Any, ClassVar, NamedTuple, Self
 
 import numpy as np
 
-from focuscrawl.relevance.online_link import LinkModelState, OnlineLinkModel, link_tokens
+from focuscrawl.relevance.online_link import ETA0, LinkModelState, OnlineLinkModel, link_tokens
 from focuscrawl.strategies.base import Strategy, StrategyState, register_strategy
 from focuscrawl.strategies.scoring import context_scores, eq9
 from focuscrawl.strategies.view import FrontierView
@@ -72,6 +72,11 @@ class LearningParams:
     # than the reward its own page gave it (a link's value is the best of where it leads
     # and what that leads to), "all" as an example of its own in any case
     hop_reward: str = "max"
+    # the SGD step sizes (eta0) to choose from by prequential validation: each has its
+    # own model, all learn every example, and the one whose predictions of the examples
+    # before learning them erred least (summed squared error) scores the links; 0 is
+    # the prior alone (a correction of 0). Empty: one model at ETA0, no choice
+    rates: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         if self.update_every < 1 or self.min_examples < 0 or self.hops < 0 or self.rescore < 0:
@@ -80,6 +85,8 @@ class LearningParams:
             raise ValueError("epochs >= 1; hop_reward 'all' or 'max'")
         if not all(0.0 <= x <= 1.0 for x in (self.gamma, self.relevant, self.beta)):
             raise ValueError("gamma, relevant and beta must be in [0, 1]")
+        if any(r < 0.0 for r in self.rates):
+            raise ValueError("rates must be >= 0")
 
 
 @dataclass(frozen=True)
@@ -112,14 +119,24 @@ class LearnerState(StrategyState):
     pages: int = 0
     model: LinkModelState = field(default_factory=LinkModelState)
     pending: PendingExamples = field(default_factory=PendingExamples)
+    # with several rates: every candidate's model (``model`` is the first's) and its
+    # prequential loss
+    candidates: list[LinkModelState] = field(default_factory=list)
+    losses: list[float] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"pages": self.pages, "model": self.model.to_json(), "pending": self.pending.to_json()}
+        out = {"pages": self.pages, "model": self.model.to_json(), "pending": self.pending.to_json()}
+        if self.candidates:
+            out["candidates"] = [c.to_json() for c in self.candidates]
+            out["losses"] = list(self.losses)
+        return out
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any]) -> Self:
         return cls(int(raw.get("pages", 0)), LinkModelState.from_json(raw.get("model") or {}),
-                   PendingExamples.from_json(raw.get("pending") or {}))  # fmt: skip
+                   PendingExamples.from_json(raw.get("pending") or {}),
+                   [LinkModelState.from_json(c) for c in raw.get("candidates", [])],
+                   [float(x) for x in raw.get("losses", [])])  # fmt: skip
 
 
 class Example(NamedTuple):
@@ -150,7 +167,11 @@ class OnlineLinkLearner:
 
     def __init__(self, p: LearningParams, seed: int = 0) -> None:
         self.p = p
-        self.model = OnlineLinkModel(seed=seed)
+        # one model per candidate step size (prequential choice), or the one at ETA0
+        self.rates = p.rates or (ETA0,)
+        self.models = [OnlineLinkModel(seed=seed, eta0=r or ETA0) for r in self.rates]
+        self.losses = [0.0] * len(self.rates)
+        self.best = 0  # the candidate that scores: the least loss, the first listed on ties
         self.pages = 0  # pages seen (the update points count these)
         self.pending: list[Example] = []  # examples since the last update
         # queued URL -> the link that found it (the best scored, if found again); a
@@ -159,6 +180,11 @@ class OnlineLinkLearner:
         self._found: OrderedDict[str, _Found] = OrderedDict()
         self._inbound: OrderedDict[str, _Inbound] = OrderedDict()
         self._inlinks: OrderedDict[str, int] = OrderedDict()
+
+    @property
+    def model(self) -> OnlineLinkModel:
+        """The model that scores (the chosen candidate's)."""
+        return self.models[self.best]
 
     @property
     def weight(self) -> float:
@@ -243,16 +269,29 @@ class OnlineLinkLearner:
     def tick(self) -> bool:
         """One page done: True if this was an update point (the model learnt)."""
         self.pages += 1
-        if self.pages % self.p.update_every or not self.pending:
-            return False
-        self.model.update(
-            [e.columns for e in self.pending],
-            [e.reward - e.prior for e in self.pending],
-            positives=sum(1 for e in self.pending if e.reward >= self.p.relevant),
-            epochs=self.p.epochs,
-        )
+        if self.pending and self.pages % self.p.update_every == 0:
+            self.learn()
+            return True
+        return False
+
+    def learn(self) -> None:
+        """Learn the pending examples: with several candidates, each first predicts
+        them (the prequential test: its loss grows by the squared error, a model not
+        ready or the rate 0 predicting 0), then each with a rate learns them, and the
+        least loss chooses the model that scores."""
+        rows = [e.columns for e in self.pending]
+        targets = [e.reward - e.prior for e in self.pending]
+        positives = sum(1 for e in self.pending if e.reward >= self.p.relevant)
+        several = len(self.models) > 1
+        for k, (rate, model) in enumerate(zip(self.rates, self.models, strict=True)):
+            if several:
+                predicted = model.predict(rows) if rate > 0 else [0.0] * len(rows)
+                self.losses[k] += sum((t - y) ** 2 for t, y in zip(targets, predicted, strict=True))
+            if rate > 0:
+                model.update(rows, targets, positives=positives, epochs=self.p.epochs)
+        if several:
+            self.best = min(range(len(self.losses)), key=lambda k: (self.losses[k], k))
         self.pending.clear()
-        return True
 
     def rescore(self, view: FrontierView, limit: int) -> list[ScoreUpdate]:
         """New scores for up to ``limit`` queued URLs, the latest found first."""
@@ -284,11 +323,20 @@ class OnlineLinkLearner:
             columns=base64.b64encode(blob).decode("ascii"), lengths=lengths,
             rewards=[e.reward for e in self.pending], priors=[e.prior for e in self.pending],
         )  # fmt: skip
-        return LearnerState(self.pages, self.model.state(), pending)
+        if len(self.models) == 1:
+            return LearnerState(self.pages, self.model.state(), pending)
+        candidates = [m.state() for m in self.models]
+        return LearnerState(self.pages, candidates[0], pending, candidates, list(self.losses))
 
     def load(self, state: LearnerState) -> None:
         self.pages = state.pages
-        self.model.load(state.model)
+        if len(self.models) == 1:
+            self.model.load(state.model)
+        else:
+            for model, saved in zip(self.models, state.candidates, strict=True):
+                model.load(saved)
+            self.losses = list(state.losses)
+            self.best = min(range(len(self.losses)), key=lambda k: (self.losses[k], k))
         pending = state.pending
         if not pending.lengths:
             self.pending = []
