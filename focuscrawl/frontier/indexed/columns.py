@@ -243,7 +243,7 @@ class IndexedColumns:
             host_id is None
             or merge is Merge.KEEP
             or not wanted
-            or not self._queue.host_count(host, [URLState(s) for s in wanted])
+            or not self._queue.host_count(host, states)
         ):
             return 0
         table = core.table
