@@ -6,7 +6,7 @@
 
 The pages of the project's generated web (200,000 pages on 2,000 hosts, seed 1)
 are parsed once, in breadth-first order from the first host, outside the timing;
-then the learner of ``focuscrawl.strategies.learning`` sees them one by one with a
+then the learner of ``focuscrawl.strategies.link_learner`` sees them one by one with a
 relevance drawn from the page's section (a stand-in for a page model) and a
 random prior for each link (a stand-in for eq. 9: the page model's own cost is not
 the learner's), at its defaults (an update every 25 pages, a rescore of the 2,000
@@ -35,7 +35,7 @@ from collections import deque
 
 from focuscrawl.parse.html import parse_html
 from focuscrawl.replay.generated import GeneratedWeb
-from focuscrawl.strategies.learning import LearningParams, OnlineLinkLearner
+from focuscrawl.strategies.link_learner import LearningParams, OnlineLinkLearner
 from focuscrawl.types import QueuedURL, URLState
 
 
