@@ -1,7 +1,7 @@
 """What ``fetch.render`` costs: pages/s of a live crawl with ``never`` / ``auto`` /
 ``always`` on a generated web where 10 % of the pages are built by a script (issue 37).
 
-    python benchmarks/bench_render.py [--rounds 3] [--contexts 2]
+    python benchmarks/bench_render.py [--rounds 3] [--contexts 2] [--realweb]
 
 The web (written to a temporary WARC, served by the replay server in a child process):
 ``--hosts`` hosts of pages with ~200 words and 6 links each; a tenth of the pages
@@ -13,6 +13,13 @@ page budget cancels the pages still rendering (``cancelled_in_flight``), so ``au
 would be measured on fewer renders than it met. The modes take turns within a round
 and the order rotates between rounds, so all see the same machine load.
 
+``--realweb``: the same web under real-Web conditions, as ``bench_realweb.py`` makes
+them: the replay server waits 0.25 s before every answer (:data:`LATENCY`), 0.5 % of the
+URLs never answer and 2 % trickle their body (:data:`STRAGGLERS`, drawn per URL, the
+same in every run), and the crawler runs as users run it: its default politeness delay
+and connections per host, 30 s for a fetch. The loopback figure (no latency, no delay)
+is the crawler's CPU cost; this one is what a user waits for.
+
 Reported per mode, median of the rounds: pages/s of the crawl loop (``run.json``
 elapsed) and from start to exit, CPU ms per page of the crawler (the browser's
 processes included: they are the crawler's children), pages rendered (the WARC's
@@ -20,7 +27,8 @@ processes included: they are the crawler's children), pages rendered (the WARC's
 proportional resident memory (PSS) of the browser (every Chromium process under the
 crawler, sampled every 50 ms) in total and per browser context (``fetch.render_contexts``). Then
 ``auto`` / ``never`` and ``always`` / ``never`` by round (the goal: ``auto`` at least
-40 % of ``never``).
+40 % of ``never``), and the CPU a render costs beyond a plain page (the mode's CPU less
+``never``'s CPU a page for each of its pages, over the pages rendered).
 """
 
 from __future__ import annotations
@@ -48,6 +56,8 @@ from focuscrawl.replay.sample import _write
 ROOT = Path(__file__).resolve().parents[1]
 MODES = ("never", "auto", "always")
 _PROXY_VARS = ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "no_proxy", "NO_PROXY")
+LATENCY = ["--latency", "*=0.25"]
+STRAGGLERS = ["--fault", "*=timeout:p=0.005", "--fault", "*=slow:p=0.02:chunk=1000:pause=1"]
 _WORDS = ("the", "a", "of", "and", "kitten", "cat", "market", "river", "school", "energy", "report", "city")
 
 
@@ -121,9 +131,12 @@ def run_mode(mode: str, args: argparse.Namespace, proxy: str, seed: str, out: Pa
     env["FOCUSCRAWL_FETCH__RENDER_CONTEXTS"] = str(args.contexts)
     command = [
         sys.executable, "-m", "focuscrawl", "crawl", "--seeds", seed, "--out", str(out), "--strategy", "bfs",
-        "--max-pages", str(args.hosts * args.per_host * 2), "--proxy", proxy, "--delay", "0", "--concurrency", "16",
-        "--per-host", "4", "--quiet",
+        "--max-pages", str(args.hosts * args.per_host * 2), "--proxy", proxy, "--concurrency", "16", "--quiet",
     ]  # fmt: skip
+    if args.realweb:  # the crawler's own delay and connections per host
+        env["FOCUSCRAWL_FETCH__FETCH_TIMEOUT"] = "30"
+    else:
+        command += ["--delay", "0", "--per-host", "4"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -163,15 +176,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--share", type=float, default=0.1, help="share of script-built pages")
     parser.add_argument("--contexts", type=int, default=2, help="fetch.render_contexts")
     parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument("--realweb", action="store_true", help="latency, stragglers and the default delay")
     args = parser.parse_args(argv)
     modes = [m for m in args.modes.split(",") if m]
     with tempfile.TemporaryDirectory(prefix="bench-render-") as tmp:
         work = Path(tmp)
         archive, seed, shells = build_web(work / "render.warc.gz", args.hosts, args.per_host, args.share)
         runs: dict[str, list[dict[str, Any]]] = {m: [] for m in modes}
-        with ReplayProcess([archive]) as web:
+        faults = [*LATENCY, *STRAGGLERS] if args.realweb else []
+        with ReplayProcess([archive], faults_args=faults) as web:
             total = args.hosts * args.per_host
-            print(f"web: {total} pages on {args.hosts} hosts, {shells} script-built ({shells / total:.1%}); "
+            where = "real-Web conditions (0.25 s latency, stragglers, default delay)" if args.realweb else "loopback"
+            print(f"web: {total} pages on {args.hosts} hosts, {shells} script-built ({shells / total:.1%}), {where}; "
                   f"every page reachable crawled, render_contexts {args.contexts}, {os.cpu_count()} CPUs")  # fmt: skip
             for r in range(args.rounds):
                 order = modes[r % len(modes) :] + modes[: r % len(modes)]
@@ -196,7 +212,16 @@ def main(argv: list[str] | None = None) -> None:
             ratios = [a["pages"] / a["crawl"] / (b["pages"] / b["crawl"]) for a, b in zip(runs[mode], runs["never"], strict=True)]
             walls = [a["pages"] / a["wall"] / (b["pages"] / b["wall"]) for a, b in zip(runs[mode], runs["never"], strict=True)]
             print(f"  {mode}/never by round: crawl loop {statistics.median(ratios):.2f} "
-                  f"({min(ratios):.2f}-{max(ratios):.2f}), start to exit {statistics.median(walls):.2f}")  # fmt: skip
+                  f"({min(ratios):.2f}-{max(ratios):.2f}) [{' '.join(f'{x:.2f}' for x in ratios)}], "
+                  f"start to exit {statistics.median(walls):.2f}")  # fmt: skip
+            # a render's CPU: the mode's CPU less the plain crawl's CPU a page for every page, by round
+            renders = [
+                (a["cpu"] - b["cpu"] / b["pages"] * a["pages"]) / a["rendered"] * 1000
+                for a, b in zip(runs[mode], runs["never"], strict=True) if a["rendered"]
+            ]  # fmt: skip
+            if renders:
+                print(f"  {mode}: {statistics.median(renders):.0f} ms CPU a render beyond a plain page "
+                      f"({min(renders):.0f}-{max(renders):.0f})")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -5,7 +5,10 @@ breadth-first, the language strategy (P4's rule with its soft fallback; Tamura's
 focus), best-first with the language model, the learning crawler and the oracle as the
 ceiling, judged by the labels (``target``: measured script share, so an untranslated
 page in a ``ja`` directory is "other"), never by the crawler's model. The share is the
-one of ``docweb-dev.md``: labelled target pages / HTML pages fetched (status 200).
+one of ``docweb-dev.md``: labelled target pages / HTML pages fetched (status 200). The
+ceiling of a share at a budget is min(1, pages of the language in the web / HTML pages
+fetched): a web with 387 Korean pages caps every crawl's Korean share at 2,000 URLs
+near 0.2, so the table also gives each share as a share of its ceiling.
 
     python experiments/docweb_languages.py [--budgets 2000 10000] [--langs ja ko zh] [--out DIR]
     python experiments/docweb_languages.py --web multilingual --budgets 500   # a second web
@@ -41,6 +44,8 @@ WEBS = {  # archive, labels, the label field, seed
 
 # the rule policy's measured kinds (directory + URL language), chosen on docweb-dev (ja)
 MEASURED = ["--strategy-param", "prior_pages=2", "--strategy-param", "hub_weight=1", "--strategy-param", "probe=0.3"]
+# the same with the probe drawn from each kind's prior (Thompson, fixed seed): no probe constant
+THOMPSON = ["--strategy-param", "prior_pages=2", "--strategy-param", "hub_weight=1", "--strategy-param", "explore=thompson"]
 
 
 def configs(lang: str, labels: Path, field: str) -> dict[str, list[str]]:
@@ -55,6 +60,8 @@ def configs(lang: str, labels: Path, field: str) -> dict[str, list[str]]:
         "language (P4 rule + soft fallback, defaults)": ["--strategy", "language", *target],
         "language (P4 rule + soft fallback), patience 0.5": ["--strategy", "language", *target, "--patience", "0.5"],
         "language, measured kinds, patience 0.7": ["--strategy", "language", *target, "--patience", "0.7", *MEASURED],
+        "language, measured kinds, Thompson probe, patience 0.7": ["--strategy", "language", *target, "--patience", "0.7",
+                                                                  *THOMPSON],
         "language (P4 rule as published)": ["--strategy", "language", *target, "--strategy-param", "fallback=off"],
         "language soft, rule off (Tamura)": ["--strategy", "language", *target,
                                              "--strategy-param", "policy=soft", "--strategy-param", "rule=off"],
@@ -90,6 +97,8 @@ def main() -> None:
     for line in labels.open(encoding="utf-8"):
         row = json.loads(line)
         targets[row["url"]] = row.get(field)
+    in_web = {lang: sum(v in ({"zh", "yue"} if lang == "zh" else {lang}) for v in targets.values())
+              for lang in args.langs}  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     rows: list[tuple[str, str, int, list[tuple[float, int, int]]]] = []
     for budget in args.budgets:
@@ -112,12 +121,17 @@ def main() -> None:
                 rows.append((lang, label, budget, [share(run, lang, targets, n) for n in points]))
     for budget in args.budgets:
         points = sorted({budget // 4, budget // 2, budget})
-        print(f"\n| language | crawl | share of HTML pages in the language at {' / '.join(f'{n:,}' for n in points)} URLs |")
-        print("|---|---|---|")
+        print(f"\n| language | crawl | share of HTML pages in the language at {' / '.join(f'{n:,}' for n in points)} URLs "
+              f"| share of the ceiling at {budget:,} |")
+        print("|---|---|---|---|")
         for lang, label, size, values in rows:
             if size == budget:
                 cells = " / ".join(f"{v:.3f}" for v, _, _ in values)
-                print(f"| {lang} | {label} | {cells} ({values[-1][1]:,} of {values[-1][2]:,} pages) |")
+                value, hits, ok = values[-1]
+                # no crawl's share among ok HTML pages can pass min(1, pages of the language / ok)
+                ceiling = min(1.0, in_web[lang] / ok) if ok else 0.0
+                print(f"| {lang} | {label} | {cells} ({hits:,} of {ok:,} pages; {in_web[lang]:,} in the web) "
+                      f"| {value / ceiling if ceiling else 0.0:.2f} of {ceiling:.3f} |")
 
 
 if __name__ == "__main__":

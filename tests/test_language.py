@@ -158,7 +158,7 @@ def test_language_model_scores() -> None:
     strict = LanguageModel(["en"], min_confidence=1.01, decide="top")  # none reaches it
     assert strict.score(en) == 0.0
     zh = LanguageModel(["zh-tw"])
-    assert (zh.target, zh.han_context, zh.score_text("設定")) == (["zh"], None, 1.0)
+    assert (zh.target, zh.han_context, zh.score_text("設定")) == (["zh-Hant"], None, 1.0)  # zh-TW is written in Hant
 
 
 def test_share_rule_by_hand() -> None:

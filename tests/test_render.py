@@ -142,6 +142,43 @@ def _browser_pids() -> list[int]:
     return out
 
 
+def _main_browsers() -> list[int]:
+    """The browsers descending from this process: each one's first process launched
+    for Playwright's pipe (Debian's ``chromium`` is a script that starts the binary)."""
+    launched = set()
+    for pid in _browser_pids():
+        with contextlib.suppress(OSError):
+            if b"--remote-debugging-pipe" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0"):
+                launched.add(pid)
+    out = []
+    for pid in launched:
+        with contextlib.suppress(OSError):
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            if int(stat[stat.rindex(")") + 2 :].split()[1]) not in launched:
+                out.append(pid)
+    return out
+
+
+async def test_the_browser_starts_when_the_fetcher_opens_and_renders_every_page(tmp_path: Path) -> None:
+    """The warm start: the browser is launched as the fetcher opens, before any page is
+    fetched (no shell met yet), and that one browser renders every shell after it."""
+    settings = FetchSettings(delay=0, allow_private=("127.0.0.1",), render="auto", respect_robots=False)
+    async with serve(_routes()) as site, RenderingFetcher(settings, AiohttpTransport(settings)) as fetcher:  # type: ignore[arg-type]
+        for _ in range(600):  # (up to a minute for a loaded machine to start it)
+            if started := _main_browsers():
+                break
+            await asyncio.sleep(0.1)
+        assert len(started) == 1, "no browser started before the first page"
+        plain = await fetcher.fetch(site.url("/plain.html"))
+        assert plain.rendered is None  # auto: not a shell
+        for _ in range(3):
+            shell = await fetcher.fetch(site.url("/app.html"))
+            assert shell.rendered is not None
+            assert b"kitten care guide" in shell.rendered
+        assert _main_browsers() == started  # launched once, reused
+        assert fetcher.counters["render_pages"] == 3
+
+
 async def test_a_browser_that_crashes_mid_page_is_one_failure(tmp_path: Path) -> None:
     settings = FetchSettings(delay=0, allow_private=("127.0.0.1",), render="always", render_timeout=60.0,
                              respect_robots=False)  # fmt: skip

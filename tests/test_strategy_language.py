@@ -21,7 +21,8 @@ from focuscrawl.replay.process import ReplayProcess
 from focuscrawl.settings import Settings
 from focuscrawl.stats import CrawlStats
 from focuscrawl.strategies.base import STRATEGIES
-from focuscrawl.strategies.language import LanguageStrategy, ancestors, directory_of
+from focuscrawl.strategies.language import LanguageStrategy, ancestors
+from focuscrawl.strategies.language_kinds import directory_of, kind_of
 from focuscrawl.strategies.view import FrontierView
 from focuscrawl.types import FetchResult
 from focuscrawl.urls import Scope
@@ -185,14 +186,14 @@ def test_measured_kinds_weigh_the_prior_by_hand() -> None:
 
     s = LanguageStrategy(None, target=["ja"], prior_pages=2, hub_weight=1.0, probe=0.3)
     ja, de = "http://a.org/ja/x.html", "http://a.org/de/x.html"
-    assert s._kind(ja) == "http://a.org/ja/ #ja"
+    assert kind_of(ja) == "http://a.org/ja/ #ja"
     assert s._measured(ja, 0.75, "") == (0.75, Merge.SET, "")  # not measured: the prior
     assert s._measured(de, 0.0, "")[0] == 0.3  # not measured, de on a.org not probed: the probe
-    s.probed.add("a.org #de")
+    s.kinds.probed.add("a.org #de")
     assert s._measured("http://a.org/de/y/z.html", 0.0, "")[0] == 0.0  # probed once per host and language
-    s.kinds["http://a.org/ja/ #ja"] = [0.5, 3, 0]  # 3 pages, target share 0.5 in all, no hub
+    s.kinds.counts["http://a.org/ja/ #ja"] = [0.5, 3, 0]  # 3 pages, target share 0.5 in all, no hub
     assert s._measured(ja, 0.75, "")[0] == pytest.approx((0.5 + 2 * 0.75) / (3 + 2))  # 0.4
-    s.kinds["http://a.org/ja/ #ja"] = [0.5, 3, 3]  # each of them linked to a new target URL elsewhere
+    s.kinds.counts["http://a.org/ja/ #ja"] = [0.5, 3, 3]  # each of them linked to a new target URL elsewhere
     assert s._measured(ja, 0.75, "")[0] == pytest.approx((3 + 1) / (3 + 2))  # the hub's 0.8
     off = LanguageStrategy(None, target=["ja"])  # prior_pages = 0: the prior, kept at its best
     assert off._measured(de, 0.0, "") == (0.0, Merge.MAX, "")
@@ -262,3 +263,51 @@ def test_korean_crawl_against_bfs_on_the_replay_web_and_in_simulation(multilingu
     live = (tmp_path / "language" / "pages.jsonl").read_text().splitlines()
     simulated = (tmp_path / "sim" / "pages.jsonl").read_text().splitlines()
     assert [json.loads(line)["url"] for line in simulated] == [json.loads(line)["url"] for line in live]
+
+
+@pytest.mark.slow  # three crawls of 160 URLs of docweb-dev
+def test_measured_kinds_resume_as_the_uninterrupted_crawl(tmp_path: Path) -> None:
+    """Stopped (as by Ctrl-C) after 60 pages and resumed, a crawl with measured kinds
+    fetches the pages of the uninterrupted one with the same scores: the per-kind counts,
+    the URLs' priors and the probed hosts are its resume state (they started empty)."""
+    from focuscrawl.api import open_crawl
+    from tests.stopping import run_stopped_after
+
+    archive = shared_file("docweb-dev.warc.gz")
+    params = {"target": ["ja"], "prior_pages": 2, "hub_weight": 1.0, "explore": "thompson"}
+    overrides = {"crawl": {"strategy": "language", "max_pages": 160, "schedule": "ordered",
+                           "patience": 0.7, "strategy_params": params}}  # fmt: skip
+    runs = {}
+    for name, stop in (("whole", 10**6), ("stopped", 60)):
+        out = tmp_path / name
+        run_stopped_after(open_crawl(out, ["http://docs-hub.example/"], overrides=overrides, archives=[archive]), stop)
+        if name == "stopped":
+            assert json.loads((out / "run.json").read_text())["finished"] is False
+            run_stopped_after(open_crawl(out, resume=True, archives=[archive]), 10**6)
+        runs[name] = [(p["url"], p["score"]) for p in map(json.loads, (out / "pages.jsonl").read_text().splitlines())]
+    assert len(runs["whole"]) == 160
+    assert runs["stopped"] == runs["whole"]
+
+
+def test_thompson_probe_draws_from_the_priors_beta_posterior() -> None:
+    """``explore = "thompson"``: a kind not measured is probed at least at a draw from
+    Beta(k * prior + 1/2, k * (1 - prior) + 1/2), a function of the seed and the kind
+    (the same crawl at every run); the mean of Beta(1/2, 5/2) is 1/6, of Beta(3/2, 3/2) 1/2."""
+    from focuscrawl.strategies.language_kinds import MeasuredKinds
+
+    kinds = MeasuredKinds(2.0, 1.0, 0.3, "thompson", seed=0)
+    draws = [kinds.draw(f"http://a.org/{i}/ #de", 0.0) for i in range(4000)]
+    assert sum(draws) / len(draws) == pytest.approx(1 / 6, abs=0.01)
+    halves = [kinds.draw(f"http://a.org/{i}/ #", 0.5) for i in range(4000)]
+    assert sum(halves) / len(halves) == pytest.approx(0.5, abs=0.01)
+    again = MeasuredKinds(2.0, 1.0, 0.3, "thompson", seed=0)
+    assert again.draw("http://a.org/7/ #de", 0.0) == draws[7]
+    other = MeasuredKinds(2.0, 1.0, 0.3, "thompson", seed=1)
+    assert other.draw("http://a.org/7/ #de", 0.0) != draws[7]
+    # the score of a kind not measured, on a host and language not probed: max(prior, draw)
+    s = LanguageStrategy(None, target=["ja"], prior_pages=2, explore="thompson")
+    url = "http://a.org/x/de/p.html"
+    assert s._measured(url, 0.0, "")[0] == s.kinds.draw("http://a.org/x/de/ #de", 0.0)
+    assert s._measured("http://a.org/x/ja/p.html", 1.0, "")[0] == 1.0
+    with pytest.raises(ConfigError, match="explore must be one of fixed, thompson"):
+        LanguageStrategy(None, target=["ja"], explore="ucb")

@@ -20,7 +20,9 @@ that dies is started again for the next page.
 
 Speed (``benchmarks/bench_render.py``): the browser and its pool of contexts are
 started when the fetcher opens, beside the crawl's first requests, not when the first
-shell is met; each context keeps one page, reused from page to page. A page's DOM is
+shell is met; each context keeps one page, reused from page to page, and one renderer
+process (``--renderer-process-limit``, site isolation off), reused from page to page
+whatever their site, where Chromium would start a process for each page. A page's DOM is
 taken after its load event and a short quiet window (:data:`QUIET` seconds without a
 request of the page under way, at most :data:`SETTLE` seconds: a page that polls is
 taken as it is then), so data a script fetches after loading is in it, with no fixed
@@ -65,6 +67,18 @@ _ARGS = (
     "--no-sandbox", "--disable-gpu", "--js-flags=--max-old-space-size=256",
     "--proxy-server=http://127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
 )  # fmt: skip
+# pages of every site share their context's renderer process, page after page: Chromium
+# otherwise starts a new renderer for each page it navigates to (some 15 ms of the
+# renderer's CPU and 10 ms of the browser's a render, bench_render.py); the review of what
+# site isolation gave up is in docs/content.md
+_SHARED_PROCESS = ("--disable-site-isolation-trials",)
+
+
+def _process_args(settings: FetchSettings) -> list[str]:
+    """One renderer process for each context of the pool (a soft limit: contexts never share one)."""
+    return [*_SHARED_PROCESS, f"--renderer-process-limit={max(1, settings.render_contexts)}"]
+
+
 # the page's DOM serialised in the page's own world: Playwright's ``page.content()`` first
 # builds its utility world in each new document: some 40 ms of a 130 ms render here
 _SERIALISE = """() => {
@@ -148,7 +162,7 @@ class BrowserRenderer:
             if self._playwright is None:
                 self._playwright = await async_playwright().start()
             self._browser = await self._playwright.chromium.launch(
-                executable_path=self.settings.browser, headless=True, args=list(_ARGS),
+                executable_path=self.settings.browser, headless=True, args=[*_ARGS, *_process_args(self.settings)],
             )  # fmt: skip
             self._contexts = asyncio.Queue()
             self._made = 0

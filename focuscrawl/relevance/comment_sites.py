@@ -69,7 +69,7 @@ def site_of(url: str) -> str:
 
 def split_sites(url: str) -> str:
     """Site-disjoint 50/50 split: ``"learn"`` or ``"report"`` by the site's hash."""
-    return "learn" if _fold(site_of(url), 2) == 0 else "report"
+    return "learn" if hash_fold(site_of(url), 2) == 0 else "report"
 
 
 class NameIndex:
@@ -164,7 +164,7 @@ class NameIndex:
         parts = [0] * folds
         for i, page in enumerate(self.pages):
             if subset >> i & 1:
-                parts[_fold(site_of(page.url) + salt, folds)] |= 1 << i
+                parts[hash_fold(site_of(page.url) + salt, folds)] |= 1 << i
         return parts
 
 
@@ -234,6 +234,6 @@ def cross_validate(
     return BinaryScores(tp, fp, tn, fn)
 
 
-def _fold(key: str, folds: int) -> int:
+def hash_fold(key: str, folds: int) -> int:
     digest = hashlib.sha256(key.encode("utf-8")).digest()
     return int.from_bytes(digest[:4], "big") % folds

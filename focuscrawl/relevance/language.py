@@ -18,7 +18,10 @@ Three sources of evidence, from the cheapest:
   ``benchmarks/bench_language.py``) or ``"py3langid"``.
 
 Codes are normalised to the primary ISO 639-1 subtag with the Chinese variants
-(zh-cn, zh-tw, zh-hant, yue) folded into ``zh``, ``pt-br`` into ``pt``.
+(zh-cn, zh-tw, zh-hant, yue) folded into ``zh``, ``pt-br`` into ``pt``. A target
+naming one Chinese script (``zh-Hant`` or a region written in it, ``zh-TW``; ``zh-Hans``,
+``zh-CN``) keeps it: text whose one-script characters are the other script's
+(:func:`~focuscrawl.relevance.scripts.chinese_script`) is not in the target language.
 """
 
 from __future__ import annotations
@@ -46,7 +49,12 @@ from focuscrawl.relevance.language_id import (
     py3langid_languages,
 )
 from focuscrawl.relevance.language_share import language_shares, target_share
-from focuscrawl.relevance.scripts import script_counts, script_of
+from focuscrawl.relevance.scripts import (
+    other_chinese_script,
+    script_counts,
+    script_of,
+    wanted_chinese_script,
+)
 from focuscrawl.types import Page
 from focuscrawl.urls import hostname_of
 
@@ -258,17 +266,20 @@ class LanguageModel:
             threshold = MIN_SHARE if decide == "share" else 0.5
         self.threshold = float(threshold)
         try:
-            self.target = sorted({checked_language(t) for t in target if t.strip()})
+            codes = {checked_language(t) for t in target if t.strip()}
         except ValueError as exc:
             raise ModelError(f"language model: {exc}") from None
-        if not self.target:
+        if not codes:
             raise ModelError("language model: give at least one target language")
+        # zh-Hant / zh-TW (or zh-Hans / zh-CN) alone: Chinese text in the other script is not a target
+        self.chinese = wanted_chinese_script(target)
+        self.target = sorted(codes - {"zh"} | ({self.chinese} if self.chinese else codes & {"zh"}))
         if backend not in BACKENDS:
             raise ModelError(
                 f"language model: unknown backend {backend!r} (use one of {', '.join(BACKENDS)})"
             )
         self.backend, self.min_confidence, self.probability = backend, min_confidence, probability
-        self._targets = frozenset(self.target)
+        self._targets = frozenset(codes)
         if han_context is None and "ja" in self._targets and "zh" not in self._targets:
             han_context = "ja"  # a Japanese crawl reads kanji-only anchors as Japanese
         self.han_context = han_context
@@ -281,8 +292,13 @@ class LanguageModel:
         if self.decide == "share":
             # no han_context: it is for short anchors; a page of Han without any kana
             # is Chinese (a ja-only target sets it to ja, and Chinese pages passed)
-            return target_share(language_shares(text, self.backend), self._targets)
+            shares = language_shares(text, self.backend)
+            if other_chinese_script(text, self.chinese):
+                shares.pop("zh", None)
+            return target_share(shares, self._targets)
         found = language_distribution(text, self.backend)
+        if other_chinese_script(text, self.chinese):
+            found = [(lang, p) for lang, p in found if lang != "zh"]
         if self.probability:
             return min(1.0, sum(p for lang, p in found if lang in self._targets))
         if not found:
@@ -296,6 +312,8 @@ class LanguageModel:
         lang = anchor_language(
             text, context=context or self.han_context, candidates=self.anchor_candidates
         )
+        if lang == "zh" and other_chinese_script(text, self.chinese):
+            return 0.0
         return 1.0 if lang in self._targets else 0.0
 
     def score_link(self, url: str, anchor: str, context: str | None = None) -> float:

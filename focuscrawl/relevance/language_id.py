@@ -32,6 +32,7 @@ _ALIASES = {
 }  # fmt: skip
 
 
+@lru_cache(maxsize=4096)
 def normalise_lang(code: str) -> str:
     """Primary language subtag, lower-cased, Chinese variants folded into ``zh``.
 
@@ -65,14 +66,21 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 
 def cld2_languages(text: str) -> list[tuple[str, float]]:
     """cld2's languages with their share of the text (0-1), best first."""
+    return list(_cld2_answer(text))
+
+
+@lru_cache(maxsize=2)
+def _cld2_answer(text: str) -> tuple[tuple[str, float], ...]:
+    """cld2 on ``text``, the last two answers kept: a page's language and its language
+    shares ask about the same text (all of it when it has no CJK letters)."""
     clean = _CONTROL.sub(" ", text)
     try:
         _, _, details = pycld2.detect(clean)
     except pycld2.error:  # still invalid somewhere: drop what does not encode
         _, _, details = pycld2.detect(clean.encode("utf-8", "ignore").decode("utf-8"))
-    return [
+    return tuple(
         (normalise_lang(code), percent / 100) for _, code, percent, _ in details if code != "un"
-    ]
+    )
 
 
 def py3langid_languages(text: str, candidates: Iterable[str] | None) -> list[tuple[str, float]]:

@@ -32,26 +32,27 @@ from functools import lru_cache
 from urllib.parse import parse_qsl, urlsplit
 
 from focuscrawl.relevance.language_id import normalise_lang
+from focuscrawl.relevance.scripts import tag_chinese_script
 
-__all__ = ["URL_TAGS", "url_language"]
+__all__ = ["URL_TAGS", "url_language", "url_language_for", "url_language_tag"]
 
 URL_TAGS = frozenset(
     ["ar", "bg", "bn", "ca", "cs", "da", "de", "el", "en", "eo", "es", "et", "eu", "fa", "fi", "fr", "ga", "gl", "he", "hi", "hr", "hu", "hy", "ja", "ka", "kk", "km", "ko", "lt", "lv", "mk", "ml", "mn", "mr", "ms", "nb", "nl", "nn", "pl", "pt", "ro", "ru", "sk", "sl", "sq", "sr", "sv", "sw", "ta", "te", "th", "tl", "tr", "uk", "ur", "uz", "vi", "zh", "zh-cn", "zh-tw", "zh-hk", "zh-sg", "zh-hans", "zh-hant", "pt-br", "pt-pt", "en-us", "en-gb", "es-es", "es-mx", "fr-fr", "fr-ca", "de-de", "ja-jp", "ko-kr"]
 )
 # country codes used for the country's language in paths and host names
-_COUNTRY_AS_LANGUAGE = {"jp": "ja", "kr": "ko", "cn": "zh", "tw": "zh", "hk": "zh"}
+_COUNTRY_AS_LANGUAGE = {"jp": "ja", "kr": "ko", "cn": "zh-cn", "tw": "zh-tw", "hk": "zh-hk"}
 _QUERY_KEYS = frozenset({"lang", "hl", "locale", "language", "lng", "lc"})
 _TAG = re.compile(r"^([a-z]{2,3})(?:[-_]([a-z]{2,4}))?$")
 
 
 def _tag(token: str, *, countries: bool) -> str | None:
-    """The language of one URL token, if it is a tag of :data:`URL_TAGS`."""
+    """The language tag of one URL token (lower case), if it is a tag of :data:`URL_TAGS`."""
     low = token.lower().replace("_", "-")
     match = _TAG.match(low)
     if match is None:
         return None
     if low in URL_TAGS or (match.group(1) in URL_TAGS and match.group(2) is not None):
-        return normalise_lang(low)
+        return low
     if countries and low in _COUNTRY_AS_LANGUAGE:
         return _COUNTRY_AS_LANGUAGE[low]
     return None
@@ -66,6 +67,18 @@ def url_language(url: str) -> str | None:
     ...     "http://a.org/p?hl=zh-TW", "http://ja.wikipedia.org/wiki/X", "http://a.org/it/jobs",
     ...     "http://a.org/index.html.ja", "http://a.org/jp/", "http://a.org/ja/x?lang=en")]
     ['ja', 'ko', 'zh', 'ja', None, 'ja', 'ja', 'en']
+    """
+    tag = url_language_tag(url)
+    return None if tag is None else normalise_lang(tag)
+
+
+@lru_cache(maxsize=65536)
+def url_language_tag(url: str) -> str | None:
+    """The language tag ``url`` names, lower case, not normalised (``zh-tw``; a country
+    code as its language's tag: ``/tw/`` is ``zh-tw``), or None.
+
+    >>> [url_language_tag(u) for u in ("http://a.org/zh-TW/x.html", "http://a.org/cn/", "http://a.org/x.ja.html")]
+    ['zh-tw', 'zh-cn', 'ja']
     """
     parts = urlsplit(url)
     for key, value in parse_qsl(parts.query):
@@ -85,3 +98,19 @@ def url_language(url: str) -> str | None:
     if len(labels) > 2 and (lang := _tag(labels[0], countries=True)):
         return lang
     return None
+
+
+def url_language_for(url: str, chinese: str | None) -> str | None:
+    """:func:`url_language`, a Chinese URL told by its script in a crawl that wants one
+    (``chinese``: :func:`~focuscrawl.relevance.scripts.wanted_chinese_script`): a URL
+    naming the other script names ``zh-Hans`` or ``zh-Hant``, which no target is.
+
+    >>> [url_language_for("http://a.org/x.zh-cn.html", c) for c in ("zh-Hant", "zh-Hans", None)]
+    ['zh-Hans', 'zh', 'zh']
+    """
+    lang = url_language(url)
+    if lang == "zh" and chinese is not None:
+        script = tag_chinese_script(url_language_tag(url) or "")
+        if script is not None and script != chinese:
+            return script
+    return lang

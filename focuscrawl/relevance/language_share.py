@@ -26,6 +26,7 @@ page is judged by the *share* of its text in the target language:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from focuscrawl.relevance.language_id import (
@@ -33,28 +34,36 @@ from focuscrawl.relevance.language_id import (
     language_distribution,
     normalise_lang,
 )
-from focuscrawl.relevance.scripts import char_script
+from focuscrawl.relevance.scripts import BLOCKS, char_script
 
 KANA_SHARE = 0.05  # kana among Han + kana letters above which Han text is read as Japanese
-_CJK = {"hangul", "kana", "han"}
+
+
+def _char_class(scripts: set[str]) -> re.Pattern[str]:
+    ranges = "".join(f"{chr(first)}-{chr(last)}" for first, last, script in BLOCKS if script in scripts)
+    return re.compile(f"[{ranges}]")
+
+
+_CJK_PATTERNS = {script: _char_class({script}) for script in ("hangul", "kana", "han")}
+_ANY_CJK = _char_class({"hangul", "kana", "han"})
+_NOT_ASCII_LETTER = re.compile("[^A-Za-z]+")
+_NON_ASCII = re.compile("[^\x00-\x7f]")
 
 
 def language_shares(
     text: str, backend: str = DEFAULT_BACKEND, han_context: str | None = None
 ) -> dict[str, float]:
     """{language: share of the text's letters (UTF-8 bytes)}, summing to 1; {} without letters."""
-    counts = {"hangul": 0, "kana": 0, "han": 0}
-    rest: list[str] = []
-    other = 0
-    for ch in text:
-        script = char_script(ch)
-        if script in _CJK:
-            counts[script] += 1
-            rest.append(" ")
-        else:
-            rest.append(ch)
-            if script is not None:
-                other += len(ch.encode("utf-8"))
+    # by regular expressions, not a Python loop over every character (a third of the
+    # CPU of a crawl's page on English text): the same counts as char_script's
+    if _ANY_CJK.search(text) is None:
+        counts, rest = dict.fromkeys(_CJK_PATTERNS, 0), text
+    else:
+        counts = {script: len(pattern.findall(text)) for script, pattern in _CJK_PATTERNS.items()}
+        rest = _ANY_CJK.sub(" ", text)
+    other = len(_NOT_ASCII_LETTER.sub("", rest)) + sum(
+        len(ch.encode("utf-8")) for ch in _NON_ASCII.findall(rest) if char_script(ch) is not None
+    )
     units: dict[str, float] = {}
     if counts["hangul"]:
         units["ko"] = 3.0 * counts["hangul"]
@@ -67,7 +76,7 @@ def language_shares(
     if counts["kana"]:
         units["ja"] = units.get("ja", 0.0) + 3.0 * counts["kana"]
     if other:
-        found = language_distribution("".join(rest), backend)
+        found = language_distribution(rest, backend)
         total = sum(p for _, p in found)
         for lang, p in found:  # the undecided part of the rest counts for no language
             units[lang] = units.get(lang, 0.0) + other * p / max(total, 1.0)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 # Unicode blocks, as (first, last, script); the table is short and anchors are
 # short, so a linear scan per non-ASCII character is fast enough.
-_BLOCKS: tuple[tuple[int, int, str], ...] = (
+BLOCKS: tuple[tuple[int, int, str], ...] = (
     (0x00C0, 0x024F, "latin"), (0x1E00, 0x1EFF, "latin"),
     (0x0370, 0x03FF, "greek"), (0x0400, 0x052F, "cyrillic"),
     (0x0590, 0x05FF, "hebrew"), (0x0600, 0x06FF, "arabic"), (0x0750, 0x077F, "arabic"),
@@ -23,7 +25,7 @@ def char_script(ch: str) -> str | None:
     code = ord(ch)
     if code < 0x80:
         return "latin" if ch.isalpha() else None
-    for first, last, script in _BLOCKS:
+    for first, last, script in BLOCKS:
         if first <= code <= last:
             return script
     return None
@@ -103,3 +105,44 @@ def chinese_script(text: str) -> str | None:
     if traditional == simplified:
         return None
     return "zh-Hant" if traditional > simplified else "zh-Hans"
+
+
+_HANT_SUBTAGS = frozenset({"hant", "tw", "hk", "mo"})  # the script, or a region written in it
+_HANS_SUBTAGS = frozenset({"hans", "cn", "sg", "my"})
+
+
+def tag_chinese_script(tag: str) -> str | None:
+    """The Chinese script a BCP 47 tag names (its script subtag, else its region's), or None.
+
+    >>> [tag_chinese_script(t) for t in ("zh-Hant", "zh-TW", "zh_CN", "zh-Hans-SG", "zh", "yue", "ja")]
+    ['zh-Hant', 'zh-Hant', 'zh-Hans', 'zh-Hans', None, None, None]
+    """
+    primary, *rest = tag.strip().lower().replace("_", "-").split("-")
+    if primary != "zh":
+        return None
+    for subtag in rest:
+        if subtag in _HANT_SUBTAGS:
+            return "zh-Hant"
+        if subtag in _HANS_SUBTAGS:
+            return "zh-Hans"
+    return None
+
+
+def wanted_chinese_script(targets: Iterable[str]) -> str | None:
+    """The one Chinese script a crawl's target tags ask for; None if they take any or no Chinese.
+
+    >>> [wanted_chinese_script(t) for t in (["zh-Hant"], ["ja", "zh-TW"], ["zh"], ["zh-TW", "zh-CN"], ["ja"])]
+    ['zh-Hant', 'zh-Hant', None, None, None]
+    """
+    chinese = {tag_chinese_script(t) for t in targets if t.strip().lower()[:2] == "zh"}
+    return next(iter(chinese)) if len(chinese) == 1 else None
+
+
+def other_chinese_script(text: str, wanted: str | None) -> bool:
+    """True if ``text`` is written in the Chinese script ``wanted`` is not (an undecided
+    text is not: :func:`chinese_script` returns None for it).
+
+    >>> [other_chinese_script(t, "zh-Hant") for t in ("这个设定", "這個設定", "中文")]
+    [True, False, False]
+    """
+    return wanted is not None and chinese_script(text) not in (None, wanted)

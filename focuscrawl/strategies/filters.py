@@ -36,7 +36,7 @@ from focuscrawl.relevance.language import (
     normalise_lang,
     tld_language,
 )
-from focuscrawl.relevance.language_links import url_language
+from focuscrawl.relevance.language_links import url_language_for
 from focuscrawl.types import Link, Page
 from focuscrawl.urls import host_matches, read_url_lines
 
@@ -168,7 +168,7 @@ class LanguageLinkFilter(LinkFilter[LanguageFilterParams]):
     def __init__(self, base_dir: Path | None = None, **params: Any) -> None:
         super().__init__(base_dir, **params)
         self.targets = frozenset(normalise_lang(t) for t in self.p.target)
-        self._anchors = LanguageModel(list(self.targets))
+        self._anchors = LanguageModel(list(self.p.target))  # as given: zh-Hant keeps its script
 
     def keep(self, page: Page, links: Sequence[Link], verdict: Verdict) -> list[Link]:
         rule = self.p.rule
@@ -176,7 +176,7 @@ class LanguageLinkFilter(LinkFilter[LanguageFilterParams]):
         for link in links:
             if (
                 (rule != "anchor" and tld_language(link.url) in self.targets)
-                or (rule == "any" and url_language(link.url) in self.targets)
+                or (rule == "any" and url_language_for(link.url, self._anchors.chinese) in self.targets)
                 or (rule != "tld" and self._anchors.score_text(link.anchor) >= 1.0)
             ):
                 kept.append(link)

@@ -61,10 +61,12 @@ from urllib.parse import urlsplit
 
 from focuscrawl.relevance.base import RelevanceModel
 from focuscrawl.relevance.language import BACKENDS, checked_language, normalise_lang, page_language
-from focuscrawl.relevance.language_links import url_language
+from focuscrawl.relevance.language_links import url_language_for
 from focuscrawl.relevance.language_share import language_shares, target_share
+from focuscrawl.relevance.scripts import other_chinese_script, wanted_chinese_script
 from focuscrawl.strategies.base import Strategy, StrategyState, register_strategy
 from focuscrawl.strategies.filters import LANGUAGE_RULES, LanguageLinkFilter, Verdict
+from focuscrawl.strategies.language_kinds import EXPLORES, MeasuredKinds, directory_of
 from focuscrawl.types import (
     Decision,
     Link,
@@ -102,6 +104,10 @@ class LanguageParams:
     # its kind's pages that linked to a URL of another kind naming the target (a hub)
     hub_weight: float = 0.0
     probe: float = 0.0  # rule policy with prior_pages: the least score of a kind not measured yet
+    # how a kind not measured yet is probed: "fixed" (at least probe) or "thompson" (at least a
+    # draw from the Beta posterior its prior stands for, seeded by seed: no per-web constant)
+    explore: str = "fixed"
+    seed: int = 0
 
     def __post_init__(self) -> None:
         if not self.target:
@@ -122,21 +128,10 @@ class LanguageParams:
             raise ValueError(f"prior_pages = {self.prior_pages} must be >= 0")
         if not (0.0 <= self.hub_weight <= 1.0 and 0.0 <= self.probe <= 1.0):
             raise ValueError(f"hub_weight = {self.hub_weight} and probe = {self.probe} must be in [0, 1]")
+        if self.explore not in EXPLORES:
+            raise ValueError(f"explore must be one of {', '.join(EXPLORES)}, not {self.explore!r}")
         if self.backend not in BACKENDS:
             raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {self.backend!r}")
-
-
-def directory_of(url: str) -> str:
-    """The directory a URL is in: scheme, host and path up to its last slash.
-
-    >>> directory_of("https://httpd.apache.org/docs/2.4/ja/mod/core.html?x=1")
-    'https://httpd.apache.org/docs/2.4/ja/mod/'
-    >>> directory_of("http://a.org")
-    'http://a.org/'
-    """
-    parts = urlsplit(url)
-    path = parts.path or "/"
-    return f"{parts.scheme}://{parts.netloc}{path[: path.rfind('/') + 1]}"
 
 
 def ancestors(directory: str) -> list[str]:
@@ -185,21 +180,23 @@ class LanguageStrategy(Strategy[LanguageParams]):
         self.langs: Counter[str] = Counter()  # pages per detected language
         # per server (host) or directory: [N_r, N_a] (Tamura's steps 2-3)
         self.places: dict[str, list[int]] = {}
-        # rule policy with prior_pages: kind -> {URL: its best prior}, to rescore a kind's
-        # queued URLs as its measured share grows (rebuilt from nothing after a resume)
-        self.priors: dict[str, dict[str, float]] = {}
-        # rule policy with prior_pages: kind -> [the target share summed over its pages, pages]
-        self.kinds: dict[str, list[float]] = {}
-        self.probed: set[str] = set()  # host #language: a page of it measured (probe once)
+        # rule policy with prior_pages: per kind (directory + URL language) what was measured
+        self.kinds = MeasuredKinds(self.p.prior_pages, self.p.hub_weight, self.p.probe, self.p.explore,
+                                   self.p.seed, self.chinese)  # fmt: skip
 
     def _build(self) -> None:
         self.targets = frozenset(normalise_lang(t) for t in self.p.target)
+        # target zh-Hant or zh-TW (zh-Hans, zh-CN) alone: the other script's pages and URLs are not
+        self.chinese = wanted_chinese_script(self.p.target)
         self._rule: LanguageLinkFilter | None = None
         if self.p.rule != "off":
             self._rule = LanguageLinkFilter(target=list(self.p.target), rule=self.p.rule)
 
     def on_params_changed(self) -> Decision:
         self._build()
+        kinds = self.kinds
+        kinds.k, kinds.hub_weight, kinds.probe = self.p.prior_pages, self.p.hub_weight, self.p.probe
+        kinds.explore, kinds.seed, kinds.chinese = self.p.explore, self.p.seed, self.chinese
         return Decision()
 
     # ------------------------------------------------------------ the places
@@ -227,6 +224,9 @@ class LanguageStrategy(Strategy[LanguageParams]):
     # ------------------------------------------------------------------ hooks
     def on_page(self, page: Page, relevance: float | None, queued: QueuedURL) -> Decision:
         lang, _ = page_language(page, self.p.backend)
+        text = f"{page.title}\n{page.text}"
+        if lang == "zh" and other_chinese_script(text, self.chinese):
+            lang = "zh-Hans" if self.chinese == "zh-Hant" else "zh-Hant"  # counted apart, no target
         self.langs[lang] += 1
         is_target = lang in self.targets
         links: list[Link] = page.links
@@ -236,19 +236,15 @@ class LanguageStrategy(Strategy[LanguageParams]):
         note = f"page {lang}; {dropped} links failed the {self.p.rule} rule" if dropped else f"page {lang}"
         policy = self.p.policy
         if policy == "rule":
-            kind = self._kind(page.url)
-            if self.p.prior_pages > 0:
-                counts = self.kinds.setdefault(kind, [0.0, 0, 0])
-                text = f"{page.title}\n{page.text}"
-                counts[0] += target_share(language_shares(text, self.p.backend), self.targets)
-                counts[1] += 1
-                self.probed.add(f"{host_of(page.url)} #{url_language(page.url) or ''}")
-                counts[2] += int(any(url_language(link.url) in self.targets
-                                     and self._kind(link.url) != kind
-                                     and link.url not in self.priors.get(self._kind(link.url), {})
-                                     for link in page.links))
+            if self.p.prior_pages <= 0:
+                return self._by_rule(page, links, is_target, note)
+            shares = language_shares(text, self.p.backend)
+            if other_chinese_script(text, self.chinese):
+                shares.pop("zh", None)
+            share = target_share(shares, self.targets)
+            kind = self.kinds.observe(page.url, share, page.links, self.targets)
             decision = self._by_rule(page, links, is_target, note)
-            decision.updates = self._rescore_kind(kind)
+            decision.updates = self.kinds.rescore(kind, self.view)
             return decision
         if policy == "hard":
             if not is_target:
@@ -264,11 +260,11 @@ class LanguageStrategy(Strategy[LanguageParams]):
         """P4's rule: the links that pass it first; with ``fallback = "soft"`` the others
         after them (Tamura's soft focus), so that a crawl whose seed links fail the rule
         (an English portal, no ccTLD) goes on instead of stopping. A fallback link scores
-        by the language its URL names (:func:`url_language`: ``/ja/``, ``index.ja.html``,
+        by the language its URL names (:func:`url_language_for`: ``/ja/``, ``index.ja.html``,
         ``?hl=ja``), else by its page's language."""
         scored = []
         for link in kept:
-            named = url_language(link.url)
+            named = url_language_for(link.url, self.chinese)
             if named is None:
                 score, why = PASSED, ""
             else:
@@ -282,7 +278,7 @@ class LanguageStrategy(Strategy[LanguageParams]):
         for link in page.links:
             if link.url in passed:
                 continue
-            named = url_language(link.url)
+            named = url_language_for(link.url, self.chinese)
             if named is not None:
                 score = URL_TARGET if named in self.targets else URL_OTHER
                 why = f"URL names {named}"
@@ -293,42 +289,12 @@ class LanguageStrategy(Strategy[LanguageParams]):
             scored.append(LinkScore(link, score, merge, reason=f"fallback: failed the {self.p.rule} rule, {why}"))
         return Decision(links=scored)
 
-    @staticmethod
-    def _kind(url: str) -> str:
-        """The URLs measured together: a directory and the language their URL names
-        (``.../passwd/ #fr``: one directory may hold every translation of a page)."""
-        return f"{directory_of(url)} #{url_language(url) or ''}"
-
     def _measured(self, url: str, prior: float, why: str) -> tuple[float, Merge, str]:
-        """``prior`` (the best one ``url`` was given) weighed with the measured target
-        share of its kind (:meth:`_kind`): (N_r + k * prior) / (N_a + k), k =
-        ``prior_pages``; the prior alone before the kind's first page, or with k = 0."""
-        k = self.p.prior_pages
-        if k <= 0:
+        """``prior`` weighed with the measured target share of its kind
+        (:class:`MeasuredKinds`); the prior alone, kept at its best, with k = 0."""
+        if self.p.prior_pages <= 0:
             return prior, Merge.MAX, why
-        kind = self._kind(url)
-        known = self.priors.setdefault(kind, {})
-        prior = known[url] = max(prior, known.get(url, prior))
-        counts = self.kinds.get(kind)
-        if counts is None or counts[1] == 0:
-            probed = f"{host_of(url)} #{url_language(url) or ''}" in self.probed
-            return (prior if probed else max(prior, self.p.probe)), Merge.SET, why
-        score = (counts[0] + k * prior) / (counts[1] + k)
-        score = max(score, self.p.hub_weight * (counts[2] + k * 0.5) / (counts[1] + k))
-        return score, Merge.SET, f"{why}, such pages {counts[0] / counts[1]:.2f} in the target language ({counts[1]:g})"
-
-    def _rescore_kind(self, kind: str) -> list[ScoreUpdate]:
-        """The queued URLs of ``kind`` scored again by its measured share: when its
-        page count reaches a power of two (a share changes less with every page)."""
-        counts = self.kinds.get(kind)
-        if counts is None or int(counts[1]) & (int(counts[1]) - 1):
-            return []
-        updates = []
-        for url, prior in self.priors.get(kind, {}).items():
-            if self.view.state(url) is URLState.QUEUED:
-                score, merge, why = self._measured(url, prior, "")
-                updates.append(ScoreUpdate(url, score, merge, reason=f"rescored{why}"))
-        return updates
+        return self.kinds.score(url, prior, why)
 
     def _by_place(
         self, page: Page, queued: QueuedURL, is_target: bool, links: list[Link], note: str
@@ -371,9 +337,13 @@ class LanguageStrategy(Strategy[LanguageParams]):
         return out
 
     def state_dict(self) -> dict[str, Any]:
-        return LanguageState(dict(self.langs), self.places).to_json()
+        state = LanguageState(dict(self.langs), self.places).to_json()
+        if self.p.prior_pages > 0:
+            state["kinds"] = self.kinds.to_json()
+        return state
 
     def load_state(self, state: Mapping[str, Any]) -> None:
         saved = LanguageState.from_json(state)
         self.langs = Counter(saved.langs)
         self.places = saved.places
+        self.kinds.load(state.get("kinds", {}))
