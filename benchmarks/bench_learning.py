@@ -2,10 +2,11 @@
 
     python benchmarks/bench_learning.py                    # 1,000 and 50,000 pages
     python benchmarks/bench_learning.py --pages 1000 5000
+    python benchmarks/bench_learning.py --rates 0.05 0.0125 0.2 0   # a prequential choice
 
 The pages of the project's generated web (200,000 pages on 2,000 hosts, seed 1)
 are parsed once, in breadth-first order from the first host, outside the timing;
-then the learner of ``focuscrawl.strategies.learning`` sees them one by one with a
+then the learner of ``focuscrawl.strategies.link_learner`` sees them one by one with a
 relevance drawn from the page's section (a stand-in for a page model) and a
 random prior for each link (a stand-in for eq. 9: the page model's own cost is not
 the learner's), at its defaults (an update every 25 pages, a rescore of the 2,000
@@ -34,7 +35,7 @@ from collections import deque
 
 from focuscrawl.parse.html import parse_html
 from focuscrawl.replay.generated import GeneratedWeb
-from focuscrawl.strategies.learning import LearningParams, OnlineLinkLearner
+from focuscrawl.strategies.link_learner import LearningParams, OnlineLinkLearner
 from focuscrawl.types import QueuedURL, URLState
 
 
@@ -62,10 +63,10 @@ def pages_in_bfs(web: GeneratedWeb, count: int) -> list[tuple[str, str | None, i
     return out
 
 
-def run(web: GeneratedWeb, count: int) -> None:
+def run(web: GeneratedWeb, count: int, rates: tuple[float, ...] = ()) -> None:
     pages = pages_in_bfs(web, count)
     parsed = [(parse_html(url, html), parent, depth) for url, parent, depth, html in pages]
-    learner = OnlineLinkLearner(LearningParams(), seed=1)
+    learner = OnlineLinkLearner(LearningParams(rates=rates), seed=1)
     view = _AllQueued()
     rng = random.Random(1)
     steps = ("observe", "update", "rescore", "state")
@@ -109,11 +110,13 @@ def run(web: GeneratedWeb, count: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--pages", type=int, nargs="+", default=[1000, 50000])
+    ap.add_argument("--rates", type=float, nargs="*", default=[],
+                    help="the learning strategy's rates (default: none, one model)")
     args = ap.parse_args(argv)
     web = GeneratedWeb(200_000, 2_000, 1)
     for count in args.pages:
         print(f"\n== {count:,} pages of the generated web (BFS from {web.url_of(0)})", flush=True)
-        run(web, count)
+        run(web, count, tuple(args.rates))
     return 0
 
 

@@ -288,3 +288,55 @@ def test_a_stopped_crawl_resumes_with_its_link_model(tmp_path: Path) -> None:
     assert all(f"online link model v{version}:" in r for r in reasons)
     summary = json.loads((out / "run.json").read_text())["summary"]
     assert summary["counters"]["link_model_version"] > version
+
+
+# The 4 examples of S (0.1), A (0.9), B (0.2), C (0.8) with hop_reward "all", as
+# (reward, eq. 9 prior): S->A (0.9, 0.775), S->B (0.2, 0.025), A->C (0.8, 0.225) and
+# S->A by hop (0.4, 0.775); their targets (reward - prior) 0.125, 0.175, 0.575, -0.375,
+# whose squared sum 0.015625 + 0.030625 + 0.330625 + 0.140625 = 0.5175 is what a
+# correction of 0 (the rate 0, or a model not learnt yet) errs by.
+def test_the_prequential_loss_of_the_first_update() -> None:
+    """Before the first update no candidate has learnt: every loss is 0.5175, the tie
+    goes to the first listed, and only the candidates with a rate learnt."""
+    strategy, _ = _strategy(update_every=4, hop_reward="all", rates=(0.0, 0.05, 0.2))
+    for url, r in ((S, 0.1), (A, 0.9), (B, 0.2), (C, 0.8)):
+        _visit(strategy, url, r)
+    learner = strategy.learner
+    assert learner.losses == pytest.approx([0.5175] * 3)
+    assert learner.best == 0
+    assert not strategy.active  # the rate 0: link-context's eq. 9 alone
+    assert [m.examples for m in learner.models] == [0, 4, 4]
+    decision = _visit(strategy, S, 0.1)  # S again: its links at their priors
+    assert [round(link.score, 9) for link in decision.links] == [0.775, 0.025]  # type: ignore[attr-defined]
+
+
+def test_the_least_prequential_loss_chooses_the_model() -> None:
+    """At the second update each model first predicts the new examples: its loss grows
+    by their squared error, the rate 0's by the squared targets; the least loss scores."""
+    strategy, _ = _strategy(update_every=4, min_examples=1, hop_reward="all", rates=(0.0, 0.05, 0.2))
+    for url, r in ((S, 0.1), (A, 0.9), (B, 0.2), (C, 0.8)):
+        _visit(strategy, url, r)
+    learner = strategy.learner
+    # D (1.0) after C: C->D (1.0, 0.2) and by hop A->C (0.5, 0.225), S->A (0.25, 0.775)
+    for url in (D, B, B, B):
+        _visit(strategy, url, 1.0 if url == D else 0.2)
+    rows = [e.columns for e in learner.pending] if learner.pending else []
+    assert rows == []  # learnt at the 8th page
+    targets = [0.8, 0.275, -0.525]
+    assert learner.losses[0] == pytest.approx(0.5175 + sum(t * t for t in targets))
+    assert learner.best == min(range(3), key=lambda k: (learner.losses[k], k))
+    assert learner.model is learner.models[learner.best]
+
+
+def test_the_candidates_resume_with_their_losses() -> None:
+    strategy, _ = _strategy(update_every=3, hop_reward="all", rates=(0.05, 0.0))
+    for url, r in ((S, 0.1), (A, 0.9), (B, 0.2), (C, 0.8), (D, 1.0), (B, 0.2)):
+        _visit(strategy, url, r)
+    state = json.loads(json.dumps(strategy.state_dict()))
+    again, _ = _strategy(update_every=3, hop_reward="all", rates=(0.05, 0.0))
+    again.load_state(state)
+    assert again.learner.losses == strategy.learner.losses
+    assert again.learner.best == strategy.learner.best
+    rows = [OnlineLinkModel.columns(link_tokens(u, "cat", "a cat", 0.5, 1)) for u in (A, B, D)]
+    for a, b in zip(again.learner.models, strategy.learner.models, strict=True):
+        assert a.predict(rows) == b.predict(rows)

@@ -38,13 +38,14 @@ if TYPE_CHECKING:
 # the registry imports every built-in strategy, and a crawl that uses none of them
 # (bfs, best-first...) would pay ~0.9 s of CPU at every start for their imports
 
-__all__ = ["N_FEATURES", "LinkModelState", "OnlineLinkModel", "link_tokens"]
+__all__ = ["ETA0", "N_FEATURES", "LinkModelState", "OnlineLinkModel", "link_tokens"]
 
 N_FEATURES = 1 << 15
 _WORD = re.compile(r"[^\W\d_]{2,}", re.UNICODE)
 _URL_WORD = re.compile(r"[A-Za-z]{2,}")
 _MAX_CONTEXT = 40  # context words kept per link
 _POSITIVE = 0.5  # an example counts as positive from this reward
+ETA0 = 0.05  # the SGD's initial step size (invscaling: eta0 / t ** 0.25)
 
 
 def link_tokens(
@@ -131,11 +132,11 @@ class LinkModelState:
 class OnlineLinkModel:
     """A linear link scorer updated from the crawl's own judgements (see the module doc)."""
 
-    def __init__(self, seed: int = 0, alpha: float = 1e-4) -> None:
+    def __init__(self, seed: int = 0, alpha: float = 1e-4, eta0: float = ETA0) -> None:
         from sklearn.linear_model import SGDRegressor
 
         self._sgd = SGDRegressor(
-            alpha=alpha, random_state=seed, learning_rate="invscaling", eta0=0.05
+            alpha=alpha, random_state=seed, learning_rate="invscaling", eta0=eta0
         )
         self.version = 0  # updates so far
         self.examples = 0  # examples learnt from

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
 from focuscrawl.strategies.base import Strategy, StrategyState, register_strategy
-from focuscrawl.strategies.learning import (
+from focuscrawl.strategies.link_learner import (
     LearnerState,
     LearningParams,
     OnlineLinkLearner,

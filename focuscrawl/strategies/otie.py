@@ -32,7 +32,7 @@ from fractions import Fraction
 from typing import Any, ClassVar, Self
 
 from focuscrawl.strategies.base import Strategy, StrategyState, register_strategy
-from focuscrawl.strategies.learning import (
+from focuscrawl.strategies.link_learner import (
     LearnerState,
     LearningParams,
     OnlineLinkLearner,
