@@ -102,12 +102,14 @@ class Discovery:
         if self.scope is not None:
             kept = []
             for url in fresh:
-                reason = self.scope.reject(url, 0)
-                if reason is None or reason == "extension":
+                reason = self.scope.reject(url, 0, extensions=False)
+                if reason is None:
                     kept.append(url)
                 else:
                     self.counters[names.link_rejected(f"scope:{reason}")] += 1
             fresh = kept
+        if not fresh:  # (a strategy shares its cash among the seeds it is given: never none)
+            return 0
         scores = {u.url: u.score for u in self.strategy.seed_scores(fresh) if u.column == "score"}
         for url in fresh:
             self.queue.add(url, scores.get(url, 0.0), depth=0, parent=parent, host=host_of(url), merge=Merge.KEEP)

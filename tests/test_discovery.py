@@ -186,3 +186,20 @@ async def test_feeds_and_sitemaps_keep_to_the_scope_rules(tmp_path: Path) -> Non
         sitemap_paths = set(site.paths())
     assert {"/index.xml", "/s1.xml.gz"} <= sitemap_paths
     assert "/s2.xml" not in sitemap_paths  # named by the index, out of scope
+
+
+async def test_feeds_all_out_of_scope_leave_a_cash_strategy_running(tmp_path: Path) -> None:
+    # OPIC shares its cash among the entry points it is given: none must not be a crash
+    # (the P0 experiment's OPIC+COMMD stopped with ZeroDivisionError on a page whose
+    # feeds were all outside in_archive_only)
+    async with serve(FEED_ROUTES, fallback=html("<p>leaf</p>")) as site:
+        await crawl_async(
+            tmp_path / "run", [site.url("/")],
+            overrides={"crawl": {"max_pages": 12, "strategy": "opic"}, "fetch": {"delay": 0, "allow_private": ("127.0.0.1",)},
+                       "scope": {"deny_regex": [r"\.(rss|atom|xml)$"]}},
+        )  # fmt: skip
+        paths = set(site.paths())
+    summary = json.loads((tmp_path / "run" / "run.json").read_text())["summary"]
+    assert "/" in paths
+    assert not paths & {"/feed.xml", "/big.atom", "/broken.rss"}
+    assert summary["counters"]["link_rejected_denied-regex"] == 3

@@ -68,8 +68,10 @@ class Scope:
         domains = frozenset(registered_domain(s) for s in seeds) if settings.same_site_only else frozenset()
         return cls(settings, domains)
 
-    def reject(self, url: str, depth: int = 0) -> str | None:
-        """None if ``url`` is in scope, else a short reason (for counters)."""
+    def reject(self, url: str, depth: int = 0, *, extensions: bool = True) -> str | None:
+        """None if ``url`` is in scope, else a short reason (for counters); with
+        ``extensions`` false, ``deny_extensions`` is not asked (a sitemap or a feed:
+        its ``.xml`` is what it is)."""
         s = self.settings
         if len(url) > s.max_url_length:
             return "url-too-long"
@@ -86,7 +88,7 @@ class Scope:
             return "host-not-allowed"
         if s.same_site_only and self.seed_domains and registered_domain(host) not in self.seed_domains:
             return "off-site"
-        if self._deny_ext and extension_of(url) in self._deny_ext:
+        if extensions and self._deny_ext and extension_of(url) in self._deny_ext:
             return "extension"
         if any(p.search(url) for p in self._deny):
             return "denied-regex"
