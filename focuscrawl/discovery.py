@@ -30,7 +30,7 @@ from focuscrawl.parse.feeds import read_feed
 from focuscrawl.parse.sitemaps import SitemapEntry, SitemapReader, StreamedSitemap
 from focuscrawl.settings import DISCOVERY_CONTENT_TYPES, FEED_CONTENT_TYPES, Settings
 from focuscrawl.strategies.base import Strategy
-from focuscrawl.types import FetchResult, Link, Merge, Page
+from focuscrawl.types import Decision, FetchResult, Link, Merge, Page
 from focuscrawl.urls import Scope, host_of, normalize_url
 
 __all__ = ["CHANGEFREQ", "DISCOVERED", "LASTMOD", "PRIORITY", "Discovery", "SourcePage", "lastmod_time"]
@@ -92,12 +92,12 @@ class Discovery:
         if self.on:  # (8 bytes a URL each: only for a crawl that reads them)
             columns.ensure_columns((DISCOVERED, LASTMOD, CHANGEFREQ, PRIORITY))
 
-    def enter(self, urls: Sequence[str], parent: str, kind: float = SITEMAP) -> int:
-        """Put sitemap (or feed) URLs in the frontier, scored as the strategy scores
-        seeds (entry points, at depth 0); how many were new. The scope rules hold for
-        them as for any link (a sitemap a robots.txt names on a denied host, a feed
-        outside ``allow_regex``, are left out and counted), but for the file
-        extensions a page's links may not have (``.xml`` is what they are)."""
+    def enter(self, urls: Sequence[str], parent: str) -> int:
+        """Put sitemap URLs in the frontier, scored as the strategy scores seeds (entry
+        points, at depth 0); how many were new. The scope rules hold for them as for
+        any link (a sitemap a robots.txt names on a denied host, or outside
+        ``allow_regex``, is left out and counted), but for the file extensions a page's
+        links may not have (``.xml`` is what they are)."""
         fresh = [url for url in dict.fromkeys(urls) if self.queue.state(url) is None]
         if self.scope is not None:
             kept = []
@@ -114,8 +114,8 @@ class Discovery:
         for url in fresh:
             self.queue.add(url, scores.get(url, 0.0), depth=0, parent=parent, host=host_of(url), merge=Merge.KEEP)
         if fresh:
-            self.columns.update_values(DISCOVERED, [(url, kind) for url in fresh], Merge.SET)
-            self.counters["sitemaps_found" if kind == SITEMAP else "feeds_found"] += len(fresh)
+            self.columns.update_values(DISCOVERED, [(url, SITEMAP) for url in fresh], Merge.SET)
+            self.counters["sitemaps_found"] += len(fresh)
         return len(fresh)
 
     def announced(self, result: FetchResult) -> None:
@@ -123,12 +123,26 @@ class Discovery:
         if result.sitemaps and self.settings.read_sitemaps:
             self.enter(result.sitemaps, robots_url(result.final_url))
 
-    def take_feeds(self, page: Page) -> None:
-        """The feeds ``page`` names leave its links and enter the frontier as feeds."""
-        if not self.settings.read_feeds or not any(link.hreflang == "feed" for link in page.links):
-            return
-        self.enter([link.url for link in page.links if link.hreflang == "feed"], page.url, FEED)
-        page.links = [link for link in page.links if link.hreflang != "feed"]
+    def new_feeds(self, decision: Decision) -> list[str]:
+        """The feeds a page names (``<link rel="alternate" type="application/rss+xml">``)
+        among the links a strategy scored for it, those the frontier does not know yet.
+        A feed is one of the page's links (its manners, the scope rules but for
+        ``deny_extensions``, the filters; the strategy scores it as the others: OPIC
+        gives it a share of the page's cash); once added it is read as a feed."""
+        if not self.settings.read_feeds:
+            return []
+        urls = [ls.link.url for ls in decision.links if ls.link.hreflang == "feed"]
+        if not urls:
+            return []
+        known = self.queue.known(urls)
+        return [url for url in dict.fromkeys(urls) if url not in known]
+
+    def took_feeds(self, urls: Sequence[str]) -> None:
+        """``new_feeds`` the frontier took, marked as feeds (read as one when fetched)."""
+        taken = [url for url in urls if self.queue.state(url) is not None]
+        if taken:
+            self.columns.update_values(DISCOVERED, [(url, FEED) for url in taken], Merge.SET)
+            self.counters["feeds_found"] += len(taken)
 
     def read(self, result: FetchResult, url: str) -> SourcePage | None:
         """The fetched sitemap or feed ``url`` as a page whose links are its URLs (an

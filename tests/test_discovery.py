@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
 from aiohttp import web
 
 from focuscrawl.api import crawl_async
@@ -203,3 +204,22 @@ async def test_feeds_all_out_of_scope_leave_a_cash_strategy_running(tmp_path: Pa
     assert "/" in paths
     assert not paths & {"/feed.xml", "/big.atom", "/broken.rss"}
     assert summary["counters"]["link_rejected_denied-regex"] == 3
+
+
+async def test_a_feed_is_scored_as_a_link_of_its_page(tmp_path: Path) -> None:
+    # OPIC without the virtual page: the seed's cash 1 split over its 3 links, the 3
+    # feeds: 1/3 each (as seeds, each feed got 1/3 of a new unit of cash, 1 + 1 in all)
+    async with serve(FEED_ROUTES, fallback=html("<p>leaf</p>")) as site:
+        await crawl_async(
+            tmp_path / "run", [site.url("/")],
+            overrides={"crawl": {"max_pages": 4, "strategy": "opic",
+                                 "strategy_params": {"virtual_page": False}},
+                       "fetch": {"delay": 0, "allow_private": ("127.0.0.1",)}},
+        )  # fmt: skip
+        origin = site.url("")
+    rows = [json.loads(line) for line in (tmp_path / "run" / "pages.jsonl").read_text().splitlines()]
+    feeds = {row["url"].removeprefix(origin): row for row in rows if row["url"] != origin + "/"}
+    assert set(feeds) == {"/feed.xml", "/big.atom", "/broken.rss"}
+    assert all(row["score"] == pytest.approx(1 / 3) for row in feeds.values())
+    assert all((row["depth"], row["parent"]) == (1, origin + "/") for row in feeds.values())
+    assert {row["feed"] for row in feeds.values()} == {"rss20", "atom10"}

@@ -64,6 +64,7 @@ class LinkIntake:
         self.duplicates = duplicates
         self.counters = counters
         self.known = KnownUrls()
+        self.read_feeds = settings.fetch.read_feeds  # a feed's .xml is what it is
 
     def filter(
         self, page: Page, queued: QueuedURL, verdict: Verdict, manners: Manners = NONE
@@ -79,9 +80,10 @@ class LinkIntake:
         fresh = [link.url for link in links if link.url not in known]
         in_store = self.queue.known(fresh) if fresh else {}
         new: dict[str, str | None] = {}  # URL -> why it is left out (None: kept)
+        feeds = {link.url for link in links if link.hreflang == "feed"} if self.read_feeds else ()
         for url in fresh:
             if url not in in_store:
-                new[url] = self.scope.reject(url, depth)
+                new[url] = self.scope.reject(url, depth, extensions=url not in feeds)
         if self.max_per_host:
             hosts = {url: host_of(url) for url, reason in new.items() if reason is None}
             counts = self.queue.host_counts(list(dict.fromkeys(hosts.values()))) if hosts else {}

@@ -201,12 +201,12 @@ class Recorder:
         if page.main_text is not None and isinstance(self.pages, PagesOutput):
             self.pages.keep_text(page.main_text)  # texts.jsonl: read by the index, not re-extracted
         self.pages.write(record)
-        if not manners.nofollow:
-            self.discovery.take_feeds(page)
         links, dropped = self.links.filter(page, queued, verdict, manners)
         page.links = links  # the page is the strategy's from here (no copy of all its fields)
         decision = self.strategy.on_page(page, verdict.relevance, queued)
+        feeds = self.discovery.new_feeds(decision)  # scored as the page's links, then known as feeds
         self._decide("page", decision, queued, relevance=verdict.relevance, dropped=dropped)
+        self.discovery.took_feeds(feeds)
         if source is not None:
             self.discovery.keep_hints(source)
 
