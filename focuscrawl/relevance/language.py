@@ -48,7 +48,7 @@ from focuscrawl.relevance.language_id import (
     py3langid_codes,
     py3langid_languages,
 )
-from focuscrawl.relevance.language_share import language_shares, target_share
+from focuscrawl.relevance.language_share import target_text_share
 from focuscrawl.relevance.scripts import (
     other_chinese_script,
     script_counts,
@@ -292,10 +292,7 @@ class LanguageModel:
         if self.decide == "share":
             # no han_context: it is for short anchors; a page of Han without any kana
             # is Chinese (a ja-only target sets it to ja, and Chinese pages passed)
-            shares = language_shares(text, self.backend)
-            if other_chinese_script(text, self.chinese):
-                shares.pop("zh", None)
-            return target_share(shares, self._targets)
+            return target_text_share(text, self._targets, self.backend, self.chinese)
         found = language_distribution(text, self.backend)
         if other_chinese_script(text, self.chinese):
             found = [(lang, p) for lang, p in found if lang != "zh"]

@@ -34,7 +34,7 @@ from focuscrawl.relevance.language_id import (
     language_distribution,
     normalise_lang,
 )
-from focuscrawl.relevance.scripts import BLOCKS, char_script
+from focuscrawl.relevance.scripts import BLOCKS, char_script, other_chinese_script
 
 KANA_SHARE = 0.05  # kana among Han + kana letters above which Han text is read as Japanese
 
@@ -90,3 +90,16 @@ def language_shares(
 
 def target_share(shares: Mapping[str, float], targets: frozenset[str]) -> float:
     return min(1.0, sum(p for lang, p in shares.items() if lang in targets))
+
+
+def target_text_share(
+    text: str, targets: frozenset[str], backend: str = DEFAULT_BACKEND, chinese: str | None = None
+) -> float:
+    """The share of ``text`` in the ``targets`` (:func:`language_shares`,
+    :func:`target_share`); in a crawl that wants one Chinese script (``chinese``:
+    :func:`~focuscrawl.relevance.scripts.wanted_chinese_script`) text written in the
+    other script is no target Chinese."""
+    shares = language_shares(text, backend)
+    if other_chinese_script(text, chinese):
+        shares.pop("zh", None)
+    return target_share(shares, targets)

@@ -62,7 +62,7 @@ from urllib.parse import urlsplit
 from focuscrawl.relevance.base import RelevanceModel
 from focuscrawl.relevance.language import BACKENDS, checked_language, normalise_lang, page_language
 from focuscrawl.relevance.language_links import url_language_for
-from focuscrawl.relevance.language_share import language_shares, target_share
+from focuscrawl.relevance.language_share import target_text_share
 from focuscrawl.relevance.scripts import other_chinese_script, wanted_chinese_script
 from focuscrawl.strategies.base import Strategy, StrategyState, register_strategy
 from focuscrawl.strategies.filters import LANGUAGE_RULES, LanguageLinkFilter, Verdict
@@ -176,27 +176,25 @@ class LanguageStrategy(Strategy[LanguageParams]):
 
     def __init__(self, model: RelevanceModel | None = None, **params: Any) -> None:
         super().__init__(model, **params)
+        # rule policy with prior_pages: per kind (directory + URL language) what was measured
+        self.kinds = MeasuredKinds(self.p.prior_pages, self.p.hub_weight, self.p.probe, self.p.explore, self.p.seed)
         self._build()
         self.langs: Counter[str] = Counter()  # pages per detected language
         # per server (host) or directory: [N_r, N_a] (Tamura's steps 2-3)
         self.places: dict[str, list[int]] = {}
-        # rule policy with prior_pages: per kind (directory + URL language) what was measured
-        self.kinds = MeasuredKinds(self.p.prior_pages, self.p.hub_weight, self.p.probe, self.p.explore,
-                                   self.p.seed, self.chinese)  # fmt: skip
 
     def _build(self) -> None:
-        self.targets = frozenset(normalise_lang(t) for t in self.p.target)
+        p = self.p
+        self.targets = frozenset(normalise_lang(t) for t in p.target)
         # target zh-Hant or zh-TW (zh-Hans, zh-CN) alone: the other script's pages and URLs are not
-        self.chinese = wanted_chinese_script(self.p.target)
+        self.chinese = wanted_chinese_script(p.target)
         self._rule: LanguageLinkFilter | None = None
-        if self.p.rule != "off":
-            self._rule = LanguageLinkFilter(target=list(self.p.target), rule=self.p.rule)
+        if p.rule != "off":
+            self._rule = LanguageLinkFilter(target=list(p.target), rule=p.rule)
+        self.kinds.configure(p.prior_pages, p.hub_weight, p.probe, p.explore, p.seed, self.chinese)
 
     def on_params_changed(self) -> Decision:
         self._build()
-        kinds = self.kinds
-        kinds.k, kinds.hub_weight, kinds.probe = self.p.prior_pages, self.p.hub_weight, self.p.probe
-        kinds.explore, kinds.seed, kinds.chinese = self.p.explore, self.p.seed, self.chinese
         return Decision()
 
     # ------------------------------------------------------------ the places
@@ -238,10 +236,7 @@ class LanguageStrategy(Strategy[LanguageParams]):
         if policy == "rule":
             if self.p.prior_pages <= 0:
                 return self._by_rule(page, links, is_target, note)
-            shares = language_shares(text, self.p.backend)
-            if other_chinese_script(text, self.chinese):
-                shares.pop("zh", None)
-            share = target_share(shares, self.targets)
+            share = target_text_share(text, self.targets, self.p.backend, self.chinese)
             kind = self.kinds.observe(page.url, share, page.links, self.targets)
             decision = self._by_rule(page, links, is_target, note)
             decision.updates = self.kinds.rescore(kind, self.view)

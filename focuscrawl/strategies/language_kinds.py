@@ -75,14 +75,22 @@ class MeasuredKinds:
         self, prior_pages: float, hub_weight: float, probe: float, explore: str, seed: int,
         chinese: str | None = None,
     ) -> None:
-        self.k, self.hub_weight, self.probe = prior_pages, hub_weight, probe
-        self.explore, self.seed = explore, seed
-        self.chinese = chinese  # the one Chinese script the crawl wants, if it names one
         self.counts: dict[str, list[float]] = {}  # kind -> [N_r, N_a, hubs]
         # kind -> {URL: its best prior}, to rescore a kind's queued URLs as its share grows
         self.priors: dict[str, dict[str, float]] = {}
         self.probed: set[str] = set()
-        self._draws: dict[str, float] = {}  # kind -> its probe draw (a function of seed, kind)
+        self.configure(prior_pages, hub_weight, probe, explore, seed, chinese)
+
+    def configure(
+        self, prior_pages: float, hub_weight: float, probe: float, explore: str, seed: int,
+        chinese: str | None = None,
+    ) -> None:
+        """The strategy's parameters (again, when they are changed during the crawl); the
+        measures are kept."""
+        self.k, self.hub_weight, self.probe = prior_pages, hub_weight, probe
+        self.explore, self.seed = explore, seed
+        self.chinese = chinese  # the one Chinese script the crawl wants, if it names one
+        self._draws: dict[str, float] = {}  # kind -> its probe draw (a function of seed, k, kind)
 
     def observe(self, url: str, share: float, links: Iterable[Link], targets: frozenset[str]) -> str:
         """Count a fetched page of target share ``share``; returns its kind."""
