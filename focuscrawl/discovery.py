@@ -113,9 +113,8 @@ class Discovery:
         scores = {u.url: u.score for u in self.strategy.seed_scores(fresh) if u.column == "score"}
         for url in fresh:
             self.queue.add(url, scores.get(url, 0.0), depth=0, parent=parent, host=host_of(url), merge=Merge.KEEP)
-        if fresh:
-            self.columns.update_values(DISCOVERED, [(url, SITEMAP) for url in fresh], Merge.SET)
-            self.counters["sitemaps_found"] += len(fresh)
+        self.columns.update_values(DISCOVERED, [(url, SITEMAP) for url in fresh], Merge.SET)
+        self.counters["sitemaps_found"] += len(fresh)
         return len(fresh)
 
     def announced(self, result: FetchResult) -> None:
