@@ -340,3 +340,32 @@ def test_the_candidates_resume_with_their_losses() -> None:
     rows = [OnlineLinkModel.columns(link_tokens(u, "cat", "a cat", 0.5, 1)) for u in (A, B, D)]
     for a, b in zip(again.learner.models, strategy.learner.models, strict=True):
         assert a.predict(rows) == b.predict(rows)
+
+
+@pytest.mark.parametrize(
+    ("prior_floor", "learnt", "scores"),
+    [
+        (0.0, 50, [0.0, 0.3, 0.5, 0.0]),  # issue 28: the floor is 0, two links tie there
+        (0.5, 50, [0.4, 0.3, 0.5, 0.0]),  # 0.8 -> max(0.4, -0.2): half its prior, above 0.3
+        (0.5, 25, [0.4, 0.35, 0.35, 0.0]),  # w = 0.5: 0.8 - 0.5, 0.4 - 0.05, 0.2 + 0.15
+        (1.0, 50, [0.8, 0.4, 0.5, 0.0]),  # the correction may only raise a link
+    ],
+    ids=["floor-0", "half-prior", "half-weight", "raise-only"],
+)
+def test_the_correction_lowers_a_link_at_most_to_its_floor(
+    prior_floor: float, learnt: int, scores: list[float], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """score = max(prior_floor * prior, prior + w * correction), by hand: priors 0.8, 0.4,
+    0.2, 0.0 and corrections -1.0, -0.1, +0.3, -0.5, at w = learnt / 50."""
+    strategy, _ = _strategy(prior_floor=prior_floor)
+    model = strategy.link_model
+    model.version, model.examples = 1, learnt
+    monkeypatch.setattr(model, "predict", lambda rows: [-1.0, -0.1, 0.3, -0.5][: len(rows)])
+    rows = [OnlineLinkModel.columns([f"a:{k}"]) for k in range(4)]
+    got = strategy.learner.scores(rows, [0.8, 0.4, 0.2, 0.0])
+    assert got == pytest.approx(scores)
+
+
+def test_the_prior_floor_is_a_share() -> None:
+    with pytest.raises(ConfigError):
+        LearningStrategy(CAT, prior_floor=1.5)

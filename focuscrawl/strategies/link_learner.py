@@ -43,14 +43,19 @@ class LearningParams:
     # before learning them erred least (summed squared error) scores the links; 0 is
     # the prior alone (a correction of 0). Empty: one model at ETA0, no choice
     rates: tuple[float, ...] = ()
+    # the share of its eq. 9 score (the prior) below which the correction may not take a
+    # link: score = max(prior_floor · prior, prior + w · correction). 0: the floor is 0
+    # (issue 28), where links the model pushes down tie whatever their priors; above 0,
+    # those links keep eq. 9's order among themselves
+    prior_floor: float = 0.0
 
     def __post_init__(self) -> None:
         if self.update_every < 1 or self.min_examples < 0 or self.hops < 0 or self.rescore < 0:
             raise ValueError("update_every >= 1, min_examples, hops and rescore >= 0")
         if self.epochs < 1 or self.hop_reward not in ("all", "max"):
             raise ValueError("epochs >= 1; hop_reward 'all' or 'max'")
-        if not all(0.0 <= x <= 1.0 for x in (self.gamma, self.relevant, self.beta)):
-            raise ValueError("gamma, relevant and beta must be in [0, 1]")
+        if not all(0.0 <= x <= 1.0 for x in (self.gamma, self.relevant, self.beta, self.prior_floor)):
+            raise ValueError("gamma, relevant, beta and prior_floor must be in [0, 1]")
         if any(r < 0.0 for r in self.rates):
             raise ValueError("rates must be >= 0")
 
@@ -217,13 +222,17 @@ class OnlineLinkLearner:
         return tokens, scores
 
     def scores(self, rows: Sequence[np.ndarray], priors: Sequence[float]) -> list[float]:
-        """prior + w · the model's correction, at least 0, for each link (not capped at
-        1: a page model that gives many links priors near 1 would tie them all there)."""
+        """prior + w · the model's correction, at least ``prior_floor`` · prior (0 by
+        default), for each link (not capped at 1: a page model that gives many links
+        priors near 1 would tie them all there)."""
         w = self.weight
         if w == 0.0:
             return [max(0.0, p) for p in priors]
         corrections = self.model.predict(rows)
-        return [max(0.0, p + w * c) for p, c in zip(priors, corrections, strict=True)]
+        f = self.p.prior_floor
+        if f == 0.0:
+            return [max(0.0, p + w * c) for p, c in zip(priors, corrections, strict=True)]
+        return [max(f * p, p + w * c) for p, c in zip(priors, corrections, strict=True)]
 
     def reason(self, tokens: Sequence[str], prior: float, score: float) -> str:
         """Why a link has its score: the prior, the correction, the model's top tokens."""
