@@ -349,8 +349,9 @@ def test_the_candidates_resume_with_their_losses() -> None:
         (0.5, 50, [0.4, 0.3, 0.5, 0.0]),  # 0.8 -> max(0.4, -0.2): half its prior, above 0.3
         (0.5, 25, [0.4, 0.35, 0.35, 0.0]),  # w = 0.5: 0.8 - 0.5, 0.4 - 0.05, 0.2 + 0.15
         (1.0, 50, [0.8, 0.4, 0.5, 0.0]),  # the correction may only raise a link
+        (0.01, 50, [0.008, 0.3, 0.5, 0.0]),  # a tie-break: 0.8 -> 0.008, not 0
     ],
-    ids=["floor-0", "half-prior", "half-weight", "raise-only"],
+    ids=["floor-0", "half-prior", "half-weight", "raise-only", "tie-break"],
 )
 def test_the_correction_lowers_a_link_at_most_to_its_floor(
     prior_floor: float, learnt: int, scores: list[float], monkeypatch: pytest.MonkeyPatch
@@ -364,6 +365,22 @@ def test_the_correction_lowers_a_link_at_most_to_its_floor(
     rows = [OnlineLinkModel.columns([f"a:{k}"]) for k in range(4)]
     got = strategy.learner.scores(rows, [0.8, 0.4, 0.2, 0.0])
     assert got == pytest.approx(scores)
+
+
+def test_links_at_the_floor_keep_eq9s_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Corrections of -1 take priors 0.9, 0.6 and 0.3 to 0, a tie, at prior_floor 0; at
+    0.01 they sit at 0.009, 0.006 and 0.003, in eq. 9's order, below a link at 0.05."""
+    rows = [OnlineLinkModel.columns([f"a:{k}"]) for k in range(4)]
+    priors = [0.9, 0.6, 0.3, 0.05]
+    got = {}
+    for floor in (0.0, 0.01):
+        strategy, _ = _strategy(prior_floor=floor)
+        model = strategy.link_model
+        model.version, model.examples = 1, 50
+        monkeypatch.setattr(model, "predict", lambda rows: [-1.0, -1.0, -1.0, 0.0][: len(rows)])
+        got[floor] = strategy.learner.scores(rows, priors)
+    assert got[0.0] == pytest.approx([0.0, 0.0, 0.0, 0.05])
+    assert got[0.01] == pytest.approx([0.009, 0.006, 0.003, 0.05])
 
 
 def test_the_prior_floor_is_a_share() -> None:
