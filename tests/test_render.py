@@ -7,7 +7,6 @@ import contextlib
 import gzip
 import json
 import os
-import shutil
 import signal
 from pathlib import Path
 
@@ -17,11 +16,11 @@ from aiohttp import web
 from focuscrawl.api import crawl_async, open_crawl
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.fetch.aiohttp_transport import AiohttpTransport
-from focuscrawl.fetch.render import RenderingFetcher, looks_like_shell
+from focuscrawl.fetch.render import RenderingFetcher, browser_path, looks_like_shell
 from focuscrawl.settings import FetchSettings, load_settings
 from tests.sites import html, respond, serve
 
-pytestmark = pytest.mark.skipif(shutil.which("chromium") is None, reason="no system Chromium")
+pytestmark = pytest.mark.skipif(browser_path(FetchSettings()) is None, reason="no system Chromium")
 
 SHELL = (
     '<!DOCTYPE html><html><head><title>app</title></head><body><div id="root"></div>'
@@ -104,6 +103,29 @@ def test_render_settings_checked(tmp_path: Path) -> None:
     assert load_settings().fetch.render == "never"
     with pytest.raises(ConfigError, match=r"fetch\.browser '/no/chromium' is not a browser"):
         open_crawl(tmp_path / "run", ["http://h.org/"], overrides={"fetch": {"render": "auto", "browser": "/no/chromium"}})
+
+
+def _fake_browsers(where: Path, *names: str) -> str:
+    where.mkdir()
+    for name in names:
+        (where / name).write_text("#!/bin/sh\n")
+        (where / name).chmod(0o755)
+    return str(where)
+
+
+def test_browser_auto_takes_the_headless_shell_when_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``fetch.browser = "auto"`` (the default): ``chromium-headless-shell`` when it is on
+    the PATH, else ``chromium``; neither is one clear error when the crawl opens."""
+    assert load_settings().fetch.browser == "auto"
+    monkeypatch.setenv("PATH", _fake_browsers(tmp_path / "both", "chromium", "chromium-headless-shell"))
+    assert browser_path(FetchSettings()) == str(tmp_path / "both" / "chromium-headless-shell")
+    assert browser_path(FetchSettings(browser=str(tmp_path / "both" / "chromium"))) == str(tmp_path / "both" / "chromium")
+    monkeypatch.setenv("PATH", _fake_browsers(tmp_path / "one", "chromium"))
+    assert browser_path(FetchSettings()) == str(tmp_path / "one" / "chromium")
+    monkeypatch.setenv("PATH", _fake_browsers(tmp_path / "none"))
+    assert browser_path(FetchSettings()) is None
+    with pytest.raises(ConfigError, match=r"neither chromium-headless-shell nor chromium is on the PATH"):
+        open_crawl(tmp_path / "run", ["http://h.org/"], overrides={"fetch": {"render": "auto"}})
 
 
 @pytest.mark.parametrize(
