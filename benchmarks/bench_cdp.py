@@ -3,6 +3,7 @@ the browser) against the DevTools protocol spoken directly over the browser's pi
 (``--remote-debugging-pipe``), on the same pages (issue 37's speed goal).
 
     python benchmarks/bench_cdp.py [--pages 200] [--rounds 2] [--browser PATH]
+        [--drivers playwright,cdp] [--flags "--in-process-gpu"] [--without --enable-begin-frame-control]
 
 Each page is a script shell (``<div id="root">`` and a script writing ~200 words and
 6 links), as ``bench_render.py``'s web makes them; the page and its script are answered
@@ -13,6 +14,10 @@ route, the DevTools Fetch domain), the load event, the quiet window, the DOM
 serialised in the page. Reported: CPU ms a render of this process and of every process
 under it (the browser's, Node's), from ``/proc`` deltas over the renders after a warm-up,
 and renders a second; the drivers take turns within a round.
+
+``--flags`` / ``--without``: a driver ``cdp+`` launches the browser with these flags
+added to (or taken from) the renderer's own, beside ``cdp`` as it is: a flag's cost
+measured A/B (``--drivers cdp,cdp+``).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from focuscrawl.fetch import render_cdp
 from focuscrawl.fetch.fetcher import HttpFetcher
 from focuscrawl.fetch.render import browser_path
 from focuscrawl.fetch.render_cdp import _ARGS, QUIET, SETTLE, BrowserRenderer, _process_args
@@ -328,6 +334,9 @@ async def measure(driver: str, pages: dict[str, FetchResult], args: argparse.Nam
         renderer = PlaywrightRenderer(settings, fetcher, browser)  # type: ignore[arg-type]
     else:
         renderer = BrowserRenderer(settings, fetcher, browser)  # type: ignore[arg-type]
+    launch = render_cdp._LAUNCH
+    if driver == "cdp+":
+        render_cdp._LAUNCH = (*(a for a in launch if a not in args.without.split()), *args.flags.split())
     shells = [r for u, r in pages.items() if u.endswith(".html")]
     semaphore = asyncio.Semaphore(args.contexts)
 
@@ -345,6 +354,7 @@ async def measure(driver: str, pages: dict[str, FetchResult], args: argparse.Nam
         after = tree_cpu()
     finally:
         await renderer.close()
+        render_cdp._LAUNCH = launch
     built = sum(1 for d in doms if b"<h1>page" in d)
     n = len(doms)
     by = {k: (after[k] - before.get(k, 0.0)) / n * 1000 for k in after}
@@ -379,7 +389,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--contexts", type=int, default=2)
     parser.add_argument("--browser", default="auto")
-    parser.add_argument("--drivers", default="playwright,cdp")
+    parser.add_argument("--drivers", default="playwright,cdp", help="playwright, cdp, cdp+ (cdp with --flags, --without)")
+    parser.add_argument("--flags", default="", help="browser flags cdp+ adds")
+    parser.add_argument("--without", default="", help="browser flags cdp+ leaves out")
     asyncio.run(main_async(parser.parse_args()))
 
 

@@ -324,3 +324,30 @@ async def test_a_page_that_never_loads_or_downloads_is_one_failure_and_the_crawl
     assert rows["loading.html"]["status"] == 200  # recorded from its HTML as fetched
     assert rows["download.html"]["relevant"] is True  # rendered, judged on its DOM
     assert "/file.bin" not in paths  # nothing downloaded
+
+
+async def test_a_script_pages_share_is_fetched_once() -> None:
+    """The pages of a site load the same bundle: it is fetched once in a crawl, then
+    answered from what was kept (it was fetched for every page, each time waiting for
+    its host's delay); a script sent ``no-store`` is fetched every time."""
+    settings = FetchSettings(delay=0, allow_private=("127.0.0.1",), render="always", respect_robots=False)
+    shell = (
+        '<!DOCTYPE html><html><body><div id="root"></div><script src="/bundle.js"></script>'
+        '<script src="/fresh.js"></script></body></html>'
+    )
+    routes = {
+        "/a.html": respond(shell), "/b.html": respond(shell), "/c.html": respond(shell),
+        "/bundle.js": respond("document.getElementById('root').innerHTML += '<p>kitten bundle</p>';",
+                              content_type="application/javascript"),
+        "/fresh.js": respond("document.getElementById('root').innerHTML += '<p>fresh</p>';",
+                             content_type="application/javascript", headers={"Cache-Control": "no-store"}),
+    }  # fmt: skip
+    async with serve(routes) as site, RenderingFetcher(settings, AiohttpTransport(settings)) as fetcher:  # type: ignore[arg-type]
+        for page in ("/a.html", "/b.html", "/c.html"):
+            result = await fetcher.fetch(site.url(page))
+            assert result.rendered is not None
+            assert b"<p>kitten bundle</p><p>fresh</p>" in result.rendered
+        paths = site.paths()
+    assert paths.count("/bundle.js") == 1
+    assert paths.count("/fresh.js") == 3
+    assert fetcher.counters["render_subrequest_kept"] == 2

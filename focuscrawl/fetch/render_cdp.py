@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import collections
 import contextlib
+import functools
 import logging
 import shutil
 import tempfile
@@ -70,6 +72,11 @@ _SERIALISE = """() => {
 
 
 _BLOCKED = frozenset({"Image", "Font", "Media"})
+# the scripts and style sheets pages load are kept for the crawl: the pages of a site
+# load the same bundles, and a kept one is answered with no request (none to wait a
+# host's delay for; robots.txt allowed it when it was fetched)
+_KEPT_TYPES = frozenset({"Script", "Stylesheet"})
+KEPT_BYTES = 32 * 1024 * 1024  # at most this much kept, the least recently used let go
 _ANSWER_HEADERS = ("content-type", "cache-control", "location")
 # what Playwright's launch turns off that a crawler's browser does not need either: its
 # own background traffic, throttling of pages out of view, features that change a page
@@ -83,6 +90,10 @@ _LAUNCH = (
     "--disable-ipc-flooding-protection", "--disable-prompt-on-repost", "--disable-field-trial-config",
     "--disable-back-forward-cache", "--metrics-recording-only", "--password-store=basic", "--use-mock-keychain",
     "--mute-audio", "--hide-scrollbars",
+    # frames made when something asks for one, not at the display's rate: the page's
+    # requestAnimationFrame, IntersectionObserver and timers run as before (nothing is
+    # shown: there is no screen); a quarter of a render's CPU (bench_cdp.py --without)
+    "--enable-begin-frame-control",
     "--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable,MediaRouter,OptimizationHints,Translate,"
     "NetworkTimeServiceQuerying,PaintHolding,DestroyProfileOnBrowserClose,AvoidUnnecessaryBeforeUnloadCheckSync",
 )  # fmt: skip
@@ -91,6 +102,34 @@ _NO_SERVICE_WORKERS = (
     "if (navigator.serviceWorker) navigator.serviceWorker.register = "
     "() => Promise.reject(new DOMException('blocked', 'SecurityError'));"
 )
+
+
+class KeptAnswers:
+    """Answers to a crawl's script and style-sheet requests, by URL, within a byte budget."""
+
+    def __init__(self, budget: int = KEPT_BYTES) -> None:
+        self.budget = budget
+        self.size = 0
+        self._answers: collections.OrderedDict[str, FetchResult] = collections.OrderedDict()
+
+    def get(self, url: str) -> FetchResult | None:
+        answer = self._answers.get(url)
+        if answer is not None:
+            self._answers.move_to_end(url)
+        return answer
+
+    def keep(self, url: str, answer: FetchResult) -> None:
+        """Keep a complete 200 answer that may be stored (not ``no-store`` / ``no-cache``)."""
+        control = next((v for k, v in answer.headers.items() if k.lower() == "cache-control"), "").lower()
+        if answer.status != 200 or answer.truncated or "no-store" in control or "no-cache" in control:
+            return
+        if url in self._answers or len(answer.body) > self.budget // 4:
+            return
+        self._answers[url] = answer
+        self.size += len(answer.body)
+        while self.size > self.budget:
+            _, old = self._answers.popitem(last=False)
+            self.size -= len(old.body)
 
 
 @dataclass(eq=False)
@@ -129,6 +168,7 @@ class BrowserRenderer:
         self._live: dict[str, _Tab] = {}  # session -> tab
         self._warming: asyncio.Task[None] | None = None
         self._background: set[asyncio.Future[Any]] = set()  # answers to the browser's events under way
+        self.kept = KeptAnswers()
 
     def _spawn(self, work: Any) -> None:
         task = asyncio.ensure_future(work)
@@ -171,6 +211,8 @@ class BrowserRenderer:
             for _ in range(self.settings.render_contexts):  # renders waiting for a tab make one
                 self._tabs.put_nowait(None)
             pipe.on(None, lambda method, params: self._on_browser(pipe, method, params))
+            # a page waiting for its document to stop loading learns the browser is gone
+            pipe.when_gone = functools.partial(self._gone, self._generation)
             # every new page, popups included, is attached paused before it loads anything
             await pipe.send("Target.setAutoAttach", {"autoAttach": True, "waitForDebuggerOnStart": True, "flatten": True})
             self._pipe = pipe
@@ -249,6 +291,11 @@ class BrowserRenderer:
                 self._spawn(self._quietly(pipe, "Page.handleJavaScriptDialog", {"accept": False}, tab.session))
         elif method == "Inspector.targetCrashed":
             self._broken(tab)
+
+    def _gone(self, generation: int) -> None:
+        for tab in self._live.values():
+            if tab.generation == generation:
+                self._broken(tab)
 
     @staticmethod
     def _broken(tab: _Tab) -> None:
@@ -389,6 +436,11 @@ class BrowserRenderer:
                     return
                 await self._fulfill(pipe, tab, request_id, result)
                 return
+            kept = self.kept.get(url) if paused.get("resourceType") in _KEPT_TYPES else None
+            if kept is not None:
+                self.fetcher.counters["render_subrequest_kept"] += 1
+                await self._fulfill(pipe, tab, request_id, kept)
+                return
             loop = asyncio.get_running_loop()
             tab.busy += 1
             tab.last = loop.time()
@@ -410,6 +462,8 @@ class BrowserRenderer:
                 self.fetcher.counters["render_subrequest_refused"] += 1
                 await self._fail(pipe, tab, request_id, "BlockedByClient")
                 return
+            if paused.get("resourceType") in _KEPT_TYPES:
+                self.kept.keep(url, sub)
             await self._fulfill(pipe, tab, request_id, sub)
         except BrowserError:  # the page or the browser went away meanwhile
             pass

@@ -44,6 +44,7 @@ class DevToolsPipe:
         self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._handlers: dict[str | None, Handler] = {}
         self._gone = False
+        self.when_gone: Callable[[], None] | None = None  # called once, as the browser goes
         self._reading = asyncio.ensure_future(self._read())
 
     @classmethod
@@ -119,6 +120,8 @@ class DevToolsPipe:
             for answer in self._waiting.values():
                 if not answer.done():
                     answer.set_exception(BrowserGone("browser closed"))
+            if self.when_gone is not None:
+                self.when_gone()
 
     async def close(self, grace: float = 5.0) -> None:
         """Ask the browser to close; its process group is killed if it has not within ``grace``."""
