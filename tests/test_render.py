@@ -351,3 +351,24 @@ async def test_a_script_pages_share_is_fetched_once() -> None:
     assert paths.count("/bundle.js") == 1
     assert paths.count("/fresh.js") == 3
     assert fetcher.counters["render_subrequest_kept"] == 2
+
+
+async def test_animation_frames_observers_and_timers_run() -> None:
+    """Frames are made on demand (``--enable-begin-frame-control``), not at a display's
+    rate: what a page builds in ``requestAnimationFrame``, an IntersectionObserver or a
+    timer is in the DOM all the same."""
+    settings = FetchSettings(delay=0, allow_private=("127.0.0.1",), render="always", respect_robots=False)
+    page = (
+        "<!DOCTYPE html><html><body><div id='root'></div><div id='seen'>x</div><script>"
+        "const add = (t) => { document.getElementById('root').innerHTML += '<p>' + t + '</p>'; };"
+        "requestAnimationFrame(() => add('kitten frame'));"
+        "new IntersectionObserver((e) => { if (e[0].isIntersecting) add('kitten observed'); })"
+        ".observe(document.getElementById('seen'));"
+        "setTimeout(() => add('kitten timer'), 10);"
+        "</script></body></html>"
+    )
+    async with serve({"/frames.html": respond(page)}) as site, RenderingFetcher(settings, AiohttpTransport(settings)) as fetcher:  # type: ignore[arg-type]
+        result = await fetcher.fetch(site.url("/frames.html"))
+    assert result.rendered is not None
+    for text in (b"kitten frame", b"kitten observed", b"kitten timer"):
+        assert text in result.rendered
