@@ -38,10 +38,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from focuscrawl.fetch import render_cdp
+from focuscrawl.fetch import render_launch
 from focuscrawl.fetch.fetcher import HttpFetcher
 from focuscrawl.fetch.render import browser_path
-from focuscrawl.fetch.render_cdp import _ARGS, QUIET, SETTLE, BrowserRenderer, _process_args
+from focuscrawl.fetch.render_cdp import QUIET, SETTLE, BrowserRenderer
+from focuscrawl.fetch.render_launch import ARGS, process_flags
 from focuscrawl.settings import FetchSettings
 from focuscrawl.types import FetchResult
 
@@ -103,7 +104,7 @@ class PlaywrightRenderer:
             if self._playwright is None:
                 self._playwright = await async_playwright().start()
             self._browser = await self._playwright.chromium.launch(
-                executable_path=self.browser, headless=True, args=[*_ARGS, *_process_args(self.settings)],
+                executable_path=self.browser, headless=True, args=[*ARGS, *process_flags(self.settings)],
             )  # fmt: skip
             self._contexts = asyncio.Queue()
             self._made = 0
@@ -334,9 +335,9 @@ async def measure(driver: str, pages: dict[str, FetchResult], args: argparse.Nam
         renderer = PlaywrightRenderer(settings, fetcher, browser)  # type: ignore[arg-type]
     else:
         renderer = BrowserRenderer(settings, fetcher, browser)  # type: ignore[arg-type]
-    launch = render_cdp._LAUNCH
+    launch = render_launch.LAUNCH
     if driver == "cdp+":
-        render_cdp._LAUNCH = (*(a for a in launch if a not in args.without.split()), *args.flags.split())
+        render_launch.LAUNCH = (*(a for a in launch if a not in args.without.split()), *args.flags.split())
     shells = [r for u, r in pages.items() if u.endswith(".html")]
     semaphore = asyncio.Semaphore(args.contexts)
 
@@ -354,7 +355,7 @@ async def measure(driver: str, pages: dict[str, FetchResult], args: argparse.Nam
         after = tree_cpu()
     finally:
         await renderer.close()
-        render_cdp._LAUNCH = launch
+        render_launch.LAUNCH = launch
     built = sum(1 for d in doms if b"<h1>page" in d)
     n = len(doms)
     by = {k: (after[k] - before.get(k, 0.0)) / n * 1000 for k in after}

@@ -166,7 +166,7 @@ def _browser_pids() -> list[int]:
 
 def _main_browsers() -> list[int]:
     """The browsers descending from this process: each one's first process launched
-    for Playwright's pipe (Debian's ``chromium`` is a script that starts the binary)."""
+    for the DevTools pipe (Debian's launchers are scripts that start the binary)."""
     launched = set()
     for pid in _browser_pids():
         with contextlib.suppress(OSError):

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import collections
 import contextlib
 import functools
 import logging
@@ -34,6 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from focuscrawl.fetch.fetcher import HttpFetcher
+from focuscrawl.fetch.render_kept import KEPT_TYPES, KeptAnswers
+from focuscrawl.fetch.render_launch import browser_flags
 from focuscrawl.fetch.render_pipe import BrowserError, BrowserGone, DevToolsPipe
 from focuscrawl.settings import FetchSettings
 from focuscrawl.types import FetchResult
@@ -42,94 +43,20 @@ log = logging.getLogger(__name__)
 
 QUIET = 0.1  # seconds without a request of the page under way after its load event
 SETTLE = 1.0  # at most this long waiting for that quiet after the load event
-# the browser's own network goes to a closed port (loopback included): every request of a
-# page is answered through the Fetch domain, and what would slip past it (a download the
-# browser starts itself, a prefetch) reaches nothing, whatever its address
-_ARGS = (
-    "--no-sandbox", "--disable-gpu", "--js-flags=--max-old-space-size=256",
-    "--proxy-server=http://127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
-)  # fmt: skip
-# pages of every site share their context's renderer process, page after page: Chromium
-# otherwise starts a new renderer for each page it navigates to (some 15 ms of the
-# renderer's CPU and 10 ms of the browser's a render, bench_render.py); the review of what
-# site isolation gave up is in docs/content.md
-_SHARED_PROCESS = ("--disable-site-isolation-trials",)
-
-
-def _process_args(settings: FetchSettings) -> list[str]:
-    """One renderer process for each context of the pool (a soft limit: contexts never share one)."""
-    return [*_SHARED_PROCESS, f"--renderer-process-limit={max(1, settings.render_contexts)}"]
-
-
-# the page's DOM serialised in the page's own world: Playwright's ``page.content()`` first
-# builds its utility world in each new document: some 40 ms of a 130 ms render here
-_SERIALISE = """() => {
+# the page's DOM serialised in the page's own world (Playwright's ``page.content()`` built its
+# utility world in each new document first: some 40 ms of a 130 ms render)
+_SERIALISE = """(() => {
     const doctype = document.doctype ? new XMLSerializer().serializeToString(document.doctype) : "";
     return doctype + (document.documentElement ? document.documentElement.outerHTML : "");
-}"""
-
-
-
+})()"""
 
 _BLOCKED = frozenset({"Image", "Font", "Media"})
-# the scripts and style sheets pages load are kept for the crawl: the pages of a site
-# load the same bundles, and a kept one is answered with no request (none to wait a
-# host's delay for; robots.txt allowed it when it was fetched)
-_KEPT_TYPES = frozenset({"Script", "Stylesheet"})
-KEPT_BYTES = 32 * 1024 * 1024  # at most this much kept, the least recently used let go
 _ANSWER_HEADERS = ("content-type", "cache-control", "location")
-# what Playwright's launch turns off that a crawler's browser does not need either: its
-# own background traffic, throttling of pages out of view, features that change a page
-# between runs (HTTPS upgrades of http:// navigations: every request is the crawler's)
-_LAUNCH = (
-    "--headless", "--remote-debugging-pipe", "--no-startup-window", "--no-first-run",
-    "--no-default-browser-check", "--disable-background-networking", "--disable-background-timer-throttling",
-    "--disable-backgrounding-occluded-windows", "--disable-renderer-backgrounding", "--disable-breakpad",
-    "--disable-component-update", "--disable-component-extensions-with-background-pages", "--disable-default-apps",
-    "--disable-dev-shm-usage", "--disable-extensions", "--disable-sync", "--disable-hang-monitor",
-    "--disable-ipc-flooding-protection", "--disable-prompt-on-repost", "--disable-field-trial-config",
-    "--disable-back-forward-cache", "--metrics-recording-only", "--password-store=basic", "--use-mock-keychain",
-    "--mute-audio", "--hide-scrollbars",
-    # frames made when something asks for one, not at the display's rate: the page's
-    # requestAnimationFrame, IntersectionObserver and timers run as before (nothing is
-    # shown: there is no screen); a quarter of a render's CPU (bench_cdp.py --without)
-    "--enable-begin-frame-control",
-    "--disable-features=HttpsUpgrades,HttpsFirstBalancedModeAutoEnable,MediaRouter,OptimizationHints,Translate,"
-    "NetworkTimeServiceQuerying,PaintHolding,DestroyProfileOnBrowserClose,AvoidUnnecessaryBeforeUnloadCheckSync",
-)  # fmt: skip
 # a page may not register a service worker (it would answer the page's requests itself)
 _NO_SERVICE_WORKERS = (
     "if (navigator.serviceWorker) navigator.serviceWorker.register = "
     "() => Promise.reject(new DOMException('blocked', 'SecurityError'));"
 )
-
-
-class KeptAnswers:
-    """Answers to a crawl's script and style-sheet requests, by URL, within a byte budget."""
-
-    def __init__(self, budget: int = KEPT_BYTES) -> None:
-        self.budget = budget
-        self.size = 0
-        self._answers: collections.OrderedDict[str, FetchResult] = collections.OrderedDict()
-
-    def get(self, url: str) -> FetchResult | None:
-        answer = self._answers.get(url)
-        if answer is not None:
-            self._answers.move_to_end(url)
-        return answer
-
-    def keep(self, url: str, answer: FetchResult) -> None:
-        """Keep a complete 200 answer that may be stored (not ``no-store`` / ``no-cache``)."""
-        control = next((v for k, v in answer.headers.items() if k.lower() == "cache-control"), "").lower()
-        if answer.status != 200 or answer.truncated or "no-store" in control or "no-cache" in control:
-            return
-        if url in self._answers or len(answer.body) > self.budget // 4:
-            return
-        self._answers[url] = answer
-        self.size += len(answer.body)
-        while self.size > self.budget:
-            _, old = self._answers.popitem(last=False)
-            self.size -= len(old.body)
 
 
 @dataclass(eq=False)
@@ -202,7 +129,7 @@ class BrowserRenderer:
                 await self._pipe.close(1.0)
             if self._profile is None:
                 self._profile = tempfile.mkdtemp(prefix="focuscrawl-browser-")
-            argv = [self.browser, *_LAUNCH, *_ARGS, *_process_args(self.settings), f"--user-data-dir={self._profile}"]
+            argv = [self.browser, *browser_flags(self.settings), f"--user-data-dir={self._profile}"]
             pipe = await DevToolsPipe.launch(argv)
             self._generation += 1
             self._made = 0
@@ -436,7 +363,7 @@ class BrowserRenderer:
                     return
                 await self._fulfill(pipe, tab, request_id, result)
                 return
-            kept = self.kept.get(url) if paused.get("resourceType") in _KEPT_TYPES else None
+            kept = self.kept.get(url) if paused.get("resourceType") in KEPT_TYPES else None
             if kept is not None:
                 self.fetcher.counters["render_subrequest_kept"] += 1
                 await self._fulfill(pipe, tab, request_id, kept)
@@ -462,7 +389,7 @@ class BrowserRenderer:
                 self.fetcher.counters["render_subrequest_refused"] += 1
                 await self._fail(pipe, tab, request_id, "BlockedByClient")
                 return
-            if paused.get("resourceType") in _KEPT_TYPES:
+            if paused.get("resourceType") in KEPT_TYPES:
                 self.kept.keep(url, sub)
             await self._fulfill(pipe, tab, request_id, sub)
         except BrowserError:  # the page or the browser went away meanwhile
@@ -490,13 +417,9 @@ class BrowserRenderer:
         pipe, self._pipe = self._pipe, None
         if pipe is not None:
             await pipe.close()
+        for task in list(self._background):  # answers to a browser now gone
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
         if self._profile is not None:
             shutil.rmtree(self._profile, ignore_errors=True)
             self._profile = None
-
-
-# the page's DOM serialised in the page's own world
-_SERIALISE = """(() => {
-    const doctype = document.doctype ? new XMLSerializer().serializeToString(document.doctype) : "";
-    return doctype + (document.documentElement ? document.documentElement.outerHTML : "");
-})()"""
