@@ -38,11 +38,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from focuscrawl.fetch import render_launch
 from focuscrawl.fetch.fetcher import HttpFetcher
 from focuscrawl.fetch.render import browser_path
-from focuscrawl.fetch.render_cdp import QUIET, SETTLE, BrowserRenderer
-from focuscrawl.fetch.render_launch import ARGS, process_flags
+from focuscrawl.fetch.render import launch as render_launch
+from focuscrawl.fetch.render.browser import QUIET, SETTLE, BrowserRenderer
+from focuscrawl.fetch.render.launch import ARGS, process_flags
 from focuscrawl.settings import FetchSettings
 from focuscrawl.types import FetchResult
 

@@ -1,4 +1,4 @@
-"""The browser driven over the DevTools protocol directly (:mod:`render_pipe`), with no
+"""The browser driven over the DevTools protocol directly (:mod:`.pipe`), with no
 driver process between the crawler and the browser (Playwright's Node driver cost
 some 12 ms of CPU a render, and its client in the crawler 3 ms more:
 ``benchmarks/bench_cdp.py`` measures the two drivers on the same pages).
@@ -23,19 +23,18 @@ with no fixed wait. The DOM is serialised by a script in the page's own world.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import functools
 import logging
 import shutil
 import tempfile
-from dataclasses import dataclass, field
 from typing import Any
 
 from focuscrawl.fetch.fetcher import HttpFetcher
-from focuscrawl.fetch.render_kept import KEPT_TYPES, KeptAnswers
-from focuscrawl.fetch.render_launch import browser_flags
-from focuscrawl.fetch.render_pipe import BrowserError, BrowserGone, DevToolsPipe
+from focuscrawl.fetch.render.kept import KEPT_TYPES, KeptAnswers
+from focuscrawl.fetch.render.launch import browser_flags
+from focuscrawl.fetch.render.pipe import BrowserError, BrowserGone, DevToolsPipe
+from focuscrawl.fetch.render.tab import Tab
 from focuscrawl.settings import FetchSettings
 from focuscrawl.types import FetchResult
 
@@ -51,30 +50,11 @@ _SERIALISE = """(() => {
 })()"""
 
 _BLOCKED = frozenset({"Image", "Font", "Media"})
-_ANSWER_HEADERS = ("content-type", "cache-control", "location")
 # a page may not register a service worker (it would answer the page's requests itself)
 _NO_SERVICE_WORKERS = (
     "if (navigator.serviceWorker) navigator.serviceWorker.register = "
     "() => Promise.reject(new DOMException('blocked', 'SecurityError'));"
 )
-
-
-@dataclass(eq=False)
-class _Tab:
-    """One browser context and its page, and the page being rendered in it."""
-
-    context: str
-    target: str
-    session: str
-    generation: int  # the browser it belongs to
-    result: FetchResult | None = None
-    busy: int = 0  # its requests under way
-    last: float = 0.0  # when the last of them started or ended
-    subs: set[asyncio.Task[Any]] = field(default_factory=set)
-    shown: str = ""  # the navigation (loader id) whose document the page shows
-    stopped: set[str] = field(default_factory=set)  # navigations whose document stopped loading
-    changed: asyncio.Event = field(default_factory=asyncio.Event)  # one stopped loading, or a crash
-    crashed: bool = False
 
 
 class BrowserRenderer:
@@ -89,10 +69,10 @@ class BrowserRenderer:
         self._generation = 0
         self._lock = asyncio.Lock()
         # tabs ready to render; None wakes a render waiting for one to make one itself
-        self._tabs: asyncio.Queue[_Tab | None] = asyncio.Queue()
+        self._tabs: asyncio.Queue[Tab | None] = asyncio.Queue()
         self._made = 0
         self._attached: dict[str, asyncio.Future[str]] = {}  # a context being made -> its page's session
-        self._live: dict[str, _Tab] = {}  # session -> tab
+        self._live: dict[str, Tab] = {}  # session -> tab
         self._warming: asyncio.Task[None] | None = None
         self._background: set[asyncio.Future[Any]] = set()  # answers to the browser's events under way
         self.kept = KeptAnswers()
@@ -158,7 +138,7 @@ class BrowserRenderer:
         elif method == "Target.detachedFromTarget":
             tab = self._live.pop(params.get("sessionId", ""), None)
             if tab is not None:
-                self._broken(tab)
+                tab.broken()
 
     @staticmethod
     async def _close_popup(pipe: DevToolsPipe, session: str, target: str) -> None:
@@ -175,7 +155,7 @@ class BrowserRenderer:
         with contextlib.suppress(BrowserError):
             await pipe.send(method, params, session)
 
-    async def _new_tab(self) -> _Tab:
+    async def _new_tab(self) -> Tab:
         pipe = await self._ensure_browser()
         generation = self._generation
         context = (await pipe.send("Target.createBrowserContext", {"disposeOnDetach": False}))["browserContextId"]
@@ -188,7 +168,7 @@ class BrowserRenderer:
             self._attached.pop(context, None)
             await self._quietly(pipe, "Target.disposeBrowserContext", {"browserContextId": context})
             raise
-        tab = _Tab(context, target, session, generation)
+        tab = Tab(context, target, session, generation)
         self._live[session] = tab
         pipe.on(session, lambda method, params: self._on_tab(tab, method, params))
         await asyncio.gather(
@@ -200,7 +180,7 @@ class BrowserRenderer:
         await pipe.send("Runtime.runIfWaitingForDebugger", {}, session)
         return tab
 
-    def _on_tab(self, tab: _Tab, method: str, params: dict[str, Any]) -> None:
+    def _on_tab(self, tab: Tab, method: str, params: dict[str, Any]) -> None:
         if method == "Fetch.requestPaused":
             self._spawn(self._answer(tab, params))
         elif method == "Page.frameNavigated":
@@ -217,19 +197,14 @@ class BrowserRenderer:
             if pipe is not None:
                 self._spawn(self._quietly(pipe, "Page.handleJavaScriptDialog", {"accept": False}, tab.session))
         elif method == "Inspector.targetCrashed":
-            self._broken(tab)
+            tab.broken()
 
     def _gone(self, generation: int) -> None:
         for tab in self._live.values():
             if tab.generation == generation:
-                self._broken(tab)
+                tab.broken()
 
-    @staticmethod
-    def _broken(tab: _Tab) -> None:
-        tab.crashed = True
-        tab.changed.set()
-
-    async def _tab(self) -> _Tab:
+    async def _tab(self) -> Tab:
         """A tab ready to render (reused while it behaves)."""
         if self._warming is not None and not self._warming.done():
             await asyncio.shield(self._warming)
@@ -282,7 +257,7 @@ class BrowserRenderer:
         finally:
             await self._put_back(tab, healthy and not tab.crashed)
 
-    async def _settle(self, pipe: DevToolsPipe, tab: _Tab) -> None:
+    async def _settle(self, pipe: DevToolsPipe, tab: Tab) -> None:
         """Wait for :data:`QUIET` seconds with no request of ``tab`` under way (at most
         :data:`SETTLE` seconds)."""
         loop = asyncio.get_running_loop()
@@ -310,7 +285,7 @@ class BrowserRenderer:
                 return
             await asyncio.sleep(min(QUIET - quiet, give_up - now))
 
-    async def _put_back(self, tab: _Tab, healthy: bool) -> None:
+    async def _put_back(self, tab: Tab, healthy: bool) -> None:
         """Keep the tab for the next page; a tab that misbehaved is closed with its
         context, and a browser that does not answer is closed (started again)."""
         tab.result = None
@@ -341,7 +316,7 @@ class BrowserRenderer:
                     self._generation += 1
             await pipe.close(1.0)
 
-    async def _answer(self, tab: _Tab, paused: dict[str, Any]) -> None:
+    async def _answer(self, tab: Tab, paused: dict[str, Any]) -> None:
         """One request of a page, answered by the crawler's fetcher (or refused: an
         image's, a navigation away, one of a page no longer rendered)."""
         pipe = self._pipe
@@ -353,20 +328,20 @@ class BrowserRenderer:
         result = tab.result
         try:
             if result is None or paused.get("resourceType") in _BLOCKED or request.get("method") != "GET":
-                await self._fail(pipe, tab, request_id, "BlockedByClient")
+                await tab.fail(pipe, request_id, "BlockedByClient")
                 return
             if paused.get("resourceType") == "Document" and paused.get("frameId") == tab.target:
                 if url != result.final_url.split("#", 1)[0] or paused.get("redirectedRequestId"):
                     # no navigation away from the page: a 204 leaves the page as it is
                     # (a refused navigation would put an error page in its place)
-                    await self._fulfill(pipe, tab, request_id, FetchResult(url, url, 204))
+                    await tab.fulfill(pipe, request_id, FetchResult(url, url, 204))
                     return
-                await self._fulfill(pipe, tab, request_id, result)
+                await tab.fulfill(pipe, request_id, result)
                 return
             kept = self.kept.get(url) if paused.get("resourceType") in KEPT_TYPES else None
             if kept is not None:
                 self.fetcher.counters["render_subrequest_kept"] += 1
-                await self._fulfill(pipe, tab, request_id, kept)
+                await tab.fulfill(pipe, request_id, kept)
                 return
             loop = asyncio.get_running_loop()
             tab.busy += 1
@@ -382,32 +357,18 @@ class BrowserRenderer:
                     tab.busy = max(0, tab.busy - 1)
                     tab.last = loop.time()
             if fetching.cancelled():  # its page was taken (or given up) meanwhile
-                await self._fail(pipe, tab, request_id, "Aborted")
+                await tab.fail(pipe, request_id, "Aborted")
                 return
             sub = fetching.result()
             if sub.error is not None or sub.status == 0:
                 self.fetcher.counters["render_subrequest_refused"] += 1
-                await self._fail(pipe, tab, request_id, "BlockedByClient")
+                await tab.fail(pipe, request_id, "BlockedByClient")
                 return
             if paused.get("resourceType") in KEPT_TYPES:
                 self.kept.keep(url, sub)
-            await self._fulfill(pipe, tab, request_id, sub)
+            await tab.fulfill(pipe, request_id, sub)
         except BrowserError:  # the page or the browser went away meanwhile
             pass
-
-    @staticmethod
-    async def _fail(pipe: DevToolsPipe, tab: _Tab, request_id: str, reason: str) -> None:
-        await pipe.send("Fetch.failRequest", {"requestId": request_id, "errorReason": reason}, tab.session)
-
-    @staticmethod
-    async def _fulfill(pipe: DevToolsPipe, tab: _Tab, request_id: str, result: FetchResult) -> None:
-        headers = [{"name": k, "value": v} for k, v in result.headers.items() if k.lower() in _ANSWER_HEADERS]
-        if result.content_type and not any(h["name"].lower() == "content-type" for h in headers):
-            headers.append({"name": "Content-Type", "value": result.content_type})
-        await pipe.send("Fetch.fulfillRequest", {
-            "requestId": request_id, "responseCode": result.status or 200, "responseHeaders": headers,
-            "body": base64.b64encode(result.body).decode("ascii"),
-        }, tab.session)  # fmt: skip
 
     async def close(self) -> None:
         if self._warming is not None and not self._warming.done():
