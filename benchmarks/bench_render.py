@@ -274,7 +274,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--hosts", type=int, default=20)
     parser.add_argument("--per-host", type=int, default=60, help="pages of each host in the web")
     parser.add_argument("--share", type=float, default=0.1, help="share of script-built pages")
-    parser.add_argument("--contexts", type=int, default=2, help="fetch.render_contexts")
+    parser.add_argument("--contexts", type=int, default=4, help="fetch.render_contexts (its default: 4)")
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--browser", default="", help="fetch.browser; several, comma-separated: compared A/B")
     parser.add_argument("--by-process", action="store_true", help="the CPU a render costs in each process")
