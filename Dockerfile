@@ -2,10 +2,10 @@
 # Off loopback the server needs a token: docker run -e FOCUSCRAWL_TOKEN=... (16+ characters).
 FROM python:3.11-slim
 
-# the distribution's Chromium (JavaScript pages, the UI's tests) and redis-server (shared
-# crawls): the packages .ci/run installs
+# the distribution's Chromium (the UI's tests), its old headless shell (JavaScript pages:
+# fetch.render) and redis-server (shared crawls): the packages .ci/run installs
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends chromium redis-server \
+    && apt-get install -y --no-install-recommends chromium chromium-headless-shell redis-server \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app

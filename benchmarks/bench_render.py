@@ -2,6 +2,7 @@
 ``always`` on a generated web where 10 % of the pages are built by a script (issue 37).
 
     python benchmarks/bench_render.py [--rounds 3] [--contexts 2] [--realweb]
+        [--browser /usr/bin/chromium-headless-shell,/usr/bin/chromium] [--by-process]
 
 The web (written to a temporary WARC, served by the replay server in a child process):
 ``--hosts`` hosts of pages with ~200 words and 6 links each; a tenth of the pages
@@ -29,6 +30,13 @@ crawler, sampled every 50 ms) in total and per browser context (``fetch.render_c
 ``auto`` / ``never`` and ``always`` / ``never`` by round (the goal: ``auto`` at least
 40 % of ``never``), and the CPU a render costs beyond a plain page (the mode's CPU less
 ``never``'s CPU a page for each of its pages, over the pages rendered).
+
+``--browser A,B``: each rendering mode runs once with each browser (``fetch.browser``)
+in every round, in turns, so browsers are compared A/B on the same load.
+``--by-process``: the CPU a render costs in each process of the browser (``/proc``
+deltas of every process under the crawler, sampled with the memory: the browser
+process, its renderers, the GPU and network processes, Playwright's Node driver),
+over the pages rendered, and the crawler's own process.
 """
 
 from __future__ import annotations
@@ -124,10 +132,62 @@ def _tree_pss(root: int) -> int:
     return total
 
 
-def run_mode(mode: str, args: argparse.Namespace, proxy: str, seed: str, out: Path) -> dict[str, Any]:
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _kind(pid: int, root: int, name: str) -> str:
+    """What a process under the crawler is, from its name and command line (Chromium
+    rewrites its processes' command lines into one string: ``--type=`` is searched in it)."""
+    if pid == root:
+        return "crawler (Python)"
+    try:
+        flags = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return "gone"
+    if name.startswith("node"):
+        return "Playwright's Node driver"
+    if "--type=" not in flags:
+        return "browser" if name.startswith("chrom") else f"other ({name})"
+    kind = flags.split("--type=", 1)[1].split()[0]
+    if kind == "utility":
+        sub = flags.split("--utility-sub-type=", 1)[1].split()[0] if "--utility-sub-type=" in flags else "?"
+        return "network process" if sub.startswith("network.") else f"utility ({sub})"
+    return {"renderer": "renderers", "gpu-process": "GPU process", "zygote": "zygotes"}.get(kind, kind)
+
+
+def _tree_cpu(root: int, seen: dict[int, tuple[str, float]], kinds: dict[tuple[int, str], str]) -> None:
+    """Update ``seen`` (pid -> kind, CPU seconds so far) for every process under ``root``;
+    ``kinds`` keeps each (pid, name)'s kind (a name changes when a process execs)."""
+    parent: dict[int, int] = {}
+    ticks: dict[int, tuple[str, int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        parent[int(entry)] = int(fields[1])
+        # utime + stime
+        ticks[int(entry)] = (stat[stat.index("(") + 1 : stat.rindex(")")], int(fields[11]) + int(fields[12]))
+    for pid, (name, used) in ticks.items():
+        up = pid
+        while up > 1 and up != root:
+            up = parent.get(up, 1)
+        if up != root:
+            continue
+        if (pid, name) not in kinds:
+            kinds[pid, name] = _kind(pid, root, name)
+        seen[pid] = (kinds[pid, name], used / _TICK)
+
+
+def run_mode(mode: str, args: argparse.Namespace, proxy: str, seed: str, out: Path, browser: str = "") -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if k not in _PROXY_VARS}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     env["FOCUSCRAWL_FETCH__RENDER"] = mode
+    if browser:
+        env["FOCUSCRAWL_FETCH__BROWSER"] = browser
     env["FOCUSCRAWL_FETCH__RENDER_CONTEXTS"] = str(args.contexts)
     command = [
         sys.executable, "-m", "focuscrawl", "crawl", "--seeds", seed, "--out", str(out), "--strategy", "bfs",
@@ -142,11 +202,15 @@ def run_mode(mode: str, args: argparse.Namespace, proxy: str, seed: str, out: Pa
     child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     peak = 0
     stop = threading.Event()
+    seen: dict[int, tuple[str, float]] = {}
+    kinds: dict[tuple[int, str], str] = {}
 
     def sample() -> None:
         nonlocal peak
         while not stop.wait(0.05):
             peak = max(peak, _tree_pss(child.pid))
+            if args.by_process:
+                _tree_cpu(child.pid, seen, kinds)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -164,8 +228,44 @@ def run_mode(mode: str, args: argparse.Namespace, proxy: str, seed: str, out: Pa
         "pages": summary["fetched"], "crawl": summary["elapsed"], "wall": wall,
         "rendered": gzip.decompress((out / "corpus.warc.gz").read_bytes()).count(b"WARC-Type: conversion"),
         "failed": sum(v for k, v in counters.items() if k.startswith("render_failed")),
-        "peak_kib": peak, "cpu": cpu,
+        "peak_kib": peak, "cpu": cpu, "processes": list(seen.values()),
     }  # fmt: skip
+
+
+def _variants(modes: list[str], browsers: list[str]) -> list[tuple[str, str, str]]:
+    """(label, mode, browser): ``never`` once, each rendering mode once per browser."""
+    out = []
+    for mode in modes:
+        if mode == "never" or len(browsers) < 2:
+            out.append((mode, mode, browsers[0] if browsers else ""))
+            continue
+        out += [(f"{mode}:{os.path.basename(b)}", mode, b) for b in browsers]
+    return out
+
+
+def _by_process(label: str, rs: list[dict[str, Any]]) -> None:
+    """CPU a render by kind of process (median over the rounds), and PSS a context."""
+    kinds: dict[str, list[float]] = {}
+    counts: dict[str, list[int]] = {}
+    for r in rs:
+        if not r["rendered"]:
+            continue
+        total: dict[str, float] = {}
+        number: dict[str, int] = {}
+        for kind, cpu in r["processes"]:
+            total[kind] = total.get(kind, 0.0) + cpu
+            number[kind] = number.get(kind, 0) + 1
+        for kind, cpu in total.items():
+            kinds.setdefault(kind, []).append(cpu / r["rendered"] * 1000)
+            counts.setdefault(kind, []).append(number[kind])
+    if not kinds:
+        return
+    print(f"  {label}: CPU a render by process (all of the process's CPU over the pages rendered; "
+          f"the crawler's: all its CPU over the pages rendered too)")  # fmt: skip
+    for kind in sorted(kinds, key=lambda k: -statistics.median(kinds[k])):
+        ms = kinds[kind]
+        print(f"    {kind:<28} {statistics.median(ms):6.1f} ms ({min(ms):.1f}-{max(ms):.1f}), "
+              f"{max(counts[kind])} process(es)")  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -176,13 +276,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--share", type=float, default=0.1, help="share of script-built pages")
     parser.add_argument("--contexts", type=int, default=2, help="fetch.render_contexts")
     parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument("--browser", default="", help="fetch.browser; several, comma-separated: compared A/B")
+    parser.add_argument("--by-process", action="store_true", help="the CPU a render costs in each process")
     parser.add_argument("--realweb", action="store_true", help="latency, stragglers and the default delay")
     args = parser.parse_args(argv)
     modes = [m for m in args.modes.split(",") if m]
+    variants = _variants(modes, [b for b in args.browser.split(",") if b])
+    labels = [label for label, _, _ in variants]
     with tempfile.TemporaryDirectory(prefix="bench-render-") as tmp:
         work = Path(tmp)
         archive, seed, shells = build_web(work / "render.warc.gz", args.hosts, args.per_host, args.share)
-        runs: dict[str, list[dict[str, Any]]] = {m: [] for m in modes}
+        runs: dict[str, list[dict[str, Any]]] = {label: [] for label in labels}
         faults = [*LATENCY, *STRAGGLERS] if args.realweb else []
         with ReplayProcess([archive], faults_args=faults) as web:
             total = args.hosts * args.per_host
@@ -190,38 +294,43 @@ def main(argv: list[str] | None = None) -> None:
             print(f"web: {total} pages on {args.hosts} hosts, {shells} script-built ({shells / total:.1%}), {where}; "
                   f"every page reachable crawled, render_contexts {args.contexts}, {os.cpu_count()} CPUs")  # fmt: skip
             for r in range(args.rounds):
-                order = modes[r % len(modes) :] + modes[: r % len(modes)]
-                for mode in order:
-                    res = run_mode(mode, args, web.proxy_url, seed, work / f"{mode}-{r}")
-                    runs[mode].append(res)
-                    print(f"  round {r + 1} {mode:>6}: {res['pages'] / res['crawl']:7.1f} pages/s crawl loop, "
+                order = variants[r % len(variants) :] + variants[: r % len(variants)]
+                for label, mode, browser in order:
+                    res = run_mode(mode, args, web.proxy_url, seed, work / f"{label.replace(':', '-')}-{r}", browser)
+                    runs[label].append(res)
+                    print(f"  round {r + 1} {label:>6}: {res['pages'] / res['crawl']:7.1f} pages/s crawl loop, "
                           f"{res['pages'] / res['wall']:7.1f} start to exit, {res['rendered']} rendered "
-                          f"({res['failed']} failed), browser peak {res['peak_kib'] / 1024:.0f} MiB")  # fmt: skip
+                          f"({res['failed']} failed), browser peak {res['peak_kib'] / 1024:.0f} MiB, "
+                          f"{res['cpu'] / res['pages'] * 1000:.2f} ms CPU a page")  # fmt: skip
     print("\nmedians:")
-    for mode in modes:
-        rs = runs[mode]
+    for label in labels:
+        rs = runs[label]
         loop = statistics.median(r["pages"] / r["crawl"] for r in rs)
         wall = statistics.median(r["pages"] / r["wall"] for r in rs)
         peak = max(r["peak_kib"] for r in rs) / 1024
         cpu = statistics.median(r["cpu"] / r["pages"] * 1000 for r in rs)
         per_context = f", {peak / args.contexts:.0f} MiB per context" if peak else ""
-        print(f"  {mode:>6}: {loop:7.1f} pages/s crawl loop, {wall:7.1f} start to exit, {cpu:.2f} ms CPU a page; "
+        print(f"  {label:>6}: {loop:7.1f} pages/s crawl loop, {wall:7.1f} start to exit, {cpu:.2f} ms CPU a page; "
               f"browser peak PSS {peak:.0f} MiB{per_context}")  # fmt: skip
     if "never" in runs:
-        for mode in (m for m in modes if m != "never"):
-            ratios = [a["pages"] / a["crawl"] / (b["pages"] / b["crawl"]) for a, b in zip(runs[mode], runs["never"], strict=True)]
-            walls = [a["pages"] / a["wall"] / (b["pages"] / b["wall"]) for a, b in zip(runs[mode], runs["never"], strict=True)]
-            print(f"  {mode}/never by round: crawl loop {statistics.median(ratios):.2f} "
+        for label in (m for m in labels if m != "never"):
+            ratios = [a["pages"] / a["crawl"] / (b["pages"] / b["crawl"]) for a, b in zip(runs[label], runs["never"], strict=True)]
+            walls = [a["pages"] / a["wall"] / (b["pages"] / b["wall"]) for a, b in zip(runs[label], runs["never"], strict=True)]
+            print(f"  {label}/never by round: crawl loop {statistics.median(ratios):.2f} "
                   f"({min(ratios):.2f}-{max(ratios):.2f}) [{' '.join(f'{x:.2f}' for x in ratios)}], "
                   f"start to exit {statistics.median(walls):.2f}")  # fmt: skip
             # a render's CPU: the mode's CPU less the plain crawl's CPU a page for every page, by round
             renders = [
                 (a["cpu"] - b["cpu"] / b["pages"] * a["pages"]) / a["rendered"] * 1000
-                for a, b in zip(runs[mode], runs["never"], strict=True) if a["rendered"]
+                for a, b in zip(runs[label], runs["never"], strict=True) if a["rendered"]
             ]  # fmt: skip
             if renders:
-                print(f"  {mode}: {statistics.median(renders):.0f} ms CPU a render beyond a plain page "
-                      f"({min(renders):.0f}-{max(renders):.0f})")  # fmt: skip
+                print(f"  {label}: {statistics.median(renders):.0f} ms CPU a render beyond a plain page "
+                      f"({min(renders):.0f}-{max(renders):.0f}) [{' '.join(f'{x:.0f}' for x in renders)}]")  # fmt: skip
+    if args.by_process:
+        print("\nby process:")
+        for label in labels:
+            _by_process(label, runs[label])
 
 
 if __name__ == "__main__":

@@ -93,8 +93,9 @@ class Discovery:
             columns.ensure_columns((DISCOVERED, LASTMOD, CHANGEFREQ, PRIORITY))
 
     def enter(self, urls: Sequence[str], parent: str) -> int:
-        """Put sitemap URLs in the frontier, scored as the strategy scores seeds (entry
-        points, at depth 0); how many were new. The scope rules hold for them as for
+        """Put sitemap URLs in the frontier, scored by the strategy's ``entry_scores``
+        (entry points, at depth 0: as seeds, but a cash strategy gives them no cash);
+        how many were new. The scope rules hold for them as for
         any link (a sitemap a robots.txt names on a denied host, or outside
         ``allow_regex``, is left out and counted), but for the file extensions a page's
         links may not have (``.xml`` is what they are)."""
@@ -110,7 +111,7 @@ class Discovery:
             fresh = kept
         if not fresh:  # (a strategy shares its cash among the seeds it is given: never none)
             return 0
-        scores = {u.url: u.score for u in self.strategy.seed_scores(fresh) if u.column == "score"}
+        scores = {u.url: u.score for u in self.strategy.entry_scores(fresh) if u.column == "score"}
         for url in fresh:
             self.queue.add(url, scores.get(url, 0.0), depth=0, parent=parent, host=host_of(url), merge=Merge.KEEP)
         self.columns.update_values(DISCOVERED, [(url, SITEMAP) for url in fresh], Merge.SET)

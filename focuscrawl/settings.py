@@ -77,7 +77,9 @@ class FetchSettings:
     # pages built by scripts rendered by a headless Chromium (focuscrawl.fetch.render):
     # "never", "auto" (HTML that looks like a script shell) or "always"
     render: str = "never"
-    browser: str = "/usr/bin/chromium"  # the system's Chromium (never downloaded)
+    # the system's headless Chromium (never downloaded): a path, or "auto": the first of
+    # chromium-headless-shell (the lighter old headless mode) and chromium on the PATH
+    browser: str = "auto"
     render_timeout: float = 15.0  # wall-clock seconds a page may take to render
     render_contexts: int = 2  # browser contexts rendering at once
 

@@ -27,6 +27,8 @@ TESTWEB = Path(
 )
 # words of the skip reasons of tests that need the shared test web
 _TESTWEB_SKIP_WORDS = ("shared test web", "../shared", "testweb")
+# ... and of those that need the browser .ci/run installs (``chromium``, its headless shell)
+_BROWSER_SKIP_WORDS = ("chromium", "Chromium")
 
 
 def in_ci() -> bool:
@@ -75,7 +77,8 @@ def shared_file(name: str) -> Path:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Generator[None, Any, None]:
-    """In CI, a test skipped for want of the shared test web fails instead."""
+    """In CI, a test skipped for want of the shared test web, or of the browser CI
+    installs, fails instead."""
     outcome = yield
     report = outcome.get_result()
     if not (report.skipped and in_ci()) or hasattr(report, "wasxfail"):
@@ -84,6 +87,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> 
     if any(word in reason for word in _TESTWEB_SKIP_WORDS):
         report.outcome = "failed"
         report.longrepr = f"CI=true, and this test needs the shared test web: {reason}"
+    elif any(word in reason for word in _BROWSER_SKIP_WORDS):
+        report.outcome = "failed"
+        report.longrepr = f"CI=true, and this test needs the browser .ci/run installs: {reason}"
 
 
 @pytest.fixture(scope="session")

@@ -4,18 +4,18 @@ found only when rendered, PDFs read, copies found as duplicates of their origina
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from focuscrawl.api import crawl_async
-from focuscrawl.fetch.render import looks_like_shell
+from focuscrawl.fetch.render import browser_path, looks_like_shell
 from focuscrawl.relevance.examples import iter_archive_pages
 from focuscrawl.replay.content_web import SEEDS, build_content_web
 from focuscrawl.replay.process import ReplayProcess
 from focuscrawl.replay.sample import labels_path_for
+from focuscrawl.settings import FetchSettings
 
 TOPIC = ["kitten", "kittens", "cat", "litter", "feline", "purring", "whiskers", "catnip", "veterinary", "adopt"]
 
@@ -64,7 +64,7 @@ def _crawl(replay: ReplayProcess, out: Path, render: str) -> list[dict[str, Any]
     return [json.loads(line) for line in (out / "pages.jsonl").read_text().splitlines()]
 
 
-@pytest.mark.skipif(shutil.which("chromium") is None, reason="no system Chromium")
+@pytest.mark.skipif(browser_path(FetchSettings()) is None, reason="no system Chromium")
 def test_render_modes_on_the_content_web(tmp_path: Path, web: tuple[Path, dict[str, dict[str, Any]]]) -> None:
     archive, labels = web
     scripted = {u for u, lab in labels.items() if lab["kind"] == "script" and lab["relevant"]}

@@ -223,3 +223,34 @@ async def test_a_feed_is_scored_as_a_link_of_its_page(tmp_path: Path) -> None:
     assert all(row["score"] == pytest.approx(1 / 3) for row in feeds.values())
     assert all((row["depth"], row["parent"]) == (1, origin + "/") for row in feeds.values())
     assert {row["feed"] for row in feeds.values()} == {"rss20", "atom10"}
+
+
+@pytest.mark.parametrize("strategy", ["opic", "bfs"])
+async def test_a_sitemap_of_robots_txt_gets_no_cash_of_its_own(tmp_path: Path, strategy: str) -> None:
+    # OPIC without the virtual page, one seed: the seed's cash 1 goes whole to its one
+    # link /x.html (1/1). The sitemap robots.txt names is linked by no page, so it holds
+    # no cash (0): as a seed it got a new unit, and the crawl had 2 units of cash.
+    # /x.html (cash 1) is taken before it, and its URL /a.html gets 0/1 = 0. A strategy
+    # without cash scores it as a seed (BFS: 1, at depth 0).
+    routes = {
+        "/robots.txt": _served("User-agent: *\nSitemap: {base}/s.xml\n", "text/plain"),
+        "/": html('<p>home</p><a href="/x.html">x</a>'),
+        "/s.xml": _served(_urlset("/a.html")),
+    }
+    async with serve(routes, fallback=html("<p>leaf</p>")) as site:
+        await crawl_async(
+            tmp_path / "run", [site.url("/")],
+            overrides={"crawl": {"max_pages": 10, "strategy": strategy, "strategy_params":
+                                 {"virtual_page": False} if strategy == "opic" else {}},
+                       "fetch": {"delay": 0, "allow_private": ("127.0.0.1",)}, "scope": {"deny_extensions": ()}},
+        )  # fmt: skip
+        origin = site.url("")
+    rows = [json.loads(line) for line in (tmp_path / "run" / "pages.jsonl").read_text().splitlines()]
+    order = [row["url"].removeprefix(origin) for row in rows]
+    scores = {row["url"].removeprefix(origin): row["score"] for row in rows}
+    assert set(order) == {"/", "/x.html", "/s.xml", "/a.html"}
+    if strategy == "opic":
+        assert scores == pytest.approx({"/": 1.0, "/x.html": 1.0, "/s.xml": 0.0, "/a.html": 0.0})
+        assert order.index("/x.html") < order.index("/s.xml")
+    else:
+        assert scores["/s.xml"] == 1.0

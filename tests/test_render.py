@@ -7,7 +7,6 @@ import contextlib
 import gzip
 import json
 import os
-import shutil
 import signal
 from pathlib import Path
 
@@ -17,11 +16,11 @@ from aiohttp import web
 from focuscrawl.api import crawl_async, open_crawl
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.fetch.aiohttp_transport import AiohttpTransport
-from focuscrawl.fetch.render import RenderingFetcher, looks_like_shell
+from focuscrawl.fetch.render import RenderingFetcher, browser_path, looks_like_shell
 from focuscrawl.settings import FetchSettings, load_settings
 from tests.sites import html, respond, serve
 
-pytestmark = pytest.mark.skipif(shutil.which("chromium") is None, reason="no system Chromium")
+pytestmark = pytest.mark.skipif(browser_path(FetchSettings()) is None, reason="no system Chromium")
 
 SHELL = (
     '<!DOCTYPE html><html><head><title>app</title></head><body><div id="root"></div>'
@@ -106,6 +105,29 @@ def test_render_settings_checked(tmp_path: Path) -> None:
         open_crawl(tmp_path / "run", ["http://h.org/"], overrides={"fetch": {"render": "auto", "browser": "/no/chromium"}})
 
 
+def _fake_browsers(where: Path, *names: str) -> str:
+    where.mkdir()
+    for name in names:
+        (where / name).write_text("#!/bin/sh\n")
+        (where / name).chmod(0o755)
+    return str(where)
+
+
+def test_browser_auto_takes_the_headless_shell_when_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``fetch.browser = "auto"`` (the default): ``chromium-headless-shell`` when it is on
+    the PATH, else ``chromium``; neither is one clear error when the crawl opens."""
+    assert load_settings().fetch.browser == "auto"
+    monkeypatch.setenv("PATH", _fake_browsers(tmp_path / "both", "chromium", "chromium-headless-shell"))
+    assert browser_path(FetchSettings()) == str(tmp_path / "both" / "chromium-headless-shell")
+    assert browser_path(FetchSettings(browser=str(tmp_path / "both" / "chromium"))) == str(tmp_path / "both" / "chromium")
+    monkeypatch.setenv("PATH", _fake_browsers(tmp_path / "one", "chromium"))
+    assert browser_path(FetchSettings()) == str(tmp_path / "one" / "chromium")
+    monkeypatch.setenv("PATH", _fake_browsers(tmp_path / "none"))
+    assert browser_path(FetchSettings()) is None
+    with pytest.raises(ConfigError, match=r"neither chromium-headless-shell nor chromium is on the PATH"):
+        open_crawl(tmp_path / "run", ["http://h.org/"], overrides={"fetch": {"render": "auto"}})
+
+
 @pytest.mark.parametrize(
     ("body", "shell"),
     [
@@ -144,7 +166,7 @@ def _browser_pids() -> list[int]:
 
 def _main_browsers() -> list[int]:
     """The browsers descending from this process: each one's first process launched
-    for Playwright's pipe (Debian's ``chromium`` is a script that starts the binary)."""
+    for the DevTools pipe (Debian's launchers are scripts that start the binary)."""
     launched = set()
     for pid in _browser_pids():
         with contextlib.suppress(OSError):
@@ -302,3 +324,51 @@ async def test_a_page_that_never_loads_or_downloads_is_one_failure_and_the_crawl
     assert rows["loading.html"]["status"] == 200  # recorded from its HTML as fetched
     assert rows["download.html"]["relevant"] is True  # rendered, judged on its DOM
     assert "/file.bin" not in paths  # nothing downloaded
+
+
+async def test_a_script_pages_share_is_fetched_once() -> None:
+    """The pages of a site load the same bundle: it is fetched once in a crawl, then
+    answered from what was kept (it was fetched for every page, each time waiting for
+    its host's delay); a script sent ``no-store`` is fetched every time."""
+    settings = FetchSettings(delay=0, allow_private=("127.0.0.1",), render="always", respect_robots=False)
+    shell = (
+        '<!DOCTYPE html><html><body><div id="root"></div><script src="/bundle.js"></script>'
+        '<script src="/fresh.js"></script></body></html>'
+    )
+    routes = {
+        "/a.html": respond(shell), "/b.html": respond(shell), "/c.html": respond(shell),
+        "/bundle.js": respond("document.getElementById('root').innerHTML += '<p>kitten bundle</p>';",
+                              content_type="application/javascript"),
+        "/fresh.js": respond("document.getElementById('root').innerHTML += '<p>fresh</p>';",
+                             content_type="application/javascript", headers={"Cache-Control": "no-store"}),
+    }  # fmt: skip
+    async with serve(routes) as site, RenderingFetcher(settings, AiohttpTransport(settings)) as fetcher:  # type: ignore[arg-type]
+        for page in ("/a.html", "/b.html", "/c.html"):
+            result = await fetcher.fetch(site.url(page))
+            assert result.rendered is not None
+            assert b"<p>kitten bundle</p><p>fresh</p>" in result.rendered
+        paths = site.paths()
+    assert paths.count("/bundle.js") == 1
+    assert paths.count("/fresh.js") == 3
+    assert fetcher.counters["render_subrequest_kept"] == 2
+
+
+async def test_animation_frames_observers_and_timers_run() -> None:
+    """Frames are made on demand (``--enable-begin-frame-control``), not at a display's
+    rate: what a page builds in ``requestAnimationFrame``, an IntersectionObserver or a
+    timer is in the DOM all the same."""
+    settings = FetchSettings(delay=0, allow_private=("127.0.0.1",), render="always", respect_robots=False)
+    page = (
+        "<!DOCTYPE html><html><body><div id='root'></div><div id='seen'>x</div><script>"
+        "const add = (t) => { document.getElementById('root').innerHTML += '<p>' + t + '</p>'; };"
+        "requestAnimationFrame(() => add('kitten frame'));"
+        "new IntersectionObserver((e) => { if (e[0].isIntersecting) add('kitten observed'); })"
+        ".observe(document.getElementById('seen'));"
+        "setTimeout(() => add('kitten timer'), 10);"
+        "</script></body></html>"
+    )
+    async with serve({"/frames.html": respond(page)}) as site, RenderingFetcher(settings, AiohttpTransport(settings)) as fetcher:  # type: ignore[arg-type]
+        result = await fetcher.fetch(site.url("/frames.html"))
+    assert result.rendered is not None
+    for text in (b"kitten frame", b"kitten observed", b"kitten timer"):
+        assert text in result.rendered

@@ -3,18 +3,19 @@ renders) and resumed: nothing lost, nothing written twice (issue 37, bad input).
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
+from focuscrawl.fetch.render import browser_path
 from focuscrawl.replay.content_web import SEEDS, build_content_web
 from focuscrawl.replay.process import ReplayProcess
+from focuscrawl.settings import FetchSettings
 from tests.test_crawl_resume import _kill_and_resume
 
 
 @pytest.mark.slow  # crawls with a browser, killed and resumed five times, and their reference
-@pytest.mark.skipif(shutil.which("chromium") is None, reason="no system Chromium")
+@pytest.mark.skipif(browser_path(FetchSettings()) is None, reason="no system Chromium")
 def test_sigkill_while_rendering_then_resume(tmp_path: Path) -> None:
     (tmp_path / "web").mkdir()
     archive = build_content_web(tmp_path / "web", articles=30, reports=2)

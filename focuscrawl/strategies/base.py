@@ -145,6 +145,13 @@ class Strategy(ABC, Generic[P]):
         """Initial scores of the seeds (default: 1.0 each)."""
         return [ScoreUpdate(url, 1.0, Merge.SET, reason="seed") for url in seeds]
 
+    def entry_scores(self, urls: Sequence[str]) -> list[ScoreUpdate]:
+        """Scores of URLs that enter the crawl with no page linking to them: the
+        sitemaps a host's robots.txt names. Scored as seeds by default; a strategy
+        whose scores are shares of a conserved cash (OPIC, OTIE, OPIC+COMMD) gives them
+        none, since cash flows from pages and a robots.txt is none."""
+        return self.seed_scores(urls)
+
     def on_fetch_list(self, urls: Sequence[QueuedURL]) -> Decision:
         """A fetch list was generated. ``recrawl`` URLs in the answer join it at once."""
         return Decision()

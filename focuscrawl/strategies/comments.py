@@ -123,6 +123,9 @@ class OpicCommdStrategy(Strategy[OpicCommdParams]):
             out.append(ScoreUpdate(url, c0, Merge.SET, column=CASH, reason=f"eq1 c_0 = C/{len(seeds)}"))
         return out
 
+    def entry_scores(self, urls: Sequence[str]) -> list[ScoreUpdate]:
+        return [ScoreUpdate(url, 0.0, Merge.SET, reason="entered by robots.txt: no cash") for url in urls]
+
     def on_page(self, page: Page, relevance: float | None, queued: QueuedURL) -> Decision:
         cash = self.view.value(queued.url, CASH) or 0.0  # c_k(i)
         n = sum(link.count for link in page.links)  # n_k(i), kept links only

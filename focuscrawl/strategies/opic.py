@@ -61,6 +61,10 @@ class OpicStrategy(Strategy[OpicParams]):
         share = 1.0 / len(seeds)
         return [ScoreUpdate(url, share, Merge.SET, reason=f"seed: 1/{len(seeds)} of the cash") for url in seeds]
 
+    def entry_scores(self, urls: Any) -> list[ScoreUpdate]:
+        # no cash: a new URL stores cash - g (module doc), so it gains the virtual page's from now on
+        return [ScoreUpdate(url, -self.g, Merge.SET, reason="entered by robots.txt: no cash") for url in urls]
+
     def cash(self, url: str) -> float:
         """The cash a URL holds now (0 for an unknown URL)."""
         score = self.view.score(url)

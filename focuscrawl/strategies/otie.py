@@ -137,6 +137,9 @@ class OtieStrategy(Strategy[OtieParams]):
             for url in seeds
         ]
 
+    def entry_scores(self, urls: Sequence[str]) -> list[ScoreUpdate]:
+        return [ScoreUpdate(url, 0.0, Merge.SET, reason="entered by robots.txt: no cash") for url in urls]
+
     def on_fetch_list(self, urls: Sequence[QueuedURL]) -> Decision:
         self.lists += 1
         every = self.p.recrawl_every

@@ -1,127 +1,69 @@
-"""Pages built by scripts, rendered by a headless Chromium (issue 37 item 1).
+"""The CPU a render costs through Playwright (its Node driver between the crawler and
+the browser) against the DevTools protocol spoken directly over the browser's pipe
+(``--remote-debugging-pipe``), on the same pages (issue 37's speed goal).
 
-``fetch.render``: ``never`` (the default), ``auto`` (a page whose HTML looks like a
-script shell, :func:`looks_like_shell`), ``always``. The browser is the system's
-Chromium (``fetch.browser``, ``/usr/bin/chromium``) driven by Playwright for Python;
-no browser is ever downloaded.
+    python benchmarks/bench_cdp.py [--pages 200] [--rounds 2] [--browser PATH]
+        [--drivers playwright,cdp] [--flags "--in-process-gpu"] [--without --enable-begin-frame-control]
 
-Every request the page makes goes through the crawler's own fetcher (Playwright's
-route interception answers each from :meth:`HttpFetcher.fetch`): the address policy,
-the proxy, robots.txt and the host's delay hold for a script or a style sheet as for
-a page, and a private address the plain fetcher refuses is refused to the page too.
-The page's own document is answered with the response already fetched (no second
-request). Images, fonts and media are never requested; navigations away from the
-page, popups and downloads are refused, and the browser has no network of its own (a
-proxy at a closed port): a download it would start itself, past the interception,
-reaches nothing. A page has ``fetch.render_timeout`` seconds of
-wall-clock time; each renderer process has a JavaScript heap cap. Pages render in a
-pool of ``fetch.render_contexts`` browser contexts, as many pages at once; a browser
-that dies is started again for the next page.
+Each page is a script shell (``<div id="root">`` and a script writing ~200 words and
+6 links), as ``bench_render.py``'s web makes them; the page and its script are answered
+from memory by a fetcher stand-in, so only the driver and the browser differ. Both
+drivers do the same work a page: a navigation in a reused page of one of
+``--contexts`` browser contexts, every request of the page intercepted (Playwright's
+route, the DevTools Fetch domain), the load event, the quiet window, the DOM
+serialised in the page. Reported: CPU ms a render of this process and of every process
+under it (the browser's, Node's), from ``/proc`` deltas over the renders after a warm-up,
+and renders a second; the drivers take turns within a round.
 
-Speed (``benchmarks/bench_render.py``): the browser and its pool of contexts are
-started when the fetcher opens, beside the crawl's first requests, not when the first
-shell is met; each context keeps one page, reused from page to page, and one renderer
-process (``--renderer-process-limit``, site isolation off), reused from page to page
-whatever their site, where Chromium would start a process for each page. A page's DOM is
-taken after its load event and a short quiet window (:data:`QUIET` seconds without a
-request of the page under way, at most :data:`SETTLE` seconds: a page that polls is
-taken as it is then), so data a script fetches after loading is in it, with no fixed
-wait. The DOM is serialised by a script in the page's own world (what
-``page.content()`` returns, without building Playwright's utility world in every new
-document).
-
-A page that cannot be rendered (out of time, a crashed browser) is one logged
-failure of its rendering (counter ``render_failed_<why>``): the page is recorded
-from its HTML as fetched, so nothing is lost.
+``--flags`` / ``--without``: a driver ``cdp+`` launches the browser with these flags
+added to (or taken from) the renderer's own, beside ``cdp`` as it is: a flag's cost
+measured A/B (``--drivers cdp,cdp+``).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import collections
 import contextlib
-import importlib.util
+import json
 import logging
 import os
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
 from typing import Any
 
-from selectolax.lexbor import LexborHTMLParser
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from focuscrawl.exceptions import ConfigError
 from focuscrawl.fetch.fetcher import HttpFetcher
+from focuscrawl.fetch.render import browser_path
+from focuscrawl.fetch.render import launch as render_launch
+from focuscrawl.fetch.render.browser import QUIET, SETTLE, BrowserRenderer
+from focuscrawl.fetch.render.launch import ARGS, process_flags
 from focuscrawl.settings import FetchSettings
 from focuscrawl.types import FetchResult
 
+_WORDS = ("the", "a", "of", "and", "kitten", "cat", "market", "river", "school", "energy", "report", "city")
+_TICK = os.sysconf("SC_CLK_TCK")
 log = logging.getLogger(__name__)
-
-RENDER_MODES = ("never", "auto", "always")
-_BLOCKED = frozenset({"image", "font", "media"})
-_ROOT_IDS = frozenset({"root", "app", "__next", "__nuxt", "___gatsby", "svelte", "main-app", "react-root"})
-_SHELL_WORDS = 50  # visible words below which a page with scripts may be a shell
-_ANSWER_HEADERS = ("content-type", "cache-control", "location")
-QUIET = 0.1  # seconds without a request of the page under way after its load event
-SETTLE = 1.0  # at most this long waiting for that quiet after the load event
-# the browser's own network goes to a closed port (loopback included): every request of a
-# page is answered by route interception, and what would slip past it (a download the
-# browser starts itself, a prefetch) reaches nothing, whatever its address
-_ARGS = (
-    "--no-sandbox", "--disable-gpu", "--js-flags=--max-old-space-size=256",
-    "--proxy-server=http://127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
-)  # fmt: skip
-# pages of every site share their context's renderer process, page after page: Chromium
-# otherwise starts a new renderer for each page it navigates to (some 15 ms of the
-# renderer's CPU and 10 ms of the browser's a render, bench_render.py); the review of what
-# site isolation gave up is in docs/content.md
-_SHARED_PROCESS = ("--disable-site-isolation-trials",)
-
-
-def _process_args(settings: FetchSettings) -> list[str]:
-    """One renderer process for each context of the pool (a soft limit: contexts never share one)."""
-    return [*_SHARED_PROCESS, f"--renderer-process-limit={max(1, settings.render_contexts)}"]
-
-
-# the page's DOM serialised in the page's own world: Playwright's ``page.content()`` first
-# builds its utility world in each new document: some 40 ms of a 130 ms render here
-_SERIALISE = """() => {
+_PW_BLOCKED = frozenset({"image", "font", "media"})
+_PW_ANSWER_HEADERS = ("content-type", "cache-control", "location")
+_PW_SERIALISE = """() => {
     const doctype = document.doctype ? new XMLSerializer().serializeToString(document.doctype) : "";
     return doctype + (document.documentElement ? document.documentElement.outerHTML : "");
 }"""
 
 
-def looks_like_shell(body: bytes) -> bool:
-    """``auto``'s rule: little visible text (under 50 words) and a script, with a known
-    framework root (``<div id="root">``, ``#app``, ``#__next``...) or scripts making up
-    most of the bytes, or at most one link to follow.
+class PlaywrightRenderer:
+    """The renderer as it was with Playwright (its route interception, its Node driver): the baseline."""
 
-    >>> looks_like_shell(b'<html><body><div id="root"></div><script src="/app.js"></script></body></html>')
-    True
-    >>> looks_like_shell(b'<html><body><p>' + b'word ' * 80 + b'</p><script>x()</script></body></html>')
-    False
-    >>> looks_like_shell(b'<html><body><p>Hello</p><a href="/a">a</a><a href="/b">b</a></body></html>')
-    False
-    """
-    tree = LexborHTMLParser(body)
-    scripts = tree.css("script")
-    if not scripts:
-        return False
-    script_bytes = sum(len(node.text() or "") for node in scripts)
-    for node in tree.css("script, style, noscript, template"):
-        node.decompose()
-    root = tree.body
-    words = len((root.text(separator=" ") if root is not None else "").split())
-    if words >= _SHELL_WORDS:
-        return False
-    framework = any((node.attributes.get("id") or "") in _ROOT_IDS for node in tree.css("[id]"))
-    links = len(tree.css("a[href]"))
-    # a shell often keeps a "home" link in its HTML: one link is still no page to follow
-    return framework or links <= 1 or script_bytes > len(body) // 2
-
-
-class BrowserRenderer:
-    """A headless Chromium and a pool of contexts rendering fetched pages."""
-
-    def __init__(self, settings: FetchSettings, fetcher: HttpFetcher) -> None:
+    def __init__(self, settings: FetchSettings, fetcher: HttpFetcher, browser: str) -> None:
         self.settings = settings
         self.fetcher = fetcher
+        self.browser = browser  # the executable
         self._playwright: Any = None
         self._browser: Any = None
         self._contexts: asyncio.Queue[Any] = asyncio.Queue()  # open pages, one per context
@@ -162,7 +104,7 @@ class BrowserRenderer:
             if self._playwright is None:
                 self._playwright = await async_playwright().start()
             self._browser = await self._playwright.chromium.launch(
-                executable_path=self.settings.browser, headless=True, args=[*_ARGS, *_process_args(self.settings)],
+                executable_path=self.browser, headless=True, args=[*ARGS, *process_flags(self.settings)],
             )  # fmt: skip
             self._contexts = asyncio.Queue()
             self._made = 0
@@ -204,7 +146,7 @@ class BrowserRenderer:
             async with asyncio.timeout(self.settings.render_timeout):
                 await page.goto(url, wait_until="load")
                 await self._settle(page)
-                html: str = await page.evaluate(_SERIALISE)
+                html: str = await page.evaluate(_PW_SERIALISE)
                 if not isinstance(html, str):  # a page that broke its own serialiser
                     html = await page.content()
             return html.encode("utf-8")
@@ -270,7 +212,7 @@ class BrowserRenderer:
         request = route.request
         try:
             result = self._pages.get(request.frame.page)
-            if result is None or request.resource_type in _BLOCKED or request.method != "GET":
+            if result is None or request.resource_type in _PW_BLOCKED or request.method != "GET":
                 await route.abort("blockedbyclient")
                 return
             if request.is_navigation_request() and request.frame.parent_frame is None:
@@ -320,52 +262,139 @@ class BrowserRenderer:
 
 
 def _headers(result: FetchResult) -> dict[str, str]:
-    out = {k: v for k, v in result.headers.items() if k.lower() in _ANSWER_HEADERS}
+    out = {k: v for k, v in result.headers.items() if k.lower() in _PW_ANSWER_HEADERS}
     if result.content_type and not any(k.lower() == "content-type" for k in out):
         out["Content-Type"] = result.content_type
     return out
 
 
-class RenderingFetcher(HttpFetcher):
-    """The crawler's fetcher, with pages rendered as ``fetch.render`` says."""
 
-    def __init__(self, settings: FetchSettings, *args: Any, **kwargs: Any) -> None:
-        if importlib.util.find_spec("playwright") is None:
-            raise ConfigError("config: fetch.render needs Playwright for Python: pip install 'focuscrawl[render]'")
-        if not os.access(settings.browser, os.X_OK):
-            raise ConfigError(f"config: fetch.browser {settings.browser!r} is not a browser to run (Chromium)")
-        super().__init__(settings, *args, **kwargs)
-        self.renderer = BrowserRenderer(settings, self)
 
-    async def __aenter__(self) -> RenderingFetcher:
-        await super().__aenter__()
-        self.renderer.warm()  # the browser starts beside the crawl's first requests
-        return self
+def build_pages(count: int) -> dict[str, FetchResult]:
+    """``count`` shells and their scripts, by URL."""
+    rng = random.Random(37)
+    out: dict[str, FetchResult] = {}
+    for n in range(count):
+        url = f"http://h{n % 20}.render.example/p{n}.html"
+        text = " ".join(rng.choice(_WORDS) for _ in range(200))
+        links = " ".join(f'<a href="/q{rng.randrange(1000)}.html">q</a>' for _ in range(6))
+        content = f"<h1>page {n}</h1><p>{text}</p>{links}"
+        script = url.rsplit("/", 1)[0] + f"/static/p{n}.js"
+        js = f"document.getElementById('root').innerHTML = {json.dumps(content)};"
+        html = f'<!DOCTYPE html><html><head><title>p{n}</title></head><body><div id="root"></div><script src="/static/p{n}.js"></script></body></html>'
+        out[url] = FetchResult(url, url, 200, {"Content-Type": "text/html"}, html.encode(), "text/html")
+        out[script] = FetchResult(script, script, 200, {}, js.encode(), "application/javascript")
+    return out
 
-    async def __aexit__(self, *exc: object) -> None:
-        await self.renderer.close()
-        await super().__aexit__(*exc)
+
+class MemoryFetcher:
+    """The crawler's fetcher, answering from memory."""
+
+    def __init__(self, pages: dict[str, FetchResult]) -> None:
+        self.pages = pages
+        self.counters: collections.Counter[str] = collections.Counter()
 
     async def fetch(self, url: str, *, any_type: bool = False) -> FetchResult:
-        result = await super().fetch(url, any_type=any_type)
-        if any_type or not result.ok or result.content_type not in ("text/html", "application/xhtml+xml"):
-            return result
-        if self.settings.render == "auto" and not looks_like_shell(result.body):
-            return result
-        self.counters["render_pages"] += 1
-        task = asyncio.current_task()
-        if task is not None:  # a page being rendered is work under way: a stop's grace waits for it
-            self._sending.add(task)
+        await asyncio.sleep(0)
+        return self.pages.get(url) or FetchResult(url, url, 0, error="dns")
+
+
+def tree_cpu() -> dict[str, float]:
+    """CPU seconds so far of this process and of every process under it, by name."""
+    parent: dict[int, int] = {}
+    ticks: dict[int, tuple[str, int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
         try:
-            result.rendered = await self.renderer.render(result)
-        except TimeoutError:
-            self.counters["render_failed_timeout"] += 1
-            log.info("%s: not rendered in %g s", url, self.settings.render_timeout)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # a crashed browser, a closed page: this page's rendering
-            self.counters[f"render_failed_{type(exc).__name__}"] += 1
-            log.info("%s: not rendered (%s)", url, str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__)
-        finally:
-            self._sending.discard(task)
-        return result
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        parent[int(entry)] = int(fields[1])
+        ticks[int(entry)] = (stat[stat.index("(") + 1 : stat.rindex(")")], int(fields[11]) + int(fields[12]))
+    me = os.getpid()
+    out: dict[str, float] = collections.defaultdict(float)
+    for pid, (name, used) in ticks.items():
+        up = pid
+        while up > 1 and up != me:
+            up = parent.get(up, 1)
+        if up == me:
+            kind = "this process" if pid == me else "node" if name.startswith("node") else "browser's processes"
+            out[kind] += used / _TICK
+    return out
+
+
+async def measure(driver: str, pages: dict[str, FetchResult], args: argparse.Namespace) -> dict[str, Any]:
+    settings = FetchSettings(render="always", render_contexts=args.contexts, browser=args.browser)
+    fetcher = MemoryFetcher(pages)
+    browser = browser_path(settings)
+    assert browser is not None
+    renderer: Any
+    if driver == "playwright":
+        renderer = PlaywrightRenderer(settings, fetcher, browser)  # type: ignore[arg-type]
+    else:
+        renderer = BrowserRenderer(settings, fetcher, browser)  # type: ignore[arg-type]
+    launch = render_launch.LAUNCH
+    if driver == "cdp+":
+        render_launch.LAUNCH = (*(a for a in launch if a not in args.without.split()), *args.flags.split())
+    shells = [r for u, r in pages.items() if u.endswith(".html")]
+    semaphore = asyncio.Semaphore(args.contexts)
+
+    async def one(result: FetchResult) -> bytes:
+        async with semaphore:
+            return await renderer.render(result)  # type: ignore[no-any-return]
+
+    try:
+        renderer.warm()
+        await asyncio.gather(*(one(r) for r in shells[:10]))  # warm-up
+        before = tree_cpu()
+        start = time.perf_counter()
+        doms = await asyncio.gather(*(one(r) for r in shells[10:]))
+        wall = time.perf_counter() - start
+        after = tree_cpu()
+    finally:
+        await renderer.close()
+        render_launch.LAUNCH = launch
+    built = sum(1 for d in doms if b"<h1>page" in d)
+    n = len(doms)
+    by = {k: (after[k] - before.get(k, 0.0)) / n * 1000 for k in after}
+    return {"renders": n, "built": built, "wall": wall, "cpu": sum(by.values()), "by": by}
+
+
+async def main_async(args: argparse.Namespace) -> None:
+    pages = build_pages(args.pages + 10)
+    drivers = args.drivers.split(",")
+    runs: dict[str, list[dict[str, Any]]] = {d: [] for d in drivers}
+    print(f"{args.pages} renders a run after 10 to warm up, {args.contexts} contexts, browser {args.browser}; "
+          f"load {os.getloadavg()[0]:.2f}")  # fmt: skip
+    for r in range(args.rounds):
+        for driver in drivers[r % len(drivers) :] + drivers[: r % len(drivers)]:
+            res = await measure(driver, pages, args)
+            runs[driver].append(res)
+            by = ", ".join(f"{k} {v:.1f}" for k, v in sorted(res["by"].items()))
+            print(f"  round {r + 1} {driver:>10}: {res['cpu']:6.1f} ms CPU a render ({by}), "
+                  f"{res['renders'] / res['wall']:5.1f} renders/s, {res['built']}/{res['renders']} built")  # fmt: skip
+    print("medians:")
+    for driver in drivers:
+        cpu = statistics.median(r["cpu"] for r in runs[driver])
+        print(f"  {driver:>10}: {cpu:6.1f} ms CPU a render")
+    if len(drivers) == 2:
+        a, b = (statistics.median(r["cpu"] for r in runs[d]) for d in drivers)
+        print(f"  {drivers[1]} / {drivers[0]}: {b / a:.2f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--pages", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--contexts", type=int, default=2)
+    parser.add_argument("--browser", default="auto")
+    parser.add_argument("--drivers", default="playwright,cdp", help="playwright, cdp, cdp+ (cdp with --flags, --without)")
+    parser.add_argument("--flags", default="", help="browser flags cdp+ adds")
+    parser.add_argument("--without", default="", help="browser flags cdp+ leaves out")
+    asyncio.run(main_async(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
