@@ -110,7 +110,7 @@ def parse_html(
     for src in frame_targets:
         target = normalize_url(src, base)
         if target is not None:
-            found.append((target, len(words), len(words), "", False))
+            found.append((target, len(words), len(words), "", False, ""))
 
     page.links = merge_links(found, words, context_words=context_words, max_links=max_links)
     if link_nodes:

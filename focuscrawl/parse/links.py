@@ -32,7 +32,7 @@ _LINK_SELECTOR = "a[href], area[href], iframe[src]"
 # (a 5 MB body holds ~400,000 '<a href=x>'); far more than any real page has.
 MAX_LINK_ELEMENTS = 20_000
 _CAN_MARK = hasattr(Node, "insert_before")  # selectolax builds without it walk the tree
-Found = list[tuple[str, int, int, str, bool]]  # url, start, end, anchor, nofollow
+Found = list[tuple[str, int, int, str, bool, str]]  # url, start, end, anchor, nofollow, hreflang
 
 
 def drop_invisible(tree: HTMLParser) -> None:
@@ -63,8 +63,9 @@ def _page_target(href: str, base: str, targets: dict[str, str | None]) -> str | 
     return target
 
 
-def _link(node: Node, base: str, targets: dict[str, str | None]) -> tuple[str, str, int, bool] | None:
-    """(target, anchor, anchor words, nofollow) of a link element, None if it has no http(s) target.
+def _link(node: Node, base: str, targets: dict[str, str | None]) -> tuple[str, str, int, bool, str] | None:
+    """(target, anchor, anchor words, nofollow, hreflang) of a link element, None if it
+    has no http(s) target; ``hreflang`` the language ``<a hreflang>`` names, lower-cased.
 
     ``targets`` caches the normalised targets of the page's hrefs (menus repeat them).
     """
@@ -79,7 +80,8 @@ def _link(node: Node, base: str, targets: dict[str, str | None]) -> tuple[str, s
     anchor = " ".join(node.text(deep=True).split()) or (attrs.get("alt") or "").strip()
     n_words = len(anchor.split()) if tag == "a" else 0
     rel = attrs.get("rel")
-    return target, anchor, n_words, bool(rel) and unfollowed_rel(rel or "")
+    hreflang = (attrs.get("hreflang") or "").strip().lower() if tag == "a" else ""
+    return target, anchor, n_words, bool(rel) and unfollowed_rel(rel or ""), hreflang
 
 
 def _marked_words_and_links(body: Node, base: str) -> tuple[list[str], Found] | None:
@@ -90,7 +92,7 @@ def _marked_words_and_links(body: Node, base: str) -> tuple[list[str], Found] | 
     (a text node per separator-joined chunk), at a fraction of the cost of
     walking every node from Python. None if the marks cannot be trusted.
     """
-    links: list[tuple[Node, tuple[str, str, int, bool]]] = []
+    links: list[tuple[Node, tuple[str, str, int, bool, str]]] = []
     targets: dict[str, str | None] = {}
     # frames are collected before, with the head
     for node in itertools.islice(body.css(_LINK_SELECTOR), MAX_LINK_ELEMENTS):
@@ -104,8 +106,8 @@ def _marked_words_and_links(body: Node, base: str) -> tuple[list[str], Found] | 
         return None
     words: list[str] = segments[0].split()
     found: Found = []
-    for (_, (target, anchor, n_words, nofollow)), segment in zip(links, segments[1:], strict=True):
-        found.append((target, len(words), len(words) + n_words, anchor, nofollow))
+    for (_, (target, anchor, n_words, nofollow, hreflang)), segment in zip(links, segments[1:], strict=True):
+        found.append((target, len(words), len(words) + n_words, anchor, nofollow, hreflang))
         words.extend(segment.split())
     return words, found
 
@@ -126,14 +128,14 @@ def _walk_words_and_links(body: Node | None, base: str) -> tuple[list[str], Foun
             elements += 1
             link = _link(node, base, targets)
             if link is not None:
-                target, anchor, n_words, nofollow = link
-                found.append((target, len(words), len(words) + n_words, anchor, nofollow))
+                target, anchor, n_words, nofollow, hreflang = link
+                found.append((target, len(words), len(words) + n_words, anchor, nofollow, hreflang))
     return words, found
 
 
 def words_and_links(body: Node, base: str, html: str) -> tuple[list[str], Found]:
     """The visible words of ``body`` (a tree without its invisible parts) and its links
-    with their word positions: (target, start, end, anchor, nofollow), in document order
+    with their word positions: (target, start, end, anchor, nofollow, hreflang), in document order
     (frames excepted: they are outside ``body``). ``html`` is parsed afresh where the
     quick way's marks cannot be trusted."""
     marked = _marked_words_and_links(body, base) if _CAN_MARK else None
@@ -147,17 +149,18 @@ def words_and_links(body: Node, base: str, html: str) -> tuple[list[str], Found]
 def merge_links(found: Found, words: list[str], *, context_words: int, max_links: int) -> list[Link]:
     """One :class:`Link` per target of ``found``, in document order: ``count`` its
     occurrences, anchor and context (``context_words`` words around the anchor in
-    ``words``) those of the first; ``max_links`` (0 = all) keeps the first targets."""
+    ``words``) and ``hreflang`` those of the first; ``max_links`` (0 = all) keeps the first targets."""
     links: dict[str, Link] = {}
-    for target, start, end, anchor, nofollow in found:
+    for target, start, end, anchor, nofollow, hreflang in found:
         known = links.get(target)
         if known is not None:
-            links[target] = Link(known.url, known.anchor, known.context, known.count + 1, known.nofollow)
+            links[target] = Link(known.url, known.anchor, known.context, known.count + 1, known.nofollow,
+                                 known.hreflang)  # fmt: skip
             continue
         if max_links and len(links) >= max_links:
             continue
         context = context_window(words, start, min(end, len(words)), context_words) if words else anchor
-        links[target] = Link(target, anchor, context, 1, nofollow)
+        links[target] = Link(target, anchor, context, 1, nofollow, hreflang)
     return list(links.values())
 
 

@@ -76,6 +76,16 @@ class TextScorer(Protocol):
 
 
 @runtime_checkable
+class LinkTextScorer(Protocol):
+    """A model whose reading of a link depends on the page the link is on."""
+
+    def score_link_contexts(self, page: Page) -> list[float]:
+        """The relevance of each link of ``page`` by its context window (its anchor if
+        it has none), read as text of that page."""
+        ...
+
+
+@runtime_checkable
 class TrainedModel(Protocol):
     """A model learnt from pages: their URLs are saved with it (``train-urls.txt``)."""
 

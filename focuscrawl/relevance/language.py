@@ -48,11 +48,12 @@ from focuscrawl.relevance.language_id import (
     py3langid_codes,
     py3langid_languages,
 )
-from focuscrawl.relevance.language_share import target_text_share
+from focuscrawl.relevance.language_share import mostly_han, target_text_share
 from focuscrawl.relevance.scripts import (
     other_chinese_script,
     script_counts,
     script_of,
+    tag_chinese_script,
     wanted_chinese_script,
 )
 from focuscrawl.types import Page
@@ -205,6 +206,23 @@ def anchor_language(
     return found[0][0] if found else None
 
 
+# languages named in their own script in Han (a chooser's anchors; score_link_contexts), in a text of at most
+# _NAME_LETTERS letters: 日本語 is Japanese, 中文 / 汉语 / 漢語 / 华语 / 華語 Chinese
+_HAN_LANGUAGE_NAMES = (("日本語", "ja"), ("日本语", "ja"), ("中文", "zh"), ("汉语", "zh"), ("漢語", "zh"),
+                       ("华语", "zh"), ("華語", "zh"))  # fmt: skip
+_NAME_LETTERS = 8
+_PAGE_SCRIPT_CHARS = 4000
+
+
+@lru_cache(maxsize=1024)
+def _tag_language(tag: str) -> str | None:
+    """The language an ``hreflang`` names, None for none a backend knows."""
+    try:
+        return checked_language(tag)
+    except ValueError:
+        return None  # of a page's text read for its script (score_link_texts)
+
+
 @dataclass(frozen=True)
 class LanguageParams:
     target: tuple[str, ...] = ()  # language codes, e.g. ja (required)
@@ -312,6 +330,60 @@ class LanguageModel:
         if lang == "zh" and other_chinese_script(text, self.chinese):
             return 0.0
         return 1.0 if lang in self._targets else 0.0
+
+    def score_link_contexts(self, page: Page) -> list[float]:
+        """Each link of ``page``: 1.0 or 0.0 by the language its ``hreflang`` names
+        (``<a hreflang="zh-tw">``: the page it leads to says so), else ``score_text`` of
+        its context window (its anchor if it has none), Han-only text read in the
+        page's script: Chinese on a page whose text is mostly Han with no kana and no
+        hangul (Japanese text carries kana), whatever ``han_context`` says, so a
+        Japanese crawl does not take the kanji-only anchors of a Chinese page for
+        Japanese. On any other page (a Japanese one, an English one naming 日本語)
+        ``han_context`` holds."""
+        context = self._han_context_of(page)
+        out = []
+        for link in page.links:
+            named = self._hreflang_score(link.hreflang)
+            if named is None:
+                named = self._name_score(link.anchor)
+            out.append(self.score_text(link.context or link.anchor, context) if named is None else named)
+        return out
+
+    def _name_score(self, anchor: str) -> float | None:
+        """1.0 / 0.0: a short Han-only anchor naming a language in its own script (a
+        chooser's 日本語, 简体中文, 正體中文 (台灣)) names a target or not; None otherwise.
+
+        >>> m = LanguageModel(["ja"])
+        >>> [m._name_score(a) for a in ("日本語", "简体中文", "正體中文 (台灣)", "設定", "Deutsch")]
+        [1.0, 0.0, 0.0, None, None]
+        """
+        if script_of(anchor) != "han":
+            return None
+        letters = "".join(ch for ch in anchor if ch.isalpha())
+        if len(letters) > _NAME_LETTERS:
+            return None
+        for name, lang in _HAN_LANGUAGE_NAMES:
+            if name in letters:
+                if lang == "zh" and other_chinese_script(anchor, self.chinese):
+                    return 0.0
+                return 1.0 if lang in self._targets else 0.0
+        return None
+
+    def _hreflang_score(self, tag: str) -> float | None:
+        """1.0 / 0.0: the language an hreflang names is a target or not; None without one."""
+        if not tag or tag == "feed":
+            return None
+        lang = _tag_language(tag)
+        if lang is None:  # x-default, a tag of no language we know
+            return None
+        if lang == "zh" and self.chinese is not None and tag_chinese_script(tag) not in (None, self.chinese):
+            return 0.0
+        return 1.0 if lang in self._targets else 0.0
+
+    def _han_context_of(self, page: Page) -> str | None:
+        """``zh`` for a page of Chinese when Han-only text would be read as Japanese."""
+        japanese = self.han_context is not None and normalise_lang(self.han_context) == "ja"
+        return "zh" if japanese and mostly_han(f"{page.title}\n{page.text[:_PAGE_SCRIPT_CHARS]}") else None
 
     def score_link(self, url: str, anchor: str, context: str | None = None) -> float:
         if tld_language(url) in self._targets:

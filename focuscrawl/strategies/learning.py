@@ -91,7 +91,7 @@ class LearningStrategy(Strategy[LearningParams]):
         assert self.model is not None
         r = 0.0 if relevance is None else float(relevance)
         learner = self.learner
-        priors = [eq9(r, c, self.p.beta) for c in context_scores(self.model, page.links)]
+        priors = [eq9(r, c, self.p.beta) for c in context_scores(self.model, page)]
         tokens, scores = learner.observe(page, r, queued, priors)
         links = [
             LinkScore(link, score, reason=learner.reason(t, prior, score))

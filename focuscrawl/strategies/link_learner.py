@@ -337,7 +337,7 @@ def predicted_scores(
     page), corrected by the online link model when there is one (``link_model =
     "online"``, once it has learnt), with a reason for each. The learner sees the page
     either way (and learns at its update points)."""
-    contexts = context_scores(model, page.links)
+    contexts = context_scores(model, page)
     priors = [eq9(relevance, c, beta) for c in contexts]
     if learner is None:  # (eq. 9's two terms in the reason: `focuscrawl why` shows them)
         return priors, [f"eq9 page {relevance:.4g} context {c:.4g}" for c in contexts]

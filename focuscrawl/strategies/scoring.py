@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from focuscrawl.relevance.base import RelevanceModel, TextScorer
-from focuscrawl.types import Link
+from focuscrawl.relevance.base import LinkTextScorer, RelevanceModel, TextScorer
+from focuscrawl.types import Page
 
 
 def text_scores(model: RelevanceModel, texts: Sequence[str]) -> list[float]:
@@ -15,9 +15,13 @@ def text_scores(model: RelevanceModel, texts: Sequence[str]) -> list[float]:
     return [float(model.score_text(t)) for t in texts]
 
 
-def context_scores(model: RelevanceModel, links: Sequence[Link]) -> list[float]:
-    """The relevance of each link's context window (its anchor if it has no context)."""
-    return text_scores(model, [link.context or link.anchor for link in links])
+def context_scores(model: RelevanceModel, page: Page) -> list[float]:
+    """The relevance of the context window of each link of ``page`` (its anchor if it
+    has no context), read as text of that page where the model reads so
+    (:class:`~focuscrawl.relevance.base.LinkTextScorer`: the language model)."""
+    if isinstance(model, LinkTextScorer):
+        return [float(s) for s in model.score_link_contexts(page)]
+    return text_scores(model, [link.context or link.anchor for link in page.links])
 
 
 def eq9(page_score: float, context_score: float, beta: float) -> float:
