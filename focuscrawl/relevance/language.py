@@ -48,6 +48,7 @@ from focuscrawl.relevance.language_id import (
     py3langid_codes,
     py3langid_languages,
 )
+from focuscrawl.relevance.language_links import hreflang_language, named_language
 from focuscrawl.relevance.language_share import mostly_han, target_text_share
 from focuscrawl.relevance.scripts import (
     other_chinese_script,
@@ -206,21 +207,7 @@ def anchor_language(
     return found[0][0] if found else None
 
 
-# languages named in their own script in Han (a chooser's anchors; score_link_contexts), in a text of at most
-# _NAME_LETTERS letters: 日本語 is Japanese, 中文 / 汉语 / 漢語 / 华语 / 華語 Chinese
-_HAN_LANGUAGE_NAMES = (("日本語", "ja"), ("日本语", "ja"), ("中文", "zh"), ("汉语", "zh"), ("漢語", "zh"),
-                       ("华语", "zh"), ("華語", "zh"))  # fmt: skip
-_NAME_LETTERS = 8
-_PAGE_SCRIPT_CHARS = 4000
-
-
-@lru_cache(maxsize=1024)
-def _tag_language(tag: str) -> str | None:
-    """The language an ``hreflang`` names, None for none a backend knows."""
-    try:
-        return checked_language(tag)
-    except ValueError:
-        return None  # of a page's text read for its script (score_link_texts)
+_PAGE_SCRIPT_CHARS = 4000  # of a page's text read for its script (score_link_contexts)
 
 
 @dataclass(frozen=True)
@@ -343,41 +330,23 @@ class LanguageModel:
         context = self._han_context_of(page)
         out = []
         for link in page.links:
-            named = self._hreflang_score(link.hreflang)
-            if named is None:
-                named = self._name_score(link.anchor)
+            named = self._named_score(link.hreflang, link.anchor)
             out.append(self.score_text(link.context or link.anchor, context) if named is None else named)
         return out
 
-    def _name_score(self, anchor: str) -> float | None:
-        """1.0 / 0.0: a short Han-only anchor naming a language in its own script (a
-        chooser's 日本語, 简体中文, 正體中文 (台灣)) names a target or not; None otherwise.
-
-        >>> m = LanguageModel(["ja"])
-        >>> [m._name_score(a) for a in ("日本語", "简体中文", "正體中文 (台灣)", "設定", "Deutsch")]
-        [1.0, 0.0, 0.0, None, None]
-        """
-        if script_of(anchor) != "han":
+    def _named_score(self, tag: str, anchor: str) -> float | None:
+        """1.0 / 0.0: the language a link's hreflang names, else one its short Han-only
+        anchor names in its own script (:func:`named_language`), is a target or not;
+        None when it names none."""
+        lang = hreflang_language(tag)
+        if lang is None:
+            lang, tag = named_language(anchor), ""
+        if lang is None:
             return None
-        letters = "".join(ch for ch in anchor if ch.isalpha())
-        if len(letters) > _NAME_LETTERS:
-            return None
-        for name, lang in _HAN_LANGUAGE_NAMES:
-            if name in letters:
-                if lang == "zh" and other_chinese_script(anchor, self.chinese):
-                    return 0.0
-                return 1.0 if lang in self._targets else 0.0
-        return None
-
-    def _hreflang_score(self, tag: str) -> float | None:
-        """1.0 / 0.0: the language an hreflang names is a target or not; None without one."""
-        if not tag or tag == "feed":
-            return None
-        lang = _tag_language(tag)
-        if lang is None:  # x-default, a tag of no language we know
-            return None
-        if lang == "zh" and self.chinese is not None and tag_chinese_script(tag) not in (None, self.chinese):
-            return 0.0
+        if lang == "zh" and self.chinese is not None:
+            other = tag_chinese_script(tag) not in (None, self.chinese) if tag else other_chinese_script(anchor, self.chinese)
+            if other:
+                return 0.0
         return 1.0 if lang in self._targets else 0.0
 
     def _han_context_of(self, page: Page) -> str | None:

@@ -32,7 +32,7 @@ from functools import lru_cache
 from urllib.parse import parse_qsl, urlsplit
 
 from focuscrawl.relevance.language_id import normalise_lang
-from focuscrawl.relevance.scripts import tag_chinese_script
+from focuscrawl.relevance.scripts import script_of, tag_chinese_script
 
 __all__ = ["URL_TAGS", "url_language", "url_language_for", "url_language_tag"]
 
@@ -114,3 +114,39 @@ def url_language_for(url: str, chinese: str | None) -> str | None:
         if script is not None and script != chinese:
             return script
     return lang
+
+
+# languages named in their own script in Han (a chooser's anchors), in a text of at most
+# _NAME_LETTERS letters: 日本語 is Japanese, 中文 / 汉语 / 漢語 / 华语 / 華語 Chinese
+_HAN_LANGUAGE_NAMES = (("日本語", "ja"), ("日本语", "ja"), ("中文", "zh"), ("汉语", "zh"), ("漢語", "zh"),
+                       ("华语", "zh"), ("華語", "zh"))  # fmt: skip
+_NAME_LETTERS = 8
+_LANGUAGE_SUBTAG = re.compile("[a-z]{2,3}")
+
+
+def named_language(anchor: str) -> str | None:
+    """The language a short Han-only anchor names in its own script (a language
+    chooser's 日本語, 简体中文, 正體中文 (台灣)), None if it names none.
+
+    >>> [named_language(a) for a in ("日本語", "简体中文", "正體中文 (台灣)", "設定", "Deutsch", "日本語のページ")]
+    ['ja', 'zh', 'zh', None, None, None]
+    """
+    if script_of(anchor) != "han":
+        return None
+    letters = "".join(ch for ch in anchor if ch.isalpha())
+    if len(letters) > _NAME_LETTERS:
+        return None
+    return next((lang for name, lang in _HAN_LANGUAGE_NAMES if name in letters), None)
+
+
+def hreflang_language(tag: str) -> str | None:
+    """The language an ``hreflang`` (or ``<a hreflang>``) names, normalised; None for
+    none (empty, a feed's mark, ``x-default``).
+
+    >>> [hreflang_language(t) for t in ("ja-JP", "zh-tw", "x-default", "feed", "")]
+    ['ja', 'zh', None, None, None]
+    """
+    if not tag or tag == "feed":
+        return None
+    lang = normalise_lang(tag)
+    return lang if _LANGUAGE_SUBTAG.fullmatch(lang) else None
