@@ -13,6 +13,10 @@ their results reach the recorder (``crawl.schedule``).
   those logical points. With the same settings, seed and web, every crawl takes the
   same URLs in the same order, whatever the network does.
 
+As-completed, a page handed to the renderer (``fetch.render``) gives its slot back to
+plain fetches while it renders, within a bounded :mod:`render queue
+<focuscrawl.crawler.window.renders>`; ordered, the window stays what the settings say.
+
 The window knows nothing of the frontier: the :mod:`scheduler
 <focuscrawl.crawler.scheduler>` takes URLs from it and puts them back.
 """
@@ -24,16 +28,22 @@ import asyncio
 from focuscrawl.crawler.window.as_completed import AsCompletedWindow
 from focuscrawl.crawler.window.base import STOP_GRACE, InFlight, Results, Slot, Window
 from focuscrawl.crawler.window.ordered import OrderedWindow
+from focuscrawl.crawler.window.renders import render_queue_size
 from focuscrawl.fetch.base import Fetcher
+from focuscrawl.settings import Settings, window_size
 from focuscrawl.stats import CrawlStats
 
 __all__ = ["STOP_GRACE", "AsCompletedWindow", "InFlight", "OrderedWindow", "Results", "Slot", "Window", "make_window"]
 
 
 def make_window(
-    fetcher: Fetcher, stats: CrawlStats, stop: asyncio.Event, size: int, *, ordered: bool, straggler_seconds: float
+    fetcher: Fetcher, stats: CrawlStats, stop: asyncio.Event, settings: Settings, *, ordered: bool
 ) -> Window:
-    """The window of ``crawl.schedule``: ordered or as-completed."""
+    """The window of ``crawl.schedule``: ordered or as-completed (with its render queue)."""
+    size = window_size(settings, ordered)
     if ordered:
         return OrderedWindow(fetcher, stats, stop, size)
-    return AsCompletedWindow(fetcher, stats, stop, size, straggler_seconds=straggler_seconds)
+    return AsCompletedWindow(
+        fetcher, stats, stop, size, straggler_seconds=settings.crawl.straggler_seconds,
+        render_queue=render_queue_size(settings, ordered),
+    )  # fmt: skip

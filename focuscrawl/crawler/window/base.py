@@ -39,6 +39,7 @@ class Slot:
     task: Task
     started: float = 0.0  # monotonic time it was taken
     recorded: bool = False
+    given_back: bool = False  # its room given back while its page renders (see .renders)
 
 
 class Window:
@@ -54,7 +55,7 @@ class Window:
         self._slots: deque[Slot] = deque()  # in the order taken; recorded ones leave from the left
         self.live = 0  # slots not recorded
         self.new = 0  # of them, URLs that are not re-crawls (they use the page budget)
-        self.hosts: dict[str, int] = {}  # host -> slots not recorded
+        self.hosts: dict[str, int] = {}  # host -> slots not recorded that hold its room
 
     def __len__(self) -> int:
         """URLs taken and not yet recorded."""
@@ -67,6 +68,10 @@ class Window:
     def slots_since(self, start: int) -> list[Slot]:
         """The slots taken after the first ``start`` still held (see :meth:`held`)."""
         return [s for s in list(self._slots)[start:] if not s.recorded]
+
+    def room(self) -> int:
+        """Fetches that may be taken now (the window's size less the slots held)."""
+        return self.size - self.live
 
     def held(self) -> int:
         """Slots held (recorded ones not yet given back included): a mark for :meth:`slots_since`."""
@@ -87,7 +92,7 @@ class Window:
             refused = self._refusal(url)
             task: asyncio.Future[FetchResult]
             if refused is None:
-                task = asyncio.create_task(self._fetch(url))
+                task = asyncio.create_task(self._fetch(slot))
             else:  # settled like a fetch, in its turn: a finished one, without a task
                 task = asyncio.get_running_loop().create_future()
                 task.set_result(refused)
@@ -98,7 +103,8 @@ class Window:
     def _watch(self, slot: Slot, task: asyncio.Future[FetchResult]) -> None:
         """A fetch started: what the window does when it ends (ordered: nothing)."""
 
-    async def _fetch(self, url: str) -> FetchResult:
+    async def _fetch(self, slot: Slot) -> FetchResult:
+        url = slot.item.queued.url
         try:
             return await self.fetcher.fetch(url)
         except asyncio.CancelledError:
@@ -118,15 +124,19 @@ class Window:
         self._timed(slot)
         self.live -= 1
         self.new -= not slot.item.recrawl
-        host = slot.item.queued.host
+        if not slot.given_back:
+            self._leave(slot.item.queued.host)
+        slots = self._slots
+        while slots and slots[0].recorded:
+            slots.popleft()
+
+    def _leave(self, host: str) -> None:
+        """A slot gives ``host``'s room back."""
         left = self.hosts[host] - 1
         if left:
             self.hosts[host] = left
         else:
             del self.hosts[host]
-        slots = self._slots
-        while slots and slots[0].recorded:
-            slots.popleft()
 
     def _timed(self, slot: Slot) -> None:
         """A result recorded: what the window learns of its duration (ordered: nothing)."""
