@@ -11,7 +11,7 @@ from functools import partial
 
 from focuscrawl.crawler.window.base import Results, Slot, Window
 from focuscrawl.crawler.window.renders import RenderQueue
-from focuscrawl.fetch.base import HAND_OFF, Fetcher
+from focuscrawl.fetch.base import Fetcher
 from focuscrawl.fetch.politeness import StragglerTime
 from focuscrawl.stats import CrawlStats
 from focuscrawl.types import FetchResult
@@ -34,6 +34,7 @@ class AsCompletedWindow(Window):
     ) -> None:  # fmt: skip
         super().__init__(fetcher, stats, stop, size)
         self.renders = RenderQueue(render_queue)  # pages being rendered, their slots given back
+        self.hands_off = render_queue > 0
         self._finished: deque[Slot] = deque()  # fetches done, not yet handed over
         self._waiter: asyncio.Future[None] | None = None  # the loop waiting
         # how long recent fetches took from being taken to their result (politeness
@@ -53,11 +54,6 @@ class AsCompletedWindow(Window):
 
     def room(self) -> int:
         return self.size - self.live + len(self.renders)
-
-    async def _fetch(self, slot: Slot) -> FetchResult:
-        if self.renders.size:  # the fetcher says when only the page's rendering is left
-            HAND_OFF.set(partial(self._handed, slot))
-        return await super()._fetch(slot)
 
     def _handed(self, slot: Slot) -> None:
         """``slot``'s page waits for the renderer: its room is given back to plain

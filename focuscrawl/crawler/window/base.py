@@ -9,8 +9,9 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 
-from focuscrawl.fetch.base import Fetcher
+from focuscrawl.fetch.base import HAND_OFF, Fetcher
 from focuscrawl.stats import CrawlStats
 from focuscrawl.types import FetchResult, QueuedURL
 
@@ -56,6 +57,7 @@ class Window:
         self.live = 0  # slots not recorded
         self.new = 0  # of them, URLs that are not re-crawls (they use the page budget)
         self.hosts: dict[str, int] = {}  # host -> slots not recorded that hold its room
+        self.hands_off = False  # told when a fetch's page waits for the renderer (as-completed)
 
     def __len__(self) -> int:
         """URLs taken and not yet recorded."""
@@ -103,8 +105,13 @@ class Window:
     def _watch(self, slot: Slot, task: asyncio.Future[FetchResult]) -> None:
         """A fetch started: what the window does when it ends (ordered: nothing)."""
 
+    def _handed(self, slot: Slot) -> None:
+        """``slot``'s page waits for the renderer (with :attr:`hands_off` only)."""
+
     async def _fetch(self, slot: Slot) -> FetchResult:
         url = slot.item.queued.url
+        if self.hands_off:  # the fetcher says when only the page's rendering is left
+            HAND_OFF.set(partial(self._handed, slot))
         try:
             return await self.fetcher.fetch(url)
         except asyncio.CancelledError:
