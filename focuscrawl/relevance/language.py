@@ -183,19 +183,34 @@ def page_language(page: Page, backend: str = DEFAULT_BACKEND) -> tuple[str, floa
 
 
 def anchor_language(
-    text: str, *, context: str | None = None, candidates: Iterable[str] | None = None
+    text: str,
+    *,
+    context: str | None = None,
+    candidates: Iterable[str] | None = None,
+    hreflang: str = "",
+    anchor: str | None = None,
 ) -> str | None:
-    """Language of a short text such as an anchor; None if it has no letters.
+    """Language of a link's text (its anchor, or its context window with ``anchor`` the
+    anchor); None if nothing names one and the text has no letters. The one reading of
+    a link's language: P4's rule, the language filter and eq. 9's link-context score.
 
-    Script first (see :func:`script_of`); Han-only text is ``ja`` when
-    ``context`` (the page's or the TLD's language) is ``ja``, else ``zh``.
-    Other scripts: py3langid over ``candidates`` (all its languages if None).
+    The link's own evidence first: the language its ``hreflang`` names
+    (:func:`hreflang_language`; ``x-default`` names none), else one its short Han-only
+    anchor names in its own script (:func:`named_language`: 日本語, 简体中文). Then the
+    script (see :func:`script_of`); Han-only text is ``ja`` when ``context`` (the page's
+    or the TLD's language) is ``ja``, else ``zh``. Other scripts: py3langid over
+    ``candidates`` (all its languages if None).
 
     >>> [anchor_language(t) for t in ("한국어", "ひらがな", "中文", "123")]
     ['ko', 'ja', 'zh', None]
-    >>> anchor_language("設定", context="ja")
-    'ja'
+    >>> anchor_language("設定", context="ja"), anchor_language("简体中文", context="ja")
+    ('ja', 'zh')
+    >>> anchor_language("Deutsch", hreflang="ja-JP"), anchor_language("123", hreflang="x-default")
+    ('ja', None)
     """
+    named = hreflang_language(hreflang) or named_language(text if anchor is None else anchor)
+    if named is not None:
+        return named
     script = script_of(text)
     if script is None:
         return None
@@ -308,49 +323,39 @@ class LanguageModel:
         lang, conf = found[0]
         return 1.0 if lang in self._targets and conf >= self.min_confidence else 0.0
 
-    def score_text(self, text: str, context: str | None = None) -> float:
-        """1.0 if the anchor (or short text) is in a target language; ``context`` is
-        the language Han-only text is read in (default ``han_context``)."""
+    def score_text(
+        self, text: str, context: str | None = None, *, hreflang: str = "", anchor: str | None = None
+    ) -> float:
+        """1.0 if the anchor (or short text; a link's context window with ``anchor`` its
+        anchor) is in a target language by :func:`anchor_language`, the link's
+        ``hreflang`` first; ``context`` is the language Han-only text is read in
+        (default ``han_context``). A target of one Chinese script: a zh-Hant/zh-Hans
+        hreflang decides the script, else the text's one-script characters do."""
         lang = anchor_language(
-            text, context=context or self.han_context, candidates=self.anchor_candidates
-        )
-        if lang == "zh" and other_chinese_script(text, self.chinese):
-            return 0.0
-        return 1.0 if lang in self._targets else 0.0
-
-    def score_link_contexts(self, page: Page) -> list[float]:
-        """Each link of ``page``: 1.0 or 0.0 by the language its ``hreflang`` names
-        (``<a hreflang="zh-tw">``: the page it leads to says so), else ``score_text`` of
-        its context window (its anchor if it has none), Han-only text read in the
-        page's script: Chinese on a page whose text is mostly Han with no kana and no
-        hangul (Japanese text carries kana), whatever ``han_context`` says, so a
-        Japanese crawl does not take the kanji-only anchors of a Chinese page for
-        Japanese. On any other page (a Japanese one, an English one naming 日本語)
-        ``han_context`` holds."""
-        context = self._han_context_of(page)
-        out = []
-        for link in page.links:
-            named = self._named_score(link.hreflang, link.anchor)
-            out.append(self.score_text(link.context or link.anchor, context) if named is None else named)
-        return out
-
-    def _named_score(self, tag: str, anchor: str) -> float | None:
-        """1.0 / 0.0: the language a link's hreflang names, else one its short Han-only
-        anchor names in its own script (:func:`named_language`), is a target or not;
-        None when it names none."""
-        lang = hreflang_language(tag)
-        if lang is None:
-            lang, tag = named_language(anchor), ""
-        if lang is None:
-            return None
+            text, context=context or self.han_context, candidates=self.anchor_candidates,
+            hreflang=hreflang, anchor=anchor,
+        )  # fmt: skip
         if lang == "zh" and self.chinese is not None:
-            other = tag_chinese_script(tag) not in (None, self.chinese) if tag else other_chinese_script(anchor, self.chinese)
-            if other:
+            script = tag_chinese_script(hreflang) if hreflang_language(hreflang) == "zh" else None
+            if script != self.chinese and (script is not None or other_chinese_script(text, self.chinese)):
                 return 0.0
         return 1.0 if lang in self._targets else 0.0
 
-    def _han_context_of(self, page: Page) -> str | None:
-        """``zh`` for a page of Chinese when Han-only text would be read as Japanese."""
+    def score_link_contexts(self, page: Page) -> list[float]:
+        """Each link of ``page``: ``score_text`` of its context window (its anchor if it
+        has none) with its own evidence (hreflang, a language its anchor names), Han-only
+        text read in the page's script (:meth:`page_context`)."""
+        context = self.page_context(page)
+        return [
+            self.score_text(link.context or link.anchor, context, hreflang=link.hreflang, anchor=link.anchor)
+            for link in page.links
+        ]
+
+    def page_context(self, page: Page) -> str | None:
+        """The language Han-only link text on ``page`` is read in: ``zh`` on a page whose
+        text is mostly Han with no kana and no hangul (Japanese text carries kana) when
+        ``han_context`` would read it as Japanese, so a Japanese crawl does not take the
+        kanji-only anchors of a Chinese page for Japanese; else None (``han_context``)."""
         japanese = self.han_context is not None and normalise_lang(self.han_context) == "ja"
         return "zh" if japanese and mostly_han(f"{page.title}\n{page.text[:_PAGE_SCRIPT_CHARS]}") else None
 
