@@ -199,6 +199,24 @@ def test_measured_kinds_weigh_the_prior_by_hand() -> None:
     assert off._measured(de, 0.0, "") == (0.0, Merge.MAX, "")
 
 
+@pytest.mark.parametrize(("link_classes", "expected"), [(False, (0.75, 0.625)), (True, (2.5 / 3, 1.25 / 3))],
+                         ids=["kind", "kind-and-class"])  # fmt: skip
+def test_link_classes_measure_a_kind_per_prior_by_hand(link_classes: bool, expected: tuple[float, float]) -> None:
+    """With link_classes, a kind's URLs are measured apart by the prior their link was
+    given (its own evidence: an anchor in the target language 1.0, in another 0.75), the
+    class's share weighed with the kind's, as k pages: an untranslated page behind an
+    English anchor in a ``ja`` directory lowers the English anchors' links, not all."""
+    s = LanguageStrategy(None, target=["ja"], prior_pages=2, link_classes=link_classes)
+    a, b, c, d = (f"http://a.org/ja/{n}.html" for n in "abcd")
+    s._measured(a, 1.0, "")
+    s._measured(b, 0.75, "")
+    s.kinds.observe(a, 1.0, [], s.targets)  # behind a Japanese anchor: Japanese
+    s.kinds.observe(b, 0.0, [], s.targets)  # behind an English one: English
+    # the kind: (1 + 2 * prior) / (2 + 2): 0.75 and 0.625; its classes @1 [1, 1] and
+    # @0.75 [0, 1]: (1 + 2 * 0.75) / (1 + 2) and (0 + 2 * 0.625) / (1 + 2)
+    assert (s._measured(c, 1.0, "")[0], s._measured(d, 0.75, "")[0]) == pytest.approx(expected)
+
+
 def test_directory_helpers() -> None:
     assert directory_of("https://h.org/a/b.html") == "https://h.org/a/"
     assert directory_of("https://h.org/a/") == "https://h.org/a/"

@@ -3,7 +3,8 @@
 Three sources of evidence, from the cheapest:
 
 * the host's country-code TLD (P4 queues every ``.jp`` URL of a Japanese crawl):
-  :data:`TLD_LANGUAGES`, :func:`tld_language`;
+  :data:`~focuscrawl.relevance.language_links.TLD_LANGUAGES`,
+  :func:`~focuscrawl.relevance.language_links.tld_language`;
 * the anchor text of a link (P4: "if the language of the anchor text is Japanese,
   we also queue these URLs"): :func:`anchor_language`. Anchors are a few
   characters long, too short for n-gram statistics, so the Unicode script decides
@@ -48,7 +49,12 @@ from focuscrawl.relevance.language_id import (
     py3langid_codes,
     py3langid_languages,
 )
-from focuscrawl.relevance.language_links import hreflang_language, named_language
+from focuscrawl.relevance.language_links import (
+    TLD_LANGUAGES,
+    hreflang_language,
+    named_language,
+    tld_language,
+)
 from focuscrawl.relevance.language_share import mostly_han, target_text_share
 from focuscrawl.relevance.scripts import (
     other_chinese_script,
@@ -58,11 +64,9 @@ from focuscrawl.relevance.scripts import (
     wanted_chinese_script,
 )
 from focuscrawl.types import Page
-from focuscrawl.urls import hostname_of
 
 __all__ = [
     "BACKENDS",
-    "TLD_LANGUAGES",
     "LanguageModel",
     "anchor_language",
     "checked_language",
@@ -74,49 +78,11 @@ __all__ = [
     "script_counts",
     "script_of",
     "text_language",
-    "tld_language",
-    "tld_languages",
 ]
 
 DECISIONS = ("share", "top")
+LINK_TEXTS = ("context", "anchor")
 MIN_SHARE = 0.25  # default threshold of the share rule: a quarter of the page's text
-# ccTLD -> languages, the main one first. Where a country has several official
-# languages the order follows the share of speakers (ch: de, fr, it; be: nl, fr);
-# English-speaking ccTLDs are listed so that a table hit means "not the target".
-_TLD_TABLE = """
-cn hk mo tw:zh | sg:en,zh,ms | jp:ja | kr kp:ko | de at li:de | ch:de,fr,it | lu:lb,fr,de | fr mc:fr
-be:nl,fr | nl:nl | it sm va:it | es:es | mx ar cl co pe ve uy py bo ec cr cu do gt hn ni pa sv:es
-pt br ao mz:pt | ru:ru | by:be,ru | kz:kk,ru | ua:uk | pl:pl | cz:cs | sk:sk | hu:hu
-ro md:ro | bg:bg | gr cy:el | tr:tr | se:sv | no:no | dk:da | fi:fi,sv | is:is | ee:et
-lv:lv | lt:lt | si:sl | hr:hr | rs:sr | ba:bs | mk:mk | al:sq | il:he | ir:fa | pk:ur
-sa ae eg ma dz tn iq jo kw lb ly om qa sy ye bh sd:ar | in:hi,en | bd:bn | th:th | vn:vi
-id:id | my:ms | ph:tl,en | uk gb ie us au nz:en | ca:en,fr | za:en,af | ge:ka | am:hy
-"""
-
-
-def _parse_tld_table(spec: str) -> dict[str, tuple[str, ...]]:
-    table: dict[str, tuple[str, ...]] = {}
-    for entry in spec.replace("\n", " | ").split("|"):
-        if entry.strip():
-            tlds, langs = entry.split(":")
-            for tld in tlds.split():
-                table[tld] = tuple(lang.strip() for lang in langs.split(","))
-    return table
-
-
-TLD_LANGUAGES: dict[str, tuple[str, ...]] = _parse_tld_table(_TLD_TABLE)
-
-
-def tld_language(host: str) -> str | None:
-    """Primary language of the host's country-code TLD, None for generic TLDs.
-
-    >>> tld_language("www.asahi.co.jp"), tld_language("https://zeit.de/x"), tld_language("a.com")
-    ('ja', 'de', None)
-    """
-    langs = tld_languages(host)
-    return langs[0] if langs else None
-
-
 @lru_cache(maxsize=2)
 def _known_languages(with_py3langid: bool) -> dict[str, str]:
     """The language codes the identification backends can answer, with English names
@@ -157,12 +123,6 @@ def checked_language(code: str) -> str:
         f"unknown language code {code!r}: give a BCP 47 language tag such as ja, ko, zh, zh-TW"
         + (f"; nearest: {hint}" if hint else "")
     )
-
-
-def tld_languages(host: str) -> tuple[str, ...]:
-    """Every language of the ccTLD's table entry, the main one first (``ch`` -> de, fr, it)."""
-    name = hostname_of(host).rstrip(".").lower()
-    return TLD_LANGUAGES.get(name.rsplit(".", 1)[-1], ())
 
 
 def text_language(
@@ -235,6 +195,7 @@ class LanguageParams:
     threshold: float | None = None  # None: 0.25 of the text (share), 0.5 (top)
     decide: str = "share"  # share: the targets' share of the text; top: the best language
     anchor_candidates: tuple[str, ...] = ()  # anchors are told apart among (none: targets + en)
+    link_text: str = "context"  # a link's text for eq. 9: its context window, or its anchor first
 
 
 @register_model("language")
@@ -267,6 +228,7 @@ class LanguageModel:
     threshold: float
     decide: str
     anchor_candidates: list[str]
+    link_text: str
 
     def __init__(
         self,
@@ -278,9 +240,12 @@ class LanguageModel:
         threshold: float | None = None,  # None: 0.25 of the text (share), 0.5 (top)
         decide: str = "share",
         anchor_candidates: Sequence[str] | None = None,  # None: targets + en
+        link_text: str = "context",
     ) -> None:
-        if decide not in DECISIONS:
-            raise ModelError(f"language model: decide must be one of {', '.join(DECISIONS)}")
+        if decide not in DECISIONS or link_text not in LINK_TEXTS:
+            raise ModelError(f"language model: decide must be one of {', '.join(DECISIONS)}, "
+                             f"link_text one of {', '.join(LINK_TEXTS)}")  # fmt: skip
+        self.link_text = link_text
         self.decide = decide
         if threshold is None:
             threshold = MIN_SHARE if decide == "share" else 0.5
@@ -345,11 +310,12 @@ class LanguageModel:
         """Each link of ``page``: ``score_text`` of its context window (its anchor if it
         has none) with its own evidence (hreflang, a language its anchor names), Han-only
         text read in the page's script (:meth:`page_context`)."""
-        context = self.page_context(page)
+        context, anchors = self.page_context(page), self.link_text == "anchor"
         return [
-            self.score_text(link.context or link.anchor, context, hreflang=link.hreflang, anchor=link.anchor)
+            self.score_text(link.anchor if anchors and script_of(link.anchor) else link.context or link.anchor,
+                            context, hreflang=link.hreflang, anchor=link.anchor)
             for link in page.links
-        ]
+        ]  # fmt: skip
 
     def page_context(self, page: Page) -> str | None:
         """The language Han-only link text on ``page`` is read in: ``zh`` on a page whose
@@ -370,6 +336,7 @@ class LanguageModel:
             "min_confidence": self.min_confidence, "probability": self.probability,
             "han_context": self.han_context, "threshold": self.threshold,
             "decide": self.decide, "anchor_candidates": list(self.anchor_candidates or ()),
+            "link_text": self.link_text,
         }  # fmt: skip
 
     @classmethod
@@ -377,7 +344,7 @@ class LanguageModel:
         return cls(
             list(p.target), backend=p.backend, min_confidence=p.min_confidence,
             probability=p.probability, han_context=p.han_context, threshold=p.threshold,
-            decide=p.decide, anchor_candidates=list(p.anchor_candidates) or None,
+            decide=p.decide, anchor_candidates=list(p.anchor_candidates) or None, link_text=p.link_text,
         )  # fmt: skip
 
     def save(self, directory: Path) -> None:

@@ -34,9 +34,8 @@ from focuscrawl.relevance.language import (
     LanguageModel,
     checked_language,
     normalise_lang,
-    tld_language,
 )
-from focuscrawl.relevance.language_links import url_language_for
+from focuscrawl.relevance.language_links import tld_language, url_language_for
 from focuscrawl.types import Link, Page
 from focuscrawl.urls import host_matches, read_url_lines
 
