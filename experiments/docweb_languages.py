@@ -22,6 +22,8 @@ the language strategy's scores were not chosen on.
 from Debian packages disjoint from docweb-dev's (``experiments/build_docweb_holdout.py``;
 the files in ``$FOCUSCRAWL_HOLDOUT``, else ``/work/webs/docweb-holdout/``), judged by the
 same ``target`` label, from its English portal ``http://docs-portal.example/``.
+``--web third`` likewise on docweb-third (``experiments/build_docweb_third.py``; the files
+in ``$FOCUSCRAWL_THIRD``, else ``/work/webs/docweb-third/``), from ``http://docs-index.example/``.
 
 Held out, decided before any crawl of docweb-holdout (issue 38: "the goal is checked
 on a web you do not have"), on docweb-dev and the Apache manual only:
@@ -68,8 +70,12 @@ WEBS = {  # archive, labels, the label field, seed
     "multilingual": ("multilingual-dev.warc.gz", "multilingual-dev.labels.jsonl", "lang_detected",
                      "https://httpd.apache.org/docs/2.4/en/index.html"),
     "holdout": ("docweb-holdout.warc.gz", "docweb-holdout.labels.jsonl", "target", "http://docs-portal.example/"),
+    "third": ("docweb-third.warc.gz", "docweb-third.labels.jsonl", "target", "http://docs-index.example/"),
 }  # fmt: skip
 HOLDOUT = Path(os.environ.get("FOCUSCRAWL_HOLDOUT") or "/work/webs/docweb-holdout")
+THIRD = Path(os.environ.get("FOCUSCRAWL_THIRD") or "/work/webs/docweb-third")
+BUILT = {"holdout": (HOLDOUT, "build_docweb_holdout.py", "FOCUSCRAWL_HOLDOUT"),  # webs built outside the repo
+         "third": (THIRD, "build_docweb_third.py", "FOCUSCRAWL_THIRD")}
 
 
 # the rule policy's measured kinds (directory + URL language), chosen on docweb-dev (ja)
@@ -122,10 +128,10 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "runs" / "docweb-languages")
     args = parser.parse_args()
     archive_name, labels_name, field, seed = WEBS[args.web]
-    folder = HOLDOUT if args.web == "holdout" else TESTWEB
+    folder, script, env = BUILT.get(args.web, (TESTWEB, "", ""))
     archive, labels = folder / archive_name, folder / labels_name
     if not archive.exists() or not labels.exists():
-        build = " (build it: python experiments/build_docweb_holdout.py --out DIR, then set FOCUSCRAWL_HOLDOUT=DIR)" if args.web == "holdout" else ""
+        build = f" (build it: python experiments/{script} --out DIR, then set {env}=DIR)" if script else ""
         sys.exit(f"{archive.parent}: no {archive_name} or {labels_name}{build}")
     targets = {}
     for line in labels.open(encoding="utf-8"):
