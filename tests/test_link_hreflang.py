@@ -84,3 +84,14 @@ def test_the_language_strategy_queues_a_chinese_pages_kanji_links_after_the_rule
     page = _page("这是一个关于软件包的说明页面", _link("設定"), _link("日本語"))
     scores = {ls.link.anchor: ls.score for ls in strategy.on_page(page, None, QueuedURL(page.url, 1.0, 0, "h.org")).links}
     assert scores == {"日本語": PASSED, "設定": OTHER_PAGE}
+
+
+def test_link_text_anchor_reads_a_links_own_words_first() -> None:
+    """``link_text = "anchor"``: eq. 9's language score reads a link's anchor when it has
+    letters (an untranslated page's English title among Japanese ones), its context
+    window when it has none; the default reads the window (its neighbours' words too)."""
+    page = _page("これはパッケージの説明ページです",
+                 Link("http://h.org/a", "Fog", "装飾フィルター 12.4. コーヒーの染み... 12.5. Fog"),
+                 Link("http://h.org/b", "ぼかし", "Blur ぼかし"), Link("http://h.org/c", "", "装飾フィルター"))  # fmt: skip
+    assert context_scores(LanguageModel(["ja"]), page) == [1.0, 1.0, 1.0]
+    assert context_scores(LanguageModel(["ja"], link_text="anchor"), page) == [0.0, 1.0, 1.0]
