@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import tempfile
 import threading
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 from focuscrawl.api import crawl_async
 from focuscrawl.fetch.render import looks_like_shell
@@ -58,33 +61,13 @@ class BrowserMemory(threading.Thread):
 
 
 def _browser_rss(root: int) -> int:
-    """Summed RSS (bytes) of the Chromium processes descending from ``root`` (/proc)."""
-    parent: dict[int, int] = {}
-    names: dict[int, str] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        name = stat[stat.index("(") + 1 : stat.rindex(")")]
-        parent[int(entry)] = int(stat[stat.rindex(")") + 2 :].split()[1])
-        names[int(entry)] = name
+    """Summed RSS (bytes) of the Chromium processes descending from ``root`` (psutil)."""
     total = 0
-    for pid, name in names.items():
-        if "chrom" not in name:
-            continue
-        up = pid
-        while up > 1 and up != root:
-            up = parent.get(up, 1)
-        if up == root:
-            try:
-                with open(f"/proc/{pid}/statm") as fh:
-                    total += int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-            except OSError:
-                continue
+    with contextlib.suppress(psutil.Error):
+        for proc in psutil.Process(root).children(recursive=True):
+            with contextlib.suppress(psutil.Error):  # a process gone since the listing
+                if "chrom" in proc.name():
+                    total += proc.memory_info().rss
     return total
 
 

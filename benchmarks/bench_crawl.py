@@ -72,6 +72,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from focuscrawl.demo import WEBKB_SEEDS
 from focuscrawl.replay.process import ReplayProcess
 
@@ -113,9 +115,9 @@ def log_lines(path: Path) -> int:
 
 
 def process_cpu(pid: int) -> float:
-    """User + system CPU seconds of a running process (``/proc/PID/stat``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU seconds of a running process (psutil)."""
+    times = psutil.Process(pid).cpu_times()
+    return times.user + times.system
 
 
 def ours_command(w: Workload, proxy: str, out: Path) -> list[str]:

@@ -45,6 +45,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
+
 from focuscrawl.replay.generated import GeneratedWeb
 from focuscrawl.replay.process import ReplayProcess
 
@@ -63,20 +65,19 @@ class Sample:
 
 
 def cpu_seconds(pid: int) -> float:
-    """utime + stime of a process (fields 14 and 15 of /proc/PID/stat), 0 if it is gone."""
+    """User + system CPU seconds of a process (psutil), 0 if it is gone."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            fields = fh.read().rpartition(b")")[2].split()
-    except OSError:
+        times = psutil.Process(pid).cpu_times()
+    except psutil.Error:
         return 0.0
-    return (int(fields[11]) + int(fields[12])) / _TICK  # fields after "comm)" start at 3
+    return times.user + times.system
 
 
 def rss_bytes(pid: int) -> int:
+    """A process's resident set in bytes (psutil), 0 if it is gone."""
     try:
-        with open(f"/proc/{pid}/statm", "rb") as fh:
-            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except OSError:
+        return int(psutil.Process(pid).memory_info().rss)
+    except psutil.Error:
         return 0
 
 

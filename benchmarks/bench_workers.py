@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import shutil
 import socket
@@ -39,6 +38,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import psutil
 from bench_realweb import DELAY, WEB, child_env, first_hosts
 
 from focuscrawl.replay.process import ReplayProcess
@@ -109,9 +109,9 @@ def run_tool(
 
 
 def _cpu_of(pid: int) -> float:
-    """CPU seconds (user + system) a running process has used so far (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """CPU seconds (user + system) a running process has used so far (psutil)."""
+    times = psutil.Process(pid).cpu_times()
+    return times.user + times.system
 
 
 def main() -> None:

@@ -40,6 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import psutil  # noqa: E402
 import redis  # noqa: E402
 
 from focuscrawl.replay.generated import GeneratedWeb  # noqa: E402
@@ -59,15 +60,14 @@ def _pages(out: Path) -> list[str]:
     return urls
 
 
-def _children(pid: int) -> list[int]:
+def _workers(pid: int) -> list[int]:
+    """The worker processes among ``pid``'s children (psutil)."""
     found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            text = stat.read_text()
-        except OSError:
-            continue
-        if int(text[text.rindex(")") + 2 :].split()[1]) == pid:
-            found.append(int(stat.parent.name))
+    with contextlib.suppress(psutil.Error):
+        for child in psutil.Process(pid).children():
+            with contextlib.suppress(psutil.Error):  # gone since the listing
+                if any("worker" in part for part in child.cmdline()):
+                    found.append(child.pid)
     return found
 
 
@@ -85,8 +85,7 @@ def _hurt(kind: str, proc: subprocess.Popen[bytes], server: RedisServer, rng: ra
     db = redis.Redis.from_url(server.url)
     try:
         if kind == "kill-worker":
-            workers = [p for p in _children(proc.pid)
-                       if b"worker" in Path(f"/proc/{p}/cmdline").read_bytes()]  # fmt: skip
+            workers = _workers(proc.pid)
             if not workers:
                 return "no worker alive"
             os.kill(rng.choice(workers), signal.SIGKILL)

@@ -205,51 +205,37 @@ def gnome_render(dev: ModuleType, work: Path) -> list[dict[str, Any]]:
     return pages
 
 
-# ------------------------------------------------------------------ the installation guide
-def install_pages(dev: ModuleType, work: Path) -> list[dict[str, Any]]:
-    pkg = "installation-guide-amd64"
-    base = work / "root" / pkg / "usr/share/doc" / pkg
+# ------------------------------------------------------------------ manuals shipped as HTML, one folder per language
+def shipped_pages(dev: ModuleType, work: Path, pkg: str, sub: str, set_: str, url: str) -> list[dict[str, Any]]:
+    """The HTML pages of ``pkg`` under ``sub/<lang>/`` as shipped (symlinks left out); ``url`` is the page's
+    URL with ``{lang}`` (the folder's name) and ``{file}`` (the file's name) to fill in."""
+    base = work / "root" / pkg / sub
     pages = []
     for lang_dir in sorted(p for p in base.iterdir() if p.is_dir()):
         for f in sorted(lang_dir.glob("*.html")):
             if f.is_symlink():
                 continue
-            pages.append({"url": f"{DEB_HOST}{INSTALL_DIR}{lang_dir.name}/{dev.url_path(f.name)}",
-                              "body": f.read_bytes(), "set": "installation-guide", "lang_dir": lang_dir.name,
-                              "module": None if f.stem == "index" else f.stem, "section": None, "pkg": pkg,
-                              "render": "package-html", "src": f.relative_to(work / "root" / pkg).as_posix()})
+            pages.append({"url": url.format(lang=lang_dir.name, file=dev.url_path(f.name)), "body": f.read_bytes(),
+                          "set": set_, "lang_dir": lang_dir.name, "module": None if f.stem == "index" else f.stem,
+                          "section": None, "pkg": pkg, "render": "package-html",
+                          "src": f.relative_to(work / "root" / pkg).as_posix()})
     return pages
 
 
-# ------------------------------------------------------------------ the GIMP manual, the Debian handbook
+def install_pages(dev: ModuleType, work: Path) -> list[dict[str, Any]]:
+    pkg = "installation-guide-amd64"
+    return shipped_pages(dev, work, pkg, f"usr/share/doc/{pkg}", "installation-guide",
+                         f"{DEB_HOST}{INSTALL_DIR}{{lang}}/{{file}}")
+
+
 def gimp_pages(dev: ModuleType, work: Path) -> list[dict[str, Any]]:
-    pages = []
-    for pkg in GIMP_PACKAGES:
-        base = work / "root" / pkg / "usr/share/gimp/2.0/help"
-        for lang_dir in sorted(p for p in base.iterdir() if p.is_dir()):
-            for f in sorted(lang_dir.glob("*.html")):
-                if f.is_symlink():
-                    continue
-                pages.append({"url": f"{GIMP_HOST}2.10/{lang_dir.name}/{dev.url_path(f.name)}", "body": f.read_bytes(),
-                                  "set": "gimp", "lang_dir": lang_dir.name, "module": None if f.stem == "index" else f.stem,
-                                  "section": None, "pkg": pkg, "render": "package-html",
-                                  "src": f.relative_to(work / "root" / pkg).as_posix()})
-    return pages
+    return [p for pkg in GIMP_PACKAGES
+            for p in shipped_pages(dev, work, pkg, "usr/share/gimp/2.0/help", "gimp", f"{GIMP_HOST}2.10/{{lang}}/{{file}}")]
 
 
 def handbook_pages(dev: ModuleType, work: Path) -> list[dict[str, Any]]:
-    pkg = "debian-handbook"
-    base = work / "root" / pkg / "usr/share/doc/debian-handbook/html"
-    pages = []
-    for lang_dir in sorted(p for p in base.iterdir() if p.is_dir()):
-        for f in sorted(lang_dir.glob("*.html")):
-            if f.is_symlink():
-                continue
-            pages.append({"url": f"{HANDBOOK_HOST}browse/{lang_dir.name}/stable/{dev.url_path(f.name)}",
-                              "body": f.read_bytes(), "set": "debian-handbook", "lang_dir": lang_dir.name,
-                              "module": None if f.stem == "index" else f.stem, "section": None, "pkg": pkg,
-                              "render": "package-html", "src": f.relative_to(work / "root" / pkg).as_posix()})
-    return pages
+    return shipped_pages(dev, work, "debian-handbook", "usr/share/doc/debian-handbook/html", "debian-handbook",
+                         f"{HANDBOOK_HOST}browse/{{lang}}/stable/{{file}}")
 
 
 def libreoffice_pages(dev: ModuleType, work: Path) -> list[dict[str, Any]]:

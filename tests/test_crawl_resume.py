@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
@@ -165,16 +166,12 @@ def test_sigkill_with_the_warc_builder_then_resume(webkb_replay: ReplayProcess, 
 
 def _builders_left() -> list[int]:
     """WARC builder processes whose crawl is gone (adopted by init)."""
-    left = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-            ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        if b"focuscrawl.output.warc_builder" in cmdline and ppid == 1:
-            left.append(int(pid))
-    return left
+    return [
+        proc.pid
+        for proc in psutil.process_iter(["cmdline", "ppid"])
+        if proc.info["ppid"] == 1
+        and any("focuscrawl.output.warc_builder" in part for part in proc.info["cmdline"] or [])
+    ]
 
 
 @pytest.mark.slow  # crawls killed and resumed again and again, and their reference
