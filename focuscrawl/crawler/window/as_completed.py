@@ -47,8 +47,8 @@ class AsCompletedWindow(Window):
         task.add_done_callback(partial(self._done, slot))
 
     def _done(self, slot: Slot, _task: asyncio.Future[FetchResult]) -> None:
-        if self.renders.size and (given := self.renders.done(slot)) is not None:
-            self._give_back(given)  # a page waiting in its slot for the render queue
+        if self.renders.size:  # its place in the render queue to a page waiting, if any
+            self.renders.done(slot)
         self._finished.append(slot)
         self.wake()
 
@@ -56,15 +56,12 @@ class AsCompletedWindow(Window):
         return self.size - self.live + len(self.renders)
 
     def _handed(self, slot: Slot) -> None:
-        """``slot``'s page waits for the renderer: its room is given back to plain
-        fetches if the render queue has room (else it waits in its slot)."""
+        """``slot``'s page waits for the renderer: its slot is given back to plain
+        fetches if the render queue has room (else it waits in its slot). Its host's
+        room is not: the host has no more pages in flight than ``fetch.per_host``, and
+        the render's own requests are not queued behind more of them."""
         if not slot.recorded and self.renders.handed(slot):
-            self._give_back(slot)
             self.wake()  # the loop takes a URL in its place
-
-    def _give_back(self, slot: Slot) -> None:
-        slot.given_back = True
-        self._leave(slot.item.queued.host)
 
     def wake(self) -> None:
         waiter = self._waiter
