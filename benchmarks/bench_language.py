@@ -36,7 +36,6 @@ from focuscrawl.metrics import binary_scores
 from focuscrawl.parse.html import page_from_bytes
 from focuscrawl.relevance.language import (
     BACKENDS,
-    TLD_LANGUAGES,
     LanguageModel,
     anchor_language,
     cld2_languages,
@@ -45,6 +44,7 @@ from focuscrawl.relevance.language import (
     py3langid_languages,
     script_counts,
 )
+from focuscrawl.relevance.language_links import TLD_LANGUAGES
 from focuscrawl.replay.archive import iter_responses, load_labels
 from focuscrawl.types import Page
 

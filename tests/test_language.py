@@ -11,7 +11,6 @@ from focuscrawl.parse.html import page_from_bytes
 from focuscrawl.relevance.base import build_model, judge, load_model, save_model
 from focuscrawl.relevance.language import (
     BACKENDS,
-    TLD_LANGUAGES,
     LanguageModel,
     anchor_language,
     normalise_lang,
@@ -19,9 +18,8 @@ from focuscrawl.relevance.language import (
     script_counts,
     script_of,
     text_language,
-    tld_language,
-    tld_languages,
 )
+from focuscrawl.relevance.language_links import TLD_LANGUAGES, tld_language, tld_languages
 from focuscrawl.relevance.language_share import language_shares
 from focuscrawl.relevance.scripts import chinese_script
 from focuscrawl.replay.archive import iter_responses, load_labels

@@ -24,7 +24,7 @@ from focuscrawl.strategies.base import STRATEGIES
 from focuscrawl.strategies.language import LanguageStrategy, ancestors
 from focuscrawl.strategies.language_kinds import directory_of, kind_of
 from focuscrawl.strategies.view import FrontierView
-from focuscrawl.types import FetchResult
+from focuscrawl.types import FetchResult, Link, URLState
 from focuscrawl.urls import Scope
 from tests.conftest import shared_file
 
@@ -197,6 +197,45 @@ def test_measured_kinds_weigh_the_prior_by_hand() -> None:
     assert s._measured(ja, 0.75, "")[0] == pytest.approx((3 + 1) / (3 + 2))  # the hub's 0.8
     off = LanguageStrategy(None, target=["ja"])  # prior_pages = 0: the prior, kept at its best
     assert off._measured(de, 0.0, "") == (0.0, Merge.MAX, "")
+
+
+@pytest.mark.parametrize(("link_classes", "expected"), [(False, (0.75, 0.625)), (True, (2.5 / 3, 1.25 / 3))],
+                         ids=["kind", "kind-and-class"])  # fmt: skip
+def test_link_classes_measure_a_kind_per_prior_by_hand(link_classes: bool, expected: tuple[float, float]) -> None:
+    """With link_classes, a kind's URLs are measured apart by the prior their link was
+    given (its own evidence: an anchor in the target language 1.0, in another 0.75), the
+    class's share weighed with the kind's, as k pages: an untranslated page behind an
+    English anchor in a ``ja`` directory lowers the English anchors' links, not all."""
+    s = LanguageStrategy(None, target=["ja"], prior_pages=2, link_classes=link_classes)
+    a, b, c, d = (f"http://a.org/ja/{n}.html" for n in "abcd")
+    s._measured(a, 1.0, "")
+    s._measured(b, 0.75, "")
+    s.kinds.observe(a, 1.0, [], s.targets)  # behind a Japanese anchor: Japanese
+    s.kinds.observe(b, 0.0, [], s.targets)  # behind an English one: English
+    # the kind: (1 + 2 * prior) / (2 + 2): 0.75 and 0.625; its classes @1 [1, 1] and
+    # @0.75 [0, 1]: (1 + 2 * 0.75) / (1 + 2) and (0 + 2 * 0.625) / (1 + 2)
+    assert (s._measured(c, 1.0, "")[0], s._measured(d, 0.75, "")[0]) == pytest.approx(expected)
+
+
+class _AllQueued:
+    def state(self, url: str) -> URLState:
+        return URLState.QUEUED
+
+
+@pytest.mark.parametrize(("siblings", "expected"), [(False, 0.25), (True, 2 / 3)], ids=["alone", "siblings"])
+def test_siblings_measure_a_directory_not_fetched_yet_by_hand(siblings: bool, expected: float) -> None:
+    """With siblings, a kind not measured yet takes the measure of its sibling
+    directories (its path with another last segment): one application's help page that
+    links to a Korean translation makes the others' hubs too, and they are rescored."""
+    s = LanguageStrategy(None, target=["ko"], prior_pages=2, hub_weight=1.0, siblings=siblings)
+    a, b = "http://h.org/users/a/", "http://h.org/users/b/"
+    s._measured(a, 0.25, "")
+    s._measured(b, 0.25, "")
+    kind = s.kinds.observe(a, 0.0, [Link("http://h.org/users/a/stable/index.html.ko", "한국어", "")], s.targets)
+    # a is a hub; its siblings [N_r, N_a, hubs] = [0, 1, 1]: at least hub_weight * (1 + 2 / 2) / (1 + 2)
+    assert s._measured(b, 0.25, "")[0] == pytest.approx(expected)
+    updates = s.kinds.rescore(kind, _AllQueued())  # type: ignore[arg-type]
+    assert [(u.url, round(u.score, 4)) for u in updates] == [(a, 0.6667), *([(b, 0.6667)] if siblings else [])]
 
 
 def test_directory_helpers() -> None:

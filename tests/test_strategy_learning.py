@@ -386,3 +386,13 @@ def test_links_at_the_floor_keep_eq9s_order(monkeypatch: pytest.MonkeyPatch) -> 
 def test_the_prior_floor_is_a_share() -> None:
     with pytest.raises(ConfigError):
         LearningStrategy(CAT, prior_floor=1.5)
+
+
+@pytest.mark.parametrize(("kind_pages", "expected"), [(0, [0.775, 0.025]), (2, [0.55, 0.05])], ids=["off", "k2"])
+def test_kind_pages_weigh_a_score_with_its_kinds_measured_relevance(kind_pages: float, expected: list[float]) -> None:
+    """With kind_pages = k a link's score is weighed with the mean relevance measured on
+    its kind's pages (a directory and its URLs' language): S (relevance 0.1) is the one
+    page of http://w.org/, so "a cat" (0.775) scores (0.1 + 2 * 0.775) / (1 + 2)."""
+    strategy, _ = _strategy(update_every=1000, kind_pages=kind_pages)
+    decision = _visit(strategy, S, 0.1)
+    assert [round(link.score, 9) for link in decision.links] == expected  # type: ignore[attr-defined]

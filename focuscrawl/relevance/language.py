@@ -3,7 +3,8 @@
 Three sources of evidence, from the cheapest:
 
 * the host's country-code TLD (P4 queues every ``.jp`` URL of a Japanese crawl):
-  :data:`TLD_LANGUAGES`, :func:`tld_language`;
+  :data:`~focuscrawl.relevance.language_links.TLD_LANGUAGES`,
+  :func:`~focuscrawl.relevance.language_links.tld_language`;
 * the anchor text of a link (P4: "if the language of the anchor text is Japanese,
   we also queue these URLs"): :func:`anchor_language`. Anchors are a few
   characters long, too short for n-gram statistics, so the Unicode script decides
@@ -48,7 +49,12 @@ from focuscrawl.relevance.language_id import (
     py3langid_codes,
     py3langid_languages,
 )
-from focuscrawl.relevance.language_links import hreflang_language, named_language
+from focuscrawl.relevance.language_links import (
+    TLD_LANGUAGES,
+    hreflang_language,
+    named_language,
+    tld_language,
+)
 from focuscrawl.relevance.language_share import mostly_han, target_text_share
 from focuscrawl.relevance.scripts import (
     other_chinese_script,
@@ -58,11 +64,9 @@ from focuscrawl.relevance.scripts import (
     wanted_chinese_script,
 )
 from focuscrawl.types import Page
-from focuscrawl.urls import hostname_of
 
 __all__ = [
     "BACKENDS",
-    "TLD_LANGUAGES",
     "LanguageModel",
     "anchor_language",
     "checked_language",
@@ -74,49 +78,11 @@ __all__ = [
     "script_counts",
     "script_of",
     "text_language",
-    "tld_language",
-    "tld_languages",
 ]
 
 DECISIONS = ("share", "top")
+LINK_TEXTS = ("context", "anchor")
 MIN_SHARE = 0.25  # default threshold of the share rule: a quarter of the page's text
-# ccTLD -> languages, the main one first. Where a country has several official
-# languages the order follows the share of speakers (ch: de, fr, it; be: nl, fr);
-# English-speaking ccTLDs are listed so that a table hit means "not the target".
-_TLD_TABLE = """
-cn hk mo tw:zh | sg:en,zh,ms | jp:ja | kr kp:ko | de at li:de | ch:de,fr,it | lu:lb,fr,de | fr mc:fr
-be:nl,fr | nl:nl | it sm va:it | es:es | mx ar cl co pe ve uy py bo ec cr cu do gt hn ni pa sv:es
-pt br ao mz:pt | ru:ru | by:be,ru | kz:kk,ru | ua:uk | pl:pl | cz:cs | sk:sk | hu:hu
-ro md:ro | bg:bg | gr cy:el | tr:tr | se:sv | no:no | dk:da | fi:fi,sv | is:is | ee:et
-lv:lv | lt:lt | si:sl | hr:hr | rs:sr | ba:bs | mk:mk | al:sq | il:he | ir:fa | pk:ur
-sa ae eg ma dz tn iq jo kw lb ly om qa sy ye bh sd:ar | in:hi,en | bd:bn | th:th | vn:vi
-id:id | my:ms | ph:tl,en | uk gb ie us au nz:en | ca:en,fr | za:en,af | ge:ka | am:hy
-"""
-
-
-def _parse_tld_table(spec: str) -> dict[str, tuple[str, ...]]:
-    table: dict[str, tuple[str, ...]] = {}
-    for entry in spec.replace("\n", " | ").split("|"):
-        if entry.strip():
-            tlds, langs = entry.split(":")
-            for tld in tlds.split():
-                table[tld] = tuple(lang.strip() for lang in langs.split(","))
-    return table
-
-
-TLD_LANGUAGES: dict[str, tuple[str, ...]] = _parse_tld_table(_TLD_TABLE)
-
-
-def tld_language(host: str) -> str | None:
-    """Primary language of the host's country-code TLD, None for generic TLDs.
-
-    >>> tld_language("www.asahi.co.jp"), tld_language("https://zeit.de/x"), tld_language("a.com")
-    ('ja', 'de', None)
-    """
-    langs = tld_languages(host)
-    return langs[0] if langs else None
-
-
 @lru_cache(maxsize=2)
 def _known_languages(with_py3langid: bool) -> dict[str, str]:
     """The language codes the identification backends can answer, with English names
@@ -159,12 +125,6 @@ def checked_language(code: str) -> str:
     )
 
 
-def tld_languages(host: str) -> tuple[str, ...]:
-    """Every language of the ccTLD's table entry, the main one first (``ch`` -> de, fr, it)."""
-    name = hostname_of(host).rstrip(".").lower()
-    return TLD_LANGUAGES.get(name.rsplit(".", 1)[-1], ())
-
-
 def text_language(
     text: str, backend: str = DEFAULT_BACKEND, candidates: Iterable[str] | None = None
 ) -> tuple[str, float]:
@@ -183,19 +143,34 @@ def page_language(page: Page, backend: str = DEFAULT_BACKEND) -> tuple[str, floa
 
 
 def anchor_language(
-    text: str, *, context: str | None = None, candidates: Iterable[str] | None = None
+    text: str,
+    *,
+    context: str | None = None,
+    candidates: Iterable[str] | None = None,
+    hreflang: str = "",
+    anchor: str | None = None,
 ) -> str | None:
-    """Language of a short text such as an anchor; None if it has no letters.
+    """Language of a link's text (its anchor, or its context window with ``anchor`` the
+    anchor); None if nothing names one and the text has no letters. The one reading of
+    a link's language: P4's rule, the language filter and eq. 9's link-context score.
 
-    Script first (see :func:`script_of`); Han-only text is ``ja`` when
-    ``context`` (the page's or the TLD's language) is ``ja``, else ``zh``.
-    Other scripts: py3langid over ``candidates`` (all its languages if None).
+    The link's own evidence first: the language its ``hreflang`` names
+    (:func:`hreflang_language`; ``x-default`` names none), else one its short Han-only
+    anchor names in its own script (:func:`named_language`: 日本語, 简体中文). Then the
+    script (see :func:`script_of`); Han-only text is ``ja`` when ``context`` (the page's
+    or the TLD's language) is ``ja``, else ``zh``. Other scripts: py3langid over
+    ``candidates`` (all its languages if None).
 
     >>> [anchor_language(t) for t in ("한국어", "ひらがな", "中文", "123")]
     ['ko', 'ja', 'zh', None]
-    >>> anchor_language("設定", context="ja")
-    'ja'
+    >>> anchor_language("設定", context="ja"), anchor_language("简体中文", context="ja")
+    ('ja', 'zh')
+    >>> anchor_language("Deutsch", hreflang="ja-JP"), anchor_language("123", hreflang="x-default")
+    ('ja', None)
     """
+    named = hreflang_language(hreflang) or named_language(text if anchor is None else anchor)
+    if named is not None:
+        return named
     script = script_of(text)
     if script is None:
         return None
@@ -220,6 +195,7 @@ class LanguageParams:
     threshold: float | None = None  # None: 0.25 of the text (share), 0.5 (top)
     decide: str = "share"  # share: the targets' share of the text; top: the best language
     anchor_candidates: tuple[str, ...] = ()  # anchors are told apart among (none: targets + en)
+    link_text: str = "context"  # a link's text for eq. 9: its context window, or its anchor first
 
 
 @register_model("language")
@@ -252,6 +228,7 @@ class LanguageModel:
     threshold: float
     decide: str
     anchor_candidates: list[str]
+    link_text: str
 
     def __init__(
         self,
@@ -263,9 +240,12 @@ class LanguageModel:
         threshold: float | None = None,  # None: 0.25 of the text (share), 0.5 (top)
         decide: str = "share",
         anchor_candidates: Sequence[str] | None = None,  # None: targets + en
+        link_text: str = "context",
     ) -> None:
-        if decide not in DECISIONS:
-            raise ModelError(f"language model: decide must be one of {', '.join(DECISIONS)}")
+        if decide not in DECISIONS or link_text not in LINK_TEXTS:
+            raise ModelError(f"language model: decide must be one of {', '.join(DECISIONS)}, "
+                             f"link_text one of {', '.join(LINK_TEXTS)}")  # fmt: skip
+        self.link_text = link_text
         self.decide = decide
         if threshold is None:
             threshold = MIN_SHARE if decide == "share" else 0.5
@@ -308,49 +288,40 @@ class LanguageModel:
         lang, conf = found[0]
         return 1.0 if lang in self._targets and conf >= self.min_confidence else 0.0
 
-    def score_text(self, text: str, context: str | None = None) -> float:
-        """1.0 if the anchor (or short text) is in a target language; ``context`` is
-        the language Han-only text is read in (default ``han_context``)."""
+    def score_text(
+        self, text: str, context: str | None = None, *, hreflang: str = "", anchor: str | None = None
+    ) -> float:
+        """1.0 if the anchor (or short text; a link's context window with ``anchor`` its
+        anchor) is in a target language by :func:`anchor_language`, the link's
+        ``hreflang`` first; ``context`` is the language Han-only text is read in
+        (default ``han_context``). A target of one Chinese script: a zh-Hant/zh-Hans
+        hreflang decides the script, else the text's one-script characters do."""
         lang = anchor_language(
-            text, context=context or self.han_context, candidates=self.anchor_candidates
-        )
-        if lang == "zh" and other_chinese_script(text, self.chinese):
-            return 0.0
-        return 1.0 if lang in self._targets else 0.0
-
-    def score_link_contexts(self, page: Page) -> list[float]:
-        """Each link of ``page``: 1.0 or 0.0 by the language its ``hreflang`` names
-        (``<a hreflang="zh-tw">``: the page it leads to says so), else ``score_text`` of
-        its context window (its anchor if it has none), Han-only text read in the
-        page's script: Chinese on a page whose text is mostly Han with no kana and no
-        hangul (Japanese text carries kana), whatever ``han_context`` says, so a
-        Japanese crawl does not take the kanji-only anchors of a Chinese page for
-        Japanese. On any other page (a Japanese one, an English one naming 日本語)
-        ``han_context`` holds."""
-        context = self._han_context_of(page)
-        out = []
-        for link in page.links:
-            named = self._named_score(link.hreflang, link.anchor)
-            out.append(self.score_text(link.context or link.anchor, context) if named is None else named)
-        return out
-
-    def _named_score(self, tag: str, anchor: str) -> float | None:
-        """1.0 / 0.0: the language a link's hreflang names, else one its short Han-only
-        anchor names in its own script (:func:`named_language`), is a target or not;
-        None when it names none."""
-        lang = hreflang_language(tag)
-        if lang is None:
-            lang, tag = named_language(anchor), ""
-        if lang is None:
-            return None
+            text, context=context or self.han_context, candidates=self.anchor_candidates,
+            hreflang=hreflang, anchor=anchor,
+        )  # fmt: skip
         if lang == "zh" and self.chinese is not None:
-            other = tag_chinese_script(tag) not in (None, self.chinese) if tag else other_chinese_script(anchor, self.chinese)
-            if other:
+            script = tag_chinese_script(hreflang) if hreflang_language(hreflang) == "zh" else None
+            if script != self.chinese and (script is not None or other_chinese_script(text, self.chinese)):
                 return 0.0
         return 1.0 if lang in self._targets else 0.0
 
-    def _han_context_of(self, page: Page) -> str | None:
-        """``zh`` for a page of Chinese when Han-only text would be read as Japanese."""
+    def score_link_contexts(self, page: Page) -> list[float]:
+        """Each link of ``page``: ``score_text`` of its context window (its anchor if it
+        has none) with its own evidence (hreflang, a language its anchor names), Han-only
+        text read in the page's script (:meth:`page_context`)."""
+        context, anchors = self.page_context(page), self.link_text == "anchor"
+        return [
+            self.score_text(link.anchor if anchors and script_of(link.anchor) else link.context or link.anchor,
+                            context, hreflang=link.hreflang, anchor=link.anchor)
+            for link in page.links
+        ]  # fmt: skip
+
+    def page_context(self, page: Page) -> str | None:
+        """The language Han-only link text on ``page`` is read in: ``zh`` on a page whose
+        text is mostly Han with no kana and no hangul (Japanese text carries kana) when
+        ``han_context`` would read it as Japanese, so a Japanese crawl does not take the
+        kanji-only anchors of a Chinese page for Japanese; else None (``han_context``)."""
         japanese = self.han_context is not None and normalise_lang(self.han_context) == "ja"
         return "zh" if japanese and mostly_han(f"{page.title}\n{page.text[:_PAGE_SCRIPT_CHARS]}") else None
 
@@ -365,6 +336,7 @@ class LanguageModel:
             "min_confidence": self.min_confidence, "probability": self.probability,
             "han_context": self.han_context, "threshold": self.threshold,
             "decide": self.decide, "anchor_candidates": list(self.anchor_candidates or ()),
+            "link_text": self.link_text,
         }  # fmt: skip
 
     @classmethod
@@ -372,7 +344,7 @@ class LanguageModel:
         return cls(
             list(p.target), backend=p.backend, min_confidence=p.min_confidence,
             probability=p.probability, han_context=p.han_context, threshold=p.threshold,
-            decide=p.decide, anchor_candidates=list(p.anchor_candidates) or None,
+            decide=p.decide, anchor_candidates=list(p.anchor_candidates) or None, link_text=p.link_text,
         )  # fmt: skip
 
     def save(self, directory: Path) -> None:

@@ -1,4 +1,5 @@
-"""The language a link's URL names: path, file-name, query and host conventions.
+"""The language a link names: its URL (path, file-name, query and host conventions, the
+host's ccTLD: :data:`TLD_LANGUAGES`), its ``hreflang`` and a language its anchor names.
 
 Sites rarely put their translations on the language's ccTLD; they name the
 language in the URL instead. :func:`url_language` reads the conventions below
@@ -33,8 +34,19 @@ from urllib.parse import parse_qsl, urlsplit
 
 from focuscrawl.relevance.language_id import normalise_lang
 from focuscrawl.relevance.scripts import script_of, tag_chinese_script
+from focuscrawl.urls import hostname_of
 
-__all__ = ["URL_TAGS", "url_language", "url_language_for", "url_language_tag"]
+__all__ = [
+    "TLD_LANGUAGES",
+    "URL_TAGS",
+    "hreflang_language",
+    "named_language",
+    "tld_language",
+    "tld_languages",
+    "url_language",
+    "url_language_for",
+    "url_language_tag",
+]
 
 URL_TAGS = frozenset(
     ["ar", "bg", "bn", "ca", "cs", "da", "de", "el", "en", "eo", "es", "et", "eu", "fa", "fi", "fr", "ga", "gl", "he", "hi", "hr", "hu", "hy", "ja", "ka", "kk", "km", "ko", "lt", "lv", "mk", "ml", "mn", "mr", "ms", "nb", "nl", "nn", "pl", "pt", "ro", "ru", "sk", "sl", "sq", "sr", "sv", "sw", "ta", "te", "th", "tl", "tr", "uk", "ur", "uz", "vi", "zh", "zh-cn", "zh-tw", "zh-hk", "zh-sg", "zh-hans", "zh-hant", "pt-br", "pt-pt", "en-us", "en-gb", "es-es", "es-mx", "fr-fr", "fr-ca", "de-de", "ja-jp", "ko-kr"]
@@ -150,3 +162,46 @@ def hreflang_language(tag: str) -> str | None:
         return None
     lang = normalise_lang(tag)
     return lang if _LANGUAGE_SUBTAG.fullmatch(lang) else None
+
+
+# ccTLD -> languages, the main one first. Where a country has several official
+# languages the order follows the share of speakers (ch: de, fr, it; be: nl, fr);
+# English-speaking ccTLDs are listed so that a table hit means "not the target".
+_TLD_TABLE = """
+cn hk mo tw:zh | sg:en,zh,ms | jp:ja | kr kp:ko | de at li:de | ch:de,fr,it | lu:lb,fr,de | fr mc:fr
+be:nl,fr | nl:nl | it sm va:it | es:es | mx ar cl co pe ve uy py bo ec cr cu do gt hn ni pa sv:es
+pt br ao mz:pt | ru:ru | by:be,ru | kz:kk,ru | ua:uk | pl:pl | cz:cs | sk:sk | hu:hu
+ro md:ro | bg:bg | gr cy:el | tr:tr | se:sv | no:no | dk:da | fi:fi,sv | is:is | ee:et
+lv:lv | lt:lt | si:sl | hr:hr | rs:sr | ba:bs | mk:mk | al:sq | il:he | ir:fa | pk:ur
+sa ae eg ma dz tn iq jo kw lb ly om qa sy ye bh sd:ar | in:hi,en | bd:bn | th:th | vn:vi
+id:id | my:ms | ph:tl,en | uk gb ie us au nz:en | ca:en,fr | za:en,af | ge:ka | am:hy
+"""
+
+
+def _parse_tld_table(spec: str) -> dict[str, tuple[str, ...]]:
+    table: dict[str, tuple[str, ...]] = {}
+    for entry in spec.replace("\n", " | ").split("|"):
+        if entry.strip():
+            tlds, langs = entry.split(":")
+            for tld in tlds.split():
+                table[tld] = tuple(lang.strip() for lang in langs.split(","))
+    return table
+
+
+TLD_LANGUAGES: dict[str, tuple[str, ...]] = _parse_tld_table(_TLD_TABLE)
+
+
+def tld_language(host: str) -> str | None:
+    """Primary language of the host's country-code TLD, None for generic TLDs.
+
+    >>> tld_language("www.asahi.co.jp"), tld_language("https://zeit.de/x"), tld_language("a.com")
+    ('ja', 'de', None)
+    """
+    langs = tld_languages(host)
+    return langs[0] if langs else None
+
+
+def tld_languages(host: str) -> tuple[str, ...]:
+    """Every language of the ccTLD's table entry, the main one first (``ch`` -> de, fr, it)."""
+    name = hostname_of(host).rstrip(".").lower()
+    return TLD_LANGUAGES.get(name.rsplit(".", 1)[-1], ())

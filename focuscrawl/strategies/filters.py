@@ -34,9 +34,8 @@ from focuscrawl.relevance.language import (
     LanguageModel,
     checked_language,
     normalise_lang,
-    tld_language,
 )
-from focuscrawl.relevance.language_links import url_language_for
+from focuscrawl.relevance.language_links import tld_language, url_language_for
 from focuscrawl.types import Link, Page
 from focuscrawl.urls import host_matches, read_url_lines
 
@@ -160,8 +159,10 @@ class LanguageFilterParams:
 @register_filter("language")
 class LanguageLinkFilter(LinkFilter[LanguageFilterParams]):
     """P4's link rule: keep a link if its host's ccTLD is a target language's,
-    otherwise only if its anchor text is in a target language. The rule "any" keeps a
-    link whose URL names a target language too."""
+    otherwise only if its anchor is in a target language, read as every link's language
+    is (:meth:`LanguageModel.score_text`: its hreflang, a language its anchor names in
+    its own script, Han-only text by the page's script). The rule "any" keeps a link
+    whose URL names a target language too."""
 
     name: ClassVar[str] = "language"
 
@@ -173,11 +174,14 @@ class LanguageLinkFilter(LinkFilter[LanguageFilterParams]):
     def keep(self, page: Page, links: Sequence[Link], verdict: Verdict) -> list[Link]:
         rule = self.p.rule
         kept: list[Link] = []
+        # an anchor is read as eq. 9's link-context score reads it: hreflang, a language
+        # named in its own script, Han-only text by the page's script
+        context = self._anchors.page_context(page) if rule != "tld" else None
         for link in links:
             if (
                 (rule != "anchor" and tld_language(link.url) in self.targets)
                 or (rule == "any" and url_language_for(link.url, self._anchors.chinese) in self.targets)
-                or (rule != "tld" and self._anchors.score_text(link.anchor) >= 1.0)
+                or (rule != "tld" and self._anchors.score_text(link.anchor, context, hreflang=link.hreflang) >= 1.0)
             ):
                 kept.append(link)
         return kept

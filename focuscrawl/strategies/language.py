@@ -108,6 +108,12 @@ class LanguageParams:
     # draw from the Beta posterior its prior stands for, seeded by seed: no per-web constant)
     explore: str = "fixed"
     seed: int = 0
+    # rule policy with prior_pages: each kind measured apart per prior its links were given
+    # (the link's own evidence), its class's share weighed with the kind's as k pages
+    link_classes: bool = False
+    # rule policy with prior_pages: a kind not measured takes its sibling directories' measure
+    # (the same path with another last segment) before any probe
+    siblings: bool = False
 
     def __post_init__(self) -> None:
         if not self.target:
@@ -191,7 +197,7 @@ class LanguageStrategy(Strategy[LanguageParams]):
         self._rule: LanguageLinkFilter | None = None
         if p.rule != "off":
             self._rule = LanguageLinkFilter(target=list(p.target), rule=p.rule)
-        self.kinds.configure(p.prior_pages, p.hub_weight, p.probe, p.explore, p.seed, self.chinese)
+        self.kinds.configure(p.prior_pages, p.hub_weight, p.probe, p.explore, p.seed, self.chinese, p.link_classes, p.siblings)
 
     def on_params_changed(self) -> Decision:
         self._build()

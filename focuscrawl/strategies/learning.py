@@ -45,6 +45,7 @@ from typing import Any, ClassVar
 
 from focuscrawl.relevance.online_link import OnlineLinkModel
 from focuscrawl.strategies.base import Strategy, register_strategy
+from focuscrawl.strategies.language_kinds import MeasuredKinds
 from focuscrawl.strategies.link_learner import (
     Example,
     LearnerState,
@@ -54,7 +55,7 @@ from focuscrawl.strategies.link_learner import (
 )
 from focuscrawl.strategies.scoring import context_scores, eq9
 from focuscrawl.strategies.view import FrontierView
-from focuscrawl.types import Decision, LinkScore, Merge, Page, QueuedURL
+from focuscrawl.types import Decision, LinkScore, Merge, Page, QueuedURL, ScoreUpdate
 
 
 @register_strategy("learning")
@@ -68,6 +69,8 @@ class LearningStrategy(Strategy[LearningParams]):
     def __init__(self, model: Any = None, **params: Any) -> None:
         super().__init__(model, **params)
         self.learner = OnlineLinkLearner(self.p)
+        # kind_pages: the measured mean relevance per kind (no hubs, no probe)
+        self.kinds = MeasuredKinds(self.p.kind_pages, 0.0, 0.0, "fixed", 0)
 
     def attach(self, view: FrontierView, rng: random.Random) -> None:
         super().attach(view, rng)
@@ -98,13 +101,35 @@ class LearningStrategy(Strategy[LearningParams]):
             for link, score, prior, t in zip(page.links, scores, priors, tokens, strict=True)
         ]
         updates = learner.rescore(self.view, self.p.rescore) if learner.tick() else []
-        return Decision(links=links, updates=updates)
+        if self.p.kind_pages <= 0:
+            return Decision(links=links, updates=updates)
+        return self._by_kinds(page, r, links, updates)
+
+    def _by_kinds(self, page: Page, relevance: float, links: list[LinkScore], updates: list[ScoreUpdate]) -> Decision:
+        """The learnt scores weighed with their kinds' measured mean relevance
+        (:class:`MeasuredKinds`: (N_r + k · score) / (N_a + k)); the page's kind's queued
+        URLs rescored when its page count reaches a power of two."""
+        kinds = self.kinds
+        kind = kinds.observe(page.url, relevance, page.links, frozenset())
+        weighed = []
+        for ls in links:
+            score, merge, why = kinds.score(ls.link.url, ls.score, "")
+            weighed.append(LinkScore(ls.link, score, merge, reason=ls.reason + why))
+        rescored = {u.url: u for u in kinds.rescore(kind, self.view)}
+        for u in updates:  # the learner's rescore, weighed (a kind's rescore comes after it)
+            if u.url not in rescored:
+                rescored[u.url] = ScoreUpdate(u.url, kinds.weigh(u.url, u.score), u.merge, reason=u.reason)
+        return Decision(links=weighed, updates=list(rescored.values()))
 
     def counters(self) -> Mapping[str, int]:
         return link_model_counters(self.learner)
 
     def state_dict(self) -> dict[str, Any]:
-        return self.learner.state().to_json()
+        state = self.learner.state().to_json()
+        if self.p.kind_pages > 0:
+            state["kinds"] = self.kinds.to_json()
+        return state
 
     def load_state(self, state: Mapping[str, Any]) -> None:
         self.learner.load(LearnerState.from_json(state))
+        self.kinds.load(state.get("kinds", {}))

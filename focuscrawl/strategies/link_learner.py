@@ -48,12 +48,18 @@ class LearningParams:
     # (issue 28), where links the model pushes down tie whatever their priors; above 0,
     # those links keep eq. 9's order among themselves
     prior_floor: float = 0.0
+    # k: a link's score is weighed with the mean relevance measured on its kind's pages
+    # (a directory and the language its URLs name) as k pages' worth, (N_r + k · score) /
+    # (N_a + k), so a directory's first pages decide for the rest; 0: off
+    kind_pages: float = 0.0
 
     def __post_init__(self) -> None:
         if self.update_every < 1 or self.min_examples < 0 or self.hops < 0 or self.rescore < 0:
             raise ValueError("update_every >= 1, min_examples, hops and rescore >= 0")
         if self.epochs < 1 or self.hop_reward not in ("all", "max"):
             raise ValueError("epochs >= 1; hop_reward 'all' or 'max'")
+        if self.kind_pages < 0.0:
+            raise ValueError("kind_pages must be >= 0")
         if not all(0.0 <= x <= 1.0 for x in (self.gamma, self.relevant, self.beta, self.prior_floor)):
             raise ValueError("gamma, relevant, beta and prior_floor must be in [0, 1]")
         if any(r < 0.0 for r in self.rates):
