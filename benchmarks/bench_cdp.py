@@ -38,6 +38,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import psutil
+
 from focuscrawl.fetch.fetcher import HttpFetcher
 from focuscrawl.fetch.render import browser_path
 from focuscrawl.fetch.render import launch as render_launch
@@ -47,7 +49,6 @@ from focuscrawl.settings import FetchSettings
 from focuscrawl.types import FetchResult
 
 _WORDS = ("the", "a", "of", "and", "kitten", "cat", "market", "river", "school", "energy", "report", "city")
-_TICK = os.sysconf("SC_CLK_TCK")
 log = logging.getLogger(__name__)
 _PW_BLOCKED = frozenset({"image", "font", "media"})
 _PW_ANSWER_HEADERS = ("content-type", "cache-control", "location")
@@ -300,28 +301,14 @@ class MemoryFetcher:
 
 
 def tree_cpu() -> dict[str, float]:
-    """CPU seconds so far of this process and of every process under it, by name."""
-    parent: dict[int, int] = {}
-    ticks: dict[int, tuple[str, int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        parent[int(entry)] = int(fields[1])
-        ticks[int(entry)] = (stat[stat.index("(") + 1 : stat.rindex(")")], int(fields[11]) + int(fields[12]))
-    me = os.getpid()
+    """CPU seconds so far of this process and of every process under it, by name (psutil)."""
+    me = psutil.Process()
     out: dict[str, float] = collections.defaultdict(float)
-    for pid, (name, used) in ticks.items():
-        up = pid
-        while up > 1 and up != me:
-            up = parent.get(up, 1)
-        if up == me:
-            kind = "this process" if pid == me else "node" if name.startswith("node") else "browser's processes"
-            out[kind] += used / _TICK
+    for proc in [me, *me.children(recursive=True)]:
+        with contextlib.suppress(psutil.Error):  # gone since the listing
+            name, used = proc.name(), proc.cpu_times()
+            kind = "this process" if proc.pid == me.pid else "node" if name.startswith("node") else "browser's processes"
+            out[kind] += used.user + used.system
     return out
 
 

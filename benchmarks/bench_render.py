@@ -42,6 +42,7 @@ over the pages rendered, and the crawler's own process.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import json
 import os
@@ -56,6 +57,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import psutil
 from warcio.warcwriter import WARCWriter
 
 from focuscrawl.replay.process import ReplayProcess
@@ -106,44 +108,25 @@ def build_web(path: Path, hosts: int, per_host: int, share: float) -> tuple[Path
 
 def _tree_pss(root: int) -> int:
     """Proportional resident KiB (PSS: a page shared by n processes counts 1/n in each)
-    of every Chromium process under ``root``."""
-    parent: dict[int, int] = {}
-    names: dict[int, str] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        names[int(entry)] = stat[stat.index("(") + 1 : stat.rindex(")")]
-        parent[int(entry)] = int(stat[stat.rindex(")") + 2 :].split()[1])
+    of every Chromium process under ``root`` (psutil)."""
     total = 0
-    for pid, name in names.items():
-        up = pid
-        while up > 1 and up != root:
-            up = parent.get(up, 1)
-        if up != root or not name.startswith("chrom"):
-            continue
-        try:
-            rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
-        except OSError:
-            continue
-        total += next((int(line.split()[1]) for line in rollup.splitlines() if line.startswith("Pss:")), 0)
+    with contextlib.suppress(psutil.Error):
+        for proc in psutil.Process(root).children(recursive=True):
+            with contextlib.suppress(psutil.Error):  # gone since the listing
+                if proc.name().startswith("chrom"):
+                    total += proc.memory_full_info().pss // 1024
     return total
 
 
-_TICK = os.sysconf("SC_CLK_TCK")
 
-
-def _kind(pid: int, root: int, name: str) -> str:
+def _kind(proc: psutil.Process, root: int, name: str) -> str:
     """What a process under the crawler is, from its name and command line (Chromium
     rewrites its processes' command lines into one string: ``--type=`` is searched in it)."""
-    if pid == root:
+    if proc.pid == root:
         return "crawler (Python)"
     try:
-        flags = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
+        flags = " ".join(proc.cmdline())
+    except psutil.Error:
         return "gone"
     if name.startswith("node"):
         return "Playwright's Node driver"
@@ -157,30 +140,19 @@ def _kind(pid: int, root: int, name: str) -> str:
 
 
 def _tree_cpu(root: int, seen: dict[int, tuple[str, float]], kinds: dict[tuple[int, str], str]) -> None:
-    """Update ``seen`` (pid -> kind, CPU seconds so far) for every process under ``root``;
-    ``kinds`` keeps each (pid, name)'s kind (a name changes when a process execs)."""
-    parent: dict[int, int] = {}
-    ticks: dict[int, tuple[str, int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        parent[int(entry)] = int(fields[1])
-        # utime + stime
-        ticks[int(entry)] = (stat[stat.index("(") + 1 : stat.rindex(")")], int(fields[11]) + int(fields[12]))
-    for pid, (name, used) in ticks.items():
-        up = pid
-        while up > 1 and up != root:
-            up = parent.get(up, 1)
-        if up != root:
-            continue
-        if (pid, name) not in kinds:
-            kinds[pid, name] = _kind(pid, root, name)
-        seen[pid] = (kinds[pid, name], used / _TICK)
+    """Update ``seen`` (pid -> kind, CPU seconds so far) for ``root`` and every process
+    under it; ``kinds`` keeps each (pid, name)'s kind (a name changes when a process execs)."""
+    try:
+        top = psutil.Process(root)
+        procs = [top, *top.children(recursive=True)]
+    except psutil.Error:
+        return
+    for proc in procs:
+        with contextlib.suppress(psutil.Error):  # gone since the listing
+            name, used = proc.name(), proc.cpu_times()
+            if (proc.pid, name) not in kinds:
+                kinds[proc.pid, name] = _kind(proc, root, name)
+            seen[proc.pid] = (kinds[proc.pid, name], used.user + used.system)
 
 
 def run_mode(mode: str, args: argparse.Namespace, proxy: str, seed: str, out: Path, browser: str = "") -> dict[str, Any]:

@@ -6,10 +6,9 @@ import asyncio
 import contextlib
 import gzip
 import json
-import os
-import signal
 from pathlib import Path
 
+import psutil
 import pytest
 from aiohttp import web
 
@@ -142,41 +141,29 @@ def test_looks_like_shell(body: bytes, shell: bool) -> None:
     assert looks_like_shell(body) == shell
 
 
-def _browser_pids() -> list[int]:
-    """The Chromium processes descending from this one (read from /proc)."""
-    parent: dict[int, int] = {}
-    names: dict[int, str] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = Path(f"/proc/{entry}/stat").read_text()
-            except OSError:
-                continue
-            names[int(entry)] = stat[stat.index("(") + 1 : stat.rindex(")")]
-            parent[int(entry)] = int(stat[stat.rindex(")") + 2 :].split()[1])
+def _browsers() -> list[psutil.Process]:
+    """The Chromium processes descending from this one (psutil)."""
     out = []
-    for pid, name in names.items():
-        up = pid
-        while up > 1 and up != os.getpid():
-            up = parent.get(up, 1)
-        if up == os.getpid() and name.startswith("chrom"):
-            out.append(pid)
+    for proc in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):  # gone since the listing
+            if proc.name().startswith("chrom"):
+                out.append(proc)
     return out
 
 
 def _main_browsers() -> list[int]:
     """The browsers descending from this process: each one's first process launched
     for the DevTools pipe (Debian's launchers are scripts that start the binary)."""
-    launched = set()
-    for pid in _browser_pids():
-        with contextlib.suppress(OSError):
-            if b"--remote-debugging-pipe" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0"):
-                launched.add(pid)
+    launched = {}
+    for proc in _browsers():
+        with contextlib.suppress(psutil.Error):
+            flags = proc.cmdline()  # (a child's, rewritten by Chromium, split at its spaces)
+            if "--remote-debugging-pipe" in flags and not any(f.startswith("--type=") for f in flags):
+                launched[proc.pid] = proc
     out = []
-    for pid in launched:
-        with contextlib.suppress(OSError):
-            stat = Path(f"/proc/{pid}/stat").read_text()
-            if int(stat[stat.rindex(")") + 2 :].split()[1]) not in launched:
+    for pid, proc in launched.items():
+        with contextlib.suppress(psutil.Error):
+            if proc.ppid() not in launched:
                 out.append(pid)
     return out
 
@@ -218,9 +205,9 @@ async def test_a_browser_that_crashes_mid_page_is_one_failure(tmp_path: Path) ->
         hanging = asyncio.ensure_future(fetcher.fetch(site.url("/hangs.html")))
         await asyncio.wait_for(served.wait(), 60)
         await asyncio.sleep(0.5)  # (the page on its way to the browser, its script to loop)
-        for pid in _browser_pids():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        for proc in _browsers():
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
         crashed = await asyncio.wait_for(hanging, 60)
         assert crashed.ok  # the page as fetched: nothing lost
         assert crashed.rendered is None
