@@ -60,6 +60,7 @@ from warcio.warcwriter import WARCWriter
 
 from focuscrawl.replay.process import ReplayProcess
 from focuscrawl.replay.sample import _write
+from focuscrawl.settings import FetchSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 MODES = ("never", "auto", "always")
@@ -274,7 +275,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--hosts", type=int, default=20)
     parser.add_argument("--per-host", type=int, default=60, help="pages of each host in the web")
     parser.add_argument("--share", type=float, default=0.1, help="share of script-built pages")
-    parser.add_argument("--contexts", type=int, default=4, help="fetch.render_contexts (its default: 4)")
+    contexts = FetchSettings().render_contexts
+    parser.add_argument("--contexts", type=int, default=contexts, help=f"fetch.render_contexts (its default: {contexts})")
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--browser", default="", help="fetch.browser; several, comma-separated: compared A/B")
     parser.add_argument("--by-process", action="store_true", help="the CPU a render costs in each process")

@@ -15,11 +15,15 @@ docweb-dev's and docweb-holdout's** (the lists in ``../shared/testweb/docweb-dev
   has the manual's own *other languages* line; untranslated pages have no ``.<lang>.html``
   and their language links 404, as a crawler meets them); the one-page manuals
   (``*-big-page``) left out for size;
+- the Scilab 6.1.1 help (``scilab-doc``, ``-fr``, ``-ja``, ``-pt-br``: the HTML pages of each
+  language's JavaHelp jar, as shipped) on ``http://help.scilab.org/docs/6.1.1/<lang>/<page>.html``
+  (the real site's layout: ``en_US``, ``fr_FR``, ``ja_JP``, ``pt_BR``); 60 % of its Japanese
+  pages are untranslated English;
 - the MATE user guide and the help of nine MATE applications (Mallard and DocBook
   sources rendered with ``yelp-build``) on ``http://mate-desktop.org/docs/<lang>/<app>/<page>.html``
   (**layout synthetic**: MATE publishes no per-page help site), with one synthetic page
   per language listing its guides and a root page listing the languages;
-- the help of 15 GNOME applications not in docweb-holdout (Mallard, ``yelp-build``) on
+- the help of 22 GNOME applications not in docweb-holdout (Mallard, ``yelp-build``) on
   ``http://help.gnome.org/users/<app>/stable/<page>.html.<lang>`` with a language chooser
   per application, and the GNOME developer guides (``gnome-devel-docs``) on
   ``http://developer.gnome.org/<guide>/stable/<page>.html.<lang>`` (help.gnome.org's and
@@ -59,6 +63,7 @@ import os
 import re
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -110,19 +115,31 @@ GNOME_PACKAGES = {
     "orca": "43.1-1",
     "polari": "43.0-1",
     "glade": "3.40.0-3+b1",
+    "bijiben": "40.1-6",
+    "gnome-color-manager": "3.36.0-1+b1",
+    "gnome-nettool": "42.0-1",
+    "gucharmap": "1:15.0.2-1",
+    "deja-dup": "44.0-2",
+    "gnote": "43.1-1",
+    "sound-juicer": "3.38.0-2.1",
 }
 DEVEL_PACKAGES = {"gnome-devel-docs": "40.3-1"}
 GNUCASH_PACKAGES = {"gnucash-docs": "4.13-1"}
-PACKAGES = {**LILY_PACKAGES, **MATE_PACKAGES, **GNOME_PACKAGES, **DEVEL_PACKAGES, **GNUCASH_PACKAGES}
-SETS = ["lilypond", "mate", "gnome-apps", "gnome-devel", "gnucash"]
+SCILAB_LANGS = {"scilab-doc": "en_US", "scilab-doc-fr": "fr_FR", "scilab-doc-ja": "ja_JP", "scilab-doc-pt-br": "pt_BR"}
+SCILAB_PACKAGES = dict.fromkeys(SCILAB_LANGS, "6.1.1+dfsg2-6")
+PACKAGES = {**LILY_PACKAGES, **MATE_PACKAGES, **GNOME_PACKAGES, **DEVEL_PACKAGES, **GNUCASH_PACKAGES, **SCILAB_PACKAGES}
+SETS = ["lilypond", "scilab", "mate", "gnome-apps", "gnome-devel", "gnucash"]
+SCILAB_HOST = "http://help.scilab.org/"
+SCILAB_DIR = "docs/6.1.1/"
 # the languages rendered from the Mallard / DocBook help (C is English): the CJK five and eleven large
 HELP_LANGS = ["C", "ja", "ko", "zh_CN", "zh_TW", "zh_HK", "de", "fr", "es", "it", "pt_BR", "ru", "pl", "cs", "nl", "sv"]
-LICENCE = {
-    "lilypond": "GFDL-1.3+ (the manuals; LilyPond itself GPL-3+)",
-    "mate": "GFDL-1.1+ / GPL-2+ (as in each package's copyright file)",
-    "gnome-apps": "CC-BY-SA-3.0 / GFDL-1.1+ / GPL-2+ (as in each package's copyright file)",
-    "gnome-devel": "CC-BY-SA-3.0 (gnome-devel-docs; code samples CC0)",
-    "gnucash": "GFDL-1.1+ (gnucash-docs)",
+LICENCE = {  # as stated in /usr/share/doc/<package>/copyright
+    "lilypond": "GFDL-1.3+ (the manuals), GPL-3+ (LilyPond and its examples)",
+    "mate": "GFDL-1.1+ / GPL-2+ (the help; as in each package's copyright file)",
+    "gnome-apps": "GFDL-1.1+ / CC-BY-SA-3.0 / GPL-2+ or later (the help; as in each package's copyright file)",
+    "gnome-devel": "CC-BY-SA-3.0 / CC-BY-SA-4.0 / GFDL-1.1+",
+    "gnucash": "GFDL-1.1+ (no invariant sections) or GPL-2+",
+    "scilab": "GPL-2+",
 }
 
 
@@ -138,8 +155,13 @@ def load_module(path: Path, name: str) -> ModuleType:
 
 
 def load_dev_builder() -> ModuleType:
-    """docweb-dev's build script, imported by path (its package list set to this web's)."""
+    """docweb-dev's build script, imported by path (its package list set to this web's), after checking
+    that no package of this web is one of docweb-dev's or docweb-holdout's."""
     dev = load_module(TESTWEB / "docweb-dev-build.py", "docweb_dev_build")
+    holdout = load_module(Path(__file__).resolve().with_name("build_docweb_holdout.py"), "build_docweb_holdout")
+    shared = sorted(set(PACKAGES) & (set(dev.PACKAGES) | set(holdout.PACKAGES)))
+    if shared:
+        sys.exit(f"packages of docweb-dev or docweb-holdout: {', '.join(shared)}")
     dev.PACKAGES = PACKAGES
     dev.MAN_PACKAGES = []
     dev.MAN_PRIORITY = []
@@ -172,6 +194,22 @@ def lilypond_pages(dev: ModuleType, work: Path) -> list[dict[str, Any]]:
             pages.append(page(f"{LILY_HOST}{LILY_DIR}{dev.url_path(rel)}", f.read_bytes(), "lilypond", lang,
                               None if stem == "index" else manual, pkg, "package-html",
                               f.relative_to(work / "root" / pkg).as_posix()))
+    return pages
+
+
+# ------------------------------------------------------------------ the Scilab help
+def scilab_pages(dev: ModuleType, work: Path) -> list[dict[str, Any]]:
+    """The Scilab 6.1.1 help as shipped, the HTML pages of each language's JavaHelp jar
+    (``usr/share/scilab/modules/helptools/jar/scilab_<lang>_help.jar``), on help.scilab.org's layout."""
+    pages = []
+    for pkg, lang in SCILAB_LANGS.items():
+        jar = work / "root" / pkg / f"usr/share/scilab/modules/helptools/jar/scilab_{lang}_help.jar"
+        with zipfile.ZipFile(jar) as z:
+            for name in sorted(n for n in z.namelist() if n.endswith(".html")):
+                file = name.split("/", 1)[1]
+                pages.append(page(f"{SCILAB_HOST}{SCILAB_DIR}{lang}/{dev.url_path(file)}", z.read(name), "scilab", lang,
+                                  None if file == "index.html" else "help", pkg, "package-html",
+                                  f"{jar.relative_to(work / 'root' / pkg).as_posix()}!{name}"))
     return pages
 
 
@@ -321,6 +359,13 @@ def synthetic_pages(dev: ModuleType, pages: list[dict[str, Any]]) -> list[dict[s
                 "body": page_html("GnuCash documentation (v4)", "<h1>GnuCash documentation</h1>\n" + "".join(rows))})
     out.append({"url": GNUCASH_HOST, "set": "synthetic", "module": "root",
                 "body": page_html("GnuCash", f'<h1>GnuCash</h1>\n<p><a href="/{GNUCASH_DIR}">Documentation</a></p>\n')})
+    # help.scilab.org: the help's index in each language
+    idx = sorted((p for p in pages if p["set"] == "scilab" and p["module"] is None), key=lambda p: p["lang_dir"])
+    out.append({"url": f"{SCILAB_HOST}{SCILAB_DIR}", "set": "synthetic", "module": "root",
+                "body": page_html("Scilab 6.1.1 help", "<h1>Scilab 6.1.1 help</h1>\n<p>"
+                                  + " &middot; ".join(link(p["url"], p["lang_dir"]) for p in idx) + "</p>\n")})
+    out.append({"url": SCILAB_HOST, "set": "synthetic", "module": "root",
+                "body": page_html("Scilab help", f'<h1>Scilab help</h1>\n<p><a href="/{SCILAB_DIR}">Scilab 6.1.1</a></p>\n')})
     # lilypond.org: the manuals page of the site (English), its own pages carry the language links
     out.append({"url": LILY_HOST, "set": "synthetic", "module": "root",
                 "body": page_html("LilyPond", f'<h1>LilyPond</h1>\n<p><a href="/{LILY_DIR}web/manuals.html">Manuals</a> '
@@ -330,6 +375,8 @@ def synthetic_pages(dev: ModuleType, pages: list[dict[str, Any]]) -> list[dict[s
     li_ = [f'<li>LilyPond manuals: <a href="{LILY_HOST}{LILY_DIR}learning/index.html">Learning manual</a>, '
            f'<a href="{LILY_HOST}{LILY_DIR}notation/index.html">Notation reference</a> &middot; '
            f'<a href="{LILY_HOST}">lilypond.org</a></li>\n',
+           f'<li>Scilab 6.1.1 help: <a href="{SCILAB_HOST}{SCILAB_DIR}en_US/index.html">English</a> &middot; '
+           f'all languages: <a href="{SCILAB_HOST}">help.scilab.org</a></li>\n',
            '<li>MATE desktop help: ' + ", ".join(f'<a href="{u}">{html.escape(g)}</a>'
                                                  for g, u in sorted(mate_en.items())[:4])
            + f' &middot; all languages: <a href="{MATE_HOST}docs/">mate-desktop.org</a></li>\n',
@@ -352,7 +399,7 @@ def build(work: Path, out: Path) -> dict[str, Any]:
     dev = load_dev_builder()
     pkg_info = dev.ensure_packages(work)
     tools = dev.tool_versions()
-    pages = lilypond_pages(dev, work) + mate_pages(dev, work) + gnome_pages(dev, work, GNOME_PACKAGES, "gnome-apps")
+    pages = lilypond_pages(dev, work) + scilab_pages(dev, work) + mate_pages(dev, work) + gnome_pages(dev, work, GNOME_PACKAGES, "gnome-apps")
     pages += gnome_pages(dev, work, DEVEL_PACKAGES, "gnome-devel") + gnucash_pages(dev, work)
     for p in pages:
         p["lang"] = dev.norm_lang(p["lang_dir"]) if p["lang_dir"] else None
@@ -431,7 +478,7 @@ def manifest(stats: dict[str, Any]) -> str:
              "|---|---|---|---|---|"]
     set_of = {**dict.fromkeys(LILY_PACKAGES, "lilypond"), **dict.fromkeys(MATE_PACKAGES, "mate"),
               **dict.fromkeys(GNOME_PACKAGES, "gnome-apps"), **dict.fromkeys(DEVEL_PACKAGES, "gnome-devel"),
-              **dict.fromkeys(GNUCASH_PACKAGES, "gnucash")}
+              **dict.fromkeys(GNUCASH_PACKAGES, "gnucash"), **dict.fromkeys(SCILAB_PACKAGES, "scilab")}
     lines += [f"| {n} | {v['version']} | {v['size']:,} | {set_of[n]} | {LICENCE[set_of[n]]} |"
               for n, v in stats["packages"].items()]
     lines += ["", "Licences as stated in each package's `/usr/share/doc/<package>/copyright`; all allow "

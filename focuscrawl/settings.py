@@ -81,7 +81,7 @@ class FetchSettings:
     # chromium-headless-shell (the lighter old headless mode) and chromium on the PATH
     browser: str = "auto"
     render_timeout: float = 15.0  # wall-clock seconds a page may take to render
-    render_contexts: int = 4  # browser contexts rendering at once (4: docs/content.md, what is reachable)
+    render_contexts: int = 8  # browser contexts rendering at once (8: docs/content.md, what is reachable)
 
 
 @dataclass(frozen=True)

@@ -372,3 +372,34 @@ async def test_animation_frames_observers_and_timers_run() -> None:
     assert result.rendered is not None
     for text in (b"kitten frame", b"kitten observed", b"kitten timer"):
         assert text in result.rendered
+
+
+async def test_a_page_rendered_after_another_in_the_same_tab_sees_none_of_it() -> None:
+    """A context's one tab renders page after page, each navigation reusing the page's
+    frame (RenderDocument off): the next document still has a window and a realm of its
+    own: no global, timer or listener of the page before it reaches it."""
+    settings = FetchSettings(delay=0, allow_private=("127.0.0.1",), render="always", respect_robots=False,
+                             render_contexts=1)  # fmt: skip
+    first = (
+        "<!DOCTYPE html><html><body><div id='root'></div><script>"
+        "window.left = 'kitten secret'; globalThis.counter = 41;"
+        "setInterval(() => { document.body.innerHTML += '<p>kitten tick</p>'; }, 5);"
+        "window.addEventListener('load', () => { document.body.innerHTML += '<p>kitten listener</p>'; });"
+        "document.getElementById('root').innerHTML = '<p>kitten first</p>';"
+        "</script></body></html>"
+    )
+    second = (
+        "<!DOCTYPE html><html><body><div id='root'></div><script>"
+        "document.getElementById('root').innerHTML = '<p>' + typeof window.left + ' ' + typeof counter + '</p>';"
+        "</script></body></html>"
+    )
+    routes = {"/first.html": respond(first), "/second.html": respond(second)}
+    async with serve(routes) as site, RenderingFetcher(settings, AiohttpTransport(settings)) as fetcher:  # type: ignore[arg-type]
+        one = await fetcher.fetch(site.url("/first.html"))
+        two = await fetcher.fetch(site.url("/second.html"))
+    assert one.rendered is not None
+    assert two.rendered is not None
+    assert b"kitten first" in one.rendered
+    assert b"kitten tick" in one.rendered
+    assert b"<p>undefined undefined</p>" in two.rendered
+    assert b"kitten" not in two.rendered

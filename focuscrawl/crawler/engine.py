@@ -49,7 +49,7 @@ from focuscrawl.frontier.base import FrontierStore
 from focuscrawl.gc_tuning import crawl_gc
 from focuscrawl.output.lock import RunLock
 from focuscrawl.relevance.base import RelevanceModel
-from focuscrawl.settings import Settings, ordered_schedule, scope_settings, window_size
+from focuscrawl.settings import Settings, ordered_schedule, scope_settings
 from focuscrawl.stats import CrawlStats
 from focuscrawl.strategies.base import Strategy
 from focuscrawl.strategies.filters import LinkFilter
@@ -169,11 +169,7 @@ class Crawler:
         )
         self.frontier.ensure_columns(columns)
         self.strategy.attach(FrontierView(self.frontier), self.rng)
-        crawl = self.settings.crawl
-        window = make_window(
-            self.fetcher, self.stats, self._stop, window_size(self.settings, self.ordered),
-            ordered=self.ordered, straggler_seconds=crawl.straggler_seconds,
-        )  # fmt: skip
+        window = make_window(self.fetcher, self.stats, self._stop, self.settings, ordered=self.ordered)
         self._scheduler = scheduler = Scheduler(
             self._policy(start.layer_listed), window, queue=self.frontier, budget=self.budget,
             stats=self.stats, stop=self._stop, fetch_list=self._fetch_list,

@@ -89,7 +89,7 @@ class Continuous(FetchPolicy):
 
     def fill(self, s: Taking) -> None:
         window = s.window
-        want = min(s.budget_left(), window.size - window.live)
+        want = min(s.budget_left(), window.room())
         if want <= 0:
             return
         s.take(s.pop_in_room(want, self.per_host, lambda got, taken: self._patient(s, got, taken)))

@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any, Protocol
 
 from focuscrawl.types import FetchResult
+
+#: Called by a fetcher, in the task of a fetch, when that fetch has its page and only
+#: the page's rendering is left (:mod:`focuscrawl.fetch.render`): set by the crawl's
+#: as-completed window in each fetch it starts, whose slot is then given back to plain
+#: fetches while the page waits for the browser and renders. None: nobody listens.
+HAND_OFF: ContextVar[Callable[[], None] | None] = ContextVar("focuscrawl_hand_off", default=None)
 
 
 class Fetcher(Protocol):

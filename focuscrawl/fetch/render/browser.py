@@ -247,8 +247,7 @@ class BrowserRenderer:
                     await tab.changed.wait()
                 if tab.crashed:
                     raise BrowserError("page crashed")
-                await self._settle(pipe, tab)
-                answer = await pipe.send("Runtime.evaluate", {"expression": _SERIALISE, "returnByValue": True}, tab.session)
+                answer = await self._settle(pipe, tab)
             html = answer.get("result", {}).get("value")
             if not isinstance(html, str):  # a page that broke its own serialiser
                 raise BrowserError("the page's DOM could not be serialised")
@@ -257,9 +256,9 @@ class BrowserRenderer:
         finally:
             await self._put_back(tab, healthy and not tab.crashed)
 
-    async def _settle(self, pipe: DevToolsPipe, tab: Tab) -> None:
+    async def _settle(self, pipe: DevToolsPipe, tab: Tab) -> dict[str, Any]:
         """Wait for :data:`QUIET` seconds with no request of ``tab`` under way (at most
-        :data:`SETTLE` seconds)."""
+        :data:`SETTLE` seconds); the answer of the DOM serialised then."""
         loop = asyncio.get_running_loop()
         give_up = loop.time() + SETTLE
         tab.last = loop.time()
@@ -271,19 +270,24 @@ class BrowserRenderer:
             if quiet >= QUIET:
                 # a request the page made before this point may not have reached
                 # :meth:`_answer` yet (its event on its way, late on a loaded machine):
-                # one round trip to the page delivers the events sent before its
-                # answer; quiet only if none of them was a request
+                # taking the DOM is one round trip to the page, which delivers the events
+                # sent before its answer; the DOM is kept only if none was a request
                 last = tab.last
                 try:
-                    await pipe.send("Runtime.evaluate", {"expression": "0"}, tab.session)
+                    answer = await self._serialise(pipe, tab)
                 except BrowserGone:
                     raise
                 except BrowserError:  # a page whose document went away: nothing to wait for
-                    return
+                    break
                 if tab.busy or tab.last != last:
                     continue
-                return
+                return answer
             await asyncio.sleep(min(QUIET - quiet, give_up - now))
+        return await self._serialise(pipe, tab)
+
+    @staticmethod
+    async def _serialise(pipe: DevToolsPipe, tab: Tab) -> dict[str, Any]:
+        return await pipe.send("Runtime.evaluate", {"expression": _SERIALISE, "returnByValue": True}, tab.session)
 
     async def _put_back(self, tab: Tab, healthy: bool) -> None:
         """Keep the tab for the next page; a tab that misbehaved is closed with its

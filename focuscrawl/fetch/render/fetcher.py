@@ -11,6 +11,7 @@ import shutil
 from typing import Any
 
 from focuscrawl.exceptions import ConfigError
+from focuscrawl.fetch.base import HAND_OFF
 from focuscrawl.fetch.fetcher import HttpFetcher
 from focuscrawl.fetch.render.browser import BrowserRenderer
 from focuscrawl.fetch.render.shell import looks_like_shell
@@ -63,6 +64,9 @@ class RenderingFetcher(HttpFetcher):
         if self.settings.render == "auto" and not looks_like_shell(result.body):
             return result
         self.counters["render_pages"] += 1
+        handed = HAND_OFF.get()
+        if handed is not None:  # the crawl's window gives this page's slot back meanwhile
+            handed()
         task = asyncio.current_task()
         if task is not None:  # a page being rendered is work under way: a stop's grace waits for it
             self._sending.add(task)
