@@ -11,7 +11,7 @@ from functools import partial
 
 from focuscrawl.crawler.window.base import Results, Slot, Window
 from focuscrawl.crawler.window.renders import RenderQueue
-from focuscrawl.fetch.base import HAND_OFF, Fetcher
+from focuscrawl.fetch.base import Fetcher
 from focuscrawl.fetch.politeness import StragglerTime
 from focuscrawl.stats import CrawlStats
 from focuscrawl.types import FetchResult
@@ -34,6 +34,7 @@ class AsCompletedWindow(Window):
     ) -> None:  # fmt: skip
         super().__init__(fetcher, stats, stop, size)
         self.renders = RenderQueue(render_queue)  # pages being rendered, their slots given back
+        self.hands_off = render_queue > 0
         self._finished: deque[Slot] = deque()  # fetches done, not yet handed over
         self._waiter: asyncio.Future[None] | None = None  # the loop waiting
         # how long recent fetches took from being taken to their result (politeness
@@ -46,29 +47,21 @@ class AsCompletedWindow(Window):
         task.add_done_callback(partial(self._done, slot))
 
     def _done(self, slot: Slot, _task: asyncio.Future[FetchResult]) -> None:
-        if self.renders.size and (given := self.renders.done(slot)) is not None:
-            self._give_back(given)  # a page waiting in its slot for the render queue
+        if self.renders.size:  # its place in the render queue to a page waiting, if any
+            self.renders.done(slot)
         self._finished.append(slot)
         self.wake()
 
     def room(self) -> int:
         return self.size - self.live + len(self.renders)
 
-    async def _fetch(self, slot: Slot) -> FetchResult:
-        if self.renders.size:  # the fetcher says when only the page's rendering is left
-            HAND_OFF.set(partial(self._handed, slot))
-        return await super()._fetch(slot)
-
     def _handed(self, slot: Slot) -> None:
-        """``slot``'s page waits for the renderer: its room is given back to plain
-        fetches if the render queue has room (else it waits in its slot)."""
+        """``slot``'s page waits for the renderer: its slot is given back to plain
+        fetches if the render queue has room (else it waits in its slot). Its host's
+        room is not: the host has no more pages in flight than ``fetch.per_host``, and
+        the render's own requests are not queued behind more of them."""
         if not slot.recorded and self.renders.handed(slot):
-            self._give_back(slot)
             self.wake()  # the loop takes a URL in its place
-
-    def _give_back(self, slot: Slot) -> None:
-        slot.given_back = True
-        self._leave(slot.item.queued.host)
 
     def wake(self) -> None:
         waiter = self._waiter

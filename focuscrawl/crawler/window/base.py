@@ -9,8 +9,9 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 
-from focuscrawl.fetch.base import Fetcher
+from focuscrawl.fetch.base import HAND_OFF, Fetcher
 from focuscrawl.stats import CrawlStats
 from focuscrawl.types import FetchResult, QueuedURL
 
@@ -39,7 +40,6 @@ class Slot:
     task: Task
     started: float = 0.0  # monotonic time it was taken
     recorded: bool = False
-    given_back: bool = False  # its room given back while its page renders (see .renders)
 
 
 class Window:
@@ -55,7 +55,8 @@ class Window:
         self._slots: deque[Slot] = deque()  # in the order taken; recorded ones leave from the left
         self.live = 0  # slots not recorded
         self.new = 0  # of them, URLs that are not re-crawls (they use the page budget)
-        self.hosts: dict[str, int] = {}  # host -> slots not recorded that hold its room
+        self.hosts: dict[str, int] = {}  # host -> slots not recorded
+        self.hands_off = False  # told when a fetch's page waits for the renderer (as-completed)
 
     def __len__(self) -> int:
         """URLs taken and not yet recorded."""
@@ -103,8 +104,13 @@ class Window:
     def _watch(self, slot: Slot, task: asyncio.Future[FetchResult]) -> None:
         """A fetch started: what the window does when it ends (ordered: nothing)."""
 
+    def _handed(self, slot: Slot) -> None:
+        """``slot``'s page waits for the renderer (with :attr:`hands_off` only)."""
+
     async def _fetch(self, slot: Slot) -> FetchResult:
         url = slot.item.queued.url
+        if self.hands_off:  # the fetcher says when only the page's rendering is left
+            HAND_OFF.set(partial(self._handed, slot))
         try:
             return await self.fetcher.fetch(url)
         except asyncio.CancelledError:
@@ -124,19 +130,15 @@ class Window:
         self._timed(slot)
         self.live -= 1
         self.new -= not slot.item.recrawl
-        if not slot.given_back:
-            self._leave(slot.item.queued.host)
-        slots = self._slots
-        while slots and slots[0].recorded:
-            slots.popleft()
-
-    def _leave(self, host: str) -> None:
-        """A slot gives ``host``'s room back."""
+        host = slot.item.queued.host
         left = self.hosts[host] - 1
         if left:
             self.hosts[host] = left
         else:
             del self.hosts[host]
+        slots = self._slots
+        while slots and slots[0].recorded:
+            slots.popleft()
 
     def _timed(self, slot: Slot) -> None:
         """A result recorded: what the window learns of its duration (ordered: nothing)."""

@@ -1,11 +1,14 @@
 """The as-completed window's render queue (issue 37): a page handed to the renderer
 (its HTML fetched, only a headless browser's rendering left: :mod:`focuscrawl.fetch.render`)
-gives its window slot and its host's room back to plain fetches, so that the
-shells queueing for the browser's contexts and the quiet window of each render do not
-take the crawl's slots. At most :attr:`RenderQueue.size` pages do so at once
-(``fetch.render_contexts`` rendering, and as many waiting for a context): beyond that
-a page waits for the renderer in its own slot, the window fills and the crawl waits,
-so what a crawl holds stays bounded (the window's size plus this queue).
+gives its window slot back to plain fetches, so that the shells queueing for the
+browser's contexts and the quiet window of each render do not take the crawl's slots.
+It keeps its host's room (``fetch.per_host``): no more pages of a host are in flight
+than before, and the render's own requests to its host (its scripts, each after the
+host's delay) are not queued behind more of them. At most :attr:`RenderQueue.size`
+pages give their slot back at once (``fetch.render_contexts`` rendering, and as many
+waiting for a context): beyond that a page waits for the renderer in its own slot,
+the window fills and the crawl waits, so what a crawl holds stays bounded (the
+window's size plus this queue).
 
 The ordered schedule has none: its window is part of the order it reproduces.
 The pages stay in the window (in flight, in the resume state, on the page budget):
