@@ -2,7 +2,7 @@
 
     python benchmarks/bench_language_kinds.py [--rounds 4] [--pages 2000]
 
-A is the ``language`` strategy at its defaults (target en); B adds the measured kinds
+A is the ``language`` strategy with the prior alone (target en, ``prior_pages=0``: the defaults before issue 38's third web); B adds the measured kinds
 (``prior_pages=2 hub_weight=1 probe=0.3``: a ``language_shares`` call per page, the
 kinds' counts and the rescoring of a kind's queued URLs). Each is a ``focuscrawl
 simulate`` of WebKB from its four department seeds; the two take turns, their order
@@ -33,9 +33,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 ARCHIVE = ROOT.parent / "shared" / "testweb" / "webkb.warc.gz"
 SETTINGS = {
-    "A defaults": ["--strategy-param", "target=en"],
+    "A defaults": ["--strategy-param", "target=en", "--strategy-param", "prior_pages=0"],  # the defaults before
     "B measured kinds": ["--strategy-param", "target=en", "--strategy-param", "prior_pages=2",
-                         "--strategy-param", "hub_weight=1", "--strategy-param", "probe=0.3"],
+                         "--strategy-param", "hub_weight=1", "--strategy-param", "probe=0.3",
+                         "--strategy-param", "explore=fixed"],
 }  # fmt: skip
 
 

@@ -80,7 +80,7 @@ def test_the_language_strategy_queues_a_chinese_pages_kanji_links_after_the_rule
     """On a page of Chinese a Japanese crawl's P4 rule no longer passes kanji-only
     anchors (before: read as Japanese, 0.9 like a Japanese anchor); they go to the soft
     fallback, scored as links of a foreign page."""
-    strategy = LanguageStrategy(None, target=["ja"])
+    strategy = LanguageStrategy(None, target=["ja"], prior_pages=0)  # the rule alone
     page = _page("这是一个关于软件包的说明页面", _link("設定"), _link("日本語"))
     scores = {ls.link.anchor: ls.score for ls in strategy.on_page(page, None, QueuedURL(page.url, 1.0, 0, "h.org")).links}
     assert scores == {"日本語": PASSED, "設定": OTHER_PAGE}

@@ -47,7 +47,7 @@ def _order(tmp_path: Path, name: str, patience: float) -> list[str]:
         [SEED],
         out,
         strategy="language",
-        strategy_params={"target": ["ja"]},
+        strategy_params={"target": ["ja"], "prior_pages": 0},  # the rule's scores alone
         archives=[_archive(tmp_path / "w.warc.gz")],
         max_pages=20,
         delay=0,

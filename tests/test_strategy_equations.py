@@ -207,9 +207,10 @@ ZH_LINKS = [
     [
         # zh: .tw and .hk by TLD; both Han-only anchors read as Chinese
         ("zh", [0, 1, 2, 3]),
-        # ja: no Japanese TLD except .jp (kept by TLD); Han-only anchors read as Japanese
-        # in a Japanese crawl (kanji), and kana is Japanese
-        ("ja", [2, 3, 4, 6]),
+        # ja: no Japanese TLD except .jp (kept by TLD); a Han-only anchor reads as Japanese
+        # in a Japanese crawl (kanji) unless it names a language in its own script (中文维基:
+        # Chinese, as every reading of a link's language has it), and kana is Japanese
+        ("ja", [3, 4, 6]),
     ],
     ids=["zh", "ja"],
 )

@@ -46,6 +46,7 @@ def _result(url: str, body: bytes) -> FetchResult:
 
 def _crawler(tmp_path: Path, seed: str, **params: object) -> tuple[Recorder, MemoryFrontier, LanguageStrategy]:
     settings = Settings()
+    params.setdefault("prior_pages", 0)  # P4's rule and Tamura's policies by hand: the prior alone
     strategy = LanguageStrategy(None, **params)
     store = MemoryFrontier()
     store.ensure_columns(("relevance", *strategy.columns))
@@ -184,7 +185,7 @@ def test_measured_kinds_weigh_the_prior_by_hand() -> None:
     not measured takes at least ``probe`` until a page of its host and URL language is."""
     from focuscrawl.types import Merge
 
-    s = LanguageStrategy(None, target=["ja"], prior_pages=2, hub_weight=1.0, probe=0.3)
+    s = LanguageStrategy(None, target=["ja"], prior_pages=2, hub_weight=1.0, probe=0.3, explore="fixed")
     ja, de = "http://a.org/ja/x.html", "http://a.org/de/x.html"
     assert kind_of(ja) == "http://a.org/ja/ #ja"
     assert s._measured(ja, 0.75, "") == (0.75, Merge.SET, "")  # not measured: the prior
@@ -195,7 +196,7 @@ def test_measured_kinds_weigh_the_prior_by_hand() -> None:
     assert s._measured(ja, 0.75, "")[0] == pytest.approx((0.5 + 2 * 0.75) / (3 + 2))  # 0.4
     s.kinds.counts["http://a.org/ja/ #ja"] = [0.5, 3, 3]  # each of them linked to a new target URL elsewhere
     assert s._measured(ja, 0.75, "")[0] == pytest.approx((3 + 1) / (3 + 2))  # the hub's 0.8
-    off = LanguageStrategy(None, target=["ja"])  # prior_pages = 0: the prior, kept at its best
+    off = LanguageStrategy(None, target=["ja"], prior_pages=0)  # the prior, kept at its best
     assert off._measured(de, 0.0, "") == (0.0, Merge.MAX, "")
 
 

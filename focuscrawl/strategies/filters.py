@@ -159,10 +159,11 @@ class LanguageFilterParams:
 @register_filter("language")
 class LanguageLinkFilter(LinkFilter[LanguageFilterParams]):
     """P4's link rule: keep a link if its host's ccTLD is a target language's,
-    otherwise only if its anchor is in a target language, read as every link's language
-    is (:meth:`LanguageModel.score_text`: its hreflang, a language its anchor names in
-    its own script, Han-only text by the page's script). The rule "any" keeps a link
-    whose URL names a target language too."""
+    otherwise only if its anchor text is in a target language.
+
+    The anchor is read as every link's language is (:meth:`LanguageModel.score_text`:
+    its hreflang, a language its anchor names in its own script, Han-only text by the
+    page's script). The rule "any" keeps a link whose URL names a target language too."""
 
     name: ClassVar[str] = "language"
 

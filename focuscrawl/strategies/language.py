@@ -28,7 +28,10 @@ pages, and N_a(i), all pages (Tamura's steps 2-3):
   least ``hub_weight`` x (hubs + k/2) / (N_a + k), hubs its pages that linked to a
   new URL of another kind naming the target (English man pages linking to their
   translations); a kind not measured yet takes at least ``probe`` until one page
-  of its host and URL language is measured.
+  of its host and URL language is measured (``explore = "thompson"``: a draw from the
+  prior's Beta posterior instead). By default k = 2, ``hub_weight`` 1 and the Thompson
+  probe (D2, chosen by a rule fixed before the third web that judged it, issue 38);
+  ``prior_pages = 0`` is the prior alone, the default before.
 * ``hard``: links of a page not in the target language are dropped (hard focus).
 * ``soft``: links of target-language pages score 1, the others 0, so the first
   are all fetched before the second (soft focus; a URL keeps its best score).
@@ -98,15 +101,17 @@ class LanguageParams:
     unknown: float = 0.5  # server/directory: the score of a server or directory not visited yet
     backend: str = "cld2"  # page language identification (cld2 or py3langid)
     # rule policy: a link's score, a prior, is weighed with its directory's measured target
-    # share as this many pages' worth (0: the prior alone)
-    prior_pages: float = 0.0
+    # share as this many pages' worth (0: the prior alone). The defaults (2, 1, thompson:
+    # D2) were picked by the rule pre-registered in experiments/docweb_languages.py on three
+    # webs (issue 38); before, 0
+    prior_pages: float = 2.0
     # rule policy with prior_pages: a link's score is at least this times the share of
     # its kind's pages that linked to a URL of another kind naming the target (a hub)
-    hub_weight: float = 0.0
+    hub_weight: float = 1.0
     probe: float = 0.0  # rule policy with prior_pages: the least score of a kind not measured yet
     # how a kind not measured yet is probed: "fixed" (at least probe) or "thompson" (at least a
     # draw from the Beta posterior its prior stands for, seeded by seed: no per-web constant)
-    explore: str = "fixed"
+    explore: str = "thompson"
     seed: int = 0
     # rule policy with prior_pages: each kind measured apart per prior its links were given
     # (the link's own evidence), its class's share weighed with the kind's as k pages
