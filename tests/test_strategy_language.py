@@ -218,6 +218,42 @@ def test_link_classes_measure_a_kind_per_prior_by_hand(link_classes: bool, expec
     assert (s._measured(c, 1.0, "")[0], s._measured(d, 0.75, "")[0]) == pytest.approx(expected)
 
 
+def test_a_kinds_dead_links_count_as_pages_not_in_the_language_by_hand(tmp_path: Path) -> None:
+    """Under the measured kinds a URL its server answers with a client error counts as a
+    page of its kind with no target-language text, so a directory of dead links sinks
+    (before, a failure was never measured: 1,516 of a crawl's 2,000 URLs went to such
+    links on docweb-third). No answer, and 429 (try later), count for nothing.
+
+    By hand, k = 2, hub_weight 1: the seed's links to ``docs.org/ja/`` fail P4's rule
+    (English anchors, .org) and take the fallback's 0.75 (their URL names ja); its link to
+    ``x/more.html`` the fallback's 0.25 (no language in the URL, on a foreign page; its
+    kind not measured and its host probed by the seed). After
+    a's 404 the kind is [N_r, N_a, hubs] = [0, 1, 0]: (0 + 2 * 0.75) / (1 + 2) = 0.5, above
+    the hub floor (0 + 2 / 2) / (1 + 2); after b's 410 [0, 2, 0]: 1.5 / 4 = 0.375. c's
+    timeout and d's 429 leave it so: a new link of the kind on ``more.html`` takes 0.375
+    (with either counted 1.5 / 5 = 0.3, with both 0.25)."""
+    seed, more = "http://hub.org/", "http://hub.org/x/more.html"
+    a, b, c, d, h = (f"http://docs.org/ja/{n}.html" for n in "abcdh")
+    page = _page(EN, *((u, f"Manual {u[-6]}") for u in (a, b, c, d)), (more, "More"))
+    proc, store, _ = _crawler(tmp_path, seed, target=["ja"], prior_pages=2, hub_weight=1.0, probe=0.3, explore="fixed")
+    _next(proc, store, seed, page)
+    assert _scores(store, a, b, c, d, more) == [0.75, 0.75, 0.75, 0.75, 0.25]
+
+    def answer(url: str, result: FetchResult) -> None:
+        (queued,) = store.pop(1)
+        assert queued.url == url
+        proc.record(InFlight(queued), result)
+
+    answer(a, FetchResult(a, a, 404, body=b"Not Found", content_type="text/html"))
+    assert _scores(store, b, c, d) == pytest.approx([0.5, 0.5, 0.5])
+    answer(b, FetchResult(b, b, 410, body=b"Gone", content_type="text/html"))
+    assert _scores(store, c, d) == pytest.approx([0.375, 0.375])
+    answer(c, FetchResult(c, c, 0, error="timeout"))
+    answer(d, FetchResult(d, d, 429, body=b"", content_type="text/html"))
+    _next(proc, store, more, _page(EN, (h, "Manual h")))
+    assert _scores(store, h) == pytest.approx([0.375])
+
+
 class _AllQueued:
     def state(self, url: str) -> URLState:
         return URLState.QUEUED

@@ -262,6 +262,20 @@ class LanguageStrategy(Strategy[LanguageParams]):
             return Decision(links=[LinkScore(link, score, Merge.MAX, reason=reason) for link in links])
         return self._by_place(page, queued, is_target, links, note)
 
+    def on_failure(self, queued: QueuedURL, reason: str) -> Decision:
+        """Under the measured kinds, a URL its server answered with a client error (404,
+        410, 403: no page there) counts as a page of its kind with no text in the target
+        language (:meth:`MeasuredKinds.failed`): a manual's links to translations never
+        made (``.ja.html`` pages that are not there) sink as an untranslated directory
+        does, where before a failure was never measured and the kind kept its prior to the
+        end. No answer (a timeout, a refused connection) and 408 / 429 (try later) say
+        nothing of the kind and are not counted."""
+        status = int(reason[7:]) if reason.startswith("status-") and reason[7:].isdigit() else 0
+        if self.p.policy != "rule" or self.p.prior_pages <= 0 or not 400 <= status < 500 or status in (408, 429):
+            return Decision()
+        kind = self.kinds.failed(queued.url)
+        return Decision(updates=self.kinds.rescore(kind, self.view), reason=f"{reason}: a page of {kind} not in the target language")
+
     def _by_rule(self, page: Page, kept: list[Link], is_target: bool, note: str) -> Decision:
         """P4's rule: the links that pass it first; with ``fallback = "soft"`` the others
         after them (Tamura's soft focus), so that a crawl whose seed links fail the rule

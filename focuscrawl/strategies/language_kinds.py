@@ -100,25 +100,37 @@ class MeasuredKinds:
     def observe(self, url: str, share: float, links: Iterable[Link], targets: frozenset[str]) -> str:
         """Count a fetched page of target share ``share``; returns its kind."""
         kind = kind_of(url, self.chinese)
-        counts = self.counts.setdefault(kind, [0.0, 0.0, 0.0])
-        counts[0] += share
-        counts[1] += 1
-        prior = self.priors.get(kind, {}).get(url)
-        if self.link_classes and prior is not None:  # a seed has no prior
-            measured = self.classes.setdefault(_class_of(kind, prior), [0.0, 0.0])
-            measured[0] += share
-            measured[1] += 1
         self.probed.add(self._probe_key(url, kind))
         hub = int(any(url_language_for(link.url, self.chinese) in targets
                       and (other := kind_of(link.url, self.chinese)) != kind
                       and link.url not in self.priors.get(other, {})
                       for link in links))  # fmt: skip
+        self._count(url, kind, share, hub)
+        return kind
+
+    def failed(self, url: str) -> str:
+        """Count a URL its server said has no page (a client error) as a page of its kind
+        with no text in the target language, so that a directory of dead links sinks as an
+        untranslated one does; returns its kind. No probe is spent: nothing was learnt of
+        its host's pages in that language."""
+        kind = kind_of(url, self.chinese)
+        self._count(url, kind, 0.0, 0)
+        return kind
+
+    def _count(self, url: str, kind: str, share: float, hub: int) -> None:
+        counts = self.counts.setdefault(kind, [0.0, 0.0, 0.0])
+        counts[0] += share
+        counts[1] += 1
         counts[2] += hub
+        prior = self.priors.get(kind, {}).get(url)
+        if self.link_classes and prior is not None:  # a seed has no prior
+            measured = self.classes.setdefault(_class_of(kind, prior), [0.0, 0.0])
+            measured[0] += share
+            measured[1] += 1
         template = template_of(kind)
         if self.siblings and template is not None:
             shared = self.templates.setdefault(template, [0.0, 0.0, 0.0])
             shared[0], shared[1], shared[2] = shared[0] + share, shared[1] + 1, shared[2] + hub
-        return kind
 
     def _probe_key(self, url: str, kind: str) -> str:
         """What is probed once: a host and URL language; with siblings, a kind's siblings."""
