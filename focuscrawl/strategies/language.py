@@ -358,7 +358,7 @@ class LanguageStrategy(Strategy[LanguageParams]):
 
     def state_dict(self) -> dict[str, Any]:
         state = LanguageState(dict(self.langs), self.places).to_json()
-        if self.p.prior_pages > 0:
+        if self.p.prior_pages > 0 and not self.kinds.empty:  # (measured under the rule policy only)
             state["kinds"] = self.kinds.to_json()
         return state
 

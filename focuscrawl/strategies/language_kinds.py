@@ -197,6 +197,11 @@ class MeasuredKinds:
                     updates.append(ScoreUpdate(url, score, merge, reason=f"rescored{why}"))
         return updates
 
+    @property
+    def empty(self) -> bool:
+        """Nothing measured, scored or probed yet (a resume state need not carry it)."""
+        return not (self.counts or self.priors or self.probed)
+
     def to_json(self) -> dict[str, Any]:
         return {"counts": self.counts, "priors": self.priors, "probed": sorted(self.probed), "classes": self.classes,
                 "templates": self.templates}  # fmt: skip
