@@ -14,10 +14,9 @@ started when the fetcher opens, beside the crawl's first requests, not when the 
 shell is met; each context keeps one page (a tab), reused from page to page, and one
 renderer process (``--renderer-process-limit``, site isolation off), reused from page
 to page whatever their site, where Chromium would start a process for each page. A
-page's DOM is taken after its load event and a short quiet window (:data:`QUIET`
-seconds without a request of the page under way, at most :data:`SETTLE` seconds: a page
-that polls is taken as it is then), so data a script fetches after loading is in it,
-with no fixed wait. The DOM is serialised by a script in the page's own world.
+page's DOM is taken after its load event: at once when the page has nothing pending
+then, else after a short quiet window (:mod:`.quiet`), so data a script fetches after
+loading is in it, with no fixed wait. The DOM is serialised by a script in the page's own world.
 """
 
 from __future__ import annotations
@@ -34,20 +33,12 @@ from focuscrawl.fetch.fetcher import HttpFetcher
 from focuscrawl.fetch.render.kept import KEPT_TYPES, KeptAnswers
 from focuscrawl.fetch.render.launch import browser_flags
 from focuscrawl.fetch.render.pipe import BrowserError, BrowserGone, DevToolsPipe
+from focuscrawl.fetch.render.quiet import QUIET, SERIALISE, SERIALISE_IF_DONE, SETTLE, WATCH
 from focuscrawl.fetch.render.tab import Tab
 from focuscrawl.settings import FetchSettings
 from focuscrawl.types import FetchResult
 
 log = logging.getLogger(__name__)
-
-QUIET = 0.1  # seconds without a request of the page under way after its load event
-SETTLE = 1.0  # at most this long waiting for that quiet after the load event
-# the page's DOM serialised in the page's own world (Playwright's ``page.content()`` built its
-# utility world in each new document first: some 40 ms of a 130 ms render)
-_SERIALISE = """(() => {
-    const doctype = document.doctype ? new XMLSerializer().serializeToString(document.doctype) : "";
-    return doctype + (document.documentElement ? document.documentElement.outerHTML : "");
-})()"""
 
 _BLOCKED = frozenset({"Image", "Font", "Media"})
 # a page may not register a service worker (it would answer the page's requests itself)
@@ -174,7 +165,7 @@ class BrowserRenderer:
         await asyncio.gather(
             pipe.send("Fetch.enable", {"patterns": [{"urlPattern": "*", "requestStage": "Request"}]}, session),
             pipe.send("Page.enable", {}, session),
-            pipe.send("Page.addScriptToEvaluateOnNewDocument", {"source": _NO_SERVICE_WORKERS}, session),
+            pipe.send("Page.addScriptToEvaluateOnNewDocument", {"source": f"{_NO_SERVICE_WORKERS}\n{WATCH}"}, session),
             pipe.send("Emulation.setUserAgentOverride", {"userAgent": self.settings.user_agent}, session),
         )  # fmt: skip
         await pipe.send("Runtime.runIfWaitingForDebugger", {}, session)
@@ -261,7 +252,17 @@ class BrowserRenderer:
         :data:`SETTLE` seconds); the answer of the DOM serialised then."""
         loop = asyncio.get_running_loop()
         give_up = loop.time() + SETTLE
-        tab.last = loop.time()
+        tab.last = last = loop.time()
+        if not tab.busy:  # nothing pending in the page (:mod:`.quiet`): its DOM at once
+            try:
+                answer = await self._serialise(pipe, tab, SERIALISE_IF_DONE)
+            except BrowserGone:
+                raise
+            except BrowserError:
+                answer = {}
+            if isinstance(answer.get("result", {}).get("value"), str) and not tab.busy and tab.last == last:
+                self.fetcher.counters["render_settled_at_once"] += 1
+                return answer
         while (now := loop.time()) < give_up:
             if tab.busy:
                 await asyncio.sleep(QUIET / 2)
@@ -286,8 +287,8 @@ class BrowserRenderer:
         return await self._serialise(pipe, tab)
 
     @staticmethod
-    async def _serialise(pipe: DevToolsPipe, tab: Tab) -> dict[str, Any]:
-        return await pipe.send("Runtime.evaluate", {"expression": _SERIALISE, "returnByValue": True}, tab.session)
+    async def _serialise(pipe: DevToolsPipe, tab: Tab, expression: str = SERIALISE) -> dict[str, Any]:
+        return await pipe.send("Runtime.evaluate", {"expression": expression, "returnByValue": True}, tab.session)
 
     async def _put_back(self, tab: Tab, healthy: bool) -> None:
         """Keep the tab for the next page; a tab that misbehaved is closed with its
