@@ -164,9 +164,10 @@ class HttpFetcher:
     def sending(self, task: asyncio.Future[Any]) -> bool:
         return task in self._sending
 
-    async def fetch(self, url: str, *, any_type: bool = False) -> FetchResult:
+    async def fetch(self, url: str, *, any_type: bool = False, conditional: Mapping[str, str] | None = None) -> FetchResult:
         """Fetch ``url``; ``redirects`` lists the URLs that answered with a redirect.
-        ``any_type``: a body of any content type (a rendered page's scripts and styles)."""
+        ``any_type``: a body of any content type (a rendered page's scripts and styles);
+        ``conditional``: validators to ask with (what the renderer keeps of an answer)."""
         if not self._open:
             raise ConfigError("fetch: the fetcher is not open (use `async with` on it)")
         started = self.clock.monotonic()
@@ -178,7 +179,10 @@ class HttpFetcher:
             result = FetchResult(url=url, final_url=url, error="bad-url")
         else:
             async with self._politeness.claim(host_of(target)):
-                result = await self._revisit(url, target, admitted, any_type)
+                if conditional:
+                    result = await self._follow(url, target, admitted, any_type, conditional)
+                else:
+                    result = await self._revisit(url, target, admitted, any_type)
         result.elapsed = self.clock.monotonic() - started
         if result.error is not None:
             self.counters[result.error] += 1
@@ -220,6 +224,12 @@ class HttpFetcher:
         if self.settings.guess_sitemap:
             found.append(robots_url(url).removesuffix("robots.txt") + "sitemap.xml")
         return tuple(dict.fromkeys(u for u in map(normalize_url, found) if u is not None))
+
+    async def refused(self, url: str) -> str | None:
+        """Why ``url`` may not be requested now (its address, robots.txt), or None: what
+        an answer kept for it is checked by before it is used again."""
+        target = normalize_url(url)
+        return "bad-url" if target is None else await self._admission.admit(target)
 
     def refusal(self, url: str) -> FetchResult | None:
         """What :meth:`fetch` would return for ``url`` when that is known now, without a

@@ -343,15 +343,19 @@ class BrowserRenderer:
                     return
                 await tab.fulfill(pipe, request_id, result)
                 return
-            kept = self.kept.get(url) if paused.get("resourceType") in KEPT_TYPES else None
-            if kept is not None:
+            kept, ask = self.kept.get(url) if paused.get("resourceType") in KEPT_TYPES else (None, {})
+            if kept is not None:  # no request: still, none the crawler would refuse now
+                if await self.fetcher.refused(url) is not None:
+                    self.fetcher.counters["render_subrequest_refused"] += 1
+                    await tab.fail(pipe, request_id, "BlockedByClient")
+                    return
                 self.fetcher.counters["render_subrequest_kept"] += 1
                 await tab.fulfill(pipe, request_id, kept)
                 return
             loop = asyncio.get_running_loop()
             tab.busy += 1
             tab.last = loop.time()
-            fetching = asyncio.ensure_future(self.fetcher.fetch(url, any_type=True))
+            fetching = asyncio.ensure_future(self.fetcher.fetch(url, any_type=True, conditional=ask))
             tab.subs.add(fetching)
             try:
                 await asyncio.wait({fetching})
@@ -365,6 +369,12 @@ class BrowserRenderer:
                 await tab.fail(pipe, request_id, "Aborted")
                 return
             sub = fetching.result()
+            if ask and sub.error is None and sub.status == 304:  # still what was kept
+                renewed = self.kept.renewed(url, sub)
+                if renewed is not None:
+                    self.fetcher.counters["render_subrequest_revalidated"] += 1
+                    await tab.fulfill(pipe, request_id, renewed)
+                    return
             if sub.error is not None or sub.status == 0:
                 self.fetcher.counters["render_subrequest_refused"] += 1
                 await tab.fail(pipe, request_id, "BlockedByClient")
