@@ -158,8 +158,16 @@ def _tree_cpu(root: int, seen: dict[int, tuple[str, float]], kinds: dict[tuple[i
             seen[proc.pid] = (kinds[proc.pid, name], used.user + used.system)
 
 
+def _cpu_of(pid: int) -> float:
+    try:
+        used = psutil.Process(pid).cpu_times()
+    except psutil.Error:
+        return 0.0
+    return float(used.user + used.system)
+
+
 def run_mode(mode: str, args: argparse.Namespace, proxy: str, seed: str, out: Path, browser: str = "",
-             tree: str = "") -> dict[str, Any]:  # fmt: skip
+             tree: str = "", server: int = 0) -> dict[str, Any]:  # fmt: skip
     env = {k: v for k, v in os.environ.items() if k not in _PROXY_VARS}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [tree or str(ROOT), os.environ.get("PYTHONPATH")]))
     env["FOCUSCRAWL_FETCH__RENDER"] = mode
@@ -175,6 +183,7 @@ def run_mode(mode: str, args: argparse.Namespace, proxy: str, seed: str, out: Pa
     else:
         command += ["--delay", "0", "--per-host", "4"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    served = _cpu_of(server) if server else 0.0
     start = time.perf_counter()
     # (the tree is the working directory too: ``python -m`` puts it first on sys.path)
     child = subprocess.Popen(command, env=env, cwd=tree or None, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -198,6 +207,7 @@ def run_mode(mode: str, args: argparse.Namespace, proxy: str, seed: str, out: Pa
     sampler.join()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    served = _cpu_of(server) - served if server else 0.0
     if child.returncode != 0:
         raise SystemExit(f"crawl ({mode}) failed ({child.returncode}): {err.decode(errors='replace')[-800:]}")
     summary = json.loads((out / "run.json").read_text(encoding="utf-8"))["summary"]
@@ -207,7 +217,7 @@ def run_mode(mode: str, args: argparse.Namespace, proxy: str, seed: str, out: Pa
         "rendered": gzip.decompress((out / "corpus.warc.gz").read_bytes()).count(b"WARC-Type: conversion"),
         "failed": sum(v for k, v in counters.items() if k.startswith("render_failed")),
         "at_once": counters.get("render_settled_at_once", 0),
-        "peak_kib": peak, "cpu": cpu, "processes": list(seen.values()),
+        "peak_kib": peak, "cpu": cpu, "server_cpu": served, "processes": list(seen.values()),
     }  # fmt: skip
 
 
@@ -286,12 +296,12 @@ def main(argv: list[str] | None = None) -> None:
                 order = variants[r % len(variants) :] + variants[: r % len(variants)]
                 for label, mode, browser, tree in order:
                     out = work / f"{label.replace(':', '-').replace('@', '-')}-{r}"
-                    res = run_mode(mode, args, web.proxy_url, seed, out, browser, tree)
+                    res = run_mode(mode, args, web.proxy_url, seed, out, browser, tree, web.pid)
                     runs[label].append(res)
                     print(f"  round {r + 1} {label:>6}: {res['pages'] / res['crawl']:7.1f} pages/s crawl loop, "
                           f"{res['pages'] / res['wall']:7.1f} start to exit, {res['rendered']} rendered "
                           f"({res['failed']} failed, {res['at_once']} at once), browser peak {res['peak_kib'] / 1024:.0f} MiB, "
-                          f"{res['cpu'] / res['pages'] * 1000:.2f} ms CPU a page")  # fmt: skip
+                          f"{res['cpu'] / res['pages'] * 1000:.2f} ms CPU a page (the server {res['server_cpu'] / res['pages'] * 1000:.2f})")  # fmt: skip
     print("\nmedians:")
     for label in labels:
         rs = runs[label]
@@ -299,8 +309,10 @@ def main(argv: list[str] | None = None) -> None:
         wall = statistics.median(r["pages"] / r["wall"] for r in rs)
         peak = max(r["peak_kib"] for r in rs) / 1024
         cpu = statistics.median(r["cpu"] / r["pages"] * 1000 for r in rs)
+        served = statistics.median(r["server_cpu"] / r["pages"] * 1000 for r in rs)
         per_context = f", {peak / args.contexts:.0f} MiB per context" if peak else ""
-        print(f"  {label:>6}: {loop:7.1f} pages/s crawl loop, {wall:7.1f} start to exit, {cpu:.2f} ms CPU a page; "
+        print(f"  {label:>6}: {loop:7.1f} pages/s crawl loop, {wall:7.1f} start to exit, {cpu:.2f} ms CPU a page "
+              f"(the server {served:.2f}); "
               f"browser peak PSS {peak:.0f} MiB{per_context}")  # fmt: skip
     for label in labels:
         base = _baseline(label)
