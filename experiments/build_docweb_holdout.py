@@ -70,6 +70,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -462,6 +463,34 @@ def targets(tot: collections.Counter[str], judged: str) -> list[str]:
                         for k in ("ja", "ko", "zh")) + " at 500 / 1,000 / 2,000 URLs.", ""]
 
 
+def summary(labels: list[dict[str, Any]], traps_are: str) -> list[str]:
+    """The manifest's lines on the languages, the reachable target pages and the traps
+    (pages in a CJK language directory whose text is not in its language: ``traps_are``)."""
+    real = [row for row in labels if not row["synthetic"]]
+    tot = collections.Counter(row["target"] for row in real)
+    reach = collections.Counter(row["target"] for row in real if row["depth"] is not None)
+    langs = sorted({row["lang"] for row in real if row["lang"]})
+    cjk = [row for row in real if (row["lang"] or "").split("-")[0] in ("ja", "ko", "zh")]
+    traps = [row for row in cjk if row["target"] == "other"]
+    return [f"{len(langs)} languages ({' '.join(langs)}); synthetic pages: "
+            f"{sum(row['synthetic'] for row in labels)}. Reachable target pages: "
+            + ", ".join(f"{k} {reach[k]:,} of {tot[k]:,}" for k in ("ja", "ko", "zh")) + ".",
+            f"**Traps**: {len(traps):,} of the {len(cjk):,} pages in CJK language directories are `other` by their "
+            f"text ({traps_are})."]
+
+
+def main_of(build: Callable[[Path, Path], dict[str, Any]], manifest: Callable[[dict[str, Any]], str], name: str,
+            doc: str, work: Path, out: Path) -> None:
+    """A docweb builder's command line: build into ``--out`` from the packages in ``--work``, then the manifest."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--work", type=Path, default=work)
+    parser.add_argument("--out", type=Path, default=out)
+    args = parser.parse_args()
+    stats = build(args.work, args.out)
+    (args.out / f"{name}.md").write_text(manifest(stats), encoding="utf-8")
+    print(f"{stats['warc']}: {stats['warc'].stat().st_size:,} bytes, {len(stats['labels']):,} pages", file=sys.stderr)
+
+
 def manifest(stats: dict[str, Any]) -> str:
     labels = stats["labels"]
     real = [row for row in labels if not row["synthetic"]]
@@ -480,23 +509,13 @@ def manifest(stats: dict[str, Any]) -> str:
     lines += [f"| {n} | {v['version']} | {v['size']:,} |" for n, v in stats["packages"].items()]
     lines += set_table(real, SETS)
     tot = collections.Counter(row["target"] for row in real)
-    reach = collections.Counter(row["target"] for row in real if row["depth"] is not None)
-    langs = sorted({row["lang"] for row in real if row["lang"]})
-    cjk = [row for row in real if row["lang"] in ("ja", "ko", "zh", "zh-cn", "zh-tw")]
-    traps = [row for row in cjk if row["target"] == "other"]
-    lines += ["", f"{len(langs)} languages ({' '.join(langs)}); synthetic pages: " f"{sum(row['synthetic'] for row in labels)}. Reachable target pages: " + ", ".join(f"{k} {reach[k]:,} of {tot[k]:,}" for k in ("ja", "ko", "zh")) + ".", f"**Traps**: {len(traps):,} of the {len(cjk):,} pages in CJK language directories are `other` by their " "text (untranslated pages under translated navigation).", "", *targets(tot, "judged here")]
+    lines += ["", *summary(labels, "untranslated pages under translated navigation"), "", *targets(tot, "judged here")]
     return "\n".join(lines) + "\n"
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--work", type=Path, default=Path("/work/webs/docweb-holdout-work"))
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    args = parser.parse_args()
-    stats = build(args.work, args.out)
-    (args.out / f"{NAME}.md").write_text(manifest(stats), encoding="utf-8")
-    print(f"{stats['warc']}: {stats['warc'].stat().st_size:,} bytes, {len(stats['labels']):,} pages", file=sys.stderr)
-
+    assert __doc__ is not None
+    main_of(build, manifest, NAME, __doc__, Path("/work/webs/docweb-holdout-work"), DEFAULT_OUT)
 
 if __name__ == "__main__":
     main()

@@ -57,7 +57,6 @@ manifest ``OUT/docweb-third.md``. Default OUT ``/work/webs/docweb-third`` (or
 
 from __future__ import annotations
 
-import argparse
 import collections
 import html
 import importlib.util
@@ -448,22 +447,12 @@ def manifest(stats: dict[str, Any]) -> str:
     lines += [f"| {n} | {v['version']} | {v['size']:,} | {set_of[n]} | {LICENCE[set_of[n]]} |"
               for n, v in stats["packages"].items()]
     lines += ["", "Licences as stated in each package's `/usr/share/doc/<package>/copyright`; all allow "
-              "redistribution with their notices: keep this manifest with the archive.",
-              ]
-    lines += holdout.set_table(real, SETS)
+              "redistribution with their notices: keep this manifest with the archive.", *holdout.set_table(real, SETS)]
     tot = collections.Counter(row["target"] for row in real)
-    reach = collections.Counter(row["target"] for row in real if row["depth"] is not None)
-    langs = sorted({row["lang"] for row in real if row["lang"]})
-    cjk = [row for row in real if (row["lang"] or "").split("-")[0] in ("ja", "ko", "zh")]
-    traps = [row for row in cjk if row["target"] == "other"]
     depths = collections.Counter(row["depth"] for row in labels if row["depth"] is not None)
     by_lang_depth = {k: collections.Counter(row["depth"] for row in real if row["target"] == k and row["depth"] is not None)
                      for k in ("ja", "ko", "zh")}
-    lines += ["", f"{len(langs)} languages ({' '.join(langs)}); synthetic pages: "
-              f"{sum(row['synthetic'] for row in labels)}. Reachable target pages: "
-              + ", ".join(f"{k} {reach[k]:,} of {tot[k]:,}" for k in ("ja", "ko", "zh")) + ".",
-              f"**Traps**: {len(traps):,} of the {len(cjk):,} pages in CJK language directories are `other` by their "
-              "text (untranslated or partly translated pages under translated navigation).", "",
+    lines += ["", *holdout.summary(labels, "untranslated or partly translated pages under translated navigation"), "",
               "Depth from the seed (all pages): " + ", ".join(f"{d}: {n:,}" for d, n in sorted(depths.items())) + ".",
               ""] + [f"Depth of the reachable {k} pages: " + ", ".join(f"{d}: {n:,}" for d, n in sorted(c.items())) + "."
                      for k, c in by_lang_depth.items()]
@@ -472,14 +461,8 @@ def manifest(stats: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--work", type=Path, default=Path("/work/webs/docweb-third-work"))
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    args = parser.parse_args()
-    stats = build(args.work, args.out)
-    (args.out / f"{NAME}.md").write_text(manifest(stats), encoding="utf-8")
-    print(f"{stats['warc']}: {stats['warc'].stat().st_size:,} bytes, {len(stats['labels']):,} pages", file=sys.stderr)
-
+    assert __doc__ is not None
+    load_holdout_builder().main_of(build, manifest, NAME, __doc__, Path("/work/webs/docweb-third-work"), DEFAULT_OUT)
 
 if __name__ == "__main__":
     main()
