@@ -118,12 +118,12 @@ async def test_a_kept_script_is_not_used_where_the_crawler_would_refuse_it(monke
     async with serve(routes) as site, RenderingFetcher(settings, AiohttpTransport(settings)) as fetcher:  # type: ignore[arg-type]
         first = await fetcher.fetch(site.url("/a.html"))
 
-        admit = fetcher._admission.admit
+        admit = fetcher.admission.admit
 
         async def refuse(url: str) -> str | None:
             return "blocked-address" if url.endswith("/bundle.js") else await admit(url)
 
-        monkeypatch.setattr(fetcher._admission, "admit", refuse)
+        monkeypatch.setattr(fetcher.admission, "admit", refuse)
         second = await fetcher.fetch(site.url("/b.html"))
         paths = site.paths()
     assert first.rendered is not None

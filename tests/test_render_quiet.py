@@ -93,7 +93,7 @@ async def test_a_page_with_work_pending_at_its_load_event_waits_for_it(script: s
     assert at_once == 0
 
 
-async def test_the_page_cannot_tell_it_is_watched() -> None:
+async def test_what_a_page_sees_of_what_is_watched_is_as_before() -> None:
     """The watch keeps what the page's own scripts see of what it wraps: timers' ids
     and arguments, ``this``, fetch's promise, a class extending a wrapped constructor."""
     script = _ADD + (

@@ -33,10 +33,11 @@ from focuscrawl.fetch.fetcher import HttpFetcher
 from focuscrawl.fetch.render.kept import KEPT_TYPES, KeptAnswers
 from focuscrawl.fetch.render.launch import browser_flags
 from focuscrawl.fetch.render.pipe import BrowserError, BrowserGone, DevToolsPipe
-from focuscrawl.fetch.render.quiet import QUIET, SERIALISE, SERIALISE_IF_DONE, SETTLE, WATCH
+from focuscrawl.fetch.render.quiet import WATCH, settle
 from focuscrawl.fetch.render.tab import Tab
 from focuscrawl.settings import FetchSettings
 from focuscrawl.types import FetchResult
+from focuscrawl.urls import normalize_url
 
 log = logging.getLogger(__name__)
 
@@ -238,7 +239,7 @@ class BrowserRenderer:
                     await tab.changed.wait()
                 if tab.crashed:
                     raise BrowserError("page crashed")
-                answer = await self._settle(pipe, tab)
+                answer = await settle(pipe, tab, self.fetcher.counters)
             html = answer.get("result", {}).get("value")
             if not isinstance(html, str):  # a page that broke its own serialiser
                 raise BrowserError("the page's DOM could not be serialised")
@@ -246,49 +247,6 @@ class BrowserRenderer:
             return html.encode("utf-8")
         finally:
             await self._put_back(tab, healthy and not tab.crashed)
-
-    async def _settle(self, pipe: DevToolsPipe, tab: Tab) -> dict[str, Any]:
-        """Wait for :data:`QUIET` seconds with no request of ``tab`` under way (at most
-        :data:`SETTLE` seconds); the answer of the DOM serialised then."""
-        loop = asyncio.get_running_loop()
-        give_up = loop.time() + SETTLE
-        tab.last = last = loop.time()
-        if not tab.busy:  # nothing pending in the page (:mod:`.quiet`): its DOM at once
-            try:
-                answer = await self._serialise(pipe, tab, SERIALISE_IF_DONE)
-            except BrowserGone:
-                raise
-            except BrowserError:
-                answer = {}
-            if isinstance(answer.get("result", {}).get("value"), str) and not tab.busy and tab.last == last:
-                self.fetcher.counters["render_settled_at_once"] += 1
-                return answer
-        while (now := loop.time()) < give_up:
-            if tab.busy:
-                await asyncio.sleep(QUIET / 2)
-                continue
-            quiet = now - tab.last
-            if quiet >= QUIET:
-                # a request the page made before this point may not have reached
-                # :meth:`_answer` yet (its event on its way, late on a loaded machine):
-                # taking the DOM is one round trip to the page, which delivers the events
-                # sent before its answer; the DOM is kept only if none was a request
-                last = tab.last
-                try:
-                    answer = await self._serialise(pipe, tab)
-                except BrowserGone:
-                    raise
-                except BrowserError:  # a page whose document went away: nothing to wait for
-                    break
-                if tab.busy or tab.last != last:
-                    continue
-                return answer
-            await asyncio.sleep(min(QUIET - quiet, give_up - now))
-        return await self._serialise(pipe, tab)
-
-    @staticmethod
-    async def _serialise(pipe: DevToolsPipe, tab: Tab, expression: str = SERIALISE) -> dict[str, Any]:
-        return await pipe.send("Runtime.evaluate", {"expression": expression, "returnByValue": True}, tab.session)
 
     async def _put_back(self, tab: Tab, healthy: bool) -> None:
         """Keep the tab for the next page; a tab that misbehaved is closed with its
@@ -345,7 +303,7 @@ class BrowserRenderer:
                 return
             kept, ask = self.kept.get(url) if paused.get("resourceType") in KEPT_TYPES else (None, {})
             if kept is not None:  # no request: still, none the crawler would refuse now
-                if await self.fetcher.refused(url) is not None:
+                if (target := normalize_url(url)) is None or await self.fetcher.admission.admit(target):
                     self.fetcher.counters["render_subrequest_refused"] += 1
                     await tab.fail(pipe, request_id, "BlockedByClient")
                     return

@@ -19,6 +19,13 @@ window alone, as is any page with something pending: its DOM is what it always w
 
 from __future__ import annotations
 
+import asyncio
+from collections import Counter
+from typing import Any
+
+from focuscrawl.fetch.render.pipe import BrowserError, BrowserGone, DevToolsPipe
+from focuscrawl.fetch.render.tab import Tab
+
 QUIET = 0.1  # seconds without a request of the page under way after its load event
 SETTLE = 1.0  # at most this long waiting for that quiet after the load event
 
@@ -145,3 +152,49 @@ WATCH = """(() => {
         value: () => document.readyState === "complete" && !opaque && held.size === 0 && loads.size === 0 && !running(),
     });
 })();"""
+
+
+
+async def settle(pipe: DevToolsPipe, tab: Tab, counters: Counter[str]) -> dict[str, Any]:
+    """The answer of ``tab``'s DOM serialised once it is done (its load event come): at
+    once when the page has nothing pending, else once no request of it has been under
+    way for :data:`QUIET` seconds (at most :data:`SETTLE` seconds)."""
+    loop = asyncio.get_running_loop()
+    give_up = loop.time() + SETTLE
+    tab.last = last = loop.time()
+    if not tab.busy:  # nothing pending in the page (:data:`WATCH`): its DOM at once
+        try:
+            answer = await _serialise(pipe, tab, SERIALISE_IF_DONE)
+        except BrowserGone:
+            raise
+        except BrowserError:
+            answer = {}
+        if isinstance(answer.get("result", {}).get("value"), str) and not tab.busy and tab.last == last:
+            counters["render_settled_at_once"] += 1
+            return answer
+    while (now := loop.time()) < give_up:
+        if tab.busy:
+            await asyncio.sleep(QUIET / 2)
+            continue
+        quiet = now - tab.last
+        if quiet >= QUIET:
+            # a request the page made before this point may not have been answered
+            # (its event on its way, late on a loaded machine): taking the DOM is one
+            # round trip to the page, which delivers the events sent before its answer;
+            # the DOM is kept only if none was a request
+            last = tab.last
+            try:
+                answer = await _serialise(pipe, tab)
+            except BrowserGone:
+                raise
+            except BrowserError:  # a page whose document went away: nothing to wait for
+                break
+            if tab.busy or tab.last != last:
+                continue
+            return answer
+        await asyncio.sleep(min(QUIET - quiet, give_up - now))
+    return await _serialise(pipe, tab)
+
+
+async def _serialise(pipe: DevToolsPipe, tab: Tab, expression: str = SERIALISE) -> dict[str, Any]:
+    return await pipe.send("Runtime.evaluate", {"expression": expression, "returnByValue": True}, tab.session)
