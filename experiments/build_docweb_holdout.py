@@ -70,6 +70,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -369,23 +370,35 @@ def build(work: Path, out: Path) -> dict[str, Any]:
     assert len(set(urls)) == len(urls), "duplicate URL"
     assert all(dev.canon(u) == u for u in urls), "a URL not in canonical form"
     hosts = sorted({urlsplit(u).hostname or "" for u in urls})
+    info = (f"software: build_docweb_holdout.py (warcio)\r\nformat: WARC File Format 1.1\r\n"
+            f"description: docweb-holdout test web: multilingual documentation from Debian 12 packages "
+            f"disjoint from docweb-dev's; synthetic portal {SEED}, host root pages, language choosers\r\n"
+            f"packages: {', '.join(f'{n}={v}' for n, v in PACKAGES.items())}\r\n"
+            f"tools: {', '.join(f'{n}={v}' for n, v in tools.items())}\r\n")
+    warc_path, labels_path, labels = write_web(dev, allp, out, NAME, SEED, hosts, info)
+    return {"packages": pkg_info, "tools": tools, "hosts": hosts, "labels": labels, "man": man_stats,
+                "warc": warc_path, "labels_path": labels_path}
+
+
+def write_web(dev: ModuleType, allp: list[dict[str, Any]], out: Path, name: str, seed: str, hosts: list[str],
+              info: str) -> tuple[Path, Path, list[dict[str, Any]]]:
+    """Write a docweb's pages as ``<name>.warc.gz`` (a warcinfo record with ``info``, an empty robots.txt
+    per host, one response per page; atomically) and ``<name>.labels.jsonl`` (docweb-dev's labels, with
+    each page's link depth from ``seed``). Shared by this builder and build_docweb_third.py."""
+    urls = [p["url"] for p in allp]
     out.mkdir(parents=True, exist_ok=True)
-    warc_path, labels_path = out / f"{NAME}.warc.gz", out / f"{NAME}.labels.jsonl"
+    warc_path, labels_path = out / f"{name}.warc.gz", out / f"{name}.labels.jsonl"
     tmp = warc_path.with_name(warc_path.name + ".tmp")
     labels, graph = [], {}
     stored = set(urls)
     with open(tmp, "wb") as fh:
         writer = WARCWriter(fh, gzip=True, warc_version="1.1")
-        info = (f"software: build_docweb_holdout.py (warcio)\r\nformat: WARC File Format 1.1\r\n"
-                f"description: docweb-holdout test web: multilingual documentation from Debian 12 packages "
-                f"disjoint from docweb-dev's; synthetic portal {SEED}, host root pages, language choosers\r\n"
-                f"packages: {', '.join(f'{n}={v}' for n, v in PACKAGES.items())}\r\n"
-                f"tools: {', '.join(f'{n}={v}' for n, v in tools.items())}\r\n").encode()
+        payload = info.encode()
         writer.write_record(writer.create_warc_record(
-            "", "warcinfo", payload=io.BytesIO(info), length=len(info),
+            "", "warcinfo", payload=io.BytesIO(payload), length=len(payload),
             warc_content_type="application/warc-fields",
             warc_headers_dict={"WARC-Date": dev.WARC_DATE, "WARC-Filename": warc_path.name,
-                               "WARC-Record-ID": dev.rec_id(NAME, "warcinfo")}))
+                               "WARC-Record-ID": dev.rec_id(name, "warcinfo")}))
         for h in hosts:
             dev.write_response(writer, f"http://{h}/robots.txt", b"", "text/plain")
         for p in allp:
@@ -397,12 +410,12 @@ def build(work: Path, out: Path) -> dict[str, Any]:
             graph[p["url"]] = sorted(t for t in targets if t in stored)
             target, shares, letters, kana = dev.script_label(text)
             labels.append({"url": p["url"], "set": p["set"], "lang_dir": p["lang_dir"], "lang": p.get("lang"),
-                               "module": p["module"], "section": p["section"], "target": target, "script_share": shares,
-                               "letters": letters, "kana_share": kana, "package": p["pkg"], "render": p["render"],
-                               "synthetic": p["set"] == "synthetic"})
+                           "module": p["module"], "section": p["section"], "target": target, "script_share": shares,
+                           "letters": letters, "kana_share": kana, "package": p["pkg"], "render": p["render"],
+                           "synthetic": p["set"] == "synthetic"})
     os.replace(tmp, warc_path)
-    depth = {SEED: 0}
-    queue = collections.deque([SEED])
+    depth = {seed: 0}
+    queue = collections.deque([seed])
     while queue:
         u = queue.popleft()
         for v in graph.get(u, ()):
@@ -413,12 +426,69 @@ def build(work: Path, out: Path) -> dict[str, Any]:
         for row in labels:
             row["depth"] = depth.get(row["url"])
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-    return {"packages": pkg_info, "tools": tools, "hosts": hosts, "labels": labels, "man": man_stats,
-                "warc": warc_path, "labels_path": labels_path}
+    return warc_path, labels_path, labels
 
 
 def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def set_table(real: list[dict[str, Any]], sets: list[str]) -> list[str]:
+    """The manifest's table of pages per set and language directory, with the reachable and target counts."""
+    lines = ["", "## Pages per set × language directory, targets by measured script share", "",
+             "| set | lang_dir | pages | reachable from seed | ja | ko | zh | other |", "|---|---|---|---|---|---|---|---|"]
+    rows: dict[tuple[str, str], collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    for row in real:
+        key = (row["set"], row["lang_dir"] or "(index)")
+        rows[key][row["target"]] += 1
+        rows[key]["_reach"] += row["depth"] is not None
+    for (s, ld), cnt in sorted(rows.items(), key=lambda kv: (sets.index(kv[0][0]), kv[0][1] != "en", kv[0][1])):
+        n = sum(v for k, v in cnt.items() if k != "_reach")
+        lines.append(f"| {s} | {ld} | {n:,} | {cnt['_reach']:,} | {cnt['ja']:,} | {cnt['ko']:,} | {cnt['zh']:,} | "
+                     f"{cnt['other']:,} |")
+    tot = collections.Counter(row["target"] for row in real)
+    reach = collections.Counter(row["target"] for row in real if row["depth"] is not None)
+    lines.append(f"| **all** | | **{len(real):,}** | **{sum(reach.values()):,}** | **{tot['ja']:,}** | "
+                 f"**{tot['ko']:,}** | **{tot['zh']:,}** | **{tot['other']:,}** |")
+    return lines
+
+
+def targets(tot: collections.Counter[str], judged: str) -> list[str]:
+    """The manifest's goal paragraph with the ceilings the web's target counts allow."""
+    return ["## Targets", "",
+            f"The goal of issue 38, {judged}: from the English seed at 2,000 URLs, Japanese share >= 0.80, Korean "
+            "and Chinese >= 0.75, each beside its ceiling min(1, pages of the language / HTML pages fetched). "
+            "With every URL an HTML page the ceilings are: "
+            + "; ".join(f"{k} " + " / ".join(f"{min(1.0, tot[k] / n):.3f}" for n in (500, 1000, 2000))
+                        for k in ("ja", "ko", "zh")) + " at 500 / 1,000 / 2,000 URLs.", ""]
+
+
+def summary(labels: list[dict[str, Any]], traps_are: str) -> list[str]:
+    """The manifest's lines on the languages, the reachable target pages and the traps
+    (pages in a CJK language directory whose text is not in its language: ``traps_are``)."""
+    real = [row for row in labels if not row["synthetic"]]
+    tot = collections.Counter(row["target"] for row in real)
+    reach = collections.Counter(row["target"] for row in real if row["depth"] is not None)
+    langs = sorted({row["lang"] for row in real if row["lang"]})
+    cjk = [row for row in real if (row["lang"] or "").split("-")[0] in ("ja", "ko", "zh")]
+    traps = [row for row in cjk if row["target"] == "other"]
+    return [f"{len(langs)} languages ({' '.join(langs)}); synthetic pages: "
+            f"{sum(row['synthetic'] for row in labels)}. Reachable target pages: "
+            + ", ".join(f"{k} {reach[k]:,} of {tot[k]:,}" for k in ("ja", "ko", "zh")) + ".",
+            f"**Traps**: {len(traps):,} of the {len(cjk):,} pages in CJK language directories are `other` by their "
+            f"text ({traps_are})."]
+
+
+def main_of(build: Callable[[Path, Path], dict[str, Any]], manifest: Callable[[dict[str, Any]], str], name: str,
+            doc: str, work: Path, out: Path) -> None:
+    """A docweb builder's command line: build into ``--out`` from the packages in ``--work``, then the manifest."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--work", type=Path, default=work)
+    parser.add_argument("--out", type=Path, default=out)
+    args = parser.parse_args()
+    stats = build(args.work, args.out)
+    (args.out / f"{name}.md").write_text(manifest(stats), encoding="utf-8")
+    print(f"{stats['warc']}: {stats['warc'].stat().st_size:,} bytes, {len(stats['labels']):,} pages", file=sys.stderr)
 
 
 def manifest(stats: dict[str, Any]) -> str:
@@ -437,47 +507,15 @@ def manifest(stats: dict[str, Any]) -> str:
              f"{stats['man'].get('left_out_large', 0)}.", "",
              "## Packages (Debian 12 bookworm, main)", "", "| package | version | .deb bytes |", "|---|---|---|"]
     lines += [f"| {n} | {v['version']} | {v['size']:,} |" for n, v in stats["packages"].items()]
-    lines += ["", "## Pages per set × language directory, targets by measured script share", "",
-              "| set | lang_dir | pages | reachable from seed | ja | ko | zh | other |", "|---|---|---|---|---|---|---|---|"]
-    rows: dict[tuple[str, str], collections.Counter[str]] = collections.defaultdict(collections.Counter)
-    for row in real:
-        key = (row["set"], row["lang_dir"] or "(index)")
-        rows[key][row["target"]] += 1
-        rows[key]["_reach"] += row["depth"] is not None
-    for (s, ld), cnt in sorted(rows.items(), key=lambda kv: (SETS.index(kv[0][0]), kv[0][1] != "en", kv[0][1])):
-        n = sum(v for k, v in cnt.items() if k != "_reach")
-        lines.append(f"| {s} | {ld} | {n:,} | {cnt['_reach']:,} | {cnt['ja']:,} | {cnt['ko']:,} | {cnt['zh']:,} | "
-                     f"{cnt['other']:,} |")
+    lines += set_table(real, SETS)
     tot = collections.Counter(row["target"] for row in real)
-    reach = collections.Counter(row["target"] for row in real if row["depth"] is not None)
-    lines.append(f"| **all** | | **{len(real):,}** | **{sum(reach.values()):,}** | **{tot['ja']:,}** | "
-                 f"**{tot['ko']:,}** | **{tot['zh']:,}** | **{tot['other']:,}** |")
-    langs = sorted({row["lang"] for row in real if row["lang"]})
-    cjk = [row for row in real if row["lang"] in ("ja", "ko", "zh", "zh-cn", "zh-tw")]
-    traps = [row for row in cjk if row["target"] == "other"]
-    lines += ["", f"{len(langs)} languages ({' '.join(langs)}); synthetic pages: "
-              f"{sum(row['synthetic'] for row in labels)}. Reachable target pages: "
-              + ", ".join(f"{k} {reach[k]:,} of {tot[k]:,}" for k in ("ja", "ko", "zh")) + ".",
-              f"**Traps**: {len(traps):,} of the {len(cjk):,} pages in CJK language directories are `other` by their "
-              "text (untranslated pages under translated navigation).", "",
-              "## Targets", "",
-              "The goal of issue 38, judged here: from the English seed at 2,000 URLs, Japanese share >= 0.80, Korean "
-              "and Chinese >= 0.75, each beside its ceiling min(1, pages of the language / HTML pages fetched). "
-              "With every URL an HTML page the ceilings are: "
-              + "; ".join(f"{k} " + " / ".join(f"{min(1.0, tot[k] / n):.3f}" for n in (500, 1000, 2000))
-                          for k in ("ja", "ko", "zh")) + " at 500 / 1,000 / 2,000 URLs.", ""]
+    lines += ["", *summary(labels, "untranslated pages under translated navigation"), "", *targets(tot, "judged here")]
     return "\n".join(lines) + "\n"
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--work", type=Path, default=Path("/work/webs/docweb-holdout-work"))
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    args = parser.parse_args()
-    stats = build(args.work, args.out)
-    (args.out / f"{NAME}.md").write_text(manifest(stats), encoding="utf-8")
-    print(f"{stats['warc']}: {stats['warc'].stat().st_size:,} bytes, {len(stats['labels']):,} pages", file=sys.stderr)
-
+    assert __doc__ is not None
+    main_of(build, manifest, NAME, __doc__, Path("/work/webs/docweb-holdout-work"), DEFAULT_OUT)
 
 if __name__ == "__main__":
     main()

@@ -57,13 +57,9 @@ manifest ``OUT/docweb-third.md``. Default OUT ``/work/webs/docweb-third`` (or
 
 from __future__ import annotations
 
-import argparse
 import collections
-import hashlib
 import html
 import importlib.util
-import io
-import json
 import os
 import re
 import subprocess
@@ -73,8 +69,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
-
-from warcio.warcwriter import WARCWriter
 
 ROOT = Path(__file__).resolve().parents[1]
 TESTWEB = Path(os.environ.get("FOCUSCRAWL_TESTWEB") or ROOT.parent / "shared" / "testweb")
@@ -159,11 +153,17 @@ def load_module(path: Path, name: str) -> ModuleType:
     return mod
 
 
+def load_holdout_builder() -> ModuleType:
+    """build_docweb_holdout.py, imported by path: its package list, and the writer and manifest parts
+    the two builders share."""
+    return load_module(Path(__file__).resolve().with_name("build_docweb_holdout.py"), "build_docweb_holdout")
+
+
 def load_dev_builder() -> ModuleType:
     """docweb-dev's build script, imported by path (its package list set to this web's), after checking
     that no package of this web is one of docweb-dev's or docweb-holdout's."""
     dev = load_module(TESTWEB / "docweb-dev-build.py", "docweb_dev_build")
-    holdout = load_module(Path(__file__).resolve().with_name("build_docweb_holdout.py"), "build_docweb_holdout")
+    holdout = load_holdout_builder()
     shared = sorted(set(PACKAGES) & (set(dev.PACKAGES) | set(holdout.PACKAGES)))
     if shared:
         sys.exit(f"packages of docweb-dev or docweb-holdout: {', '.join(shared)}")
@@ -413,60 +413,20 @@ def build(work: Path, out: Path) -> dict[str, Any]:
     assert len(set(urls)) == len(urls), "duplicate URL"
     assert all(dev.canon(u) == u for u in urls), "a URL not in canonical form"
     hosts = sorted({urlsplit(u).hostname or "" for u in urls} | {urlsplit(SEED).hostname or ""})
-    out.mkdir(parents=True, exist_ok=True)
-    warc_path, labels_path = out / f"{NAME}.warc.gz", out / f"{NAME}.labels.jsonl"
-    tmp = warc_path.with_name(warc_path.name + ".tmp")
-    labels, graph = [], {}
-    stored = set(urls)
-    with open(tmp, "wb") as fh:
-        writer = WARCWriter(fh, gzip=True, warc_version="1.1")
-        info = (f"software: build_docweb_third.py (warcio)\r\nformat: WARC File Format 1.1\r\n"
-                f"description: docweb-third test web: multilingual documentation from Debian 12 packages "
-                f"disjoint from docweb-dev's and docweb-holdout's; synthetic portal {SEED}, host root pages, "
-                f"language choosers\r\n"
-                f"packages: {', '.join(f'{n}={v}' for n, v in PACKAGES.items())}\r\n"
-                f"tools: {', '.join(f'{n}={v}' for n, v in tools.items())}\r\n").encode()
-        writer.write_record(writer.create_warc_record(
-            "", "warcinfo", payload=io.BytesIO(info), length=len(info),
-            warc_content_type="application/warc-fields",
-            warc_headers_dict={"WARC-Date": dev.WARC_DATE, "WARC-Filename": warc_path.name,
-                               "WARC-Record-ID": dev.rec_id(NAME, "warcinfo")}))
-        for h in hosts:
-            dev.write_response(writer, f"http://{h}/robots.txt", b"", "text/plain")
-        for p in allp:
-            body = p["body"]
-            cs = dev.charset_of(body)
-            dev.write_response(writer, p["url"], body, "text/html" + (f"; charset={cs}" if cs else ""))
-            text, base, hrefs = dev.analyse(body, p["url"], cs)
-            targets = {dev.canon(t) for t in (dev.resolve(h, base) for h in hrefs) if t}
-            graph[p["url"]] = sorted(t for t in targets if t in stored)
-            target, shares, letters, kana = dev.script_label(text)
-            labels.append({"url": p["url"], "set": p["set"], "lang_dir": p["lang_dir"], "lang": p.get("lang"),
-                           "module": p["module"], "section": p["section"], "target": target, "script_share": shares,
-                           "letters": letters, "kana_share": kana, "package": p["pkg"], "render": p["render"],
-                           "synthetic": p["set"] == "synthetic"})
-    os.replace(tmp, warc_path)
-    depth = {SEED: 0}
-    queue = collections.deque([SEED])
-    while queue:
-        u = queue.popleft()
-        for v in graph.get(u, ()):
-            if v not in depth:
-                depth[v] = depth[u] + 1
-                queue.append(v)
-    with open(labels_path, "w", encoding="utf-8") as fh:
-        for row in labels:
-            row["depth"] = depth.get(row["url"])
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    info = (f"software: build_docweb_third.py (warcio)\r\nformat: WARC File Format 1.1\r\n"
+            f"description: docweb-third test web: multilingual documentation from Debian 12 packages "
+            f"disjoint from docweb-dev's and docweb-holdout's; synthetic portal {SEED}, host root pages, "
+            f"language choosers\r\n"
+            f"packages: {', '.join(f'{n}={v}' for n, v in PACKAGES.items())}\r\n"
+            f"tools: {', '.join(f'{n}={v}' for n, v in tools.items())}\r\n")
+    warc_path, labels_path, labels = load_holdout_builder().write_web(dev, allp, out, NAME, SEED, hosts, info)
     return {"packages": pkg_info, "tools": tools, "hosts": hosts, "labels": labels,
             "warc": warc_path, "labels_path": labels_path}
 
 
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def manifest(stats: dict[str, Any]) -> str:
+    holdout = load_holdout_builder()
+    sha256 = holdout.sha256
     labels = stats["labels"]
     real = [row for row in labels if not row["synthetic"]]
     lines = [f"# {NAME}: a third multilingual documentation web from Debian packages", "",
@@ -487,54 +447,22 @@ def manifest(stats: dict[str, Any]) -> str:
     lines += [f"| {n} | {v['version']} | {v['size']:,} | {set_of[n]} | {LICENCE[set_of[n]]} |"
               for n, v in stats["packages"].items()]
     lines += ["", "Licences as stated in each package's `/usr/share/doc/<package>/copyright`; all allow "
-              "redistribution with their notices: keep this manifest with the archive.",
-              "", "## Pages per set × language directory, targets by measured script share", "",
-              "| set | lang_dir | pages | reachable from seed | ja | ko | zh | other |", "|---|---|---|---|---|---|---|---|"]
-    rows: dict[tuple[str, str], collections.Counter[str]] = collections.defaultdict(collections.Counter)
-    for row in real:
-        key = (row["set"], row["lang_dir"] or "(index)")
-        rows[key][row["target"]] += 1
-        rows[key]["_reach"] += row["depth"] is not None
-    for (s, ld), cnt in sorted(rows.items(), key=lambda kv: (SETS.index(kv[0][0]), kv[0][1] != "en", kv[0][1])):
-        n = sum(v for k, v in cnt.items() if k != "_reach")
-        lines.append(f"| {s} | {ld} | {n:,} | {cnt['_reach']:,} | {cnt['ja']:,} | {cnt['ko']:,} | {cnt['zh']:,} | "
-                     f"{cnt['other']:,} |")
+              "redistribution with their notices: keep this manifest with the archive.", *holdout.set_table(real, SETS)]
     tot = collections.Counter(row["target"] for row in real)
-    reach = collections.Counter(row["target"] for row in real if row["depth"] is not None)
-    lines.append(f"| **all** | | **{len(real):,}** | **{sum(reach.values()):,}** | **{tot['ja']:,}** | "
-                 f"**{tot['ko']:,}** | **{tot['zh']:,}** | **{tot['other']:,}** |")
-    langs = sorted({row["lang"] for row in real if row["lang"]})
-    cjk = [row for row in real if (row["lang"] or "").split("-")[0] in ("ja", "ko", "zh")]
-    traps = [row for row in cjk if row["target"] == "other"]
     depths = collections.Counter(row["depth"] for row in labels if row["depth"] is not None)
     by_lang_depth = {k: collections.Counter(row["depth"] for row in real if row["target"] == k and row["depth"] is not None)
                      for k in ("ja", "ko", "zh")}
-    lines += ["", f"{len(langs)} languages ({' '.join(langs)}); synthetic pages: "
-              f"{sum(row['synthetic'] for row in labels)}. Reachable target pages: "
-              + ", ".join(f"{k} {reach[k]:,} of {tot[k]:,}" for k in ("ja", "ko", "zh")) + ".",
-              f"**Traps**: {len(traps):,} of the {len(cjk):,} pages in CJK language directories are `other` by their "
-              "text (untranslated or partly translated pages under translated navigation).", "",
+    lines += ["", *holdout.summary(labels, "untranslated or partly translated pages under translated navigation"), "",
               "Depth from the seed (all pages): " + ", ".join(f"{d}: {n:,}" for d, n in sorted(depths.items())) + ".",
               ""] + [f"Depth of the reachable {k} pages: " + ", ".join(f"{d}: {n:,}" for d, n in sorted(c.items())) + "."
                      for k, c in by_lang_depth.items()]
-    lines += ["", "## Targets", "",
-              "The goal of issue 38, judged here once: from the English seed at 2,000 URLs, Japanese share >= 0.80, "
-              "Korean and Chinese >= 0.75, each beside its ceiling min(1, pages of the language / HTML pages fetched). "
-              "With every URL an HTML page the ceilings are: "
-              + "; ".join(f"{k} " + " / ".join(f"{min(1.0, tot[k] / n):.3f}" for n in (500, 1000, 2000))
-                          for k in ("ja", "ko", "zh")) + " at 500 / 1,000 / 2,000 URLs.", ""]
+    lines += ["", *holdout.targets(tot, "judged here once")]
     return "\n".join(lines) + "\n"
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--work", type=Path, default=Path("/work/webs/docweb-third-work"))
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    args = parser.parse_args()
-    stats = build(args.work, args.out)
-    (args.out / f"{NAME}.md").write_text(manifest(stats), encoding="utf-8")
-    print(f"{stats['warc']}: {stats['warc'].stat().st_size:,} bytes, {len(stats['labels']):,} pages", file=sys.stderr)
-
+    assert __doc__ is not None
+    load_holdout_builder().main_of(build, manifest, NAME, __doc__, Path("/work/webs/docweb-third-work"), DEFAULT_OUT)
 
 if __name__ == "__main__":
     main()

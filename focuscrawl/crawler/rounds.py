@@ -36,6 +36,17 @@ class Rounds:
         """The window is empty: True if this process goes on with the next round now."""
         return False
 
+    @staticmethod
+    def close(stats: CrawlStats, strategy: Strategy, decide: Callable[[str, Decision], None] | None) -> None:
+        """Round ``stats.layer`` ends: the strategy's ``on_layer_end``, its decision
+        applied and logged by ``decide`` (None: not applied, a shared crawl's worker
+        following the one that ended it), and the next round begins."""
+        layer = stats.layer
+        decision = strategy.on_layer_end(layer)
+        if decide is not None:
+            decide("layer-end", decision)
+        stats.layer = layer + 1
+
 
 class LocalRounds(Rounds):
     """One process's rounds: the fetch list is the queue's ``top_n`` best URLs; a round
@@ -77,9 +88,7 @@ class LocalRounds(Rounds):
     def end(self, s: Taking) -> bool:
         if not self.listed or s.stopped:
             return False
-        layer = self.stats.layer
-        self._decide("layer-end", self.strategy.on_layer_end(layer))
-        self.stats.layer = layer + 1
+        self.close(self.stats, self.strategy, self._decide)
         self.listed = False
         self._commit()
         return s.budget_left() > 0 and self.stats.layer < self.depth

@@ -20,7 +20,7 @@ import math
 import re
 from collections.abc import Sequence
 
-from focuscrawl.relevance.comment_keywords import fold_name
+from focuscrawl.relevance.comment_keywords import holds_keyword
 from focuscrawl.types import Page
 
 __all__ = ["FEATURES", "comment_features"]
@@ -106,10 +106,9 @@ def comment_features(page: Page, keywords: Sequence[str]) -> list[float]:
     """
     html = page.html.lower()
     text = page.text.lower()
-    folded = [fold_name(n) for n in page.class_names]
     names = [n.lower() for n in page.class_names | page.ids]
     return [
-        float(any(k in n for n in folded for k in keywords)),
+        float(holds_keyword(page.class_names, keywords)),
         math.log1p(sum(1 for n in names if _NAME.search(n))),
         math.log1p(sum(1 for n in (i.lower() for i in page.ids) if _NUMBERED.search(n))),
         math.log1p(html.count("<time")),

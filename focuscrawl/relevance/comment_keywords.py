@@ -8,6 +8,7 @@ folded names) and its site-grouped learner (:mod:`focuscrawl.relevance.comment_s
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 _TOKEN = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
@@ -22,6 +23,17 @@ def fold_name(name: str, fold_separators: bool = True) -> str:
     """
     low = name.strip().lower()
     return _FOLD.sub("", low) if fold_separators else low
+
+
+def holds_keyword(names: Iterable[str], folded_keywords: Sequence[str], fold_separators: bool = True) -> bool:
+    """P0's rule: one of the folded keywords is a substring of one of the folded names
+    (names never hold a newline, so one search a keyword over the joined names is the same).
+
+    >>> holds_keyword(["post", "Comment-List"], ["commentlist"]), holds_keyword(["post"], ["commentlist"])
+    (True, False)
+    """
+    blob = "\n".join(fold_name(n, fold_separators) for n in names)
+    return any(k in blob for k in folded_keywords)
 
 
 def candidate_keywords(name: str, fold_separators: bool = True, min_length: int = 4) -> set[str]:

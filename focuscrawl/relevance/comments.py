@@ -43,7 +43,7 @@ from typing import ClassVar
 from focuscrawl.exceptions import ModelError
 from focuscrawl.relevance.base import register_model
 from focuscrawl.relevance.comment_detector import LearnedDetector
-from focuscrawl.relevance.comment_keywords import fold_name
+from focuscrawl.relevance.comment_keywords import fold_name, holds_keyword
 from focuscrawl.types import Page
 
 __all__ = ["DEFAULT_KEYWORDS", "DETECTORS", "CommentModel", "CommentParams"]
@@ -132,8 +132,7 @@ class CommentModel:
         return out
 
     def is_comment(self, names: Iterable[str]) -> bool:
-        blob = "\n".join(fold_name(n, self.fold_separators) for n in names)
-        return any(k in blob for k in self.folded_keywords)
+        return holds_keyword(names, self.folded_keywords, self.fold_separators)
 
     def score(self, page: Page) -> float:
         if self.learned is not None:

@@ -138,7 +138,7 @@ class SharedRounds(Rounds):
             state = f.progress.round()
             layer = crawler.stats.layer
             if state.get("layer", 0) > layer:  # ended by the worker that led it: follow
-                self._end_layer(layer, apply=False)
+                self._end_layer(apply=False)
                 continue
             if f.picked_here():
                 return True
@@ -164,7 +164,7 @@ class SharedRounds(Rounds):
             ):
                 merged = crawler.strategy.merge_states(f.progress.workers_states(layer))
                 crawler.strategy.load_state(merged)
-                self._end_layer(layer, apply=True)
+                self._end_layer(apply=True)
                 await asyncio.to_thread(crawler.commit)  # the layer's end delivered first
                 over = layer + 1 >= crawl.depth
                 f.progress.set_round(layer=layer + 1, picked=0, over=int(over))
@@ -173,10 +173,7 @@ class SharedRounds(Rounds):
             await asyncio.sleep(_IDLE_POLL)
         return False
 
-    def _end_layer(self, layer: int, *, apply: bool) -> None:
+    def _end_layer(self, *, apply: bool) -> None:
         crawler = self._coordination.crawler
         assert crawler is not None
-        decision = crawler.strategy.on_layer_end(layer)
-        if apply:
-            crawler.recorder.log_event("layer-end", decision)
-        crawler.stats.layer = layer + 1
+        self.close(crawler.stats, crawler.strategy, crawler.recorder.log_event if apply else None)
