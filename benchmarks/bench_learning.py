@@ -4,6 +4,7 @@
     python benchmarks/bench_learning.py --pages 1000 5000
     python benchmarks/bench_learning.py --rates 0.05 0.0125 0.2 0   # a prequential choice
     python benchmarks/bench_learning.py --prior-floor 0.5   # the correction bounded
+    python benchmarks/bench_learning.py --hub-reward 0.25   # a page's value as a source
 
 The pages of the project's generated web (200,000 pages on 2,000 hosts, seed 1)
 are parsed once, in breadth-first order from the first host, outside the timing;
@@ -64,10 +65,13 @@ def pages_in_bfs(web: GeneratedWeb, count: int) -> list[tuple[str, str | None, i
     return out
 
 
-def run(web: GeneratedWeb, count: int, rates: tuple[float, ...] = (), prior_floor: float = 0.0) -> None:
+def run(
+    web: GeneratedWeb, count: int, rates: tuple[float, ...] = (), prior_floor: float = 0.0,
+    hub_reward: float = 0.0,
+) -> None:
     pages = pages_in_bfs(web, count)
     parsed = [(parse_html(url, html), parent, depth) for url, parent, depth, html in pages]
-    learner = OnlineLinkLearner(LearningParams(rates=rates, prior_floor=prior_floor), seed=1)
+    learner = OnlineLinkLearner(LearningParams(rates=rates, prior_floor=prior_floor, hub_reward=hub_reward), seed=1)
     view = _AllQueued()
     rng = random.Random(1)
     steps = ("observe", "update", "rescore", "state")
@@ -115,11 +119,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="the learning strategy's rates (default: none, one model)")
     ap.add_argument("--prior-floor", type=float, default=0.0,
                     help="the learning strategy's prior_floor (default: 0)")
+    ap.add_argument("--hub-reward", type=float, default=0.0,
+                    help="the learning strategy's hub_reward (default: 0)")
     args = ap.parse_args(argv)
     web = GeneratedWeb(200_000, 2_000, 1)
     for count in args.pages:
         print(f"\n== {count:,} pages of the generated web (BFS from {web.url_of(0)})", flush=True)
-        run(web, count, tuple(args.rates), args.prior_floor)
+        run(web, count, tuple(args.rates), args.prior_floor, args.hub_reward)
     return 0
 
 

@@ -396,3 +396,43 @@ def test_kind_pages_weigh_a_score_with_its_kinds_measured_relevance(kind_pages: 
     strategy, _ = _strategy(update_every=1000, kind_pages=kind_pages)
     decision = _visit(strategy, S, 0.1)
     assert [round(link.score, 9) for link in decision.links] == expected  # type: ignore[attr-defined]
+
+
+# the hub web: S links to H ("cat list"), a page of little relevance whose links find
+# X, Y, Z and W, each for the first time; X links to Y again (Y was H's discovery)
+H, X, Y, Z, W = (f"http://w.org/{name}" for name in ("h", "x", "y", "z", "w"))
+HUB_LINKS = {S: [Link(H, "cat list", "cat list")],
+             H: [Link(X, "x", "x"), Link(Y, "y", "y"), Link(Z, "z", "z"), Link(W, "w", "w"), Link(S, "s", "s")],
+             X: [Link(Y, "y", "y")], Y: [], Z: [], W: []}  # fmt: skip
+HUB_PARENT = {S: None, H: S, X: H, Y: H, Z: H, W: H}
+
+
+def _hub_rewards(**params: object) -> list[tuple[float, float]]:
+    strategy, _ = _strategy(update_every=1000, hops=0, **params)
+    relevance = {S: 0.1, H: 0.2, X: 0.9, Y: 0.8, Z: 0.3, W: 1.0}
+    for url in (S, H, X, Y, Z, W):
+        queued = QueuedURL(url, 1.0, 0 if url == S else 1, "w.org", HUB_PARENT[url])
+        strategy.on_page(Page(url, links=list(HUB_LINKS[url])), relevance[url], queued)
+    return [(round(e.reward, 9), round(e.prior, 9)) for e in strategy.pending]
+
+
+@pytest.mark.parametrize(("hub_reward", "expected"), [
+    # by hand, hops 0 (no ancestors' rewards), relevant from 0.5. Own links: S->H 0.2
+    # (prior 0.25 * 0.1 + 0.75 = 0.775), H->X 0.9, H->Z 0.3, H->W 1.0 (priors 0.25 * 0.2
+    # = 0.05), Y 0.8 by X's link, its best (0.25 * 0.9 = 0.225). H discovered X, Y, Z and
+    # W (X's link to Y came later: Y stays H's discovery), so each
+    # relevant one of them (X, Y, W; not Z) rewards S->H min(1, 0.2 + h * N(H)):
+    # h 0.25: 0.45, 0.7, 0.95;  h 0.5: 0.7, 1.0, then nothing (not above 1)
+    (0.25, [(0.2, 0.775), (0.9, 0.05), (0.45, 0.775), (0.8, 0.225), (0.7, 0.775), (0.3, 0.05),
+            (1.0, 0.05), (0.95, 0.775)]),
+    (0.5, [(0.2, 0.775), (0.9, 0.05), (0.7, 0.775), (0.8, 0.225), (1.0, 0.775), (0.3, 0.05),
+           (1.0, 0.05)]),
+    (0.0, [(0.2, 0.775), (0.9, 0.05), (0.8, 0.225), (0.3, 0.05), (1.0, 0.05)]),
+], ids=["h=0.25", "h=0.5", "off"])  # fmt: skip
+def test_the_hub_reward_of_a_small_web(hub_reward: float, expected: list[tuple[float, float]]) -> None:
+    assert _hub_rewards(hub_reward=hub_reward) == expected
+
+
+def test_the_hub_reward_is_checked() -> None:
+    with pytest.raises(ConfigError):
+        LearningStrategy(CAT, hub_reward=-0.1)

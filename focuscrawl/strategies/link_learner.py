@@ -52,14 +52,20 @@ class LearningParams:
     # (a directory and the language its URLs name) as k pages' worth, (N_r + k · score) /
     # (N_a + k), so a directory's first pages decide for the rest; 0: off
     kind_pages: float = 0.0
+    # h: a page's value as a SOURCE of targets (the hub reward). The link that led to a
+    # page D is also rewarded min(1, r(D) + h · N(D)), N(D) the relevant pages judged so
+    # far that D's links discovered (D's fetch queued them first), as an example of its
+    # own each time that grows; so the model learns which pages are worth fetching for
+    # their links, not only for themselves. 0: off (issue 28)
+    hub_reward: float = 0.0
 
     def __post_init__(self) -> None:
         if self.update_every < 1 or self.min_examples < 0 or self.hops < 0 or self.rescore < 0:
             raise ValueError("update_every >= 1, min_examples, hops and rescore >= 0")
         if self.epochs < 1 or self.hop_reward not in ("all", "max"):
             raise ValueError("epochs >= 1; hop_reward 'all' or 'max'")
-        if self.kind_pages < 0.0:
-            raise ValueError("kind_pages must be >= 0")
+        if self.kind_pages < 0.0 or self.hub_reward < 0.0:
+            raise ValueError("kind_pages and hub_reward must be >= 0")
         if not all(0.0 <= x <= 1.0 for x in (self.gamma, self.relevant, self.beta, self.prior_floor)):
             raise ValueError("gamma, relevant, beta and prior_floor must be in [0, 1]")
         if any(r < 0.0 for r in self.rates):
@@ -157,6 +163,10 @@ class OnlineLinkLearner:
         self._found: OrderedDict[str, _Found] = OrderedDict()
         self._inbound: OrderedDict[str, _Inbound] = OrderedDict()
         self._inlinks: OrderedDict[str, int] = OrderedDict()
+        # with hub_reward: a URL not judged yet -> the page whose fetch first found it;
+        # a fetched page -> the relevant pages its links discovered (N(D))
+        self._discoverer: OrderedDict[str, str] = OrderedDict()
+        self._discovered: OrderedDict[str, int] = OrderedDict()
 
     @property
     def model(self) -> OnlineLinkModel:
@@ -180,6 +190,7 @@ class OnlineLinkLearner:
         """The training examples a judged page makes: its own link with its relevance,
         and, if it is relevant, its ancestors' links with the discounted reward."""
         out: list[Example] = []
+        source = self._discoverer.pop(url, None) if self.p.hub_reward > 0.0 else None
         found = self._found.pop(url, None)
         if found is not None:
             out.append(Example(found[0], relevance, found[1]))
@@ -197,7 +208,25 @@ class OnlineLinkLearner:
                 if columns is not None and (self.p.hop_reward == "all" or reward > own_reward):
                     out.append(Example(columns, reward, prior))
                 ancestor, hop = up, hop + 1
+            if source is not None:
+                out += self._hub_example(source)
         return out
+
+    def _hub_example(self, source: str) -> list[Example]:
+        """A relevant page judged that ``source`` (D) discovered: D has discovered one
+        more, and the link that led to D is an example of min(1, r(D) + h · N(D)) (none
+        when that is not above what N(D) - 1 gave, i.e. once at 1, or when D was a seed)."""
+        n = self._discovered.get(source, 0) + 1
+        _keep(self._discovered, source, n)
+        known = self._inbound.get(source)
+        if known is None:
+            return []
+        columns, own_reward, prior, _ = known
+        if columns is None:  # a seed
+            return []
+        reward = min(1.0, own_reward + self.p.hub_reward * n)
+        before = min(1.0, own_reward + self.p.hub_reward * (n - 1))
+        return [Example(columns, reward, prior)] if reward > before else []
 
     def observe(
         self, page: Page, relevance: float, queued: QueuedURL, priors: Sequence[float]
@@ -219,10 +248,13 @@ class OnlineLinkLearner:
         ]
         rows = [self.model.columns(t) for t in tokens]
         scores = self.scores(rows, priors)
+        hub = self.p.hub_reward > 0.0
         for link, columns, prior, score in zip(page.links, rows, priors, scores, strict=True):
             if link.url in self._inbound:
                 continue  # fetched already
             known = self._found.get(link.url)
+            if hub and known is None and link.url not in self._discoverer and link.url != queued.url:
+                _keep(self._discoverer, link.url, queued.url)  # discovered by this page
             if known is None or score >= known[2]:
                 _keep(self._found, link.url, (columns, prior, score))
         return tokens, scores
