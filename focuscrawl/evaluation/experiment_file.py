@@ -14,6 +14,9 @@ from typing import Any
 
 from focuscrawl.evaluation.topics import Topic, TopicSetSpec
 from focuscrawl.exceptions import ConfigError
+from focuscrawl.params import build_params
+from focuscrawl.relevance.base import MODELS
+from focuscrawl.strategies.base import STRATEGIES
 
 _TOP_KEYS = {
     "name", "title", "archives", "labels", "budget", "repetitions", "checkpoints", "mode",
@@ -97,6 +100,25 @@ def _list(table: Mapping[str, Any], key: str, where: str, default: Any = ()) -> 
     return list(value)
 
 
+def _check_strategy(spec: StrategySpec, topics: list[Topic], drawn: bool, where: str) -> None:
+    """The strategy's and model's names and the strategy's parameters, before any crawl: a
+    typo would otherwise end the experiment when its turn came, after the crawls before it.
+    ``topics``: the topics by hand (each may add parameters); ``drawn``: topics drawn too
+    (the strategy's own parameters alone). The oracle's parameters are the experiment's
+    own (labels, the graph), given at its turn."""
+    try:
+        cls = STRATEGIES.get(spec.strategy)
+        model = spec.model.get("name") if isinstance(spec.model, Mapping) else spec.model
+        if model is not None and model != "topic":
+            MODELS.get(str(model))
+        if spec.strategy != "oracle":
+            mine = [{**spec.params, **t.strategy_params.get(spec.strategy, {})} for t in topics]
+            for params in mine + ([spec.params] if drawn or not topics else []):
+                build_params(f"strategy {spec.strategy!r}", cls.Params, params)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
 def load_experiment(path: Path | str, *, out: Path | None = None) -> Experiment:
     """Read and check an experiment file; every mistake is one ConfigError line."""
     path = Path(path).resolve()
@@ -166,6 +188,8 @@ def load_experiment(path: Path | str, *, out: Path | None = None) -> Experiment:
         ))  # fmt: skip
     if topic_spec is None and not hand:
         raise ConfigError(f"{path.name}: give [topics] or at least one [[topic]]")
+    for i, spec in enumerate(strategies):
+        _check_strategy(spec, hand, topic_spec is not None, f"{path.name} [[strategy]] #{i + 1}")
     mode = str(raw.get("mode", "simulate"))
     if mode not in ("simulate", "live"):
         raise ConfigError(f"{path.name}: mode must be 'simulate' or 'live', not {mode!r}")
