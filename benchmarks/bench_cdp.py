@@ -43,8 +43,9 @@ import psutil
 from focuscrawl.fetch.fetcher import HttpFetcher
 from focuscrawl.fetch.render import browser_path
 from focuscrawl.fetch.render import launch as render_launch
-from focuscrawl.fetch.render.browser import QUIET, SETTLE, BrowserRenderer
+from focuscrawl.fetch.render.browser import BrowserRenderer
 from focuscrawl.fetch.render.launch import ARGS, process_flags
+from focuscrawl.fetch.render.quiet import QUIET, SETTLE
 from focuscrawl.settings import FetchSettings
 from focuscrawl.types import FetchResult
 

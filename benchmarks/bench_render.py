@@ -26,13 +26,16 @@ elapsed) and from start to exit, CPU ms per page of the crawler (the browser's
 processes included: they are the crawler's children), pages rendered (the WARC's
 ``conversion`` records), and the peak
 proportional resident memory (PSS) of the browser (every Chromium process under the
-crawler, sampled every 50 ms) in total and per browser context (``fetch.render_contexts``). Then
+crawler, sampled every 0.25 s: ``--sample-every``) in total and per browser context (``fetch.render_contexts``). Then
 ``auto`` / ``never`` and ``always`` / ``never`` by round (the goal: ``auto`` at least
 40 % of ``never``), and the CPU a render costs beyond a plain page (the mode's CPU less
 ``never``'s CPU a page for each of its pages, over the pages rendered).
 
 ``--browser A,B``: each rendering mode runs once with each browser (``fetch.browser``)
 in every round, in turns, so browsers are compared A/B on the same load.
+``--trees A,B``: every mode runs once with each source tree (a checkout of focuscrawl,
+put first on the crawl's ``PYTHONPATH``) in every round, in turns: code compared A/B on
+the same load (``auto`` of a tree against ``never`` of the same tree).
 ``--by-process``: the CPU a render costs in each process of the browser (``/proc``
 deltas of every process under the crawler, sampled with the memory: the browser
 process, its renderers, the GPU and network processes, Playwright's Node driver),
@@ -155,9 +158,18 @@ def _tree_cpu(root: int, seen: dict[int, tuple[str, float]], kinds: dict[tuple[i
             seen[proc.pid] = (kinds[proc.pid, name], used.user + used.system)
 
 
-def run_mode(mode: str, args: argparse.Namespace, proxy: str, seed: str, out: Path, browser: str = "") -> dict[str, Any]:
+def _cpu_of(pid: int) -> float:
+    try:
+        used = psutil.Process(pid).cpu_times()
+    except psutil.Error:
+        return 0.0
+    return float(used.user + used.system)
+
+
+def run_mode(mode: str, args: argparse.Namespace, proxy: str, seed: str, out: Path, browser: str = "",
+             tree: str = "", server: int = 0) -> dict[str, Any]:  # fmt: skip
     env = {k: v for k, v in os.environ.items() if k not in _PROXY_VARS}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [tree or str(ROOT), os.environ.get("PYTHONPATH")]))
     env["FOCUSCRAWL_FETCH__RENDER"] = mode
     if browser:
         env["FOCUSCRAWL_FETCH__BROWSER"] = browser
@@ -171,8 +183,10 @@ def run_mode(mode: str, args: argparse.Namespace, proxy: str, seed: str, out: Pa
     else:
         command += ["--delay", "0", "--per-host", "4"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    served = _cpu_of(server) if server else 0.0
     start = time.perf_counter()
-    child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # (the tree is the working directory too: ``python -m`` puts it first on sys.path)
+    child = subprocess.Popen(command, env=env, cwd=tree or None, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     peak = 0
     stop = threading.Event()
     seen: dict[int, tuple[str, float]] = {}
@@ -180,7 +194,7 @@ def run_mode(mode: str, args: argparse.Namespace, proxy: str, seed: str, out: Pa
 
     def sample() -> None:
         nonlocal peak
-        while not stop.wait(0.05):
+        while not stop.wait(args.sample_every):
             peak = max(peak, _tree_pss(child.pid))
             if args.by_process:
                 _tree_cpu(child.pid, seen, kinds)
@@ -193,6 +207,7 @@ def run_mode(mode: str, args: argparse.Namespace, proxy: str, seed: str, out: Pa
     sampler.join()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    served = _cpu_of(server) - served if server else 0.0
     if child.returncode != 0:
         raise SystemExit(f"crawl ({mode}) failed ({child.returncode}): {err.decode(errors='replace')[-800:]}")
     summary = json.loads((out / "run.json").read_text(encoding="utf-8"))["summary"]
@@ -201,19 +216,28 @@ def run_mode(mode: str, args: argparse.Namespace, proxy: str, seed: str, out: Pa
         "pages": summary["fetched"], "crawl": summary["elapsed"], "wall": wall,
         "rendered": gzip.decompress((out / "corpus.warc.gz").read_bytes()).count(b"WARC-Type: conversion"),
         "failed": sum(v for k, v in counters.items() if k.startswith("render_failed")),
-        "peak_kib": peak, "cpu": cpu, "processes": list(seen.values()),
+        "at_once": counters.get("render_settled_at_once", 0),
+        "peak_kib": peak, "cpu": cpu, "server_cpu": served, "processes": list(seen.values()),
     }  # fmt: skip
 
 
-def _variants(modes: list[str], browsers: list[str]) -> list[tuple[str, str, str]]:
-    """(label, mode, browser): ``never`` once, each rendering mode once per browser."""
+def _variants(modes: list[str], browsers: list[str], trees: list[str]) -> list[tuple[str, str, str, str]]:
+    """(label, mode, browser, tree): ``never`` once, each rendering mode once per browser;
+    with several trees, each of those once per tree."""
     out = []
     for mode in modes:
         if mode == "never" or len(browsers) < 2:
             out.append((mode, mode, browsers[0] if browsers else ""))
             continue
         out += [(f"{mode}:{os.path.basename(b)}", mode, b) for b in browsers]
-    return out
+    if len(trees) < 2:
+        return [(label, mode, browser, trees[0] if trees else "") for label, mode, browser in out]
+    return [(f"{label}@{n}", mode, browser, tree) for n, tree in enumerate(trees) for label, mode, browser in out]
+
+
+def _baseline(label: str) -> str:
+    """The ``never`` run a label is compared with (the same tree's)."""
+    return "never" + (label[label.index("@") :] if "@" in label else "")
 
 
 def _by_process(label: str, rs: list[dict[str, Any]]) -> None:
@@ -251,12 +275,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--contexts", type=int, default=contexts, help=f"fetch.render_contexts (its default: {contexts})")
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--browser", default="", help="fetch.browser; several, comma-separated: compared A/B")
+    # every 50 ms the sampling (PSS reads each Chromium process's smaps) took 0.6 s of CPU during
+    # an auto crawl of 3.4 s, beside the crawl on the same two cores: auto was measured slower
+    parser.add_argument("--sample-every", type=float, default=0.25, help="seconds between memory/CPU samples")
+    parser.add_argument("--trees", default="", help="source trees of focuscrawl, comma-separated: compared A/B")
     parser.add_argument("--by-process", action="store_true", help="the CPU a render costs in each process")
     parser.add_argument("--realweb", action="store_true", help="latency, stragglers and the default delay")
     args = parser.parse_args(argv)
     modes = [m for m in args.modes.split(",") if m]
-    variants = _variants(modes, [b for b in args.browser.split(",") if b])
-    labels = [label for label, _, _ in variants]
+    variants = _variants(modes, [b for b in args.browser.split(",") if b], [t for t in args.trees.split(",") if t])
+    labels = [label for label, _, _, _ in variants]
     with tempfile.TemporaryDirectory(prefix="bench-render-") as tmp:
         work = Path(tmp)
         archive, seed, shells = build_web(work / "render.warc.gz", args.hosts, args.per_host, args.share)
@@ -269,13 +297,14 @@ def main(argv: list[str] | None = None) -> None:
                   f"every page reachable crawled, render_contexts {args.contexts}, {os.cpu_count()} CPUs")  # fmt: skip
             for r in range(args.rounds):
                 order = variants[r % len(variants) :] + variants[: r % len(variants)]
-                for label, mode, browser in order:
-                    res = run_mode(mode, args, web.proxy_url, seed, work / f"{label.replace(':', '-')}-{r}", browser)
+                for label, mode, browser, tree in order:
+                    out = work / f"{label.replace(':', '-').replace('@', '-')}-{r}"
+                    res = run_mode(mode, args, web.proxy_url, seed, out, browser, tree, web.pid)
                     runs[label].append(res)
                     print(f"  round {r + 1} {label:>6}: {res['pages'] / res['crawl']:7.1f} pages/s crawl loop, "
                           f"{res['pages'] / res['wall']:7.1f} start to exit, {res['rendered']} rendered "
-                          f"({res['failed']} failed), browser peak {res['peak_kib'] / 1024:.0f} MiB, "
-                          f"{res['cpu'] / res['pages'] * 1000:.2f} ms CPU a page")  # fmt: skip
+                          f"({res['failed']} failed, {res['at_once']} at once), browser peak {res['peak_kib'] / 1024:.0f} MiB, "
+                          f"{res['cpu'] / res['pages'] * 1000:.2f} ms CPU a page (the server {res['server_cpu'] / res['pages'] * 1000:.2f})")  # fmt: skip
     print("\nmedians:")
     for label in labels:
         rs = runs[label]
@@ -283,24 +312,28 @@ def main(argv: list[str] | None = None) -> None:
         wall = statistics.median(r["pages"] / r["wall"] for r in rs)
         peak = max(r["peak_kib"] for r in rs) / 1024
         cpu = statistics.median(r["cpu"] / r["pages"] * 1000 for r in rs)
+        served = statistics.median(r["server_cpu"] / r["pages"] * 1000 for r in rs)
         per_context = f", {peak / args.contexts:.0f} MiB per context" if peak else ""
-        print(f"  {label:>6}: {loop:7.1f} pages/s crawl loop, {wall:7.1f} start to exit, {cpu:.2f} ms CPU a page; "
+        print(f"  {label:>6}: {loop:7.1f} pages/s crawl loop, {wall:7.1f} start to exit, {cpu:.2f} ms CPU a page "
+              f"(the server {served:.2f}); "
               f"browser peak PSS {peak:.0f} MiB{per_context}")  # fmt: skip
-    if "never" in runs:
-        for label in (m for m in labels if m != "never"):
-            ratios = [a["pages"] / a["crawl"] / (b["pages"] / b["crawl"]) for a, b in zip(runs[label], runs["never"], strict=True)]
-            walls = [a["pages"] / a["wall"] / (b["pages"] / b["wall"]) for a, b in zip(runs[label], runs["never"], strict=True)]
-            print(f"  {label}/never by round: crawl loop {statistics.median(ratios):.2f} "
-                  f"({min(ratios):.2f}-{max(ratios):.2f}) [{' '.join(f'{x:.2f}' for x in ratios)}], "
-                  f"start to exit {statistics.median(walls):.2f}")  # fmt: skip
-            # a render's CPU: the mode's CPU less the plain crawl's CPU a page for every page, by round
-            renders = [
-                (a["cpu"] - b["cpu"] / b["pages"] * a["pages"]) / a["rendered"] * 1000
-                for a, b in zip(runs[label], runs["never"], strict=True) if a["rendered"]
-            ]  # fmt: skip
-            if renders:
-                print(f"  {label}: {statistics.median(renders):.0f} ms CPU a render beyond a plain page "
-                      f"({min(renders):.0f}-{max(renders):.0f}) [{' '.join(f'{x:.0f}' for x in renders)}]")  # fmt: skip
+    for label in labels:
+        base = _baseline(label)
+        if label == base or base not in runs:
+            continue
+        ratios = [a["pages"] / a["crawl"] / (b["pages"] / b["crawl"]) for a, b in zip(runs[label], runs[base], strict=True)]
+        walls = [a["pages"] / a["wall"] / (b["pages"] / b["wall"]) for a, b in zip(runs[label], runs[base], strict=True)]
+        print(f"  {label}/{base} by round: crawl loop {statistics.median(ratios):.2f} "
+              f"({min(ratios):.2f}-{max(ratios):.2f}) [{' '.join(f'{x:.2f}' for x in ratios)}], "
+              f"start to exit {statistics.median(walls):.2f}")  # fmt: skip
+        # a render's CPU: the mode's CPU less the plain crawl's CPU a page for every page, by round
+        renders = [
+            (a["cpu"] - b["cpu"] / b["pages"] * a["pages"]) / a["rendered"] * 1000
+            for a, b in zip(runs[label], runs[base], strict=True) if a["rendered"]
+        ]  # fmt: skip
+        if renders:
+            print(f"  {label}: {statistics.median(renders):.0f} ms CPU a render beyond a plain page "
+                  f"({min(renders):.0f}-{max(renders):.0f}) [{' '.join(f'{x:.0f}' for x in renders)}]")  # fmt: skip
     if args.by_process:
         print("\nby process:")
         for label in labels:

@@ -125,7 +125,7 @@ class HttpFetcher:
             "Accept": ",".join(types) + ",*/*;q=0.8" if types else "*/*",
             "Accept-Encoding": accept_encoding(),
         }
-        self._admission = Admission(
+        self.admission = Admission(  # (asked by the renderer too, for an answer it kept)
             settings, policy if policy is not None else AddressPolicy(settings.allow_private),
             self._robots, self._politeness, proxy=self._proxy, token=self._token,
         )  # fmt: skip
@@ -149,7 +149,7 @@ class HttpFetcher:
 
     async def __aexit__(self, *exc: object) -> None:
         self._open = False
-        await self._admission.close()
+        await self.admission.close()
         await self.transport.__aexit__(*exc)
 
     def host_ready_at(self, host: str) -> float:
@@ -164,9 +164,9 @@ class HttpFetcher:
     def sending(self, task: asyncio.Future[Any]) -> bool:
         return task in self._sending
 
-    async def fetch(self, url: str, *, any_type: bool = False) -> FetchResult:
+    async def fetch(self, url: str, *, any_type: bool = False, conditional: Mapping[str, str] | None = None) -> FetchResult:
         """Fetch ``url``; ``redirects`` lists the URLs that answered with a redirect.
-        ``any_type``: a body of any content type (a rendered page's scripts and styles)."""
+        ``any_type``: a body of any content type; ``conditional``: validators to ask with."""
         if not self._open:
             raise ConfigError("fetch: the fetcher is not open (use `async with` on it)")
         started = self.clock.monotonic()
@@ -178,7 +178,7 @@ class HttpFetcher:
             result = FetchResult(url=url, final_url=url, error="bad-url")
         else:
             async with self._politeness.claim(host_of(target)):
-                result = await self._revisit(url, target, admitted, any_type)
+                result = await self._revisit(url, target, admitted, any_type, conditional)
         result.elapsed = self.clock.monotonic() - started
         if result.error is not None:
             self.counters[result.error] += 1
@@ -186,12 +186,12 @@ class HttpFetcher:
             result.sitemaps = self._new_sitemaps(target)
         return result
 
-    async def _revisit(self, url: str, target: str, admitted: bool, any_type: bool) -> FetchResult:
+    async def _revisit(self, url: str, target: str, admitted: bool, any_type: bool, conditional: Mapping[str, str] | None = None) -> FetchResult:
         """:meth:`_follow`, conditional when ``url``'s validators are kept (then kept anew);
         a 304 that refers to nothing kept: one log line, the URL asked again unconditionally."""
         validators = self.validators
-        if validators is None:
-            return await self._follow(url, target, admitted, any_type)
+        if validators is None or conditional:  # (the caller's own validators: its 304 is its own)
+            return await self._follow(url, target, admitted, any_type, conditional)
         earlier, conditional = validators.get(url), validators.conditional(url)
         result = await self._follow(url, target, admitted, any_type, conditional)
         if result.error is None and result.status == 304 and not result.redirects:
@@ -238,7 +238,7 @@ class HttpFetcher:
         if target is None:
             refused = "bad-url"
         else:
-            known, why = self._admission.known(target)
+            known, why = self.admission.known(target)
             if not known:
                 return None  # robots.txt not read yet: fetch reads it (or waits for it)
             if why is None:  # allowed: the fetch that follows need not ask again
@@ -259,7 +259,7 @@ class HttpFetcher:
         chain: list[str] = []
         deadline = _Deadline(self.settings.fetch_timeout)
         while True:
-            refused = None if admitted and not chain else await self._admission.admit(current)
+            refused = None if admitted and not chain else await self.admission.admit(current)
             if refused is not None:
                 return FetchResult(
                     url=url, final_url=current, error=refused, redirects=tuple(chain)
@@ -285,7 +285,7 @@ class HttpFetcher:
         deadline = _Deadline(self.settings.fetch_timeout)
         current, hops = robots_url, 0
         while True:
-            if not await self._admission.address_ok(current):
+            if not await self.admission.address_ok(current):
                 # only a redirect can get here (the page's own host passed): the
                 # origin answered, pointing somewhere we may not go
                 return 0, b"", "robots"

@@ -14,10 +14,9 @@ started when the fetcher opens, beside the crawl's first requests, not when the 
 shell is met; each context keeps one page (a tab), reused from page to page, and one
 renderer process (``--renderer-process-limit``, site isolation off), reused from page
 to page whatever their site, where Chromium would start a process for each page. A
-page's DOM is taken after its load event and a short quiet window (:data:`QUIET`
-seconds without a request of the page under way, at most :data:`SETTLE` seconds: a page
-that polls is taken as it is then), so data a script fetches after loading is in it,
-with no fixed wait. The DOM is serialised by a script in the page's own world.
+page's DOM is taken after its load event: at once when the page has nothing pending
+then, else after a short quiet window (:mod:`.quiet`), so data a script fetches after
+loading is in it, with no fixed wait. The DOM is serialised by a script in the page's own world.
 """
 
 from __future__ import annotations
@@ -34,20 +33,13 @@ from focuscrawl.fetch.fetcher import HttpFetcher
 from focuscrawl.fetch.render.kept import KEPT_TYPES, KeptAnswers
 from focuscrawl.fetch.render.launch import browser_flags
 from focuscrawl.fetch.render.pipe import BrowserError, BrowserGone, DevToolsPipe
+from focuscrawl.fetch.render.quiet import WATCH, settle
 from focuscrawl.fetch.render.tab import Tab
 from focuscrawl.settings import FetchSettings
 from focuscrawl.types import FetchResult
+from focuscrawl.urls import normalize_url
 
 log = logging.getLogger(__name__)
-
-QUIET = 0.1  # seconds without a request of the page under way after its load event
-SETTLE = 1.0  # at most this long waiting for that quiet after the load event
-# the page's DOM serialised in the page's own world (Playwright's ``page.content()`` built its
-# utility world in each new document first: some 40 ms of a 130 ms render)
-_SERIALISE = """(() => {
-    const doctype = document.doctype ? new XMLSerializer().serializeToString(document.doctype) : "";
-    return doctype + (document.documentElement ? document.documentElement.outerHTML : "");
-})()"""
 
 _BLOCKED = frozenset({"Image", "Font", "Media"})
 # a page may not register a service worker (it would answer the page's requests itself)
@@ -174,7 +166,7 @@ class BrowserRenderer:
         await asyncio.gather(
             pipe.send("Fetch.enable", {"patterns": [{"urlPattern": "*", "requestStage": "Request"}]}, session),
             pipe.send("Page.enable", {}, session),
-            pipe.send("Page.addScriptToEvaluateOnNewDocument", {"source": _NO_SERVICE_WORKERS}, session),
+            pipe.send("Page.addScriptToEvaluateOnNewDocument", {"source": f"{_NO_SERVICE_WORKERS}\n{WATCH}"}, session),
             pipe.send("Emulation.setUserAgentOverride", {"userAgent": self.settings.user_agent}, session),
         )  # fmt: skip
         await pipe.send("Runtime.runIfWaitingForDebugger", {}, session)
@@ -247,7 +239,7 @@ class BrowserRenderer:
                     await tab.changed.wait()
                 if tab.crashed:
                     raise BrowserError("page crashed")
-                answer = await self._settle(pipe, tab)
+                answer = await settle(pipe, tab, self.fetcher.counters)
             html = answer.get("result", {}).get("value")
             if not isinstance(html, str):  # a page that broke its own serialiser
                 raise BrowserError("the page's DOM could not be serialised")
@@ -255,39 +247,6 @@ class BrowserRenderer:
             return html.encode("utf-8")
         finally:
             await self._put_back(tab, healthy and not tab.crashed)
-
-    async def _settle(self, pipe: DevToolsPipe, tab: Tab) -> dict[str, Any]:
-        """Wait for :data:`QUIET` seconds with no request of ``tab`` under way (at most
-        :data:`SETTLE` seconds); the answer of the DOM serialised then."""
-        loop = asyncio.get_running_loop()
-        give_up = loop.time() + SETTLE
-        tab.last = loop.time()
-        while (now := loop.time()) < give_up:
-            if tab.busy:
-                await asyncio.sleep(QUIET / 2)
-                continue
-            quiet = now - tab.last
-            if quiet >= QUIET:
-                # a request the page made before this point may not have reached
-                # :meth:`_answer` yet (its event on its way, late on a loaded machine):
-                # taking the DOM is one round trip to the page, which delivers the events
-                # sent before its answer; the DOM is kept only if none was a request
-                last = tab.last
-                try:
-                    answer = await self._serialise(pipe, tab)
-                except BrowserGone:
-                    raise
-                except BrowserError:  # a page whose document went away: nothing to wait for
-                    break
-                if tab.busy or tab.last != last:
-                    continue
-                return answer
-            await asyncio.sleep(min(QUIET - quiet, give_up - now))
-        return await self._serialise(pipe, tab)
-
-    @staticmethod
-    async def _serialise(pipe: DevToolsPipe, tab: Tab) -> dict[str, Any]:
-        return await pipe.send("Runtime.evaluate", {"expression": _SERIALISE, "returnByValue": True}, tab.session)
 
     async def _put_back(self, tab: Tab, healthy: bool) -> None:
         """Keep the tab for the next page; a tab that misbehaved is closed with its
@@ -342,15 +301,19 @@ class BrowserRenderer:
                     return
                 await tab.fulfill(pipe, request_id, result)
                 return
-            kept = self.kept.get(url) if paused.get("resourceType") in KEPT_TYPES else None
-            if kept is not None:
+            kept, ask = self.kept.get(url) if paused.get("resourceType") in KEPT_TYPES else (None, {})
+            if kept is not None:  # no request: still, none the crawler would refuse now
+                if (target := normalize_url(url)) is None or await self.fetcher.admission.admit(target):
+                    self.fetcher.counters["render_subrequest_refused"] += 1
+                    await tab.fail(pipe, request_id, "BlockedByClient")
+                    return
                 self.fetcher.counters["render_subrequest_kept"] += 1
                 await tab.fulfill(pipe, request_id, kept)
                 return
             loop = asyncio.get_running_loop()
             tab.busy += 1
             tab.last = loop.time()
-            fetching = asyncio.ensure_future(self.fetcher.fetch(url, any_type=True))
+            fetching = asyncio.ensure_future(self.fetcher.fetch(url, any_type=True, conditional=ask))
             tab.subs.add(fetching)
             try:
                 await asyncio.wait({fetching})
@@ -364,6 +327,12 @@ class BrowserRenderer:
                 await tab.fail(pipe, request_id, "Aborted")
                 return
             sub = fetching.result()
+            if ask and sub.error is None and sub.status == 304:  # still what was kept
+                renewed = self.kept.renewed(url, sub)
+                if renewed is not None:
+                    self.fetcher.counters["render_subrequest_revalidated"] += 1
+                    await tab.fulfill(pipe, request_id, renewed)
+                    return
             if sub.error is not None or sub.status == 0:
                 self.fetcher.counters["render_subrequest_refused"] += 1
                 await tab.fail(pipe, request_id, "BlockedByClient")

@@ -8,6 +8,7 @@ import asyncio
 import logging
 import os
 import shutil
+from collections.abc import Mapping
 from typing import Any
 
 from focuscrawl.exceptions import ConfigError
@@ -57,8 +58,8 @@ class RenderingFetcher(HttpFetcher):
         await self.renderer.close()
         await super().__aexit__(*exc)
 
-    async def fetch(self, url: str, *, any_type: bool = False) -> FetchResult:
-        result = await super().fetch(url, any_type=any_type)
+    async def fetch(self, url: str, *, any_type: bool = False, conditional: Mapping[str, str] | None = None) -> FetchResult:
+        result = await super().fetch(url, any_type=any_type, conditional=conditional)
         if any_type or not result.ok or result.content_type not in ("text/html", "application/xhtml+xml"):
             return result
         if self.settings.render == "auto" and not looks_like_shell(result.body):
