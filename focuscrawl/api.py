@@ -28,7 +28,7 @@ from focuscrawl.output.lock import RunLock
 from focuscrawl.output.warc_scan import Answered, answers
 from focuscrawl.output.writers import prepare_run_dir
 from focuscrawl.segments import resume_segments
-from focuscrawl.settings import load_settings, read_run_json, read_toml
+from focuscrawl.settings import config_seeds, load_settings, read_run_json
 from focuscrawl.stats import CrawlStats
 from focuscrawl.strategies.oracle import with_archive_graph
 
@@ -86,7 +86,7 @@ def open_crawl(
         if (out_dir / DB_NAME).exists():
             raise ConfigError(f"{out_dir} holds a crawl already: {_ALREADY}")
         if config is not None and not raw_seeds:
-            raw_seeds = [str(s) for s in read_toml(config).get("seeds", [])]
+            raw_seeds = config_seeds(config)
         settings = load_settings(config, overrides)
     # the model's table, remembered in run.json: --resume and readers know what judged the pages
     settings = replace(settings, model=model_table(model, settings.model))

@@ -311,6 +311,16 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"config: {path}: bad TOML ({exc})") from None
 
 
+def config_seeds(path: Path) -> list[str]:
+    """The ``seeds = [...]`` of a TOML config file (none: an empty list).
+
+    A string is not read letter by letter as seeds 'h', 't', ... (a one-line error instead)."""
+    seeds = read_toml(path).get("seeds", [])
+    if not isinstance(seeds, list) or not all(isinstance(seed, str) for seed in seeds):
+        raise ConfigError(f'config: {path}: seeds must be a list of URLs (seeds = ["https://..."]), not {seeds!r}')
+    return seeds
+
+
 def read_run_json(path: Path) -> dict[str, Any]:
     """A run directory's ``run.json`` (what ``--resume`` starts from), checked for its shape."""
     try:

@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
         pytest.param(["crawl", "--out", "{tmp}/r", "--seeds", "http://a.example/", "--config", "{tmp}/bad.toml"], "bad TOML", id="bad-toml"),
         pytest.param(["crawl", "--out", "{tmp}/r", "--seeds", "http://a.example/", "--config", "{tmp}/unknown.toml"], "config: unknown parameter 'fetch.dealy' (known: ", id="unknown-key"),
         pytest.param(["crawl", "--out", "{tmp}/r", "--seeds", "http://a.example/", "--config", "{tmp}/badtype.toml"], "fetch.delay", id="bad-type"),
+        pytest.param(["crawl", "--out", "{tmp}/r", "--config", "{tmp}/seedstring.toml"], "seeds must be a list of URLs (seeds = [\"https://...\"]), not 'http://a.example/'", id="seeds-a-string"),
         pytest.param(["crawl", "--out", "{tmp}/r", "--seeds", "http://a.example/", "--strategy", "best-first"], "needs a relevance model", id="needs-model"),
         pytest.param(["crawl", "--out", "{tmp}/r", "--resume"], "nothing to resume", id="nothing-to-resume"),
         pytest.param(["crawl", "--out", "{tmp}/r", "--seeds", "http://a.example/", "--delay", "-1"], "must be >= 0", id="negative-delay"),
@@ -47,6 +48,7 @@ def test_bad_usage_exits_2_with_one_line(
     (tmp_path / "bad.toml").write_text("[fetch\ndelay = ", encoding="utf-8")
     (tmp_path / "unknown.toml").write_text("[fetch]\ndealy = 1\n", encoding="utf-8")
     (tmp_path / "badtype.toml").write_text('[fetch]\ndelay = "slow"\n', encoding="utf-8")
+    (tmp_path / "seedstring.toml").write_text('seeds = "http://a.example/"\n', encoding="utf-8")  # was seed 'h'
     code = main([a.replace("{tmp}", str(tmp_path)) for a in argv])
     err = capsys.readouterr().err
     assert code == 2

@@ -85,6 +85,65 @@ def test_experiment_file_errors(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "not found" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("top", "topic", "said"),
+    [
+        pytest.param('repetitions = "two"', "", "repetitions must be a whole number, not 'two'", id="repetitions-a-string"),
+        pytest.param("budget = 0", "", "budget = 0 must be >= 1", id="budget-zero"),
+        pytest.param('thresholds = ["high"]', "", "thresholds must be numbers, not ['high']", id="thresholds-strings"),
+        pytest.param("", 'seeds = "http://a.example/"', "[[topic]] #1: seeds must be a list (seeds = [...]), not 'http://a.example/'", id="seeds-a-string"),
+        pytest.param("", 'relevant = "type=course"', "[[topic]] #1: relevant must be a list", id="relevant-a-string"),
+    ],
+)
+def test_experiment_values_of_the_wrong_type_are_one_line(
+    top: str, topic: str, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # before: a traceback (int('two')), or seeds read letter by letter ("seed 'h' is not an
+    # http(s) URL") once the crawls had started
+    (tmp_path / "a.warc.gz").write_bytes(b"")
+    fields = {"seeds": '["http://a.example/"]', "relevant": '["type=course"]'}
+    for line in filter(None, [topic]):
+        key, _, value = line.partition(" = ")
+        fields[key] = value
+    bad = tmp_path / "bad.toml"
+    bad.write_text(
+        f'archives = ["a.warc.gz"]\n{top}\n[[topic]]\nname = "t"\n'
+        + "".join(f"{k} = {v}\n" for k, v in fields.items())
+        + '[[strategy]]\nstrategy = "bfs"\n'
+    )
+    assert main(["experiment", str(bad), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert said in err
+    assert err.count("\n") == 1, err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("strategy", "said"),
+    [
+        pytest.param('strategy = "bestfirst"\nmodel = "keyword"', "[[strategy]] #2: unknown strategy 'bestfirst' (known: ", id="strategy-name"),
+        pytest.param('strategy = "opic"\nparams = { virtul_page = false }', "[[strategy]] #2: strategy 'opic': unknown parameter 'virtul_page' (known: virtual_page)", id="strategy-parameter"),
+        pytest.param('strategy = "best-first"\nmodel = "keywrd"', "[[strategy]] #2: unknown model 'keywrd' (known: ", id="model-name"),
+    ],
+)
+def test_a_typo_in_a_later_strategy_fails_before_any_crawl(
+    strategy: str, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # before: the crawls of the strategies listed first ran (hours, in a real experiment),
+    # then the experiment ended at the typo's turn
+    (tmp_path / "a.warc.gz").write_bytes(b"")
+    bad = tmp_path / "bad.toml"
+    bad.write_text(
+        'archives = ["a.warc.gz"]\n[[topic]]\nname = "t"\nseeds = ["http://a.example/"]\n'
+        f'relevant = ["type=course"]\n[[strategy]]\nstrategy = "bfs"\n[[strategy]]\nlabel = "b"\n{strategy}\n'
+    )
+    assert main(["experiment", str(bad), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert said in err
+    assert err.count("\n") == 1, err
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.slow  # a whole experiment
 @needs_web
 def test_tiny_experiment_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

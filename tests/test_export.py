@@ -210,6 +210,20 @@ def test_wacz_validates_and_lists_the_html_pages(run_dir: Path, tmp_path: Path) 
     assert not list(tmp_path.glob(".c.wacz*")), "temporary files left"
 
 
+def test_wacz_of_a_run_with_no_html_page(sample_replay: ReplayProcess, tmp_path: Path) -> None:
+    # a run whose every URL was a 404 exported to a WACZ ended in a KeyError traceback
+    pytest.importorskip("wacz")
+    run = tmp_path / "run"
+    crawl([SAMPLE_SEEDS[0] + "no-such-page"], run, max_pages=1, proxy=sample_replay.proxy_url, delay=0.0)
+    assert [p["status"] for p in _pages(run)] == [404]
+    result = _cli("export", str(run), "--format", "wacz")
+    assert result.returncode == 0, result.stderr
+    assert "corpus.wacz: 0 pages" in result.stdout
+    check = subprocess.run([sys.executable, "-m", "wacz", "validate", "-f", str(run / "corpus.wacz")],
+                           capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
 @pytest.mark.parametrize(
     ("args", "said"),
     [

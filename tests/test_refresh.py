@@ -99,6 +99,20 @@ def test_a_refresh_stopped_midway_goes_on_writing_nothing_twice(
     assert len([a for a in answers(run / "corpus.warc.gz") if a.not_modified]) == 12
 
 
+def test_a_refresh_whose_server_is_gone_says_why_nothing_was_visited(
+    sample_archive: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # before: "0 pages visited again of 3 planned: ... 0 without an answer" and no reason
+    out = tmp_path / "live"
+    with ReplayProcess([sample_archive]) as replay:
+        crawl(list(SAMPLE_SEEDS), out, strategy="bfs", max_pages=5, proxy=replay.proxy_url, delay=0.0)
+    capsys.readouterr()
+    assert main(["refresh", str(out), "--max-pages", "3"]) == 0
+    said = capsys.readouterr().out
+    assert "0 pages visited again of 3 planned" in said
+    assert said.rstrip().endswith("0 without an answer; not fetched: connect 3"), said
+
+
 def test_refresh_finds_the_pages_the_replay_web_changed(sample_archive: Path, tmp_path: Path) -> None:
     share, seed = 0.4, 7
     out = tmp_path / "live"

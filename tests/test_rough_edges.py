@@ -4,6 +4,7 @@ dashboard port taken, the progress bar at 80 columns."""
 
 from __future__ import annotations
 
+import json
 import re
 import socket
 import time
@@ -16,6 +17,7 @@ from focuscrawl.commands.progress import ProgressView
 from focuscrawl.commands.why import why
 from focuscrawl.replay.sample import SAMPLE_SEEDS
 from focuscrawl.stats import CrawlStats
+from focuscrawl.urls import read_url_lines
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[a-zA-Z]")
 
@@ -63,6 +65,18 @@ def test_a_seed_files_bad_line_is_named_by_file_and_line(
     assert err == f"focuscrawl: {seeds}, line 4: 'www.example.com/page' is not an http(s) URL " \
                   "(a seed file holds one URL a line, # comments)\n"  # fmt: skip
     assert not (tmp_path / "run").exists()
+
+
+def test_a_url_file_saved_with_a_byte_order_mark(sample_archive: Path, tmp_path: Path) -> None:
+    # Notepad's "UTF-8" starts the file with U+FEFF: the seed file was refused
+    # ('\ufeffhttp://...' is not an http(s) URL) and a host list's first host never matched
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text(f"\ufeff{SAMPLE_SEEDS[0]}\n", encoding="utf-8")
+    assert read_url_lines(seeds) == [SAMPLE_SEEDS[0]]
+    argv = ["simulate", "--archive", str(sample_archive), "--seeds", str(seeds), "--out", str(tmp_path / "run"),
+            "--max-pages", "2", "-q"]  # fmt: skip
+    assert main(argv) == 0
+    assert json.loads((tmp_path / "run" / "pages.jsonl").read_text(encoding="utf-8").splitlines()[0])["url"] == SAMPLE_SEEDS[0]
 
 
 @pytest.mark.parametrize("model", [False, True], ids=["no-model", "keyword-model"])

@@ -206,6 +206,8 @@ def test_bad_reads_and_actions_are_one_line_json(server: Server, sample_replay: 
         ("GET", "/api/crawls/m1/search?q=" + "a" * 100_000, 400),
         ("GET", "/api/crawls/m1/pages?limit=-1", 400),
         ("GET", "/api/crawls/m1/pages?limit=100000", 400),
+        ("GET", "/api/crawls/m1/pages?offset=%C2%B2", 400),  # '²' passes str.isdigit: was a 500
+        ("GET", "/api/crawls/m1/decisions?limit=%C2%B2", 400),
         ("GET", "/api/crawls/nothere/numbers", 404),
         ("GET", "/api/crawls/..%2F..%2Fetc/numbers", 400),
         ("GET", "/api/crawls/%2e%2e/pages", 400),

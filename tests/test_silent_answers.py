@@ -52,6 +52,19 @@ def test_eval_refuses_a_selector_that_selects_nothing(
     assert json.loads(capsys.readouterr().out)["harvest_rate"] == pytest.approx(2 / 3)
 
 
+@pytest.mark.parametrize("text", [pytest.param("", id="empty"), pytest.param("\n  \n", id="blank-lines")])
+def test_eval_refuses_a_label_file_with_no_label_line(
+    text: str, labelled_run: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # an empty (or truncated to nothing) label file judged every page unlabelled: harvest rate 0.000, rc 0
+    run, labels = labelled_run
+    labels.write_text(text, encoding="utf-8")
+    assert main(["eval", str(run), "--labels", str(labels), "--relevant", "type=course"]) == 2
+    err = capsys.readouterr().err
+    assert "web.labels.jsonl: no label line, so every page would be unlabelled" in err
+    assert err.count("\n") == 1, err
+
+
 def test_the_dashboard_refuses_it_too(labelled_run: tuple[Path, Path]) -> None:
     run, labels = labelled_run
     with pytest.raises(ConfigError, match=r"no line of web\.labels\.jsonl has the key .typo."):

@@ -20,6 +20,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from focuscrawl.commands.progress import skipped_text
     from focuscrawl.refresh import refresh
 
     fetch: dict[str, Any] = {}
@@ -32,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"refresh {done.round} of {args.run_dir}: {done.revisits:,} pages visited again of "
           f"{done.planned:,} planned: {c['changed']:,} changed, {c['unchanged']:,} unchanged "
           f"({c['not_modified']:,} answered 304, {done.not_modified_share:.1%} of the re-visits); "
-          f"{c['errors']:,} without an answer", file=sys.stdout)  # fmt: skip
+          f"{c['errors']:,} without an answer{skipped_text(c)}", file=sys.stdout)  # fmt: skip
     return 0
 
 

@@ -181,9 +181,13 @@ def _write_wacz_pages(run_dir: Path, path: Path) -> None:
 
 
 def wacz_pages(path: Path) -> int:
-    """How many pages ``pages/pages.jsonl`` of a WACZ lists (its header line aside)."""
-    with zipfile.ZipFile(path) as archive, archive.open("pages/pages.jsonl") as fh:
-        return max(0, sum(1 for _ in fh) - 1)
+    """How many pages ``pages/pages.jsonl`` of a WACZ lists (its header line aside); py-wacz
+    leaves the file out when it would list none (a run of 404s only)."""
+    with zipfile.ZipFile(path) as archive:
+        if "pages/pages.jsonl" not in archive.namelist():
+            return 0
+        with archive.open("pages/pages.jsonl") as fh:
+            return max(0, sum(1 for _ in fh) - 1)
 
 
 def _last_line(text: str) -> str:

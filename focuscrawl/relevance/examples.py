@@ -126,9 +126,15 @@ def check_selector(
     Traceback (most recent call last):
     ...
     focuscrawl.exceptions.ModelError: selector 'type=Course' matches no page of the labels (type: course, faculty)
+    >>> check_selector({}, [parse_filter("type=course")])
+    Traceback (most recent call last):
+    ...
+    focuscrawl.exceptions.ModelError: the labels: no label line, so every page would be unlabelled
     """
-    if not labels or not filters:
+    if not filters:
         return
+    if not labels:
+        raise ModelError(f"{source}: no label line, so every page would be unlabelled")
     shown = " ".join(f"{f.key}{f.op}{f.value}" for f in filters)
     keys: set[str] = set()
     for label in labels.values():

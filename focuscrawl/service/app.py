@@ -46,7 +46,8 @@ def _int(request: web.Request, key: str, default: int, top: int = MAX_LIMIT) -> 
     value = request.query.get(key)
     if value is None:
         return default
-    if not value.isdigit() or int(value) > (top if key == "limit" else 10**12):
+    # ASCII digits only: str.isdigit() also takes '²', which int() refuses (a 500)
+    if not (value.isascii() and value.isdigit()) or int(value) > top:
         raise RequestError(400, f"{key} must be a whole number from 0 to {top:,}", key)
     return int(value)
 
@@ -144,7 +145,7 @@ async def numbers(request: web.Request) -> web.Response:
 async def pages(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
     name = svc.known(request)
-    offset, limit = _int(request, "offset", 0), _int(request, "limit", 100)
+    offset, limit = _int(request, "offset", 0, 10**12), _int(request, "limit", 100)
     rows = await asyncio.to_thread(read_pages, svc.manager.run_dir(name), offset, limit)
     return ok({"offset": offset, "pages": rows})
 

@@ -23,7 +23,7 @@ from focuscrawl.frontier.redis.decode import decoded_json
 from focuscrawl.frontier.redis.keys import PUBLISHED, Keys, crawl_of
 from focuscrawl.output.layout import WORKERS_DIR
 from focuscrawl.segments import check_shared_resume
-from focuscrawl.settings import Settings, load_settings, read_run_json
+from focuscrawl.settings import Settings, config_seeds, load_settings, read_run_json
 from focuscrawl.workers.resumed import (
     RUN_FIELD,
     change_budget,
@@ -271,9 +271,7 @@ def prepare_shared(
             raise ConfigError("--workers needs a shared frontier: --frontier redis://HOST:PORT/DB")
         n = int(workers or 0)
         if not seeds and config is not None:
-            from focuscrawl.settings import read_toml
-
-            seeds = [str(s) for s in read_toml(config).get("seeds", [])]
+            seeds = config_seeds(config)
         settings = replace(settings, model=model_table(model, settings.model))
         parts = build_parts(settings)
         strategy = parts.strategy
