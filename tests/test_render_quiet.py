@@ -106,3 +106,42 @@ async def test_what_a_page_sees_of_what_is_watched_is_as_before() -> None:
     dom, _ = await _render(routes, "/page.html")
     for text in (b"<p>number</p>", b"<p>object kitten 2</p>", b"<p>true</p>"):
         assert text in dom
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        _page(_ADD + "window.addEventListener('load', () => requestAnimationFrame(() => add('kitten late frame')));"),
+        _page(_ADD + "window.onload = () => requestAnimationFrame(() => add('kitten late frame'));"),
+        "<!DOCTYPE html><html><body onload=\"requestAnimationFrame(() => { document.getElementById('root')"
+        ".innerHTML += '<p>kitten late frame</p>'; })\"><div id='root'></div></body></html>",
+    ],
+    ids=["load-listener", "window-onload", "body-onload"],
+)
+async def test_an_animation_frame_asked_for_in_the_load_event_is_in_the_dom(page: str) -> None:
+    """An animation frame the page asks for in its load event is pending when the load
+    event has come, so the page is not taken at once, and the frame runs (frames are made
+    on demand, ``--enable-begin-frame-control``) before its DOM is taken."""
+    dom, at_once = await _render({"/late.html": respond(page)}, "/late.html")
+    assert b"<p>kitten late frame</p>" in dom
+    assert at_once == 0
+
+
+async def test_a_frame_callback_that_throws_does_not_stop_the_others() -> None:
+    """As a frame does: each callback runs, whatever the one before it threw."""
+    page = _page(_ADD + "window.addEventListener('load', () => {"
+                 " requestAnimationFrame(() => { throw new Error('kitten broken'); });"
+                 " requestAnimationFrame(() => add('kitten ' + 'second')); });")  # fmt: skip
+    dom, _ = await _render({"/throws.html": respond(page)}, "/throws.html")
+    assert b"<p>kitten second</p>" in dom
+
+
+async def test_a_page_animating_for_ever_is_taken_after_a_few_frames() -> None:
+    """A page that asks for a new frame in every frame is not waited for: the crawler
+    runs a few of its frames (``quiet.FRAMES``) and takes the DOM as it is then."""
+    page = _page("let n = 0; const tick = () => { n += 1; document.title = 'frame ' + n; requestAnimationFrame(tick); };"
+                 "window.addEventListener('load', () => requestAnimationFrame(tick));")  # fmt: skip
+    dom, _ = await _render({"/spin.html": respond(page)}, "/spin.html")
+    title = dom.split(b"<title>")[1].split(b"</title>")[0]
+    assert title.startswith(b"frame ")
+    assert 1 <= int(title.split()[1]) <= 3

@@ -15,6 +15,11 @@ taken at once (counter ``render_settled_at_once``). A page that used anything wh
 end cannot be seen from the page (workers, sockets, messages, observers,
 WebAssembly's compiling, a timer given as a string) is waited for by the quiet
 window alone, as is any page with something pending: its DOM is what it always was.
+
+Frames are made on demand (``--enable-begin-frame-control``), and after its load event
+a page that only asks for an animation frame gets none: so once the page is quiet the
+crawler runs the callbacks of its pending frames itself, as a frame would (at most
+:data:`FRAMES` times a page: one animating for ever is taken as it is then).
 """
 
 from __future__ import annotations
@@ -44,6 +49,14 @@ SERIALISE_IF_DONE = f"""(() => {{
     return typeof done === "function" && done() ? {_DOM} : null;
 }})()"""
 
+# the DOM once the page's pending animation frames are run; null if there were any (they
+# ran: the page may have asked for more, or for data, so it is looked at again)
+SERIALISE_AFTER_FRAMES = f"""(() => {{
+    const frame = window["__focuscrawl_frame"];
+    return typeof frame === "function" && frame() > 0 ? null : {_DOM};
+}})()"""
+FRAMES = 3  # at most this many frames run by the crawler a page (a page animating for ever asks for more)
+
 WATCH = """(() => {
     const w = window, held = new Set(), loads = new Set(), made = new WeakSet();
     let opaque = false;  // the page used something whose end it is not told of
@@ -69,7 +82,19 @@ WATCH = """(() => {
         };
         w[cancel] = function (id) { free(prefix + id); return c.call(w, id); };
     };
-    later("requestAnimationFrame", "cancelAnimationFrame", "f");
+    // animation frames: held until run or cancelled, and kept, so that the crawler can run
+    // a frame's callbacks itself (:data:`SERIALISE_AFTER_FRAMES`): frames are made on
+    // demand, and after the load event none comes for a page that only asks for one
+    const frames = new Map(), [raf, caf] = [w.requestAnimationFrame, w.cancelAnimationFrame];
+    if (typeof raf === "function") {
+        w.requestAnimationFrame = function requestAnimationFrame(f) {
+            const id = raf.call(w, function (t) { frames.delete(id); free("f" + id); return f.call(w, t); });
+            frames.set(id, f);
+            hold("f" + id);
+            return id;
+        };
+        w.cancelAnimationFrame = function cancelAnimationFrame(id) { frames.delete(id); free("f" + id); return caf.call(w, id); };
+    }
     later("requestIdleCallback", "cancelIdleCallback", "i");
     // a promise the page waits for: held until settled (the page's own callbacks on it
     // are microtasks, run before anything asks whether it is done)
@@ -151,6 +176,21 @@ WATCH = """(() => {
     Object.defineProperty(w, "__focuscrawl_done", {
         value: () => document.readyState === "complete" && !opaque && held.size === 0 && loads.size === 0 && !running(),
     });
+    // one frame's callbacks, as a frame runs them (each with the frame's time; one that
+    // throws is reported and the others still run); how many ran
+    Object.defineProperty(w, "__focuscrawl_frame", {
+        value: () => {
+            const due = [...frames];
+            frames.clear();
+            const t = performance.now();
+            for (const [id, f] of due) {
+                caf.call(w, id);
+                free("f" + id);
+                try { f.call(w, t); } catch (e) { if (typeof w.reportError === "function") w.reportError(e); }
+            }
+            return due.length;
+        },
+    });
 })();"""
 
 
@@ -162,6 +202,7 @@ async def settle(pipe: DevToolsPipe, tab: Tab, counters: Counter[str]) -> dict[s
     loop = asyncio.get_running_loop()
     give_up = loop.time() + SETTLE
     tab.last = last = loop.time()
+    frames = 0
     if not tab.busy:  # nothing pending in the page (:data:`WATCH`): its DOM at once
         try:
             answer = await _serialise(pipe, tab, SERIALISE_IF_DONE)
@@ -184,11 +225,15 @@ async def settle(pipe: DevToolsPipe, tab: Tab, counters: Counter[str]) -> dict[s
             # the DOM is kept only if none was a request
             last = tab.last
             try:
-                answer = await _serialise(pipe, tab)
+                answer = await _serialise(pipe, tab, SERIALISE_AFTER_FRAMES if frames < FRAMES else SERIALISE)
             except BrowserGone:
                 raise
             except BrowserError:  # a page whose document went away: nothing to wait for
                 break
+            if answer.get("result", {}).get("subtype") == "null":  # a frame's callbacks ran: looked at again
+                frames += 1
+                counters["render_frames_run"] += 1
+                continue
             if tab.busy or tab.last != last:
                 continue
             return answer
