@@ -122,6 +122,32 @@ def _cdxj_lines(path: Path) -> list[tuple[str, str, dict[str, Any]]]:
     return lines
 
 
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet", "cdxj", "wacz"])
+def test_an_export_is_made_as_any_file_is(run_dir: Path, tmp_path: Path, fmt: str) -> None:
+    """The corpus gets the mode the user's umask gives new files (0644 under the usual
+    022), as the run's other files do: a temporary file's 0600 would keep it from the
+    group, another user or a web server that is to serve it."""
+    umask = os.umask(0o022)
+    try:
+        out, _ = export(run_dir, fmt, tmp_path / f"corpus.{fmt}", jobs=1)
+    finally:
+        os.umask(umask)
+    assert out.stat().st_mode & 0o777 == 0o644
+    assert (run_dir / "pages.jsonl").stat().st_mode & 0o777 == 0o644
+
+
+def test_a_cdxj_index_is_the_same_after_a_wacz_export_in_one_session(run_dir: Path, tmp_path: Path) -> None:
+    """py-wacz, once imported, indexes warcinfo records too, for the whole process: a
+    CDXJ export after a WACZ one in the same session (a notebook) is the same as alone."""
+    pytest.importorskip("cdxj_indexer")
+    pytest.importorskip("wacz")
+    before, _ = export(run_dir, "cdxj", tmp_path / "before.cdxj")
+    export(run_dir, "wacz", tmp_path / "between.wacz")
+    after, n = export(run_dir, "cdxj", tmp_path / "after.cdxj")
+    assert after.read_bytes() == before.read_bytes()
+    assert n == 30
+
+
 def test_cdxj_lines_point_at_the_records_warcio_reads(run_dir: Path, tmp_path: Path) -> None:
     surt = pytest.importorskip("surt").surt
     out, n = export(run_dir, "cdxj", tmp_path / "corpus.cdxj")

@@ -15,6 +15,7 @@ import contextlib
 import importlib
 import io
 import os
+import secrets
 import tempfile
 import zipfile
 from collections.abc import Iterator
@@ -57,10 +58,18 @@ def parquet_schema() -> Any:
 
 
 def _atomic(out: Path) -> Path:
-    """A temporary name beside ``out``: a failed export leaves no half file under ``out``."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
-    os.close(fd)
-    return Path(tmp)
+    """A new empty file beside ``out``, under a temporary name: a failed export leaves no
+    half file under ``out``. Made as any file is (mode 0666 less the umask), so the
+    corpus is as readable as the run's other files (``mkstemp`` makes it 0600)."""
+    for _ in range(100):
+        tmp = out.parent / f".{out.name}.{secrets.token_hex(6)}"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        except FileExistsError:
+            continue
+        os.close(fd)
+        return tmp
+    raise FileExistsError(f"export: no free temporary name beside {out}")
 
 
 def write_parquet(rows: Iterator[list[dict[str, Any]]], out: Path) -> int:
@@ -109,6 +118,12 @@ def write_jsonl(rows: Iterator[list[dict[str, Any]]], out: Path) -> int:
     return n
 
 
+# the records a CDXJ index lists: cdxj-indexer's defaults, named here because py-wacz, once
+# imported, adds "warcinfo" to them for the whole process (a WACZ export, then a CDXJ one
+# in one session, e.g. a notebook's, got one more line, a warcinfo record's, than alone)
+CDXJ_RECORDS = "response,revisit,resource,metadata"
+
+
 def write_cdxj(run_dir: Path, out: Path) -> int:
     """The CDXJ index of the run's WARC files (pywb's format, sorted); the number of lines."""
     indexer = _need("cdxj_indexer.main", "cdxj-indexer")
@@ -117,7 +132,8 @@ def write_cdxj(run_dir: Path, out: Path) -> int:
         raise ConfigError(f"export: {run_dir}: no {WARC_NAME}")
     buffer = io.StringIO()
     with contextlib.chdir(run_dir):  # file names in the index are relative to the run
-        indexer.write_cdx_index(buffer, [str(w.relative_to(run_dir)) for w in warcs], {"sort": True})
+        indexer.write_cdx_index(buffer, [str(w.relative_to(run_dir)) for w in warcs],
+                                {"sort": True, "records": CDXJ_RECORDS})
     text = buffer.getvalue()
     tmp = _atomic(out)
     try:
