@@ -58,7 +58,7 @@ class FetchResult:
 
     ``error`` is ``None`` when an HTTP response was received (of any status);
     otherwise it is a short machine-readable reason such as ``"timeout"``,
-    ``"robots"``, ``"dns"``, ``"reset"``, ``"content-type"``, ``"too-many-redirects"``,
+    ``"robots"``, ``"dns"``, ``"reset"``, ``"content-type"``, ``"content-encoding"``, ``"too-many-redirects"``,
     ``"blocked-address"``. ``body`` holds at most the configured maximum size;
     ``truncated`` says it was cut.
     """

@@ -59,3 +59,19 @@ async def test_bomb_is_cut_after_decoding(coding: str) -> None:
     assert (result.status, result.error) == (200, None)
     assert (len(result.body), result.truncated) == (10_000, True)
     assert result.body == bomb[:10_000]
+
+
+@pytest.mark.parametrize("coding", list(CODINGS))
+async def test_a_body_that_is_not_in_its_content_encoding_is_one_failure_not_retried(coding: str) -> None:
+    """A body that says ``Content-Encoding: gzip`` (br, zstd) and is not: one failure
+    named for what it is (``content-encoding``, a browser's ERR_CONTENT_DECODING_FAILED),
+    not a connection reset, and not asked for again (the server would send it again)."""
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        return web.Response(body=b"<html><body>" + b"plain text, not encoded " * 200,
+                            headers={"Content-Type": "text/html", "Content-Encoding": coding})  # fmt: skip
+
+    async with serve({"/": handler}) as site, AiohttpFetcher(settings(retries=2)) as fetcher:
+        result = await fetcher.fetch(site.url("/"))
+    assert result.error == "content-encoding"
+    assert [hit.path for hit in site.hits if hit.path == "/"] == ["/"]

@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 import aiohttp
 from aiohttp.abc import AbstractResolver
 from aiohttp.client_reqrep import ConnectionKey
+from aiohttp.http_exceptions import ContentEncodingError
 from w3lib.url import safe_url_string
 from yarl import URL
 
@@ -58,6 +59,8 @@ def error_code(exc: BaseException) -> str:
         return "proxy"
     if isinstance(exc, aiohttp.ClientConnectorError):
         return "connect"
+    if isinstance(exc, aiohttp.ClientPayloadError) and isinstance(exc.__cause__, ContentEncodingError):
+        return "content-encoding"  # a body not in its Content-Encoding: the server's, sent again alike
     if isinstance(
         exc,
         aiohttp.ServerDisconnectedError
