@@ -36,7 +36,7 @@ from focuscrawl.crawler.run import DB_NAME, PAGES_NAME, RUN_NAME, WARC_NAME, Res
 from focuscrawl.discovery import LASTMOD
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.fetch.factory import build_fetcher
-from focuscrawl.fetch.freshness import Validators, change_rate
+from focuscrawl.fetch.freshness import Validators, change_rate, observed
 from focuscrawl.frontier.base import FrontierStore
 from focuscrawl.frontier.factory import open_frontier
 from focuscrawl.output.lock import RunLock
@@ -63,7 +63,7 @@ class Visited:
     depth: int
     parent: str | None
     last_visit: float  # the time of its last fetch
-    visits: int = 0  # re-visits (a re-crawl's or a refresh's) that got an answer
+    visits: int = 0  # re-visits (a re-crawl's or a refresh's) whose answer told (``freshness.observed``)
     changes: int = 0  # of them, those that found it changed
 
 
@@ -134,10 +134,11 @@ def read_pages(path: Path) -> list[Visited]:
             url = row.get("final_url") or row.get("url")
             if not isinstance(url, str):
                 continue
-            answered = row.get("error") is None and int(row.get("status") or 0) > 0
+            status = int(row.get("status") or 0)
+            answered = row.get("error") is None and status > 0
             if row.get("recrawl"):
                 page = pages.get(url)
-                if page is not None and answered:
+                if page is not None and observed(status, row.get("error"), bool(row.get("unchanged"))):
                     page.visits += 1
                     page.changes += not row.get("unchanged")
                     page.last_visit = float(row.get("fetched_at") or page.last_visit)
@@ -195,6 +196,9 @@ class _Round:
             counters["not_modified"] += 1
             counters["unchanged"] += 1
             record.extra["unchanged"] = True
+        elif not observed(result.status, result.error, False):  # the server failed (5xx, 429): not looked at
+            self.warc.write(result)
+            counters["server_failed"] += 1
         else:
             digest = sha1_b32(result.body)
             same = result.ok and final == url and self.digests.get(url) == digest

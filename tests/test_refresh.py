@@ -135,3 +135,24 @@ def test_refresh_finds_the_pages_the_replay_web_changed(sample_archive: Path, tm
         latest = _lines(out)[len(first) + len(again):]
         assert {r["url"] for r in latest} == changing
         assert second.counters["changed"] == len(changing)
+
+
+def test_a_refresh_answered_by_server_failures_finds_no_change(
+    sample_archive: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A re-visit the server answers 500 (or 503, 429) did not look at the page: it is
+    archived and counted as a server failure, not as a change, and neither the next
+    round's estimated rates nor ``eval``'s share of re-visits that found a change count
+    it (before: 3 of 3 "changed", and eval's share 1.0)."""
+    out = tmp_path / "live"
+    with ReplayProcess([sample_archive]) as replay:
+        crawl(list(SAMPLE_SEEDS), out, strategy="bfs", max_pages=5, proxy=replay.proxy_url, delay=0.0)
+    before = len(_lines(out))
+    with ReplayProcess([sample_archive], faults_args=["--fault", r"*/(?!robots\.txt$).*=500"]) as replay:
+        capsys.readouterr()
+        assert main(["refresh", str(out), "--max-pages", "3", "--proxy", replay.proxy_url, "--delay", "0"]) == 0
+    said = capsys.readouterr().out
+    again = _lines(out)[before:]
+    assert [r["status"] for r in again] == [500, 500, 500]
+    assert "0 changed, 0 unchanged" in said and "3 answered by a server failure" in said, said
+    assert evaluate_run(read_run(out), lambda url: None)["recrawls_changed"] is None

@@ -33,7 +33,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"refresh {done.round} of {args.run_dir}: {done.revisits:,} pages visited again of "
           f"{done.planned:,} planned: {c['changed']:,} changed, {c['unchanged']:,} unchanged "
           f"({c['not_modified']:,} answered 304, {done.not_modified_share:.1%} of the re-visits); "
-          f"{c['errors']:,} without an answer{skipped_text(c)}", file=sys.stdout)  # fmt: skip
+          f"{c['errors']:,} without an answer"
+          + (f", {c['server_failed']:,} answered by a server failure (5xx, 429: no change known)"
+             if c["server_failed"] else "")
+          + skipped_text(c), file=sys.stdout)  # fmt: skip
     return 0
 
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from focuscrawl.evaluation import crawl_metrics as cm
 from focuscrawl.exceptions import ConfigError, ModelError
+from focuscrawl.fetch.freshness import observed
 from focuscrawl.metrics import harvest_rate
 from focuscrawl.output.layout import run_files
 from focuscrawl.relevance.base import judge, load_model
@@ -110,7 +111,7 @@ def _read_pages(path: Path, run: RunPages) -> None:
                 run.bad_lines += 1
             elif row.get("recrawl"):
                 run.recrawls += 1
-                if row.get("status") and not row.get("error"):
+                if observed(int(row.get("status") or 0), row.get("error"), bool(row.get("unchanged"))):
                     run.recrawls_answered += 1
                     run.recrawls_unchanged += bool(row.get("unchanged"))
                     run.recrawls_not_modified += row.get("status") == 304

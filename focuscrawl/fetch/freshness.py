@@ -106,6 +106,22 @@ def conditional_headers(etag: str | None, last_modified: str | None) -> dict[str
     return headers
 
 
+def observed(status: int, error: str | None, unchanged: bool) -> bool:
+    """Whether a re-visit's answer tells if the page changed: an answer (no transport
+    error) that is neither the server failing (5xx, 408, 429: the page was not looked
+    at) nor a 304 to no conditional request of the crawler's (an ``unchanged`` 304
+    answered one). A 404 or a redirect elsewhere is a change.
+
+    >>> observed(200, None, False), observed(304, None, True), observed(404, None, False)
+    (True, True, True)
+    >>> observed(503, None, False), observed(429, None, False), observed(304, None, False), observed(0, "reset", False)
+    (False, False, False, False)
+    """
+    if error is not None or status <= 0 or status >= 500 or status in (408, 429):
+        return False
+    return status != 304 or unchanged
+
+
 def change_rate(visits: float, changes: float, interval: float = 1.0) -> float:
     """Changes per unit of time of a page visited ``visits`` times, ``interval``
     apart, that was found changed ``changes`` times.
