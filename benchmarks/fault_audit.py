@@ -34,6 +34,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fault_moments import worker_urls  # noqa: E402  (its one reader of the workers' pages: a torn last line is no page)
 
 # kind -> the tests that make that fault (each asserts nothing lost, nothing doubled)
 KINDS: dict[str, list[str]] = {
@@ -129,7 +132,7 @@ def garbage_sweep() -> None:
             keys = sorted(k.decode() for k in db.scan_iter(match=f"{prefix}:*"))
             saved = {k: db.dump(k) for k in keys}
             shutil.copytree(out, base / "saved")
-            before = _urls(out)
+            before = worker_urls(out)
             kinds: dict[str, str] = {}
             for k in keys:
                 kinds.setdefault(re.sub(r"\d+", "N", k[len(prefix):]), k)
@@ -153,7 +156,7 @@ def garbage_sweep() -> None:
                         db.delete(key)
                         db.hset(key, "x", "y")
                     outcome = _resume(out, env)
-                    after = _urls(out)
+                    after = worker_urls(out)
                     kept = Counter(after)
                     lost = sum(1 for u in before if kept[u] == 0)
                     doubled = sum(1 for n in kept.values() if n > 1)
@@ -184,13 +187,6 @@ def _resume(out: Path, env: dict[str, str]) -> tuple[str, int | None]:
     if "Traceback" in r.stderr:
         return "traceback", r.returncode
     return ("went-on" if r.returncode == 0 else "one-line"), r.returncode
-
-
-def _urls(out: Path) -> list[str]:
-    urls = []
-    for path in sorted(out.glob("workers/*/pages.jsonl")):
-        urls += [json.loads(line)["url"] for line in path.read_text(encoding="utf-8").splitlines()]
-    return urls
 
 
 def main() -> None:

@@ -51,7 +51,8 @@ KINDS = ("kill-worker", "kill-crawl", "pause", "garbage")
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 
-def _pages(out: Path) -> list[str]:
+def worker_urls(out: Path) -> list[str]:
+    """The URLs of a shared crawl's workers' pages.jsonl lines (a torn last line: none)."""
     urls = []
     for path in sorted(out.glob("workers/*/pages.jsonl")):
         for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
@@ -161,7 +162,7 @@ def trial(kind: str, seed: int, args: argparse.Namespace, base: Path, proxy: str
             rc, err = _wait(resume, args.timeout)
             row["tracebacks"] += err.count("Traceback")
             row["hang"] = row["hang"] or rc is None
-        urls = _pages(out)
+        urls = worker_urls(out)
         row["ended"] = rc == 0
         row["lost"] = len(set(urls)) < args.budget
         row["doubled"] = len(urls) != len(set(urls))
