@@ -18,7 +18,9 @@ from tests.test_crawl_resume import _kill_and_resume
 @pytest.mark.skipif(browser_path(FetchSettings()) is None, reason="no system Chromium")
 def test_sigkill_while_rendering_then_resume(tmp_path: Path) -> None:
     (tmp_path / "web").mkdir()
-    archive = build_content_web(tmp_path / "web", articles=30, reports=2)
+    # 120 articles: since a page's DOM is taken at once, 30 rendered in about a second,
+    # too fast for the kills to land (CI: 1 of the 2 needed)
+    archive = build_content_web(tmp_path / "web", articles=120, reports=2)
     with ReplayProcess([archive]) as replay:
         _kill_and_resume(
             replay.proxy_url, tmp_path, ["--seeds", *SEEDS, "--delay", "0"],
