@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 
+from focuscrawl.fetch.freshness import conditional_headers
 from focuscrawl.types import FetchResult
 
 KEPT_TYPES = frozenset({"Script", "Stylesheet"})  # the DevTools protocol's resource types kept
@@ -93,13 +94,8 @@ def lifetime(answer: FetchResult) -> float | None:
 
 
 def validators(answer: FetchResult) -> dict[str, str]:
-    """The headers asking again conditionally for what ``answer`` is."""
-    out = {}
-    if etag := _header(answer, "etag"):
-        out["If-None-Match"] = etag
-    if modified := _header(answer, "last-modified"):
-        out["If-Modified-Since"] = modified
-    return out
+    """The headers asking again conditionally for what ``answer`` is (as a re-fetch's)."""
+    return conditional_headers(_header(answer, "etag") or None, _header(answer, "last-modified") or None)
 
 
 @dataclass

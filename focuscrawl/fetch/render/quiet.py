@@ -72,29 +72,28 @@ WATCH = """(() => {
     w.setInterval = function setInterval(...args) { const id = si.apply(w, args); hold("t" + id); return id; };
     w.clearTimeout = function clearTimeout(id) { free("t" + id); return ct.call(w, id); };
     w.clearInterval = function clearInterval(id) { free("t" + id); return ci.call(w, id); };
-    const later = (ask, cancel, prefix) => {
+    // callbacks asked for later (idle callbacks, animation frames): held until run or
+    // cancelled; those of ``kept`` also kept, by id, until run or cancelled
+    const later = (ask, cancel, prefix, kept) => {
         const [a, c] = [w[ask], w[cancel]];
         if (typeof a !== "function") return;
         w[ask] = function (f, ...rest) {
-            const id = a.call(w, function () { free(prefix + id); return f.apply(this, arguments); }, ...rest);
+            const id = a.call(w, function () {
+                if (kept) kept.delete(id);
+                free(prefix + id);
+                return f.apply(this, arguments);
+            }, ...rest);
+            if (kept) kept.set(id, f);
             hold(prefix + id);
             return id;
         };
-        w[cancel] = function (id) { free(prefix + id); return c.call(w, id); };
+        w[cancel] = function (id) { if (kept) kept.delete(id); free(prefix + id); return c.call(w, id); };
     };
-    // animation frames: held until run or cancelled, and kept, so that the crawler can run
-    // a frame's callbacks itself (:data:`SERIALISE_AFTER_FRAMES`): frames are made on
-    // demand, and after the load event none comes for a page that only asks for one
-    const frames = new Map(), [raf, caf] = [w.requestAnimationFrame, w.cancelAnimationFrame];
-    if (typeof raf === "function") {
-        w.requestAnimationFrame = function requestAnimationFrame(f) {
-            const id = raf.call(w, function (t) { frames.delete(id); free("f" + id); return f.call(w, t); });
-            frames.set(id, f);
-            hold("f" + id);
-            return id;
-        };
-        w.cancelAnimationFrame = function cancelAnimationFrame(id) { frames.delete(id); free("f" + id); return caf.call(w, id); };
-    }
+    // animation frames are kept, so that the crawler can run a frame's callbacks itself
+    // (:data:`SERIALISE_AFTER_FRAMES`): frames are made on demand, and after the load
+    // event none comes for a page that only asks for one
+    const frames = new Map(), caf = w.cancelAnimationFrame;
+    later("requestAnimationFrame", "cancelAnimationFrame", "f", frames);
     later("requestIdleCallback", "cancelIdleCallback", "i");
     // a promise the page waits for: held until settled (the page's own callbacks on it
     // are microtasks, run before anything asks whether it is done)
