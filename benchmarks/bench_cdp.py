@@ -296,7 +296,7 @@ class MemoryFetcher:
         self.pages = pages
         self.counters: collections.Counter[str] = collections.Counter()
 
-    async def fetch(self, url: str, *, any_type: bool = False) -> FetchResult:
+    async def fetch(self, url: str, *, any_type: bool = False, conditional: Any = None) -> FetchResult:
         await asyncio.sleep(0)
         return self.pages.get(url) or FetchResult(url, url, 0, error="dns")
 
