@@ -4,6 +4,7 @@ the browser) against the DevTools protocol spoken directly over the browser's pi
 
     python benchmarks/bench_cdp.py [--pages 200] [--rounds 2] [--browser PATH]
         [--drivers playwright,cdp] [--flags "--in-process-gpu"] [--without --enable-begin-frame-control]
+        [--messages]
 
 Each page is a script shell (``<div id="root">`` and a script writing ~200 words and
 6 links), as ``bench_render.py``'s web makes them; the page and its script are answered
@@ -12,8 +13,14 @@ drivers do the same work a page: a navigation in a reused page of one of
 ``--contexts`` browser contexts, every request of the page intercepted (Playwright's
 route, the DevTools Fetch domain), the load event, the quiet window, the DOM
 serialised in the page. Reported: CPU ms a render of this process and of every process
-under it (the browser's, Node's), from ``/proc`` deltas over the renders after a warm-up,
-and renders a second; the drivers take turns within a round.
+under it by kind (the browser process, its renderers, network, GPU and zygote processes,
+Node), from ``/proc`` deltas over the renders after a warm-up, and renders a second; the
+browser's start (from its launch to its pool of contexts ready: wall-clock seconds and
+CPU ms by kind); the drivers take turns within a round.
+
+``--messages``: the DevTools messages a render (``cdp`` drivers), by method, with their
+bytes, and the CPU the pipe's codec (the ``json`` module) spends on them a render, beside
+``orjson``'s on the same messages.
 
 ``--flags`` / ``--without``: a driver ``cdp+`` launches the browser with these flags
 added to (or taken from) the renderer's own, beside ``cdp`` as it is: a flag's cost
@@ -43,6 +50,7 @@ import psutil
 from focuscrawl.fetch.fetcher import HttpFetcher
 from focuscrawl.fetch.render import browser_path
 from focuscrawl.fetch.render import launch as render_launch
+from focuscrawl.fetch.render import pipe as render_pipe
 from focuscrawl.fetch.render.browser import BrowserRenderer
 from focuscrawl.fetch.render.launch import ARGS, process_flags
 from focuscrawl.fetch.render.quiet import QUIET, SETTLE
@@ -301,16 +309,76 @@ class MemoryFetcher:
         return self.pages.get(url) or FetchResult(url, url, 0, error="dns")
 
 
+def _kind(proc: psutil.Process, me: int) -> str:
+    """What a process under this one is: Chromium's by its ``--type`` (its command line)."""
+    if proc.pid == me:
+        return "this process"
+    if proc.name().startswith("node"):
+        return "node"
+    flags = " ".join(proc.cmdline())
+    if "--type=" not in flags:
+        return "browser"
+    kind = flags.split("--type=", 1)[1].split()[0]
+    return {"utility": "network", "gpu-process": "gpu"}.get(kind, kind)
+
+
 def tree_cpu() -> dict[str, float]:
-    """CPU seconds so far of this process and of every process under it, by name (psutil)."""
+    """CPU seconds so far of this process and of every process under it, by kind (psutil)."""
     me = psutil.Process()
     out: dict[str, float] = collections.defaultdict(float)
     for proc in [me, *me.children(recursive=True)]:
         with contextlib.suppress(psutil.Error):  # gone since the listing
-            name, used = proc.name(), proc.cpu_times()
-            kind = "this process" if proc.pid == me.pid else "node" if name.startswith("node") else "browser's processes"
-            out[kind] += used.user + used.system
+            used = proc.cpu_times()
+            out[_kind(proc, me.pid)] += used.user + used.system
     return out
+
+
+class Messages:
+    """The protocol's messages a render (``--messages``): counted by method, with their
+    bytes, as the pipe encodes and decodes them (its ``json`` module, wrapped)."""
+
+    def __init__(self) -> None:
+        self.count: collections.Counter[str] = collections.Counter()
+        self.size: collections.Counter[str] = collections.Counter()
+        self.raw: list[bytes] = []  # the messages read, for the codec's cost
+        self.sent: list[Any] = []
+
+    def loads(self, raw: bytes) -> Any:
+        message = json.loads(raw)
+        self.raw.append(bytes(raw))
+        kind = "in " + (message.get("method") or "answer")
+        self.count[kind] += 1
+        self.size[kind] += len(raw)
+        return message
+
+    def dumps(self, message: Any) -> str:
+        text = json.dumps(message)
+        self.sent.append(message)
+        self.count["out " + message["method"]] += 1
+        self.size["out " + message["method"]] += len(text)
+        return text
+
+    def clear(self) -> None:
+        for part in (self.count, self.size, self.raw, self.sent):
+            part.clear()
+
+    def report(self, renders: int) -> None:
+        for kind, n in self.count.most_common():
+            print(f"    {n / renders:5.2f} a render, {self.size[kind] / n:6.0f} B each: {kind}")
+        # the codec's CPU over the same messages: the json module's, and orjson's (a dependency already)
+        import orjson
+
+        for name, decode, encode in (("json", json.loads, json.dumps), ("orjson", orjson.loads, orjson.dumps)):
+            start = time.process_time()
+            for _ in range(10):
+                for raw in self.raw:
+                    decode(raw)
+                for message in self.sent:
+                    encode(message)
+            print(f"    {name}: {(time.process_time() - start) / 10 / renders * 1000:.3f} ms CPU a render to decode and encode")
+
+
+MESSAGES = Messages()
 
 
 async def measure(driver: str, pages: dict[str, FetchResult], args: argparse.Namespace) -> dict[str, Any]:
@@ -333,21 +401,33 @@ async def measure(driver: str, pages: dict[str, FetchResult], args: argparse.Nam
         async with semaphore:
             return await renderer.render(result)  # type: ignore[no-any-return]
 
+    counting = args.messages and driver != "playwright"
     try:
+        started, begun = tree_cpu(), time.perf_counter()
         renderer.warm()
+        await renderer._warming
+        ready, start_wall = tree_cpu(), time.perf_counter() - begun
         await asyncio.gather(*(one(r) for r in shells[:10]))  # warm-up
+        if counting:
+            render_pipe.json = MESSAGES  # type: ignore[assignment,attr-defined]
+            MESSAGES.clear()
         before = tree_cpu()
         start = time.perf_counter()
         doms = await asyncio.gather(*(one(r) for r in shells[10:]))
         wall = time.perf_counter() - start
         after = tree_cpu()
     finally:
+        render_pipe.json = json  # type: ignore[attr-defined]
         await renderer.close()
         render_launch.LAUNCH = launch
     built = sum(1 for d in doms if b"<h1>page" in d)
     n = len(doms)
     by = {k: (after[k] - before.get(k, 0.0)) / n * 1000 for k in after}
-    return {"renders": n, "built": built, "wall": wall, "cpu": sum(by.values()), "by": by}
+    start_cpu = {k: (ready[k] - started.get(k, 0.0)) * 1000 for k in ready}
+    if counting:
+        MESSAGES.report(n)
+    return {"renders": n, "built": built, "wall": wall, "cpu": sum(by.values()), "by": by,
+            "start": start_wall, "start_cpu": start_cpu}  # fmt: skip
 
 
 async def main_async(args: argparse.Namespace) -> None:
@@ -361,8 +441,10 @@ async def main_async(args: argparse.Namespace) -> None:
             res = await measure(driver, pages, args)
             runs[driver].append(res)
             by = ", ".join(f"{k} {v:.1f}" for k, v in sorted(res["by"].items()))
+            at_start = ", ".join(f"{k} {v:.0f}" for k, v in sorted(res["start_cpu"].items()))
             print(f"  round {r + 1} {driver:>10}: {res['cpu']:6.1f} ms CPU a render ({by}), "
-                  f"{res['renders'] / res['wall']:5.1f} renders/s, {res['built']}/{res['renders']} built")  # fmt: skip
+                  f"{res['renders'] / res['wall']:5.1f} renders/s, {res['built']}/{res['renders']} built; the browser's "
+                  f"start {res['start']:.2f} s, its CPU ms {at_start}")  # fmt: skip
     print("medians:")
     for driver in drivers:
         cpu = statistics.median(r["cpu"] for r in runs[driver])
@@ -381,6 +463,7 @@ def main() -> None:
     parser.add_argument("--drivers", default="playwright,cdp", help="playwright, cdp, cdp+ (cdp with --flags, --without)")
     parser.add_argument("--flags", default="", help="browser flags cdp+ adds")
     parser.add_argument("--without", default="", help="browser flags cdp+ leaves out")
+    parser.add_argument("--messages", action="store_true", help="the protocol's messages a render, and the codec's CPU")
     asyncio.run(main_async(parser.parse_args()))
 
 

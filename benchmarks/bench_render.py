@@ -155,7 +155,10 @@ def _tree_cpu(root: int, seen: dict[int, tuple[str, float]], kinds: dict[tuple[i
             name, used = proc.name(), proc.cpu_times()
             if (proc.pid, name) not in kinds:
                 kinds[proc.pid, name] = _kind(proc, root, name)
-            seen[proc.pid] = (kinds[proc.pid, name], used.user + used.system)
+            kind = kinds[proc.pid, name]
+            if kind == "gone" and proc.pid in seen:  # exiting (its command line unread, its name cut to
+                kind = seen[proc.pid][0]  # 15 characters): still what it was
+            seen[proc.pid] = (kind, used.user + used.system)
 
 
 def _cpu_of(pid: int) -> float:
