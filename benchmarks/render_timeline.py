@@ -8,10 +8,9 @@ Each crawl is a fresh child process (``focuscrawl crawl`` in-process there, as
 proxy) whose fetcher, renderer and pipe are wrapped to note when things happen. Reported
 per crawl: the crawl loop's seconds and the crawler process's own CPU (``os.times``: its
 children, the browser's processes, not included); when the browser's pool was ready;
-when the first render ended and how many HTML fetches had ended by then (while the
-browser starts, the window fills with shells waiting for it); when the last plain page
-and the last render ended (the tail: renders alone); a render's median time from being
-handed to the renderer to its DOM, and a script's fetch; the pipe's writes; how late the
+when the first render ended and how many HTML fetches had ended by then; when the last
+plain page and the last render ended; a render's median time from being handed to the
+renderer to its DOM, and of it in its context (a tab got), and a script's fetch; the pipe's writes; how late the
 event loop ran a 5 ms sleep. ``--buckets``: the same, every 0.25 s of the crawl.
 """
 
@@ -39,20 +38,29 @@ from focuscrawl.fetch.render import browser as browser_module
 from focuscrawl.fetch.render import pipe as pipe_module
 from focuscrawl.replay.process import ReplayProcess
 
-NOTES: dict[str, Any] = {"fetches": [], "subs": [], "renders": [], "writes": [], "lags": [], "ready": None}
+NOTES: dict[str, Any] = {"fetches": [], "subs": [], "renders": [], "contexts": [], "writes": [], "lags": [], "ready": None}
 
 
 def _instrument(t0: list[float]) -> None:
     """Wrap the fetcher, the renderer and the pipe to note their times (this process only)."""
-    render, fetch, warm, send = (browser_module.BrowserRenderer.render, fetcher_module.HttpFetcher.fetch,
-                                 browser_module.BrowserRenderer._warm, pipe_module.DevToolsPipe.send)  # fmt: skip
+    render, fetch, warm, send, tab = (browser_module.BrowserRenderer.render, fetcher_module.HttpFetcher.fetch,
+                                      browser_module.BrowserRenderer._warm, pipe_module.DevToolsPipe.send,
+                                      browser_module.BrowserRenderer._tab)  # fmt: skip
+    got: dict[Any, float] = {}  # a render's task -> when it got its tab
+
+    async def timed_tab(self: Any) -> Any:
+        found = await tab(self)
+        got[asyncio.current_task()] = time.perf_counter() - t0[0]
+        return found
 
     async def timed_render(self: Any, result: Any) -> bytes:
         start = time.perf_counter()
         try:
             return await render(self, result)
         finally:
-            NOTES["renders"].append((start - t0[0], time.perf_counter() - t0[0]))
+            end = time.perf_counter() - t0[0]
+            NOTES["renders"].append((start - t0[0], end))
+            NOTES["contexts"].append(end - got.pop(asyncio.current_task(), end))
 
     async def timed_fetch(self: Any, url: str, *, any_type: bool = False, conditional: Any = None) -> Any:
         start = time.perf_counter()
@@ -80,6 +88,7 @@ def _instrument(t0: list[float]) -> None:
     browser_module.BrowserRenderer.render = timed_render  # type: ignore[method-assign]
     fetcher_module.HttpFetcher.fetch = timed_fetch  # type: ignore[method-assign]
     browser_module.BrowserRenderer._warm = timed_warm  # type: ignore[method-assign]
+    browser_module.BrowserRenderer._tab = timed_tab  # type: ignore[method-assign]
     pipe_module.DevToolsPipe.send = timed_send  # type: ignore[method-assign]
 
 
@@ -134,8 +143,8 @@ def report(r: dict[str, Any], buckets: bool) -> None:
         writes = sorted(r["writes"])
         line += (f"; browser ready at {r['ready'] or 0:.2f} s, first render ended at {first:.2f} s "
                  f"({sum(1 for e in ends if e < first)} HTML fetches ended by then), last HTML fetch {ends[-1]:.2f} s, "
-                 f"last render {last:.2f} s; a render {_median([e - s for s, e in renders]) * 1000:.0f} ms "
-                 f"(handed to its DOM, median), a script's fetch {_median([e - s for s, e in r['subs']]) * 1000:.1f} ms; "
+                 f"last render {last:.2f} s; a render {_median([e - s for s, e in renders]) * 1000:.0f} ms from "
+                 f"hand-off to DOM, {_median(r['contexts']) * 1000:.0f} ms of it in its context (medians), a script's fetch {_median([e - s for s, e in r['subs']]) * 1000:.1f} ms; "
                  f"{len(writes)} pipe writes, median {_median(writes) * 1e6:.0f} us, {sum(writes) * 1000:.0f} ms in all")  # fmt: skip
     lags = [lag for _, lag in r["lags"]]
     print(f"{line}; the loop late by {_median(lags) * 1000:.1f} ms (median)")
