@@ -357,8 +357,10 @@ def _env_overrides(environ: Mapping[str, str]) -> dict[str, dict[str, Any]]:
         if not key.startswith("FOCUSCRAWL_") or "__" not in key:
             continue
         section, _, name = key[len("FOCUSCRAWL_") :].lower().partition("__")
-        if section in SECTIONS:
-            out.setdefault(section, {})[name] = value
+        if section not in SECTIONS:  # a typo (FOCUSCRAWL_FECTH__DELAY) was silently ignored
+            raise ConfigError(f"config: environment variable {key}: no section {section!r} "
+                              f"(FOCUSCRAWL_<SECTION>__<KEY>, the sections: {', '.join(SECTIONS)})")  # fmt: skip
+        out.setdefault(section, {})[name] = value
     return out
 
 
