@@ -364,3 +364,27 @@ def test_a_redis_paused_for_less_than_a_lease_stops_no_crawl(
     rows = _records(out)
     assert len(rows) == 400
     assert max(Counter(row["url"] for row in rows).values()) == 1
+
+
+@pytest.mark.slow
+def test_a_shared_crawl_stopped_by_ctrl_c_exits_130_and_says_how_to_resume(
+    web: GeneratedWeb, replay: ReplayProcess, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """Ctrl-C exits 130 for a shared crawl as for one process's (it was 1, a failure's)."""
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "focuscrawl", *_crawl(web, replay, redis_server.url, out),
+           "--workers", "2", "--max-pages", "2000"]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPATH": os.getcwd()})  # fmt: skip
+    try:
+        _wait(lambda: len(_records(out)) >= 30 or proc.poll() is not None, "the crawl never got going")
+        proc.send_signal(signal.SIGINT)  # the coordinator passes it on to its workers
+        _, err_bytes = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    err = err_bytes.decode()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err, err
+    assert err.strip().splitlines()[-1].endswith(f"continue with: focuscrawl crawl --out {out} --resume"), err
+    assert json.loads((out / "run.json").read_text())["finished"] is False
