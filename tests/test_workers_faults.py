@@ -87,6 +87,22 @@ def test_workers_out_of_bounds_is_one_line(
     assert not (out / "pages.jsonl").exists()  # (no one-process crawl instead)
 
 
+def test_a_worker_with_no_crawl_to_join_or_no_redis_url_is_told_what_is_wrong(
+    redis_server: RedisServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = redis_server.url.rsplit("/", 1)[0] + "/9"  # a database no test publishes in
+    assert cli_main(["worker", "--frontier", empty, "--out", str(tmp_path / "a")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"focuscrawl: {empty}: no shared crawl is published there (one starts with "
+                   "focuscrawl crawl --frontier URL --workers N ...)"]  # fmt: skip
+    # (it said "0 shared crawls (): name one with --crawl")
+    assert cli_main(["worker", "--frontier", "http://db.example:6379/0", "--out", str(tmp_path / "b")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["focuscrawl: frontier http://db.example:6379/0: not a Redis URL (redis://, rediss:// "
+                   "or unix://)"]  # fmt: skip
+    # (it said that a Redis on another machine needs a password)
+
+
 def test_a_budget_past_what_redis_holds_exactly_is_one_line(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
