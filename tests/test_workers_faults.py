@@ -404,3 +404,24 @@ def test_a_shared_crawl_stopped_by_ctrl_c_exits_130_and_says_how_to_resume(
     assert "Traceback" not in err, err
     assert err.strip().splitlines()[-1].endswith(f"continue with: focuscrawl crawl --out {out} --resume"), err
     assert json.loads((out / "run.json").read_text())["finished"] is False
+
+
+def test_a_refresh_of_a_shared_crawl_or_of_its_worker_says_what_it_is(
+    web: GeneratedWeb, replay: ReplayProcess, redis_server: RedisServer, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    # both said "the crawl committed nothing; nothing to refresh" of a crawl of 20 pages
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "focuscrawl", *_crawl(web, replay, redis_server.url, out),
+           "--workers", "2", "--max-pages", "20"]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, timeout=300, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert done.returncode == 0, done.stderr
+    assert len(_records(out)) == 20
+    assert cli_main(["refresh", str(out), "--max-pages", "5"]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"focuscrawl: refresh: {out} is a shared crawl's directory (2 workers): refresh "
+                   "re-visits the pages of a crawl one process ran, not those of a shared crawl\n")  # fmt: skip
+    worker = out / "workers" / "00"
+    assert cli_main(["refresh", str(worker), "--max-pages", "5"]) == 2
+    assert f"refresh: {worker} is the directory of a shared crawl's worker: " in capsys.readouterr().err
+    assert len(_records(out)) == 20  # nothing visited again
