@@ -18,7 +18,15 @@ from typing import Any
 from focuscrawl.replay.archive import load_labels
 from focuscrawl.replay.sample import SAMPLE_SEEDS, build_sample_archive, labels_path_for
 
-TESTWEB = Path(__file__).resolve().parents[2] / "shared" / "testweb"
+TESTWEB = Path(__file__).resolve().parents[2] / "shared" / "testweb"  # beside an editable checkout
+
+
+def testweb() -> Path:
+    """``../shared/testweb`` from the working directory, as the README says, else beside
+    the checkout the package runs from: an installed (not editable) package lives in
+    site-packages, where the second never is, and the demo fell back to the sample web."""
+    here = Path.cwd().parent / "shared" / "testweb"
+    return here if (here / "webkb.warc.gz").exists() else TESTWEB
 
 WEBKB_SEEDS = (
     "http://www.cs.cornell.edu/",
@@ -47,14 +55,15 @@ class DemoWeb:
 def demo_web(out: Path) -> DemoWeb:
     """WebKB and its course pages where ``../shared/testweb`` is, else the sample web
     (written into ``out``) and its cat pages."""
-    webkb = TESTWEB / "webkb.warc.gz"
+    where = testweb()
+    webkb = where / "webkb.warc.gz"
     if webkb.exists():
         return DemoWeb(
             webkb,
             WEBKB_SEEDS,
             {"name": "keyword", "keywords": list(COURSE_KEYWORDS), "threshold": 0.15},
             lambda label: label.get("type") == "course",
-            load_labels(TESTWEB / "webkb.labels.jsonl"),
+            load_labels(where / "webkb.labels.jsonl"),
             "WebKB (../shared/testweb), topic: course pages",
         )
     archive = build_sample_archive(out / "sample.warc.gz")

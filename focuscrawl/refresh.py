@@ -23,6 +23,7 @@ later ``crawl --resume`` keeps what it wrote.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -225,6 +226,18 @@ class _Round:
         self.pages.close()
 
 
+def _shared_part(run_dir: Path, run: dict[str, Any]) -> str:
+    """What of a shared crawl ``run_dir`` is ("" if none): the crawl's own directory (its
+    run.json names its workers), or a worker's (its crawl DB, a marker, names it)."""
+    if "workers" in run:
+        return f"a shared crawl's directory ({run['workers']} workers)"
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        head = (run_dir / DB_NAME).read_bytes()[:4096]
+        if head.startswith(b"{") and "worker" in json.loads(head):
+            return "the directory of a shared crawl's worker"
+    return ""
+
+
 def refresh(
     run_dir: Path | str, *, max_pages: int | None = None,
     overrides: dict[str, dict[str, Any]] | None = None,
@@ -243,6 +256,10 @@ def refresh(
     if max_pages is not None and max_pages < 0:
         raise ConfigError(f"refresh: --max-pages {max_pages}: must be 0 or more")
     run = read_run_json(run_dir / RUN_NAME)
+    shared = _shared_part(run_dir, run)
+    if shared:  # (it said "the crawl committed nothing", of a crawl of 2,000 pages)
+        raise ConfigError(f"refresh: {run_dir} is {shared}: refresh re-visits the pages of a "
+                          "crawl one process ran, not those of a shared crawl")  # fmt: skip
     settings = saved_settings(run["settings"], overrides or {})
     archives = [str(a) for a in run.get("simulated_from") or ()]
     lock = RunLock(run_dir).acquire()

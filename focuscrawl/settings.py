@@ -257,6 +257,16 @@ def _holds_password(url: str) -> bool:
         return False
 
 
+def _is_proxy_url(url: str) -> bool:
+    """http(s)://host[:port], the port 1-65535: a port out of range ended a crawl at 0 URLs
+    with "robots.txt disallows it", an unclosed ``[`` with the transport's traceback."""
+    try:
+        parts = urlsplit(url)
+        return parts.scheme in ("http", "https") and bool(parts.hostname) and parts.port != 0
+    except ValueError:  # .port: not a number, or out of range
+        return False
+
+
 def _validate(section: str, obj: Any) -> None:
     for f in fields(obj):
         value = getattr(obj, f.name)
@@ -281,6 +291,8 @@ def _validate(section: str, obj: Any) -> None:
         raise ConfigError(f"config: parse.dedup_similarity = {obj.dedup_similarity} must be in (0, 1]")
     if section == "fetch" and obj.render not in ("never", "auto", "always"):
         raise ConfigError(f"config: fetch.render = {obj.render!r} is not one of never, auto, always")
+    if section == "fetch" and obj.proxy and not _is_proxy_url(obj.proxy):
+        raise ConfigError(f"config: fetch.proxy {obj.proxy!r} is not an http(s)://host:port URL")
     if section == "fetch" and (obj.concurrency < 1 or obj.per_host < 1):
         raise ConfigError("config: fetch.concurrency and fetch.per_host must be >= 1")
     if section == "scope":
@@ -345,8 +357,10 @@ def _env_overrides(environ: Mapping[str, str]) -> dict[str, dict[str, Any]]:
         if not key.startswith("FOCUSCRAWL_") or "__" not in key:
             continue
         section, _, name = key[len("FOCUSCRAWL_") :].lower().partition("__")
-        if section in SECTIONS:
-            out.setdefault(section, {})[name] = value
+        if section not in SECTIONS:  # a typo (FOCUSCRAWL_FECTH__DELAY) was silently ignored
+            raise ConfigError(f"config: environment variable {key}: no section {section!r} "
+                              f"(FOCUSCRAWL_<SECTION>__<KEY>, the sections: {', '.join(SECTIONS)})")  # fmt: skip
+        out.setdefault(section, {})[name] = value
     return out
 
 

@@ -205,6 +205,42 @@ def test_control_of_a_finished_crawl_and_an_unanswered_request(
     assert not (run / "control.json").exists()
 
 
+@pytest.mark.parametrize(
+    "proxy",
+    ["http://127.0.0.1:99999", "http://127.0.0.1:port", "http://[::1", "http://127.0.0.1:-1"],
+    ids=["port-out-of-range", "port-not-a-number", "bracket-unclosed", "negative-port"],
+)
+def test_a_malformed_proxy_is_a_config_error(
+    proxy: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the port out of range used to end the crawl at 0 URLs with "robots.txt disallows
+    # it", the unclosed bracket with a traceback from the transport
+    run = tmp_path / "run"
+    argv = ["crawl", "--seeds", "http://a.example/", "--out", str(run), "--proxy", proxy, "-q"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("focuscrawl: config: fetch.proxy ")
+    assert err.count("\n") == 1, err
+    assert not (run / "pages.jsonl").exists()
+
+
+@pytest.mark.parametrize("variable", ["FOCUSCRAWL_FECTH__DELAY", "FOCUSCRAWL_MODEL__NAME"], ids=["typo", "model"])
+def test_an_environment_variable_of_no_section_is_a_config_error(
+    variable: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the config file's unknown section is an error; the environment's was ignored, so a
+    # crawl meant to run without delay ran at the default 1 s a host, and said nothing
+    monkeypatch.setenv(variable, "0")
+    run = tmp_path / "run"
+    argv = ["crawl", "--seeds", "http://a.example/", "--out", str(run), "-q"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"focuscrawl: config: environment variable {variable}: no section "), err
+    assert "the sections: " in err
+    assert err.count("\n") == 1, err
+    assert not (run / "pages.jsonl").exists()
+
+
 @pytest.mark.slow  # two crawls, the first waiting out its failed connections
 def test_a_resume_retries_a_crawl_that_reached_no_host(
     sample_replay: ReplayProcess, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -12,12 +12,14 @@ from focuscrawl import demo
 from focuscrawl.cli import main
 from focuscrawl.commands.demo import DEMO_MARK, run_demo
 from focuscrawl.replay.archive import load_labels
+from tests.conftest import TESTWEB
 
 
 def test_demo_on_the_generated_web(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(demo, "TESTWEB", tmp_path / "no-testweb")
+    monkeypatch.chdir(tmp_path)  # no ../shared/testweb from here either
     out_dir = tmp_path / "demo"
     (out_dir / "bfs").mkdir(parents=True)  # an earlier demo run: replaced
     (out_dir / "bfs" / "stale.txt").write_text("from an earlier run\n", encoding="utf-8")
@@ -62,3 +64,23 @@ def test_demo_refuses_a_directory_that_is_not_a_demo_run(
     (tmp_path / "file").write_text("x", encoding="utf-8")
     assert main(["demo", "--out", str(tmp_path / "file")]) == 2
     assert "is a file" in capsys.readouterr().err
+
+
+def test_demo_finds_the_testweb_beside_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # as an installed (not editable) package, beside which no ../shared/testweb is: the
+    # demo run from a checkout's root used to fall back to the generated sample web
+    if not (TESTWEB / "webkb.warc.gz").exists():
+        pytest.skip("../shared/testweb is absent")
+    monkeypatch.setattr(demo, "TESTWEB", tmp_path / "site-packages" / "shared" / "testweb")
+    shared = tmp_path / "shared" / "testweb"
+    shared.mkdir(parents=True)
+    for name in ("webkb.warc.gz", "webkb.labels.jsonl"):
+        (shared / name).symlink_to(TESTWEB / name)
+    (tmp_path / "checkout").mkdir()
+    monkeypatch.chdir(tmp_path / "checkout")
+    assert run_demo(tmp_path / "demo", max_pages=5) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("demo web: WebKB (../shared/testweb), topic: course pages"), out[0]
+    assert "www.cs.cornell.edu" in (tmp_path / "demo" / "replay.log").read_text()  # WebKB replayed

@@ -254,3 +254,28 @@ async def test_a_sitemap_of_robots_txt_gets_no_cash_of_its_own(tmp_path: Path, s
         assert order.index("/x.html") < order.index("/s.xml")
     else:
         assert scores["/s.xml"] == 1.0
+
+
+async def test_a_feed_the_body_links_to_as_well_is_read(tmp_path: Path) -> None:
+    # a blog names its feed in <head> and links to it from an RSS button: the button's
+    # <a> came first, so the feed was an ordinary link, refused for its .xml (a
+    # deny_extensions of the defaults) and never read
+    routes = {
+        "/": html('<link rel="alternate" type="application/rss+xml" href="/feed.xml">'
+                  '<p><a href="/feed.xml">RSS</a> <a href="/page.html">a page</a></p>'),
+        "/feed.xml": FEED_ROUTES["/feed.xml"],
+    }  # fmt: skip
+    async with serve(routes, fallback=html("<p>leaf</p>")) as site:
+        await crawl_async(
+            tmp_path / "run", [site.url("/")],
+            overrides={"crawl": {"max_pages": 10}, "fetch": {"delay": 0, "allow_private": ("127.0.0.1",)}},
+        )  # fmt: skip
+        paths = set(site.paths())
+        origin = site.url("")
+    rows = {}
+    for line in (tmp_path / "run" / "pages.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        rows[row["url"].removeprefix(origin)] = row
+    assert {"/feed.xml", "/f1.html", "/f2.html"} <= paths
+    assert (rows["/feed.xml"]["feed"], rows["/feed.xml"]["out_links"]) == ("rss20", 2)
+    assert rows["/f1.html"]["parent"] == origin + "/feed.xml"

@@ -255,8 +255,12 @@ def test_wacz_of_a_run_with_no_html_page(sample_replay: ReplayProcess, tmp_path:
     [
         (["--format", "xml"], "choose one of parquet, jsonl, cdxj, wacz"),
         (["--jobs", "0"], "--jobs 0: must be 1 or more"),
+        # these two named a hidden temporary file beside the output and exited 1
+        (["--format", "jsonl", "--out", "/no-such-dir/corpus.jsonl"],
+         "--out /no-such-dir/corpus.jsonl: no such directory /no-such-dir"),
+        (["--format", "cdxj", "--out", "."], "--out .: is a directory (give a file name)"),
     ],
-    ids=["format", "jobs"],
+    ids=["format", "jobs", "out-in-no-directory", "out-a-directory"],
 )
 def test_bad_export_arguments_are_one_line(run_dir: Path, args: list[str], said: str) -> None:
     result = _cli("export", str(run_dir), *args)

@@ -7,7 +7,10 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -168,6 +171,18 @@ BAD = [
     ("unknown-table", {"name": "x", "seeds": ["http://a.org/"], "settings": {"fech": {}}}, 400, "settings.fech"),
     ("strategy", {"name": "x", "seeds": ["http://a.org/"], "settings": {"crawl": {"strategy": "nope"}}},
      400, "settings.crawl.strategy"),
+    # these four were started (201) and failed at once, exit 2
+    ("strategy-param", {"name": "x", "seeds": ["http://a.org/"],
+                        "settings": {"crawl": {"strategy": "otie", "strategy_params": {"a": "x"}}}},
+     400, "settings.crawl.strategy_params"),
+    ("model-name", {"name": "x", "seeds": ["http://a.org/"], "settings": {"model": {"name": "nope"}}},
+     400, "settings.model"),
+    ("model-param", {"name": "x", "seeds": ["http://a.org/"],
+                     "settings": {"model": {"name": "keyword", "keywords": ["cat"], "treshold": 0.5}}},
+     400, "settings.model"),
+    ("filter-param", {"name": "x", "seeds": ["http://a.org/"],
+                      "settings": {"filters": [{"name": "host-blacklist"}, {"name": "language", "target": 5}]}},
+     400, "settings.filters[1]"),
     ("seed-not-url", {"name": "x", "seeds": ["cats and dogs"]}, 400, "seeds[0]"),
     ("seed-ftp", {"name": "x", "seeds": ["http://a.org/", "ftp://a.org/"]}, 400, "seeds[1]"),
     ("no-seeds", {"name": "x", "seeds": []}, 400, "seeds"),
@@ -279,3 +294,39 @@ def test_pause_resume_and_a_server_killed_with_its_crawl(
         assert {r["url"] for r in found["results"]} <= set(urls)
         # the index, updated before, during and after the kill, holds each page once
         assert sorted(_indexed(runs, "slow")) == sorted(urls)
+
+
+def test_a_server_on_a_port_taken_says_so_and_starts_no_crawl(
+    tmp_path: Path, sample_replay: ReplayProcess
+) -> None:
+    # it used to resume the crawls killed with the last server first, then fail to bind
+    # (exit 1, aiohttp's own line) and leave them interrupted in their start-up
+    runs = tmp_path / "runs"
+    srv = Server(runs).start()
+    try:
+        body = _request("slow", sample_replay, max_pages=45)
+        body["settings"]["fetch"]["delay"] = 0.3
+        assert srv.call("POST", "/api/crawls", body)[0] == 201
+        run = runs / "slow"
+        wait_for(lambda: (run / "pages.jsonl").exists() and len(_page_urls(run)) >= 3, what="pages")
+        pid = lock_holder(run)
+        assert pid is not None
+        srv.stop("kill")
+        os.kill(pid, signal.SIGKILL)
+        wait_for(lambda: lock_holder(run) is None, what="the lock to go")
+    finally:
+        srv.stop("kill")
+    log = runs / ".service" / "slow" / "crawl.log"
+    before = log.read_bytes()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run([sys.executable, "-m", "focuscrawl", "serve", str(runs), "--port", str(port)],
+                              capture_output=True, text=True, timeout=120, env=srv.env)  # fmt: skip
+    assert done.returncode == 2, done
+    assert done.stdout == ""  # no "resumed slow"
+    assert done.stderr == f"focuscrawl: serve: cannot listen on 127.0.0.1:{port}: Address already in use " \
+                          "(another program listens there: --port another)\n"  # fmt: skip
+    assert log.read_bytes() == before  # no crawl process was started
+    assert lock_holder(run) is None

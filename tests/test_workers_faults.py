@@ -87,6 +87,22 @@ def test_workers_out_of_bounds_is_one_line(
     assert not (out / "pages.jsonl").exists()  # (no one-process crawl instead)
 
 
+def test_a_worker_with_no_crawl_to_join_or_no_redis_url_is_told_what_is_wrong(
+    redis_server: RedisServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = redis_server.url.rsplit("/", 1)[0] + "/9"  # a database no test publishes in
+    assert cli_main(["worker", "--frontier", empty, "--out", str(tmp_path / "a")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"focuscrawl: {empty}: no shared crawl is published there (one starts with "
+                   "focuscrawl crawl --frontier URL --workers N ...)"]  # fmt: skip
+    # (it said "0 shared crawls (): name one with --crawl")
+    assert cli_main(["worker", "--frontier", "http://db.example:6379/0", "--out", str(tmp_path / "b")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["focuscrawl: frontier http://db.example:6379/0: not a Redis URL (redis://, rediss:// "
+                   "or unix://)"]  # fmt: skip
+    # (it said that a Redis on another machine needs a password)
+
+
 def test_a_budget_past_what_redis_holds_exactly_is_one_line(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
@@ -364,3 +380,48 @@ def test_a_redis_paused_for_less_than_a_lease_stops_no_crawl(
     rows = _records(out)
     assert len(rows) == 400
     assert max(Counter(row["url"] for row in rows).values()) == 1
+
+
+@pytest.mark.slow
+def test_a_shared_crawl_stopped_by_ctrl_c_exits_130_and_says_how_to_resume(
+    web: GeneratedWeb, replay: ReplayProcess, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """Ctrl-C exits 130 for a shared crawl as for one process's (it was 1, a failure's)."""
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "focuscrawl", *_crawl(web, replay, redis_server.url, out),
+           "--workers", "2", "--max-pages", "2000"]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPATH": os.getcwd()})  # fmt: skip
+    try:
+        _wait(lambda: len(_records(out)) >= 30 or proc.poll() is not None, "the crawl never got going")
+        proc.send_signal(signal.SIGINT)  # the coordinator passes it on to its workers
+        _, err_bytes = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    err = err_bytes.decode()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err, err
+    assert err.strip().splitlines()[-1].endswith(f"continue with: focuscrawl crawl --out {out} --resume"), err
+    assert json.loads((out / "run.json").read_text())["finished"] is False
+
+
+def test_a_refresh_of_a_shared_crawl_or_of_its_worker_says_what_it_is(
+    web: GeneratedWeb, replay: ReplayProcess, redis_server: RedisServer, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    # both said "the crawl committed nothing; nothing to refresh" of a crawl of 20 pages
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "focuscrawl", *_crawl(web, replay, redis_server.url, out),
+           "--workers", "2", "--max-pages", "20"]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, timeout=300, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert done.returncode == 0, done.stderr
+    assert len(_records(out)) == 20
+    assert cli_main(["refresh", str(out), "--max-pages", "5"]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"focuscrawl: refresh: {out} is a shared crawl's directory (2 workers): refresh "
+                   "re-visits the pages of a crawl one process ran, not those of a shared crawl\n")  # fmt: skip
+    worker = out / "workers" / "00"
+    assert cli_main(["refresh", str(worker), "--max-pages", "5"]) == 2
+    assert f"refresh: {worker} is the directory of a shared crawl's worker: " in capsys.readouterr().err
+    assert len(_records(out)) == 20  # nothing visited again

@@ -247,7 +247,12 @@ def _run_shared(args: argparse.Namespace) -> int:
         print(json.dumps({"out": str(args.out), **summary}, ensure_ascii=False))
     else:  # the one-machine crawl's line, from the merged summary
         print(summary_text(summary, args.out, workers=shared.workers))
-    return 0 if read_finished(args.out) else 1
+    if read_finished(args.out):
+        return 0
+    # workers stopped by the Ctrl-C (or SIGTERM) passed on to them: 130, as one process's
+    # crawl (this was 1, the status of a failure, for an interrupted shared crawl)
+    codes = read_run_json(args.out / "run.json").get("worker_exit_codes") or []
+    return 130 if 130 in codes and all(code in (0, 130) for code in codes) else 1
 
 
 def _is_shared(out: Path) -> bool:

@@ -98,7 +98,7 @@ def serve(tails: Sequence[RunTail], host: str, port: int, every: float) -> None:
     web.run_app(build_app(tails, every, host), sock=sock, print=None)
 
 
-def listen(host: str, port: int) -> socket.socket:
+def listen(host: str, port: int, command: str = "dashboard") -> socket.socket:
     """A listening socket on ``host``:``port``, or one line saying why not (a port taken)."""
     try:
         family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
@@ -106,7 +106,7 @@ def listen(host: str, port: int) -> socket.socket:
     except OSError as exc:
         taken = " (another program listens there: --port another)" if exc.errno == errno.EADDRINUSE else ""
         why = os.strerror(exc.errno) if exc.errno and exc.errno > 0 else (exc.strerror or str(exc))
-        raise ConfigError(f"dashboard: cannot listen on {host}:{port}: {why}{taken}") from None
+        raise ConfigError(f"{command}: cannot listen on {host}:{port}: {why}{taken}") from None
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

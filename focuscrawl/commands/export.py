@@ -34,6 +34,10 @@ def peak_rss_mb() -> float:
 def run(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise ConfigError(f"export: --jobs {args.jobs}: must be 1 or more")
+    if args.out is not None and args.out.is_dir():
+        raise ConfigError(f"export: --out {args.out}: is a directory (give a file name)")
+    if args.out is not None and not args.out.parent.is_dir():
+        raise ConfigError(f"export: --out {args.out}: no such directory {args.out.parent}")
     # imported here, as the commands layer may: every command's module is imported to
     # build the parser, and the export's (a process pool, pyarrow's readers) would add
     # to every crawl's start-up

@@ -44,7 +44,11 @@ def run(args: argparse.Namespace) -> int:
     service = build_service(args.runs_dir, host=args.host, port=args.port, token=args.token,
                             models_dir=args.models, extra_hosts=tuple(args.allow_host),
                             redis_url=args.redis)  # fmt: skip
-    serve(service, args.host, args.port)
+    # the address before anything starts: on a port taken the server used to resume its
+    # killed crawls, then fail to bind and leave them interrupted (exit 1, aiohttp's line)
+    from focuscrawl.commands.dashboard import listen
+
+    serve(service, listen(args.host, args.port, "serve"))
     return 0
 
 

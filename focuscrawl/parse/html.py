@@ -8,6 +8,7 @@ from __future__ import annotations
 import codecs
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 
 from selectolax.lexbor import LexborHTMLParser as HTMLParser
 from selectolax.lexbor import LexborNode as Node
@@ -120,15 +121,20 @@ def parse_html(
 
 def _add_head_links(page: Page, nodes: list[Node], base: str) -> None:
     """The page's canonical URL, and its hreflang and feed alternates after its links
-    (those it does not link to already)."""
+    (those it does not link to already). A feed it also links to from its body is
+    marked as one where it is: else it is an ordinary link, its ``.xml`` refused by
+    ``scope.deny_extensions``, and the feed is never read."""
     head = head_links(nodes, base)
     page.canonical = head.canonical
     if head.links:
-        known = {link.url for link in page.links}
+        known = {link.url: i for i, link in enumerate(page.links)}
         for link in head.links:
-            if link.url not in known:
-                known.add(link.url)
+            at = known.get(link.url)
+            if at is None:
+                known[link.url] = len(page.links)
                 page.links.append(link)
+            elif link.hreflang == "feed" and not page.links[at].hreflang:
+                page.links[at] = replace(page.links[at], hreflang="feed")
 
 
 def _lang(tree: HTMLParser) -> str:

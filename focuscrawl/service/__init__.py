@@ -11,6 +11,7 @@ machine and pages unless a token is given.
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
 
 from aiohttp import web
@@ -44,9 +45,10 @@ def build_service(
                    redis_url=redis_url)  # fmt: skip
 
 
-def serve(service: Service, host: str, port: int) -> None:
-    """Resume the crawls killed with the last server, then serve until SIGINT/SIGTERM;
-    the crawls are stopped cleanly with the server (and resumed by the next one)."""
+def serve(service: Service, sock: socket.socket) -> None:
+    """Resume the crawls killed with the last server, then serve on ``sock`` (listening
+    already) until SIGINT/SIGTERM; the crawls are stopped cleanly with the server (and
+    resumed by the next one)."""
     resumed = service.manager.recover()
     if resumed:
         print(f"focuscrawl: resumed {', '.join(resumed)}", flush=True)
@@ -60,6 +62,6 @@ def serve(service: Service, host: str, port: int) -> None:
     app.on_shutdown.append(stop_children)
     # a request line up to 1 MB reaches the handlers (a 100 KB search query gets the
     # server's own one-line JSON error, not the HTTP parser's plain text)
-    web.run_app(app, host=host, port=port, print=lambda text: print(text, flush=True),
+    web.run_app(app, sock=sock, print=lambda text: print(text, flush=True),
                 access_log=None, shutdown_timeout=5,
                 max_line_size=1 << 20)  # fmt: skip

@@ -24,8 +24,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from focuscrawl.exceptions import ConfigError
+from focuscrawl.params import build_params
+from focuscrawl.relevance.base import MODELS
 from focuscrawl.settings import SECTIONS, load_settings
 from focuscrawl.strategies import STRATEGIES
+from focuscrawl.strategies.filters import FILTERS
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 KINDS = ("crawl", "simulate")
@@ -232,12 +235,31 @@ def check_settings(settings: Mapping[str, Any]) -> None:
     and parameters, the model table's name (a model is not loaded here)."""
     try:
         loaded = load_settings(None, {k: v for k, v in settings.items() if k != "filters"}, environ={})
-        STRATEGIES.get(loaded.crawl.strategy)
+        strategy = STRATEGIES.get(loaded.crawl.strategy)
     except ConfigError as exc:
         error = _settings_error(exc)
         if "unknown strategy" in str(exc):
             error.field = "settings.crawl.strategy"
         raise error from None
+    # the parts' names and parameters by their own Params, nothing built or read (a bad
+    # one was a crawl started, 201, that failed at once with exit 2)
+    where = "settings.crawl.strategy_params"
+    try:
+        build_params(f"strategy {strategy.name!r}", strategy.Params, dict(loaded.crawl.strategy_params))
+        where = "settings.model"
+        model = dict(settings.get("model") or {})
+        if "name" in model and "topic" not in model:  # (a topic file gives parameters)
+            cls = MODELS.get(str(model.pop("name")))
+            build_params(f"{cls.name} model", cls.Params, model)
+        for i, table in enumerate(settings.get("filters") or ()):
+            where = f"settings.filters[{i}]"
+            params = dict(table)
+            if not isinstance(params.get("name"), str):
+                raise ConfigError('config: every [[filters]] table needs name = "..."')
+            kind = FILTERS.get(params.pop("name"))
+            build_params(f"filter {kind.name!r}", kind.Params, params)
+    except ConfigError as exc:
+        raise RequestError(400, str(exc), where) from None
     text = to_toml((), settings)
     if tomllib.loads(text).get("model", {}) != dict(settings.get("model") or {}):
         raise RequestError(400, "settings.model: values TOML cannot hold", "settings.model")

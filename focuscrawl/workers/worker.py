@@ -221,6 +221,9 @@ def open_worker(
         crawl = str(marker["prefix"])
     if crawl is None:
         crawls = shared_crawls(frontier_url)
+        if not crawls:  # ('0 shared crawls (): name one with --crawl' said nothing of use)
+            raise ConfigError(f"{frontier_url}: no shared crawl is published there (one starts with "
+                              "focuscrawl crawl --frontier URL --workers N ...)")  # fmt: skip
         if len(crawls) != 1:
             raise ConfigError(f"{frontier_url}: {len(crawls)} shared crawls ({', '.join(crawls)}): "
                               "name one with --crawl")  # fmt: skip

@@ -163,6 +163,9 @@ def connect(url: str, *, timeout: float = TIMEOUT) -> Any:
     machine needs one (whoever can write the crawl's keys steers its workers)."""
     password = redis_password()
     parts = urlsplit(url)
+    if parts.scheme not in ("redis", "rediss", "unix"):  # (before the password's check,
+        # which told 'http://HOST' that a Redis on another machine needs one)
+        raise FrontierError(f"frontier {url}: not a Redis URL (redis://, rediss:// or unix://)")
     if parts.password is not None:
         raise FrontierError(
             f"the frontier URL holds a password (it would show in process lists, run.json "
