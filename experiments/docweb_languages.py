@@ -160,6 +160,9 @@ def configs(lang: str, labels: Path, field: str) -> dict[str, list[str]]:
         "learning + language model, patience 0.5": ["--strategy", "learning", *model, "--patience", "0.5"],
         "learning + language model, anchors first, patience 0.5": ["--strategy", "learning", *model,
                                                                    "--model-param", "link_text=anchor", "--patience", "0.5"],
+        "learning + language model, dead links learnt, patience 0.5": ["--strategy", "learning", *model,
+                                                                       "--strategy-param", "learn_failures=true",
+                                                                       "--patience", "0.5"],
         "oracle (ceiling)": oracle,
         "oracle (ceiling), patience 0.5": [*oracle, "--patience", "0.5"],
     }  # fmt: skip

@@ -21,7 +21,7 @@ from focuscrawl.relevance.keyword import KeywordModel
 from focuscrawl.relevance.online_link import N_FEATURES, OnlineLinkModel, link_tokens
 from focuscrawl.settings import Settings
 from focuscrawl.stats import CrawlStats
-from focuscrawl.strategies.base import STRATEGIES
+from focuscrawl.strategies.base import STRATEGIES, client_error
 from focuscrawl.strategies.learning import LearningStrategy
 from focuscrawl.strategies.view import FrontierView
 from focuscrawl.types import Link, Merge, Page, QueuedURL, URLState
@@ -436,3 +436,35 @@ def test_the_hub_reward_of_a_small_web(hub_reward: float, expected: list[tuple[f
 def test_the_hub_reward_is_checked() -> None:
     with pytest.raises(ConfigError):
         LearningStrategy(CAT, hub_reward=-0.1)
+
+
+@pytest.mark.parametrize(
+    ("reason", "dead"),
+    [("status-404", True), ("status-410", True), ("status-403", True), ("status-400", True),
+     ("status-408", False), ("status-429", False), ("status-500", False), ("status-301", False),
+     ("timeout", False), ("robots", False), ("status-", False), ("status-4x4", False)],
+)  # fmt: skip
+def test_which_failures_are_client_errors(reason: str, dead: bool) -> None:
+    assert client_error(reason) is dead
+
+
+def test_a_dead_link_is_an_example_of_reward_0_with_learn_failures() -> None:
+    """S (0.1) links to A ("a cat") and B ("a car"). B answers 404: with
+    ``learn_failures`` its link S->B becomes an example of reward 0 with its prior
+    0.25 * 0.1 + 0.75 * 0 = 0.025, as a page of B judged 0 would make; a 429 or a timeout
+    of A teaches nothing (try later, no answer), and A fetched later is an example as usual
+    (0.9, prior 0.025 + 0.75 = 0.775). Off (the default) a 404 teaches nothing."""
+    strategy, _ = _strategy(update_every=1000, learn_failures=True)
+    _visit(strategy, S, 0.1)
+    for reason in ("status-429", "timeout"):
+        assert strategy.on_failure(QueuedURL(A, 1.0, 1, "w.org", S), reason).updates == []
+    assert strategy.pending == []
+    strategy.on_failure(QueuedURL(B, 1.0, 1, "w.org", S), "status-404")
+    _visit(strategy, A, 0.9)
+    got = [(sorted(e.columns.tolist()), e.reward, round(e.prior, 9)) for e in strategy.pending]
+    assert got == [(_columns(B, S, 0.1, 0), 0.0, 0.025), (_columns(A, S, 0.1, 0), 0.9, 0.775)]
+
+    default, _ = _strategy(update_every=1000)
+    _visit(default, S, 0.1)
+    default.on_failure(QueuedURL(B, 1.0, 1, "w.org", S), "status-404")
+    assert default.pending == []

@@ -30,8 +30,8 @@ from focuscrawl.relevance.online_link import LinkModelState
 from focuscrawl.strategies.base import STRATEGIES, Strategy, StrategyState
 from focuscrawl.strategies.comments import CommdState, OpicCommdState
 from focuscrawl.strategies.language import LanguageState
+from focuscrawl.strategies.learner_state import LearnerState, PendingExamples
 from focuscrawl.strategies.link_context import LinkContextState
-from focuscrawl.strategies.link_learner import LearnerState, PendingExamples
 from focuscrawl.strategies.opic import OpicState
 from focuscrawl.strategies.oracle import OracleState
 from focuscrawl.strategies.otie import OtieState

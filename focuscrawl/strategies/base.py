@@ -217,3 +217,13 @@ STRATEGIES: Registry[type[Strategy]] = Registry(
     ),
 )
 register_strategy = STRATEGIES.register
+
+
+def client_error(reason: str) -> bool:
+    """Whether ``on_failure``'s reason is a client error its server answered (404, 410,
+    403...: no page there), not 408 or 429 (try later); no answer at all (a timeout, a
+    refused connection, robots.txt) is not one: it says nothing of the URL's page."""
+    code = reason.removeprefix("status-")
+    if not reason.startswith("status-") or not code.isdigit():
+        return False
+    return 400 <= int(code) < 500 and int(code) not in (408, 429)

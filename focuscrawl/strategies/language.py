@@ -67,7 +67,7 @@ from focuscrawl.relevance.language import BACKENDS, checked_language, normalise_
 from focuscrawl.relevance.language_links import url_language_for
 from focuscrawl.relevance.language_share import target_text_share
 from focuscrawl.relevance.scripts import other_chinese_script, wanted_chinese_script
-from focuscrawl.strategies.base import Strategy, StrategyState, register_strategy
+from focuscrawl.strategies.base import Strategy, StrategyState, client_error, register_strategy
 from focuscrawl.strategies.filters import LANGUAGE_RULES, LanguageLinkFilter, Verdict
 from focuscrawl.strategies.language_kinds import EXPLORES, MeasuredKinds, directory_of
 from focuscrawl.types import (
@@ -270,8 +270,7 @@ class LanguageStrategy(Strategy[LanguageParams]):
         does, where before a failure was never measured and the kind kept its prior to the
         end. No answer (a timeout, a refused connection) and 408 / 429 (try later) say
         nothing of the kind and are not counted."""
-        status = int(reason[7:]) if reason.startswith("status-") and reason[7:].isdigit() else 0
-        if self.p.policy != "rule" or self.p.prior_pages <= 0 or not 400 <= status < 500 or status in (408, 429):
+        if self.p.policy != "rule" or self.p.prior_pages <= 0 or not client_error(reason):
             return Decision()
         kind = self.kinds.failed(queued.url)
         return Decision(updates=self.kinds.rescore(kind, self.view), reason=f"{reason}: a page of {kind} not in the target language")

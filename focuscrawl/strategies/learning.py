@@ -44,11 +44,11 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from focuscrawl.relevance.online_link import OnlineLinkModel
-from focuscrawl.strategies.base import Strategy, register_strategy
+from focuscrawl.strategies.base import Strategy, client_error, register_strategy
 from focuscrawl.strategies.language_kinds import MeasuredKinds
+from focuscrawl.strategies.learner_state import LearnerState
 from focuscrawl.strategies.link_learner import (
     Example,
-    LearnerState,
     LearningParams,
     OnlineLinkLearner,
     link_model_counters,
@@ -104,6 +104,20 @@ class LearningStrategy(Strategy[LearningParams]):
         if self.p.kind_pages <= 0:
             return Decision(links=links, updates=updates)
         return self._by_kinds(page, r, links, updates)
+
+    def on_failure(self, queued: QueuedURL, reason: str) -> Decision:
+        """With ``learn_failures``: a URL its server answered with a client error (404,
+        410, 403; not 408 or 429, not a timeout) is an example of reward 0 for the link
+        that found it, learnt at the next update as a page judged irrelevant would be, and
+        under the measured kinds a page of its kind of relevance 0 (its kind rescored)."""
+        if not self.p.learn_failures or not client_error(reason):
+            return Decision()
+        self.learner.failed(queued.url, queued.parent)
+        why = f"{reason}: its link learnt as one to no relevant page"
+        if self.p.kind_pages <= 0:
+            return Decision(reason=why)
+        kind = self.kinds.failed(queued.url)
+        return Decision(updates=self.kinds.rescore(kind, self.view), reason=why)
 
     def _by_kinds(self, page: Page, relevance: float, links: list[LinkScore], updates: list[ScoreUpdate]) -> Decision:
         """The learnt scores weighed with their kinds' measured mean relevance

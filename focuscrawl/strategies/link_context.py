@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
 from focuscrawl.strategies.base import Strategy, StrategyState, register_strategy
+from focuscrawl.strategies.learner_state import LearnerState
 from focuscrawl.strategies.link_learner import (
-    LearnerState,
     LearningParams,
     OnlineLinkLearner,
     link_model_counters,

@@ -9,14 +9,14 @@ from __future__ import annotations
 import base64
 import zlib
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Self
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from focuscrawl.relevance.online_link import ETA0, LinkModelState, OnlineLinkModel, link_tokens
-from focuscrawl.strategies.base import StrategyState
+from focuscrawl.relevance.online_link import ETA0, OnlineLinkModel, link_tokens
+from focuscrawl.strategies.learner_state import LearnerState, PendingExamples
 from focuscrawl.strategies.scoring import context_scores, eq9
 from focuscrawl.strategies.view import FrontierView
 from focuscrawl.types import Merge, Page, QueuedURL, ScoreUpdate, URLState
@@ -58,6 +58,10 @@ class LearningParams:
     # own each time that grows; so the model learns which pages are worth fetching for
     # their links, not only for themselves. 0: off (issue 28)
     hub_reward: float = 0.0
+    # a URL its server answers with a client error (404, 410, 403: no page there) is an
+    # example of reward 0 for the link that found it, as a page judged irrelevant; off:
+    # a dead link teaches nothing (issue 28), and a web's dead links keep their scores
+    learn_failures: bool = False
 
     def __post_init__(self) -> None:
         if self.update_every < 1 or self.min_examples < 0 or self.hops < 0 or self.rescore < 0:
@@ -70,56 +74,6 @@ class LearningParams:
             raise ValueError("gamma, relevant, beta and prior_floor must be in [0, 1]")
         if any(r < 0.0 for r in self.rates):
             raise ValueError("rates must be >= 0")
-
-
-@dataclass(frozen=True)
-class PendingExamples(StrategyState):
-    """The examples not learnt yet, in the resume state: their columns as one zlib'd,
-    base64 int32 array, each one's length, reward and prior."""
-
-    columns: str = ""
-    lengths: list[int] = field(default_factory=list)
-    rewards: list[float] = field(default_factory=list)
-    priors: list[float] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"columns": self.columns, "lengths": self.lengths, "rewards": self.rewards, "priors": self.priors}
-
-    @classmethod
-    def from_json(cls, raw: Mapping[str, Any]) -> Self:
-        lengths = [int(n) for n in raw.get("lengths", [])]
-        if not lengths:  # nothing pending
-            return cls(str(raw.get("columns", "")), lengths, list(raw.get("rewards", [])), list(raw.get("priors", [])))
-        # the values as JSON holds them (read as floats when the examples are rebuilt)
-        return cls(str(raw["columns"]), lengths, list(raw["rewards"]), list(raw["priors"]))
-
-
-@dataclass(frozen=True)
-class LearnerState(StrategyState):
-    """An :class:`OnlineLinkLearner` in the resume state (the learning strategy's state,
-    and OTIE's and link-context's with ``link_model = "online"``)."""
-
-    pages: int = 0
-    model: LinkModelState = field(default_factory=LinkModelState)
-    pending: PendingExamples = field(default_factory=PendingExamples)
-    # with several rates: every candidate's model (``model`` is the first's) and its
-    # prequential loss
-    candidates: list[LinkModelState] = field(default_factory=list)
-    losses: list[float] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        out = {"pages": self.pages, "model": self.model.to_json(), "pending": self.pending.to_json()}
-        if self.candidates:
-            out["candidates"] = [c.to_json() for c in self.candidates]
-            out["losses"] = list(self.losses)
-        return out
-
-    @classmethod
-    def from_json(cls, raw: Mapping[str, Any]) -> Self:
-        return cls(int(raw.get("pages", 0)), LinkModelState.from_json(raw.get("model") or {}),
-                   PendingExamples.from_json(raw.get("pending") or {}),
-                   [LinkModelState.from_json(c) for c in raw.get("candidates", [])],
-                   [float(x) for x in raw.get("losses", [])])  # fmt: skip
 
 
 class Example(NamedTuple):
@@ -211,6 +165,14 @@ class OnlineLinkLearner:
             if source is not None:
                 out += self._hub_example(source)
         return out
+
+    def failed(self, url: str, parent: str | None) -> None:
+        """A URL with no page (a client error): its link is an example of reward 0."""
+        self._discoverer.pop(url, None)
+        found = self._found.pop(url, None)
+        if found is not None:
+            self.pending.append(Example(found[0], 0.0, found[1]))
+            _keep(self._inbound, url, (found[0], 0.0, found[1], parent))
 
     def _hub_example(self, source: str) -> list[Example]:
         """A relevant page judged that ``source`` (D) discovered: D has discovered one

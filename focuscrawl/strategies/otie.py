@@ -32,8 +32,8 @@ from fractions import Fraction
 from typing import Any, ClassVar, Self
 
 from focuscrawl.strategies.base import Strategy, StrategyState, register_strategy
+from focuscrawl.strategies.learner_state import LearnerState
 from focuscrawl.strategies.link_learner import (
-    LearnerState,
     LearningParams,
     OnlineLinkLearner,
     link_model_counters,
