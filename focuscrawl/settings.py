@@ -257,7 +257,7 @@ def _holds_password(url: str) -> bool:
         return False
 
 
-def _is_proxy_url(url: str) -> bool:
+def is_proxy_url(url: str) -> bool:
     """http(s)://host[:port], the port 1-65535: a port out of range ended a crawl at 0 URLs
     with "robots.txt disallows it", an unclosed ``[`` with the transport's traceback."""
     try:
@@ -291,7 +291,7 @@ def _validate(section: str, obj: Any) -> None:
         raise ConfigError(f"config: parse.dedup_similarity = {obj.dedup_similarity} must be in (0, 1]")
     if section == "fetch" and obj.render not in ("never", "auto", "always"):
         raise ConfigError(f"config: fetch.render = {obj.render!r} is not one of never, auto, always")
-    if section == "fetch" and obj.proxy and not _is_proxy_url(obj.proxy):
+    if section == "fetch" and obj.proxy and not is_proxy_url(obj.proxy):
         raise ConfigError(f"config: fetch.proxy {obj.proxy!r} is not an http(s)://host:port URL")
     if section == "fetch" and (obj.concurrency < 1 or obj.per_host < 1):
         raise ConfigError("config: fetch.concurrency and fetch.per_host must be >= 1")

@@ -59,7 +59,9 @@ class FetchResult:
     ``error`` is ``None`` when an HTTP response was received (of any status);
     otherwise it is a short machine-readable reason such as ``"timeout"``,
     ``"robots"``, ``"dns"``, ``"reset"``, ``"content-type"``, ``"content-encoding"``, ``"too-many-redirects"``,
-    ``"blocked-address"``. ``body`` holds at most the configured maximum size;
+    ``"blocked-address"``, ``"redirect-out-of-scope"`` (a redirect to where the crawl's
+    scope does not let its links go: the redirect's answer, its target not requested).
+    ``body`` holds at most the configured maximum size;
     ``truncated`` says it was cut.
     """
 

@@ -22,6 +22,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -169,7 +170,10 @@ class Crawler:
         )
         self.frontier.ensure_columns(columns)
         self.strategy.attach(FrontierView(self.frontier), self.rng)
-        window = make_window(self.fetcher, self.stats, self._stop, self.settings, ordered=self.ordered)
+        window = make_window(  # a redirect's target through the scope (not its extension: its type decides)
+            self.fetcher, self.stats, self._stop, self.settings, ordered=self.ordered,
+            scope=partial(self.scope.reject, extensions=False),
+        )  # fmt: skip
         self._scheduler = scheduler = Scheduler(
             self._policy(start.layer_listed), window, queue=self.frontier, budget=self.budget,
             stats=self.stats, stop=self._stop, fetch_list=self._fetch_list,

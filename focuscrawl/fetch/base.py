@@ -14,6 +14,13 @@ from focuscrawl.types import FetchResult
 #: as-completed window in each fetch it starts, whose slot is then given back to plain
 #: fetches while the page waits for the browser and renders. None: nobody listens.
 HAND_OFF: ContextVar[Callable[[], None] | None] = ContextVar("focuscrawl_hand_off", default=None)
+#: The crawl's scope for the redirects of the page being fetched: why a URL is out of it
+#: (:meth:`Scope.reject <focuscrawl.urls.scope.Scope.reject>`), or None. Set by the
+#: crawl's window in each page fetch it starts, so a redirect never takes a crawl where
+#: its links may not (Heritrix and StormCrawler put a redirect's target through the
+#: scope as a new link); a rendered page's own requests (a CDN's script) are not
+#: confined. None: no scope (a fetcher used on its own).
+SCOPE: ContextVar[Callable[[str], str | None] | None] = ContextVar("focuscrawl_scope", default=None)
 
 
 class Fetcher(Protocol):

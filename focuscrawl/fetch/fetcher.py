@@ -19,12 +19,12 @@ import logging
 import math
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 from focuscrawl.clock import Clock, SystemClock
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.fetch.addresses import AddressPolicy
 from focuscrawl.fetch.admission import UNREACHABLE, Admission
+from focuscrawl.fetch.base import SCOPE
 from focuscrawl.fetch.body import download, read_upto
 from focuscrawl.fetch.encoding import looks_like_html, sniff_charset
 from focuscrawl.fetch.freshness import Validators
@@ -39,7 +39,7 @@ from focuscrawl.fetch.transport import (
 )
 from focuscrawl.output.warc_records import warc_date
 from focuscrawl.parse.sitemaps import SITEMAP_TYPES, StreamedSitemap
-from focuscrawl.settings import DISCOVERY_CONTENT_TYPES, FetchSettings
+from focuscrawl.settings import DISCOVERY_CONTENT_TYPES, FetchSettings, is_proxy_url
 from focuscrawl.types import FetchResult
 from focuscrawl.urls import host_of, normalize_url
 
@@ -135,12 +135,10 @@ class HttpFetcher:
 
     @staticmethod
     def _check_proxy(proxy: str | None) -> str | None:
-        if not proxy:
-            return None
-        parts = urlsplit(proxy)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
+        """The settings' check, for a FetchSettings made by hand (not built from a config)."""
+        if proxy and not is_proxy_url(proxy):
             raise ConfigError(f"config: fetch.proxy {proxy!r} is not an http(s)://host:port URL")
-        return proxy
+        return proxy or None
 
     async def __aenter__(self) -> HttpFetcher:
         await self.transport.__aenter__()
@@ -258,6 +256,7 @@ class HttpFetcher:
         """``url`` from ``current`` on, redirects followed; ``conditional``: its first request's headers."""
         chain: list[str] = []
         deadline = _Deadline(self.settings.fetch_timeout)
+        confine = SCOPE.get()  # a page's redirects stay in its crawl's scope
         while True:
             refused = None if admitted and not chain else await self.admission.admit(current)
             if refused is not None:
@@ -273,9 +272,9 @@ class HttpFetcher:
                 result.error = "too-many-redirects"
                 return result
             following = normalize_url(location, base=current)
-            if following is None:  # not http(s), or unparsable
-                result.error = "bad-url"
-                return result
+            if following is None or (confine is not None and confine(following) is not None):
+                result.error = "bad-url" if following is None else "redirect-out-of-scope"
+                return result  # not http(s) or unparsable; or where the crawl may not go
             chain.append(current)
             current = following
 

@@ -24,6 +24,7 @@ The window knows nothing of the frontier: the :mod:`scheduler
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from focuscrawl.crawler.window.as_completed import AsCompletedWindow
 from focuscrawl.crawler.window.base import STOP_GRACE, InFlight, Results, Slot, Window
@@ -37,13 +38,15 @@ __all__ = ["STOP_GRACE", "AsCompletedWindow", "InFlight", "OrderedWindow", "Resu
 
 
 def make_window(
-    fetcher: Fetcher, stats: CrawlStats, stop: asyncio.Event, settings: Settings, *, ordered: bool
+    fetcher: Fetcher, stats: CrawlStats, stop: asyncio.Event, settings: Settings, *, ordered: bool,
+    scope: Callable[[str], str | None] | None = None,
 ) -> Window:
-    """The window of ``crawl.schedule``: ordered or as-completed (with its render queue)."""
+    """The window of ``crawl.schedule``: ordered or as-completed (with its render queue);
+    ``scope`` says why a redirect's target is out of the crawl's scope (None: in it)."""
     size = window_size(settings, ordered)
     if ordered:
-        return OrderedWindow(fetcher, stats, stop, size)
+        return OrderedWindow(fetcher, stats, stop, size, scope)
     return AsCompletedWindow(
         fetcher, stats, stop, size, straggler_seconds=settings.crawl.straggler_seconds,
-        render_queue=render_queue_size(settings, ordered),
+        render_queue=render_queue_size(settings, ordered), scope=scope,
     )  # fmt: skip

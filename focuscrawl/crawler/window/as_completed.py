@@ -30,9 +30,9 @@ class AsCompletedWindow(Window):
 
     def __init__(
         self, fetcher: Fetcher, stats: CrawlStats, stop: asyncio.Event, size: int, *, straggler_seconds: float,
-        render_queue: int = 0,
+        render_queue: int = 0, scope: Callable[[str], str | None] | None = None,
     ) -> None:  # fmt: skip
-        super().__init__(fetcher, stats, stop, size)
+        super().__init__(fetcher, stats, stop, size, scope)
         self.renders = RenderQueue(render_queue)  # pages being rendered, their slots given back
         self.hands_off = render_queue > 0
         self._finished: deque[Slot] = deque()  # fetches done, not yet handed over

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 
-from focuscrawl.fetch.base import HAND_OFF, Fetcher
+from focuscrawl.fetch.base import HAND_OFF, SCOPE, Fetcher
 from focuscrawl.stats import CrawlStats
 from focuscrawl.types import FetchResult, QueuedURL
 
@@ -47,8 +47,12 @@ class Window:
 
     ordered: bool
 
-    def __init__(self, fetcher: Fetcher, stats: CrawlStats, stop: asyncio.Event, size: int) -> None:
+    def __init__(
+        self, fetcher: Fetcher, stats: CrawlStats, stop: asyncio.Event, size: int,
+        scope: Callable[[str], str | None] | None = None,
+    ) -> None:  # fmt: skip
         self.fetcher = fetcher
+        self.scope = scope  # why a redirect's target is out of the crawl's scope, or None
         self.stats = stats
         self.size = max(1, size)
         self._stop = stop
@@ -111,6 +115,9 @@ class Window:
         url = slot.item.queued.url
         if self.hands_off:  # the fetcher says when only the page's rendering is left
             HAND_OFF.set(partial(self._handed, slot))
+        # (this fetch's task's own context) a seed's redirect goes where it leads, as
+        # Heritrix's seedsRedirectNewSeeds: the user named that URL
+        SCOPE.set(self.scope if slot.item.queued.depth > 0 else None)
         try:
             return await self.fetcher.fetch(url)
         except asyncio.CancelledError:

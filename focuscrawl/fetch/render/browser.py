@@ -29,6 +29,7 @@ import shutil
 import tempfile
 from typing import Any
 
+from focuscrawl.fetch.base import SCOPE
 from focuscrawl.fetch.fetcher import HttpFetcher
 from focuscrawl.fetch.render.kept import KEPT_TYPES, KeptAnswers
 from focuscrawl.fetch.render.launch import browser_flags
@@ -285,6 +286,7 @@ class BrowserRenderer:
         pipe = self._pipe
         if pipe is None:
             return
+        SCOPE.set(None)  # a page's own requests go where its page needs (this task's context)
         request_id = paused["requestId"]
         request = paused["request"]
         url = request["url"]
