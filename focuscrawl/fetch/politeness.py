@@ -44,20 +44,20 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
 
     ``now`` is the wall time an HTTP date is counted from (the fetcher's clock).
 
-    >>> parse_retry_after("3"), parse_retry_after("900"), parse_retry_after("soon")
-    (3.0, 60.0, None)
+    >>> parse_retry_after("3"), parse_retry_after("900"), parse_retry_after("soon"), parse_retry_after("²")
+    (3.0, 60.0, None, None)
     >>> parse_retry_after("Thu, 01 Jan 1970 00:00:10 GMT", now=4.0)
     6.0
     """
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
+    if value.isascii() and value.isdigit():  # RFC 9110 10.2.3: ASCII digits ("²" is a digit to str)
         seconds = float(value)
     else:
         try:
             when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError, IndexError):
+        except (TypeError, ValueError, IndexError, OverflowError):  # (a year of 11 digits overflows)
             return None
         seconds = when.timestamp() - (time.time() if now is None else now)
     return min(max(seconds, 0.0), _MAX_RETRY_AFTER)
