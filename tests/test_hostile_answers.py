@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import json
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import pytest
+from warcio.archiveiterator import ArchiveIterator
 
+from focuscrawl.api import crawl_async
 from focuscrawl.fetch.aiohttp_fetcher import AiohttpFetcher
 from focuscrawl.settings import FetchSettings
-from tests.sites import serve_raw
+from tests.sites import Hit, serve_raw
 
 RawHandler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
@@ -54,3 +58,67 @@ async def test_a_retry_after_that_is_no_number_is_ignored_not_a_failure(
     assert (result.error, result.status) == (None, status)
     assert len(site.hits) == 2  # asked again once, as retries=1 says
     assert counters["retries"] == 1
+
+
+def _pages(heads: dict[str, bytes], hits: list[Hit]) -> RawHandler:
+    """A raw server of a few pages: path -> status line and headers (no Content-Length),
+    each with a small HTML body; ``/`` links to every other path. ``hits``: the site's
+    (serve_raw records a request just before it calls this: the last is this one's)."""
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        path = hits[-1].path
+        if path == "/":
+            head = b"HTTP/1.1 200 OK\r\nContent-Type: text/html"
+            body = "".join(f'<a href="{p}">{p}</a>' for p in heads).encode()
+        else:
+            head = heads.get(path, b"HTTP/1.1 404 Not Found\r\nContent-Type: text/html")
+            body = b"<p>page " + path.encode() + b"</p>"
+        writer.write(
+            head + b"\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body
+        )
+        await writer.drain()
+
+    return answer
+
+
+def _warc_responses(run: Path) -> dict[str, list[tuple[str, str]]]:
+    with open(run / "corpus.warc.gz", "rb") as fh:
+        return {
+            r.rec_headers.get_header("WARC-Target-URI"): r.http_headers.headers
+            for r in ArchiveIterator(fh)
+            if r.rec_type == "response"
+        }
+
+
+async def test_a_header_that_is_not_utf8_is_archived_as_its_bytes_and_the_crawl_goes_on(
+    tmp_path: Path,
+) -> None:
+    # a header value of bytes that are no UTF-8 (Latin-1 from an old server, or
+    # garbage) stopped the crawl with a UnicodeEncodeError from the WARC writer
+    heads = {
+        "/latin1": b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=\xff\r\nX-Name: caf\xe9",
+        "/after": b"HTTP/1.1 200 OK\r\nContent-Type: text/html",
+    }
+    hits: list[Hit] = []
+    async with serve_raw(_pages(heads, hits)) as site:
+        site.hits = hits
+        await crawl_async(
+            tmp_path / "run",
+            [site.url("/")],
+            overrides={
+                "fetch": {"delay": 0, "respect_robots": False, "allow_private": ("127.0.0.1",)}
+            },
+        )
+        latin1, after = site.url("/latin1"), site.url("/after")
+    rows = [
+        json.loads(line) for line in (tmp_path / "run" / "pages.jsonl").read_text().splitlines()
+    ]
+    assert {row["url"]: row["status"] for row in rows} == {
+        site.url("/"): 200,
+        latin1: 200,
+        after: 200,
+    }
+    headers = dict(_warc_responses(tmp_path / "run")[latin1])
+    # the bytes past ASCII %-encoded as they came; the rest (the type's ';') readable
+    assert headers["X-Name"] == "caf%E9"
+    assert headers["Content-Type"] == "text/html; charset=%FF"

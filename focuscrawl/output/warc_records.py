@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from functools import lru_cache
 from types import ModuleType
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from warcio.statusandheaders import StatusAndHeaders
 
@@ -129,8 +129,28 @@ def _head(first_line: str, headers: Iterable[tuple[str, str]]) -> bytes:
     if text.isascii():
         return text.encode("ascii")
     protocol, _, rest = first_line.partition(" ")
+    pairs = [(k, _raw_bytes_quoted(v)) for k, v in pairs]
     head: bytes = StatusAndHeaders(rest, pairs, protocol=protocol).to_ascii_bytes()
     return head
+
+
+def _raw_bytes_quoted(value: str) -> str:
+    """``value`` with the bytes past ASCII %-encoded, as the server sent them, when they
+    are not UTF-8 (aiohttp hands them over as surrogate escapes, which warcio's encoding
+    refuses; its ASCII, a type's ``;`` included, stays readable); any other value as it
+    is, for warcio to encode.
+
+    >>> _raw_bytes_quoted("text/html; charset=\\udcff"), _raw_bytes_quoted("café")
+    ('text/html; charset=%FF', 'café')
+    """
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return quote(value.encode("utf-8", "surrogateescape"), safe=_PRINTABLE)
+    return value
+
+
+_PRINTABLE = "".join(map(chr, range(0x20, 0x7F)))  # left as they are by _raw_bytes_quoted
 
 
 # The path and query of an http(s) URL as urlsplit finds them, for a URL without
