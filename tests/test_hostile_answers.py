@@ -122,3 +122,29 @@ async def test_a_header_that_is_not_utf8_is_archived_as_its_bytes_and_the_crawl_
     # the bytes past ASCII %-encoded as they came; the rest (the type's ';') readable
     assert headers["X-Name"] == "caf%E9"
     assert headers["Content-Type"] == "text/html; charset=%FF"
+
+
+async def test_a_redirect_to_a_path_in_latin1_is_followed_as_browsers_follow_it(
+    tmp_path: Path,
+) -> None:
+    # 'Location: /caf\xe9' (Latin-1, as old servers send it): browsers ask for
+    # /caf%E9; the crawler called the redirect a bad URL and skipped it as never fetched
+    heads = {
+        "/old": b"HTTP/1.1 301 Moved Permanently\r\nLocation: /caf\xe9",
+        "/caf%E9": b"HTTP/1.1 200 OK\r\nContent-Type: text/html",
+    }
+    hits: list[Hit] = []
+    async with serve_raw(_pages(heads, hits)) as site:
+        site.hits = hits
+        await crawl_async(
+            tmp_path / "run",
+            [site.url("/old")],
+            overrides={
+                "fetch": {"delay": 0, "respect_robots": False, "allow_private": ("127.0.0.1",)}
+            },
+        )
+    assert [hit.path for hit in hits] == ["/old", "/caf%E9"]
+    (row,) = [
+        json.loads(line) for line in (tmp_path / "run" / "pages.jsonl").read_text().splitlines()
+    ]
+    assert (row["status"], row["error"], row["final_url"]) == (200, None, site.url("/caf%E9"))

@@ -360,7 +360,7 @@ class HttpFetcher:
                             answer.header("Retry-After"), self.clock.time()
                         )
                     if answer.status in _REDIRECT_STATUSES:
-                        location = answer.header("Location")
+                        location = answer.location()
                         if location:
                             return result, location, retry_after
                     await self._read_body(answer, result, robots, any_type)

@@ -18,6 +18,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from importlib.util import find_spec
 from typing import Protocol
+from urllib.parse import quote
 
 __all__ = [
     "SEND_GATE",
@@ -115,6 +116,22 @@ class Answer:
             if key.lower() == low:
                 return value
         return None
+
+    def location(self) -> str | None:
+        """The Location header, the bytes of it that are no UTF-8 (a Latin-1 path from an
+        old server, which aiohttp hands over as surrogate escapes) %-encoded as they came,
+        as browsers follow them; the URL parser refuses surrogates."""
+        value = self.header("Location")
+        if value is None or value.isascii():
+            return value
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return quote(value.encode("utf-8", "surrogateescape"), safe=_PRINTABLE)
+        return value
+
+
+_PRINTABLE = "".join(map(chr, range(0x21, 0x7F)))  # left as they are by Answer.location
 
 
 class Transport(Protocol):
