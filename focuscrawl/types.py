@@ -117,6 +117,7 @@ class Page:
     relevant: bool | None = None  # and its binary judgement (1_i of P0)
     canonical: str = ""  # <link rel="canonical">, normalised ("": none)
     main_text: str | None = None  # trafilatura's main text, where a model extracted it
+    markup_cut: bool = False  # parsed to its first parse.guard.MAX_TAGS tags only (the rest unread)
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ from warcio.archiveiterator import ArchiveIterator
 from focuscrawl.api import crawl_async
 from focuscrawl.fetch.aiohttp_fetcher import AiohttpFetcher
 from focuscrawl.settings import FetchSettings
-from tests.sites import Hit, serve_raw
+from tests.sites import Hit, html, redirect, serve, serve_raw
 
 RawHandler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
@@ -148,3 +148,68 @@ async def test_a_redirect_to_a_path_in_latin1_is_followed_as_browsers_follow_it(
         json.loads(line) for line in (tmp_path / "run" / "pages.jsonl").read_text().splitlines()
     ]
     assert (row["status"], row["error"], row["final_url"]) == (200, None, site.url("/caf%E9"))
+
+
+async def test_a_redirect_out_of_the_crawls_scope_is_not_followed(tmp_path: Path) -> None:
+    # the scope held for links but not for a redirect's target: a page of the crawl's
+    # host redirecting to a denied path, or to a host not allowed, was fetched and kept
+    async with serve({"/": html("<p>elsewhere</p>")}) as other:
+        routes = {
+            "/": html('<a href="/go-away">a</a> <a href="/go-denied">b</a> <a href="/stay">c</a>'),
+            "/go-away": redirect(other.url("/")),
+            "/go-denied": redirect("/deny/page"),
+            "/stay": redirect("/kept"),
+            "/kept": html("<p>kept</p>"),
+        }
+        async with serve(routes) as site:
+            await crawl_async(
+                tmp_path / "run",
+                [site.url("/")],
+                overrides={
+                    "fetch": {"delay": 0, "respect_robots": False, "allow_private": ("127.0.0.1",)},
+                    "scope": {"allow_regex": (f"^{site.url('/')}",), "deny_regex": ("/deny/",)},
+                },
+            )
+    assert other.paths() == []
+    assert sorted(site.paths()) == ["/", "/go-away", "/go-denied", "/kept", "/stay"]
+    rows = {
+        json.loads(line)["url"]: json.loads(line)
+        for line in (tmp_path / "run" / "pages.jsonl").read_text().splitlines()
+    }
+    for path in ("/go-away", "/go-denied"):  # the redirect's answer, its target not asked
+        row = rows[site.url(path)]
+        assert (row["status"], row["error"], row.get("final_url")) == (302, "redirect-out-of-scope", None)
+    assert (rows[site.url("/stay")]["status"], rows[site.url("/stay")]["final_url"]) == (
+        200,
+        site.url("/kept"),
+    )
+
+
+async def test_a_page_cut_at_its_100000th_tag_says_so(tmp_path: Path) -> None:
+    # the parser reads a page to its first 100,000 tags (parse.guard.MAX_TAGS); the
+    # links and text past that were dropped without a word (a body cut at
+    # fetch.max_body_size is marked "truncated", this one was not)
+    routes = {
+        "/": html('<a href="/big">big</a> <a href="/small">small</a>'),
+        "/big": html(
+            '<a href="/early">early</a>' + "<i>x</i>" * 50_000 + '<a href="/late">late</a>'
+        ),
+        "/small": html("<i>x</i>" * 1_000),
+    }
+    async with serve(routes) as site:
+        stats = await crawl_async(
+            tmp_path / "run",
+            [site.url("/")],
+            overrides={
+                "fetch": {"delay": 0, "respect_robots": False, "allow_private": ("127.0.0.1",)}
+            },
+        )
+    rows = {
+        json.loads(line)["url"]: json.loads(line)
+        for line in (tmp_path / "run" / "pages.jsonl").read_text().splitlines()
+    }
+    assert rows[site.url("/big")].get("markup_cut") is True
+    assert "markup_cut" not in rows[site.url("/small")]
+    assert stats.counters["markup_cut"] == 1
+    assert site.url("/early") in rows
+    assert site.url("/late") not in rows  # (past the cut: unread, as the guard says)

@@ -178,6 +178,9 @@ class Recorder:
             return self._failed(queued, "parse-error", record)
         if PAGES in page.meta:
             record.extra["pdf_pages"] = int(page.meta[PAGES])
+        if page.markup_cut:  # its links and text past the cut are unread: said, not silent
+            record.extra["markup_cut"] = True
+            counters["markup_cut"] += 1
         page.depth = queued.depth
         page.parent = queued.parent
         self.stats.pages += 1

@@ -75,11 +75,13 @@ def parse_html(
     OPIC), at a third of the cost. :func:`page_from_fetch` parses a UTF-8 page
     for its links without decoding it where that gives the same tree.
     """
-    html = guard_html(html).html  # hostile markup would stall the parser (see parse.guard)
+    html, _, cut_at = guard_html(html)  # hostile markup would stall the parser (see parse.guard)
     tree = HTMLParser(html)
     if links_only:
-        return _links_page(url, tree, max_links)
-    page = Page(url=url, html=html, lang=_lang(tree))
+        page = _links_page(url, tree, max_links)
+        page.markup_cut = cut_at is not None
+        return page
+    page = Page(url=url, html=html, lang=_lang(tree), markup_cut=cut_at is not None)
     title = tree.css_first("title")
     if title is not None:
         page.title = _clean(title.text())
