@@ -5,6 +5,7 @@
     python benchmarks/bench_learning.py --rates 0.05 0.0125 0.2 0   # a prequential choice
     python benchmarks/bench_learning.py --prior-floor 0.5   # the correction bounded
     python benchmarks/bench_learning.py --hub-reward 0.25   # a page's value as a source
+    python benchmarks/bench_learning.py --cross-words 2 --page-model DIR   # own words crossed
 
 The pages of the project's generated web (200,000 pages on 2,000 hosts, seed 1)
 are parsed once, in breadth-first order from the first host, outside the timing;
@@ -18,7 +19,11 @@ latest queued URLs), and the CPU time of each of its steps is summed:
   (prior + the online model's weighted correction);
 * update: ``partial_fit`` at the update points;
 * rescore: the new scores of the latest queued URLs after an update;
-* state: the resume state as JSON at every commit (every 50 pages, the default).
+* state: the resume state as JSON at every commit (every 50 pages, the default);
+* match: with ``--cross-words``, the page model's scores of the links' own words
+  (one batch per page: a saved classifier given by ``--page-model``, such as the
+  ``model-svm-linear`` directory an experiment trains for a topic, else a keyword
+  model), the learning strategy's extra cost before ``observe``.
 
 Printed: ms of CPU per page for each step and in all, over the first 1,000 pages
 and over the last 1,000 of each run, so the cost at scale shows; and the size of
@@ -34,10 +39,15 @@ import sys
 import time
 import zlib
 from collections import deque
+from pathlib import Path
+from typing import Any
 
 from focuscrawl.parse.html import parse_html
+from focuscrawl.relevance.classifier import ClassifierModel
+from focuscrawl.relevance.keyword import KeywordModel
 from focuscrawl.replay.generated import GeneratedWeb
 from focuscrawl.strategies.link_learner import LearningParams, OnlineLinkLearner
+from focuscrawl.strategies.link_words import match_marks
 from focuscrawl.types import QueuedURL, URLState
 
 
@@ -67,14 +77,15 @@ def pages_in_bfs(web: GeneratedWeb, count: int) -> list[tuple[str, str | None, i
 
 def run(
     web: GeneratedWeb, count: int, rates: tuple[float, ...] = (), prior_floor: float = 0.0,
-    hub_reward: float = 0.0,
+    hub_reward: float = 0.0, cross_words: int = 0, page_model: Any = None,
 ) -> None:
     pages = pages_in_bfs(web, count)
     parsed = [(parse_html(url, html), parent, depth) for url, parent, depth, html in pages]
-    learner = OnlineLinkLearner(LearningParams(rates=rates, prior_floor=prior_floor, hub_reward=hub_reward), seed=1)
+    params = LearningParams(rates=rates, prior_floor=prior_floor, hub_reward=hub_reward, cross_words=cross_words)
+    learner = OnlineLinkLearner(params, seed=1)
     view = _AllQueued()
     rng = random.Random(1)
-    steps = ("observe", "update", "rescore", "state")
+    steps = ("match", "observe", "update", "rescore", "state")
     state_size = 0
     per_page: list[dict[str, float]] = []
     clock = time.process_time
@@ -85,8 +96,13 @@ def run(
         relevance = 1.0 if zlib.crc32(section.encode()) % 8 == 0 else rng.random() * 0.3
         queued = QueuedURL(page.url, 1.0, depth, "", parent)
         priors = [0.25 * relevance + 0.75 * rng.random() * 0.5 for _ in page.links]
+        marks = None
+        if cross_words > 0:
+            t = clock()
+            marks = match_marks(page_model, page, cross_words)
+            spent["match"] = clock() - t
         t = clock()
-        learner.observe(page, relevance, queued, priors)
+        learner.observe(page, relevance, queued, priors, marks)
         spent["observe"] = clock() - t
         t = clock()
         updated = learner.tick()
@@ -121,11 +137,18 @@ def main(argv: list[str] | None = None) -> int:
                     help="the learning strategy's prior_floor (default: 0)")
     ap.add_argument("--hub-reward", type=float, default=0.0,
                     help="the learning strategy's hub_reward (default: 0)")
+    ap.add_argument("--cross-words", type=int, default=0,
+                    help="the learning strategy's cross_words (default: 0)")
+    ap.add_argument("--page-model", type=Path,
+                    help="a saved classifier scoring the links' own words (default: a keyword model)")
     args = ap.parse_args(argv)
+    page_model: Any = None
+    if args.cross_words > 0:
+        page_model = ClassifierModel.load(args.page_model) if args.page_model else KeywordModel(["news"])
     web = GeneratedWeb(200_000, 2_000, 1)
     for count in args.pages:
         print(f"\n== {count:,} pages of the generated web (BFS from {web.url_of(0)})", flush=True)
-        run(web, count, tuple(args.rates), args.prior_floor, args.hub_reward)
+        run(web, count, tuple(args.rates), args.prior_floor, args.hub_reward, args.cross_words, page_model)
     return 0
 
 

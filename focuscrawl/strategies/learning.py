@@ -53,6 +53,7 @@ from focuscrawl.strategies.link_learner import (
     OnlineLinkLearner,
     link_model_counters,
 )
+from focuscrawl.strategies.link_words import match_marks
 from focuscrawl.strategies.scoring import context_scores, eq9
 from focuscrawl.strategies.view import FrontierView
 from focuscrawl.types import Decision, LinkScore, Merge, Page, QueuedURL, ScoreUpdate
@@ -95,7 +96,9 @@ class LearningStrategy(Strategy[LearningParams]):
         r = 0.0 if relevance is None else float(relevance)
         learner = self.learner
         priors = [eq9(r, c, self.p.beta) for c in context_scores(self.model, page)]
-        tokens, scores = learner.observe(page, r, queued, priors)
+        buckets = self.p.cross_words
+        marks = match_marks(self.model, page, buckets) if buckets > 0 else None
+        tokens, scores = learner.observe(page, r, queued, priors, marks)
         links = [
             LinkScore(link, score, reason=learner.reason(t, prior, score))
             for link, score, prior, t in zip(page.links, scores, priors, tokens, strict=True)

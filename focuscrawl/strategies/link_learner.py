@@ -17,6 +17,7 @@ import numpy as np
 
 from focuscrawl.relevance.online_link import ETA0, OnlineLinkModel, link_tokens
 from focuscrawl.strategies.learner_state import LearnerState, PendingExamples
+from focuscrawl.strategies.link_words import cross_tokens
 from focuscrawl.strategies.scoring import context_scores, eq9
 from focuscrawl.strategies.view import FrontierView
 from focuscrawl.types import Merge, Page, QueuedURL, ScoreUpdate, URLState
@@ -62,14 +63,18 @@ class LearningParams:
     # example of reward 0 for the link that found it, as a page judged irrelevant; off:
     # a dead link teaches nothing (issue 28), and a web's dead links keep their scores
     learn_failures: bool = False
+    # B: a link's tokens crossed with the bucket (of B) of the page model's score of its own
+    # words (:mod:`~focuscrawl.strategies.link_words`); cross_shared: the plain ones kept too
+    cross_words: int = 0
+    cross_shared: bool = False
 
     def __post_init__(self) -> None:
         if self.update_every < 1 or self.min_examples < 0 or self.hops < 0 or self.rescore < 0:
             raise ValueError("update_every >= 1, min_examples, hops and rescore >= 0")
         if self.epochs < 1 or self.hop_reward not in ("all", "max"):
             raise ValueError("epochs >= 1; hop_reward 'all' or 'max'")
-        if self.kind_pages < 0.0 or self.hub_reward < 0.0:
-            raise ValueError("kind_pages and hub_reward must be >= 0")
+        if self.kind_pages < 0.0 or self.hub_reward < 0.0 or self.cross_words < 0:
+            raise ValueError("kind_pages, hub_reward and cross_words must be >= 0")
         if not all(0.0 <= x <= 1.0 for x in (self.gamma, self.relevant, self.beta, self.prior_floor)):
             raise ValueError("gamma, relevant, beta and prior_floor must be in [0, 1]")
         if any(r < 0.0 for r in self.rates):
@@ -191,10 +196,10 @@ class OnlineLinkLearner:
         return [Example(columns, reward, prior)] if reward > before else []
 
     def observe(
-        self, page: Page, relevance: float, queued: QueuedURL, priors: Sequence[float]
+        self, page: Page, relevance: float, queued: QueuedURL, priors: Sequence[float], marks: Sequence[str] | None = None
     ) -> tuple[list[list[str]], list[float]]:
-        """A judged page: its examples are kept, its links' features remembered, and its
-        links scored (prior + w · correction). Returns the links' tokens and scores."""
+        """A judged page: its examples are kept, its links' features remembered (crossed with
+        ``marks`` if given), its links scored (prior + w · correction); their tokens, scores."""
         first_visit = queued.url not in self._inbound
         self.pending += self.examples_for(queued.url, queued.parent, relevance)
         if relevance >= self.p.relevant and first_visit:  # (OTIE re-crawls: counted once)
@@ -208,6 +213,7 @@ class OnlineLinkLearner:
             )
             for link in page.links
         ]
+        tokens = cross_tokens(tokens, marks, self.p.cross_shared)
         rows = [self.model.columns(t) for t in tokens]
         scores = self.scores(rows, priors)
         hub = self.p.hub_reward > 0.0
