@@ -205,3 +205,14 @@ def test_links_of_odd_utf8_pages_match_the_decoded_text(body: bytes, content_typ
     assert text.links  # every page has a link to compare
     assert _link_fields(page_from_fetch(result, links_only=True)) == _link_fields(text)
 
+
+
+@pytest.mark.parametrize(
+    ("attribute", "lang"),
+    [(' lang=" JA-jp "', "ja-jp"), (' lang="zh_CN"', "zh_cn"), (' xml:lang="ko"', "ko"), ("", ""),
+     (' lang="x' + "y" * 100_000 + '"', ""), (' lang="en, ja"', ""), (' lang="<script>"', "")],
+)  # fmt: skip
+def test_a_pages_lang_is_a_language_tag_or_nothing(attribute: str, lang: str) -> None:
+    """A hostile or broken ``lang`` (100 KB, a list, markup) is no language: "" as if
+    absent, never stored whole in pages.jsonl nor read as the page's language."""
+    assert parse_html("http://h.org/", f"<html{attribute}><body><p>x</p></body></html>").lang == lang

@@ -29,6 +29,7 @@ from focuscrawl.types import FetchResult, Page
 from focuscrawl.urls import normalize_url
 
 _SPACES = re.compile(r"\s+")
+_LANG_TAG = re.compile(r"[a-z0-9_-]{1,64}")  # what a lang attribute may hold (lowered)
 # what a links-only parse reads besides the links (the robots meta tags: parse.manners)
 _LINKS_PAGE_SELECTOR = "title, base[href], frame[src], link[rel], " + ", ".join(
     f"meta[name={name} i]" for name in META_NAMES
@@ -141,11 +142,14 @@ def _add_head_links(page: Page, nodes: list[Node], base: str) -> None:
 
 def _lang(tree: HTMLParser) -> str:
     """The ``lang`` of the document element, always <html> (what css_first("html")
-    finds first; no selector pass)."""
+    finds first; no selector pass); "" when it is no language tag (letters, digits,
+    ``-`` and the common ``_``, at most 64 characters: a hostile page's 100 KB ``lang``
+    went into pages.jsonl whole, and the language evidence read it as the page's)."""
     root = tree.root
     if root is None:
         return ""
-    return (root.attributes.get("lang") or root.attributes.get("xml:lang") or "").strip().lower()
+    lang = (root.attributes.get("lang") or root.attributes.get("xml:lang") or "").strip().lower()
+    return lang if _LANG_TAG.fullmatch(lang) else ""
 
 
 def _links_page(url: str, tree: HTMLParser, max_links: int) -> Page:
