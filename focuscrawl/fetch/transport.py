@@ -18,7 +18,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from importlib.util import find_spec
 from typing import Protocol
-from urllib.parse import quote
+
+from focuscrawl.output.warc_records import raw_bytes_quoted
 
 __all__ = [
     "SEND_GATE",
@@ -122,16 +123,10 @@ class Answer:
         old server, which aiohttp hands over as surrogate escapes) %-encoded as they came,
         as browsers follow them; the URL parser refuses surrogates."""
         value = self.header("Location")
-        if value is None or value.isascii():
-            return value
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return quote(value.encode("utf-8", "surrogateescape"), safe=_PRINTABLE)
-        return value
+        return None if value is None else raw_bytes_quoted(value, _URL_PRINTABLE)
 
 
-_PRINTABLE = "".join(map(chr, range(0x21, 0x7F)))  # left as they are by Answer.location
+_URL_PRINTABLE = "".join(map(chr, range(0x21, 0x7F)))  # left as they are by Answer.location
 
 
 class Transport(Protocol):

@@ -129,28 +129,31 @@ def _head(first_line: str, headers: Iterable[tuple[str, str]]) -> bytes:
     if text.isascii():
         return text.encode("ascii")
     protocol, _, rest = first_line.partition(" ")
-    pairs = [(k, _raw_bytes_quoted(v)) for k, v in pairs]
+    pairs = [(k, raw_bytes_quoted(v, _PRINTABLE)) for k, v in pairs]
     head: bytes = StatusAndHeaders(rest, pairs, protocol=protocol).to_ascii_bytes()
     return head
 
 
-def _raw_bytes_quoted(value: str) -> str:
-    """``value`` with the bytes past ASCII %-encoded, as the server sent them, when they
-    are not UTF-8 (aiohttp hands them over as surrogate escapes, which warcio's encoding
-    refuses; its ASCII, a type's ``;`` included, stays readable); any other value as it
-    is, for warcio to encode.
+def raw_bytes_quoted(value: str, safe: str) -> str:
+    """A header's ``value`` with its bytes that are no UTF-8 %-encoded as the server sent
+    them (aiohttp hands them over as surrogate escapes, which warcio's encoding and the
+    URL parser refuse), the characters of ``safe`` left as they are; any other value as
+    it is. The WARC's headers and a redirect's Location (:meth:`Answer.location
+    <focuscrawl.fetch.transport.Answer.location>`) both read it.
 
-    >>> _raw_bytes_quoted("text/html; charset=\\udcff"), _raw_bytes_quoted("café")
+    >>> raw_bytes_quoted("text/html; charset=\\udcff", _PRINTABLE), raw_bytes_quoted("café", _PRINTABLE)
     ('text/html; charset=%FF', 'café')
     """
+    if value.isascii():
+        return value
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
-        return quote(value.encode("utf-8", "surrogateescape"), safe=_PRINTABLE)
+        return quote(value.encode("utf-8", "surrogateescape"), safe=safe)
     return value
 
 
-_PRINTABLE = "".join(map(chr, range(0x20, 0x7F)))  # left as they are by _raw_bytes_quoted
+_PRINTABLE = "".join(map(chr, range(0x20, 0x7F)))  # a WARC header's ASCII, a type's "; " included
 
 
 # The path and query of an http(s) URL as urlsplit finds them, for a URL without
