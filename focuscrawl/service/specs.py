@@ -28,7 +28,7 @@ from focuscrawl.params import build_params
 from focuscrawl.relevance.base import MODELS
 from focuscrawl.settings import SECTIONS, load_settings
 from focuscrawl.strategies import STRATEGIES
-from focuscrawl.strategies.filters import FILTERS
+from focuscrawl.strategies.filters import filter_spec
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 KINDS = ("crawl", "simulate")
@@ -253,10 +253,7 @@ def check_settings(settings: Mapping[str, Any]) -> None:
             build_params(f"{cls.name} model", cls.Params, model)
         for i, table in enumerate(settings.get("filters") or ()):
             where = f"settings.filters[{i}]"
-            params = dict(table)
-            if not isinstance(params.get("name"), str):
-                raise ConfigError('config: every [[filters]] table needs name = "..."')
-            kind = FILTERS.get(params.pop("name"))
+            kind, params = filter_spec(table)
             build_params(f"filter {kind.name!r}", kind.Params, params)
     except ConfigError as exc:
         raise RequestError(400, str(exc), where) from None

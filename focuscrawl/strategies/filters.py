@@ -188,13 +188,19 @@ class LanguageLinkFilter(LinkFilter[LanguageFilterParams]):
         return kept
 
 
+def filter_spec(spec: Mapping[str, Any]) -> tuple[type[LinkFilter], dict[str, Any]]:
+    """The filter a ``[[filters]]`` table names and the rest of its values, its parameters."""
+    params = dict(spec)
+    name = params.pop("name", None)
+    if not isinstance(name, str):
+        raise ConfigError("config: every [[filters]] table needs name = \"...\"")
+    return FILTERS.get(name), params
+
+
 def build_filters(specs: Sequence[Mapping[str, Any]], base_dir: Path | None = None) -> list[LinkFilter]:
     """The filters of ``[[filters]]`` tables, in order (``name`` picks the filter)."""
     out: list[LinkFilter] = []
     for spec in specs:
-        params = dict(spec)
-        name = params.pop("name", None)
-        if not isinstance(name, str):
-            raise ConfigError("config: every [[filters]] table needs name = \"...\"")
-        out.append(FILTERS.get(name)(base_dir, **params))
+        kind, params = filter_spec(spec)
+        out.append(kind(base_dir, **params))
     return out
