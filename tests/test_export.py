@@ -278,3 +278,21 @@ def test_export_of_a_directory_that_is_no_run(tmp_path: Path) -> None:
     result = _cli("export", str(tmp_path / "absent"))
     assert result.returncode == 2
     assert "no such run directory" in result.stderr
+
+
+def test_out_onto_a_file_of_the_run_is_refused(run_dir: Path, tmp_path: Path) -> None:
+    """``--out RUN/corpus.warc.gz`` replaced the crawl's WARC with the WACZ (exit 0), and
+    ``--format jsonl --out RUN/pages.jsonl`` its pages with the corpus: the run was lost."""
+    run = shutil.copytree(run_dir, tmp_path / "run")
+    before = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()}
+    for fmt, name in [("wacz", "corpus.warc.gz"), ("jsonl", "pages.jsonl"), ("cdxj", "crawl.db"),
+                      ("parquet", "run.json")]:  # fmt: skip
+        result = _cli("export", str(run), "--format", fmt, "--out", str(run / name), "--jobs", "1")
+        assert result.returncode == 2, result.stdout + result.stderr
+        assert f"is the run's own {name} (give another file)" in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+    assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()} == before
+    # an earlier export's file is replaced as before
+    (run / "corpus.jsonl").write_text("old\n")
+    assert _cli("export", str(run), "--format", "jsonl", "--out", str(run / "corpus.jsonl"), "--jobs", "1").returncode == 0
+    assert (run / "corpus.jsonl").read_text() != "old\n"

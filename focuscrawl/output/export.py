@@ -25,7 +25,7 @@ from typing import Any
 
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.output.corpus import COLUMNS, WARC_NAME, corpus_rows, in_corpus, run_pages
-from focuscrawl.output.layout import run_files
+from focuscrawl.output.layout import WORKERS_DIR, run_files
 from focuscrawl.output.writers import json_line
 
 FORMATS = ("parquet", "jsonl", "cdxj", "wacz")
@@ -211,6 +211,19 @@ def _last_line(text: str) -> str:
     return lines[-1] if lines else "no message"
 
 
+def _run_file(run_dir: Path, out: Path) -> Path | None:
+    """The file of the run (its WARC, pages.jsonl, crawl DB...) that ``out`` is, if any:
+    an export replaced it with the corpus (``--out RUN/corpus.warc.gz`` lost the crawl's
+    WARC). An earlier export's file (``corpus.parquet``...) is no file of the run."""
+    if not out.is_file():
+        return None
+    for directory in (run_dir, *sorted(run_dir.glob(f"{WORKERS_DIR}/*"))):
+        for path in directory.iterdir() if directory.is_dir() else ():
+            if path.name not in DEFAULT_NAMES.values() and path.is_file() and os.path.samefile(path, out):
+                return path
+    return None
+
+
 def export(run_dir: Path, fmt: str, out: Path | None = None, *, jobs: int | None = None) -> tuple[Path, int]:
     """Export a run in ``fmt`` (one of :data:`FORMATS`); (the file written, rows or lines)."""
     if fmt not in FORMATS:
@@ -218,6 +231,8 @@ def export(run_dir: Path, fmt: str, out: Path | None = None, *, jobs: int | None
     if not run_dir.is_dir():
         raise ConfigError(f"export: {run_dir}: no such run directory")
     out = out or run_dir / DEFAULT_NAMES[fmt]
+    if (own := _run_file(run_dir, out)) is not None:
+        raise ConfigError(f"export: --out {out}: is the run's own {own.name} (give another file)")
     if fmt == "cdxj":
         return out, write_cdxj(run_dir, out)
     if fmt == "wacz":
