@@ -26,6 +26,7 @@ from focuscrawl.replay.sample import SAMPLE_SEEDS
 from focuscrawl.service import build_service
 from focuscrawl.service.app import make_app, read_json
 from focuscrawl.service.crawls import lock_holder
+from tests.archives import write_archive
 from tests.service_client import Server, wait_for
 
 pytest.importorskip("jinja2")
@@ -226,6 +227,36 @@ async def test_a_body_arriving_in_parts_is_read_whole() -> None:
     stream.feed_data(body[65536:])
     stream.feed_eof()
     assert len((await reading)["seeds"]) == 5000
+
+
+def test_search_finds_a_word_inside_chinese_and_japanese_text(server: Server, tmp_path: Path) -> None:
+    """FTS5's tokenizer took a run of Han or kana, written without spaces, as one word:
+    猫 inside 这是关于猫的页面 was found by no search."""
+    zh, ja = "http://zh.example/", "http://zh.example/ja"
+    archive = write_archive(tmp_path / "cjk.warc.gz", {
+        zh: "<html lang=zh><title>猫的页面</title><p>这是关于猫的页面。小猫很可爱，喜欢睡觉。</p><a href=/ja>ja</a>",
+        ja: "<html lang=ja><title>ねこ</title><p>子猫はとてもかわいいです。毎日よく眠ります。</p>",
+    })  # fmt: skip
+    with ReplayProcess([archive]) as replay:
+        request = {"name": "cjk", "seeds": [zh],
+                   "settings": {"crawl": {"max_pages": 5}, "fetch": {"proxy": replay.proxy_url, "delay": 0.0}}}  # fmt: skip
+        assert server.call("POST", "/api/crawls", request)[0] == 201
+        server.wait_state("cjk", "finished")
+
+    def search(query: str) -> list[dict[str, Any]]:
+        status, found = server.call("GET", "/api/crawls/cjk/search?q=" + quote(query))
+        assert status == 200, found
+        return list(found["results"])
+
+    wait_for(lambda: len(search("ねこ OR 猫的页面")) == 2, 60, "both pages indexed")
+    expected = {"猫": {zh, ja}, "可爱": {zh}, "小猫": {zh}, "子猫": {ja}, "かわいい": {ja},
+                '"よく眠"': {ja}, "睡*": {zh}, "猫 NOT 可爱": {ja}, "猫可": set(), "title:猫": {zh}}  # fmt: skip
+    for query, urls in expected.items():
+        assert {r["url"] for r in search(query)} == urls, query
+    (hit,) = search("可爱")
+    assert "\ue000可爱\ue001" in hit["snippet"]
+    assert "\u200b" not in hit["snippet"]
+    assert hit["title"] == "猫的页面"
 
 
 def test_bad_reads_and_actions_are_one_line_json(server: Server, sample_replay: ReplayProcess) -> None:

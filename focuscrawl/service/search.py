@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import sqlite3
 import threading
 from pathlib import Path
@@ -44,6 +45,16 @@ from focuscrawl.output.warc_scan import response_offsets
 from focuscrawl.output.writers import TEXTS_NAME, read_texts
 
 MAX_QUERY = 1000  # characters of a search query
+# FTS5's tokenizer (unicode61) ends a word at a space or a punctuation mark, so a run of
+# Han, kana or Hangul, written without spaces, was one token ("这是关于猫的页面"): no search
+# found 猫 or 可爱 inside it. Each such character is made a word of its own by a zero
+# width space (a separator to unicode61) in what is indexed and in the query, where a
+# run of them is then a phrase of its characters (小猫 finds 小猫, not 小...猫).
+_CJK_CHAR = ("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+             "\uff66-\uff9f\U00020000-\U0002fa1f]")  # fmt: skip
+_CJK_PAIR = re.compile(f"({_CJK_CHAR})(?={_CJK_CHAR})")
+_SPLIT = "\u200b"
+_VERSION = 1  # of the index's text (PRAGMA user_version): 1, CJK characters split
 _MARK = ("\ue000", "\ue001")  # around matched words in snippets (private-use characters)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS pages (
@@ -138,6 +149,10 @@ class SearchIndex:
                 self.conn.execute("INSERT OR IGNORE INTO sources SELECT '', pages_offset, warc_offset"
                                   " FROM progress")  # fmt: skip
                 self.conn.execute("DROP TABLE progress")
+        if self.conn.execute("PRAGMA user_version").fetchone()[0] < _VERSION:
+            with self.conn:  # an index of an earlier server, its text split otherwise: anew
+                self._clear()
+                self.conn.execute(f"PRAGMA user_version = {_VERSION}")
         self.lock = threading.Lock()  # the server updates and searches from threads
 
     def close(self) -> None:
@@ -171,10 +186,7 @@ class SearchIndex:
         pages_at, warc_at = self.progress(source)
         if pages_end < pages_at:  # a crawl DB made anew under the same name: start over
             with self.conn:
-                self.conn.execute("DELETE FROM pages")
-                self.conn.execute("DELETE FROM fts")
-                self.conn.execute("DELETE FROM sources")
-                self.conn.execute("DELETE FROM texts")
+                self._clear()
             return self._update(directory)  # (the other sources again at their next update)
         if pages_end == pages_at:
             return 0
@@ -206,11 +218,15 @@ class SearchIndex:
                   row["status"], row["fetched_at"]) for i, row in zip(ids, rows, strict=True)],
             )  # fmt: skip
             self.conn.executemany("INSERT INTO fts (rowid, title, text) VALUES (?, ?, ?)",
-                                  [(i, row["title"] or "", row["text"] or "")
+                                  [(i, split_cjk(row["title"] or ""), split_cjk(row["text"] or ""))
                                    for i, row in zip(ids, rows, strict=True)])  # fmt: skip
             self.conn.execute("INSERT OR REPLACE INTO sources VALUES (?, ?, ?)", (source, pages_end, warc_end))
             self.conn.execute("INSERT OR REPLACE INTO texts VALUES (?, ?)", (source, texts_end))
         return len(rows)
+
+    def _clear(self) -> None:
+        for table in ("pages", "fts", "sources", "texts"):
+            self.conn.execute(f"DELETE FROM {table}")
 
     def _records(self, directory: Path, start: int, end: int) -> dict[str, list[tuple[str, int]]]:
         """URL -> (WARC file relative to the run directory, offset) of the response records
@@ -236,12 +252,23 @@ class SearchIndex:
                     f" p.fetched_at, snippet(fts, -1, '{_MARK[0]}', '{_MARK[1]}', ' … ', 16)"
                     " FROM fts JOIN pages p ON p.id = fts.rowid WHERE fts MATCH ?"
                     " ORDER BY rank LIMIT ?",
-                    (query, max(1, min(limit, 200))),
+                    (split_cjk(query), max(1, min(limit, 200))),
                 ).fetchall()  # fmt: skip
         except sqlite3.OperationalError as exc:
             raise SearchError(f"query: {str(exc).splitlines()[0]}") from None
         keys = ("url", "final_url", "title", "language", "relevance", "status", "fetched_at", "snippet")
-        return [dict(zip(keys, row, strict=True)) for row in found]
+        return [{**dict(zip(keys, row, strict=True)), "snippet": (row[-1] or "").replace(_SPLIT, "")}
+                for row in found]  # fmt: skip
+
+
+def split_cjk(text: str) -> str:
+    """``text`` with a zero width space between two Han, kana or Hangul characters: each
+    one a word to FTS5.
+
+    >>> split_cjk("cat 小猫很可爱") == "cat 小\u200b猫\u200b很\u200b可\u200b爱"
+    True
+    """
+    return _CJK_PAIR.sub(f"\\1{_SPLIT}", text)
 
 
 def snippet_parts(snippet: str) -> list[tuple[str, bool]]:
