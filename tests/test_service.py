@@ -25,7 +25,8 @@ from focuscrawl.replay.process import ReplayProcess
 from focuscrawl.replay.sample import SAMPLE_SEEDS
 from focuscrawl.service import build_service
 from focuscrawl.service.app import make_app, read_json
-from focuscrawl.service.crawls import lock_holder
+from focuscrawl.service.crawls import CrawlManager, lock_holder
+from focuscrawl.service.specs import parse_request
 from tests.archives import write_archive
 from tests.service_client import Server, wait_for
 
@@ -257,6 +258,23 @@ def test_search_finds_a_word_inside_chinese_and_japanese_text(server: Server, tm
     assert "\ue000可爱\ue001" in hit["snippet"]
     assert "\u200b" not in hit["snippet"]
     assert hit["title"] == "猫的页面"
+
+
+def test_a_crawl_failed_at_start_says_why_as_soon_as_it_is_failed(tmp_path: Path) -> None:
+    """describe() read the crawl's state file before state() noted the exit: the first
+    answer that said "failed" (the one a client polling for it gets) had no error."""
+    manager = CrawlManager(tmp_path / "runs")
+    absent = tmp_path / "absent.txt"
+    spec = parse_request({"name": "bad", "seeds": ["http://a.example/"],
+                          "settings": {"model": {"name": "perplexity", "texts": [str(absent)]}}},
+                         runs_dir=manager.runs_dir)  # fmt: skip
+    manager.create(spec)
+    stat = Path(f"/proc/{manager.wants('bad')['pid']}/stat")
+    wait_for(lambda: stat.read_text().split(")")[-1].split()[0] == "Z", 120, "the crawl to exit")
+    described = manager.describe("bad")
+    assert described["state"] == "failed"
+    assert described["exit"] == 2
+    assert f"{absent}: no such text file" in described["error"]
 
 
 def test_bad_reads_and_actions_are_one_line_json(server: Server, sample_replay: ReplayProcess) -> None:

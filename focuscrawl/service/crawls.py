@@ -161,8 +161,9 @@ class CrawlManager:
         return want if want in ("paused", "stopped", "failed") else "interrupted"
 
     def describe(self, name: str) -> dict[str, Any]:
+        state = self.state(name)  # first: it notes an exit (code, error) that wants then holds
         spec, wants = self.spec(name), self.wants(name)
-        out = {"name": name, "kind": spec.get("kind", "crawl"), "state": self.state(name),
+        out = {"name": name, "kind": spec.get("kind", "crawl"), "state": state,
                "pid": self.pid(name), "created": wants.get("created"),
                "run_dir": name, "seeds": len(spec.get("seeds") or ())}  # fmt: skip
         if wants.get("exit") is not None:
