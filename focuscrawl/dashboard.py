@@ -38,6 +38,7 @@ _IDLE_GAP = (
 )
 _CURVE_POINTS = 200  # points per curve on the page
 _RECENT = 12  # latest pages shown per run
+_MARK = 64  # bytes read last, looked for again at the next look (a file cut and rewritten)
 _READ_CAP = 16 << 20  # bytes of pages.jsonl read per look: a long run is caught up over a few looks
 
 
@@ -53,7 +54,7 @@ class RunTail:
         self.judge = judge
         # per pages.jsonl read (a shared crawl has one per worker): bytes read so far,
         # and the start of a line not yet ended
-        self._read: dict[Path, tuple[int, bytes]] = {}
+        self._read: dict[Path, tuple[int, bytes, bytes]] = {}  # (and the bytes read last)
         self._run_mtime: int | None = None
         self.info: dict[str, Any] = {}
         self._reset()
@@ -92,19 +93,26 @@ class RunTail:
             size = pages.stat().st_size
         except FileNotFoundError:
             return
-        offset, rest = self._read.get(pages, (0, b""))
-        if size < offset:  # a resumed crawl cut the file back: read everything again
-            self._read.clear()
-            self._reset()
-            offset, rest = 0, b""
+        offset, rest, mark = self._read.get(pages, (0, b"", b""))
         if size == offset:
             return
         with pages.open("rb") as fh:
+            # a resumed crawl cut the file back to its last commit: read everything again;
+            # it may have written past where this look left before the next one, so the
+            # bytes read last are looked for again where they were
+            cut = size < offset
+            if not cut and mark:
+                fh.seek(offset - len(mark))
+                cut = fh.read(len(mark)) != mark
+            if cut:
+                self._read.clear()
+                self._reset()
+                offset, rest = 0, b""
             fh.seek(offset)
             data = fh.read(min(size - offset, _READ_CAP))
         data = rest + data
         end = data.rfind(b"\n") + 1
-        self._read[pages] = (offset + len(data) - len(rest), data[end:])
+        self._read[pages] = (offset + len(data) - len(rest), data[end:], data[-_MARK:])
         for line in data[:end].splitlines():
             self._add(line)
 

@@ -93,6 +93,23 @@ def test_reads_only_what_was_added_and_waits_for_a_line_to_end(tmp_path: Path) -
     assert (tail.urls, tail.pages, tail.bad_lines) == (1, 1, 0)
 
 
+def test_a_file_cut_back_and_written_past_between_two_looks_is_read_again(tmp_path: Path) -> None:
+    """A resumed crawl cuts pages.jsonl back to its last commit and may write past where
+    the last look left before the next one: the tail read on from there, mid-line (a bad
+    line, the cut lines counted twice); the server's /metrics and live page with it."""
+    run = _run_dir(tmp_path, ROWS[:4])
+    tail = RunTail(run)
+    tail.update()
+    assert (tail.urls, tail.pages) == (4, 2)
+    pages = run / "pages.jsonl"
+    again = [ROWS[0], *({"url": f"http://c.org/page-{i}", "status": 404, "fetched_at": 110.0 + i}
+                        for i in range(6))]  # fmt: skip
+    pages.write_text("".join(json.dumps(r) + "\n" for r in again), encoding="utf-8")  # longer than before
+    tail.update()
+    assert (tail.urls, tail.pages, tail.bad_lines) == (7, 1, 0)
+    assert tail.statuses == {"200": 1, "404": 6}
+
+
 def test_a_run_not_started_yet_is_waited_for(tmp_path: Path) -> None:
     tail = RunTail(tmp_path / "later")
     tail.update()
