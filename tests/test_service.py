@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import socket
 import sqlite3
@@ -275,6 +276,32 @@ def test_a_crawl_failed_at_start_says_why_as_soon_as_it_is_failed(tmp_path: Path
     assert described["state"] == "failed"
     assert described["exit"] == 2
     assert f"{absent}: no such text file" in described["error"]
+
+
+def test_a_run_the_index_cannot_read_is_searched_as_indexed(tmp_path: Path, sample_archive: Path) -> None:
+    """A run whose WARC is damaged (here: its start overwritten) and whose index must
+    catch up: the search answered 500 with aiohttp's plain text, API and page alike."""
+    runs = tmp_path / "runs"
+    (runs / "archives").mkdir(parents=True)
+    shutil.copy(sample_archive, runs / "archives" / "sample.warc.gz")
+    body = {"name": "sim", "kind": "simulate", "seeds": list(SAMPLE_SEEDS), "archives": ["archives/sample.warc.gz"],
+            "settings": {"crawl": {"strategy": "bfs", "max_pages": 10}}}  # fmt: skip
+    with Server(runs) as srv:
+        assert srv.call("POST", "/api/crawls", body)[0] == 201
+        srv.wait_state("sim", "finished")
+    (runs / ".service" / "sim" / "search.db").unlink()
+    with open(runs / "sim" / "corpus.warc.gz", "r+b") as fh:
+        fh.write(b"not gzip" * 8)
+    with Server(runs) as srv:
+        status, found = srv.call("GET", "/api/crawls/sim/search?q=cat")
+        assert status == 200, found
+        assert found["results"] == []
+        assert found["warning"].startswith("the index is behind the crawl: ")
+        assert "not a readable WARC at offset 0" in found["warning"]
+        status, text = srv.call("GET", "/crawls/sim/search?q=cat")
+        assert status == 200
+        assert 'id="behind"' in text
+        assert srv.call("GET", "/api/crawls/sim/numbers")[0] == 200
 
 
 def test_bad_reads_and_actions_are_one_line_json(server: Server, sample_replay: ReplayProcess) -> None:

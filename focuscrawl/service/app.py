@@ -179,8 +179,9 @@ async def search(request: web.Request) -> web.Response:
     query = request.query.get("q", "")
     limit = _int(request, "limit", 20, 200)
     index = svc.readers.index(name)
-    await asyncio.to_thread(index.update)
-    return ok({"query": query, "results": await asyncio.to_thread(index.search, query, limit)})
+    behind = await asyncio.to_thread(index.update_or_why)  # a damaged run: a 500 before
+    found = await asyncio.to_thread(index.search, query, limit)
+    return ok({"query": query, "results": found, **({"warning": behind} if behind else {})})
 
 
 async def models(request: web.Request) -> web.Response:

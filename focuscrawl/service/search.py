@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from focuscrawl.crawler.run import RUN_NAME
+from focuscrawl.exceptions import ArchiveError
 from focuscrawl.frontier.redis.connection import Connection
 from focuscrawl.frontier.redis.keys import Keys
 from focuscrawl.output.corpus import (
@@ -175,6 +176,15 @@ class SearchIndex:
             for directory in source_dirs(self.run_dir):
                 added += self._update(directory)
             return added
+
+    def update_or_why(self) -> str | None:
+        """:meth:`update`, or why the run could not be read (a damaged WARC, a file gone):
+        the index stays as it was and is searched as it is, behind the crawl."""
+        try:
+            self.update()
+        except (ArchiveError, OSError, sqlite3.Error) as exc:
+            return f"the index is behind the crawl: {str(exc).splitlines()[0][:300]}"
+        return None
 
     def _update(self, directory: Path) -> int:
         committed = committed_offsets(directory)

@@ -78,13 +78,13 @@ async def search_page(request: web.Request) -> web.Response:
     name = svc.known(request)
     query = request.query.get("q", "")
     index = svc.readers.index(name)
-    await asyncio.to_thread(index.update)
+    behind = await asyncio.to_thread(index.update_or_why)
     try:
         found = await asyncio.to_thread(index.search, query, 50)
     except SearchError as exc:
-        return page("search.html", 400, name=name, query=query[:1000], results=[], error=str(exc))
+        return page("search.html", 400, name=name, query=query[:1000], results=[], error=str(exc), behind=behind)
     results = [{**r, "parts": snippet_parts(r["snippet"] or "")} for r in found]
-    return page("search.html", name=name, query=query, results=results, error=None)
+    return page("search.html", name=name, query=query, results=results, error=None, behind=behind)
 
 
 async def login_form(request: web.Request) -> web.Response:
