@@ -29,7 +29,7 @@ from focuscrawl.service.app import make_app, read_json
 from focuscrawl.service.crawls import CrawlManager, lock_holder
 from focuscrawl.service.specs import parse_request
 from tests.archives import write_archive
-from tests.service_client import Server, wait_for
+from tests.service_client import Server, free_port, wait_for
 
 pytest.importorskip("jinja2")
 pytest.importorskip("prometheus_client")
@@ -302,6 +302,43 @@ def test_a_run_the_index_cannot_read_is_searched_as_indexed(tmp_path: Path, samp
         assert status == 200
         assert 'id="behind"' in text
         assert srv.call("GET", "/api/crawls/sim/numbers")[0] == 200
+
+
+def _listens(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def test_a_crawl_that_fetched_nothing_is_failed_and_resumed(tmp_path: Path) -> None:
+    """A crawl whose proxy is down ends its run, says 'no page could be fetched ... once
+    the cause is fixed, --resume tries them again' and exits 1: the server called it
+    finished, with no error, and refused to resume it (409)."""
+    port = free_port()
+    archive = write_archive(tmp_path / "web.warc.gz", {
+        "http://a.example/": "<title>cats</title><a href=/b>b</a>", "http://a.example/b": "<title>b</title>"})  # fmt: skip
+    body = {"name": "down", "seeds": ["http://a.example/"],
+            "settings": {"fetch": {"proxy": f"http://127.0.0.1:{port}", "delay": 0.0}}}  # fmt: skip
+    with Server(tmp_path / "runs") as srv:
+        assert srv.call("POST", "/api/crawls", body)[0] == 201
+        srv.wait_state("down", "failed", "finished")
+        _, described = srv.call("GET", "/api/crawls/down")
+        assert (described["state"], described["exit"]) == ("failed", 1)
+        assert "no page could be fetched" in described["error"]
+        replay = subprocess.Popen([sys.executable, "-m", "focuscrawl", "replay", str(archive), "--port", str(port)],
+                                  env=srv.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        try:
+            wait_for(lambda: _listens(port), 60, "the proxy")
+            status, answer = srv.call("POST", "/api/crawls/down/resume", {})
+            assert status == 200, answer
+            assert srv.wait_state("down", "finished", "failed") == "finished"
+        finally:
+            replay.terminate()
+            replay.wait(30)
+        assert [page["url"] for page in srv.call("GET", "/api/crawls/down/pages")[1]["pages"]] == [
+            "http://a.example/", "http://a.example/b"]  # fmt: skip
 
 
 def test_bad_reads_and_actions_are_one_line_json(server: Server, sample_replay: ReplayProcess) -> None:

@@ -156,6 +156,8 @@ class CrawlManager:
         want = self.wants(name).get("want", "running")
         if self.pid(name) is not None:
             return "running" if want == "running" else "stopping"
+        if want == "failed":  # (a crawl that fetched nothing ends its run, and exits 1)
+            return "failed"
         if self.finished(name):
             return "finished"
         return want if want in ("paused", "stopped", "failed") else "interrupted"
@@ -259,7 +261,9 @@ class CrawlManager:
                 continue
             del self._children[name]
             wants = self.wants(name)
-            failed = code not in (0, 130) and wants.get("want") == "running" and not self.finished(name)
+            # exit 1 with its run ended: no page could be fetched (a proxy or the network
+            # down), which a resume tries again once the cause is fixed
+            failed = code not in (0, 130) and wants.get("want") == "running"
             error = last_line(self.meta(name) / "crawl.log") if failed else None
             self._want(name, "failed" if failed else wants.get("want", "running"), exit=code, error=error)
 
