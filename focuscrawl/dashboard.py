@@ -21,7 +21,7 @@ import json
 import time
 from array import array
 from collections import Counter, deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -298,9 +298,13 @@ def _num(v: Any, fmt: str = "{:,}") -> str:
     return "–" if v is None else fmt.format(v)
 
 
-def render_fragment(tails: Sequence[RunTail], now: float | None = None) -> str:
-    """The live part of the page: the table, the curves and each run's latest pages."""
-    snaps = [t.snapshot(now) for t in tails]
+def render_fragment(
+    tails: Sequence[RunTail], now: float | None = None, states: Mapping[str, str] | None = None
+) -> str:
+    """The live part of the page: the table, the curves and each run's latest pages;
+    ``states``: a run's state as its owner knows it (the server's: failed, paused...)."""
+    snaps = [{**snap, "state": (states or {}).get(snap["name"], snap["state"])}
+             for snap in (t.snapshot(now) for t in tails)]  # fmt: skip
     judged = any(t.judge is not None for t in tails)
     head = ["run", "state", "strategy", "model", "URLs", "pages", "URLs/s now", "URLs/s",
             "queued", "harvest (model)"] + (["harvest (labels)"] if judged else []) + ["hosts"]  # fmt: skip

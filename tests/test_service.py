@@ -326,6 +326,12 @@ def test_a_crawl_that_fetched_nothing_is_failed_and_resumed(tmp_path: Path) -> N
         _, described = srv.call("GET", "/api/crawls/down")
         assert (described["state"], described["exit"]) == ("failed", 1)
         assert "no page could be fetched" in described["error"]
+        # the live page: the table's state was the run's files' ("finished"), no error shown
+        for path in ("/crawls/down", "/crawls/down/fragment"):
+            status, text = srv.call("GET", path)
+            assert status == 200
+            assert '<td class="l failed">failed</td>' in text
+            assert '<p class="error" id="crawl-error">focuscrawl: no page could be fetched' in text
         replay = subprocess.Popen([sys.executable, "-m", "focuscrawl", "replay", str(archive), "--port", str(port)],
                                   env=srv.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
         try:

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from html import escape
 from typing import Any
 
 from aiohttp import web
 
 from focuscrawl.dashboard import _STYLE as DASHBOARD_STYLE
 from focuscrawl.dashboard import render_fragment
-from focuscrawl.service.context import SERVICE
+from focuscrawl.service.context import SERVICE, Service
 from focuscrawl.service.search import SearchError, snippet_parts
 from focuscrawl.service.security import COOKIE
 from focuscrawl.service.specs import list_models
@@ -58,19 +59,32 @@ async def index(request: web.Request) -> web.Response:
     )  # fmt: skip
 
 
+def live(svc: Service, name: str) -> tuple[str, str]:
+    """(the crawl's state, its live figures): the table's state is the server's (the run's
+    files alone said 'waiting' for a crawl failed at start, 'finished' for one that could
+    fetch nothing), and
+    a failed crawl's error line is shown under them."""
+    described = svc.manager.describe(name)
+    state = str(described["state"])
+    text = render_fragment([svc.readers.tail(name)], states={name: state})
+    if state == "failed" and described.get("error"):
+        text = f'<p class="error" id="crawl-error">{escape(str(described["error"]))}</p>' + text
+    return state, text
+
+
 async def crawl_page(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
     name = svc.known(request)
-    fragment = await asyncio.to_thread(lambda: render_fragment([svc.readers.tail(name)]))
-    return page("crawl.html", name=name, state=svc.manager.state(name), fragment=fragment)
+    state, fragment = await asyncio.to_thread(live, svc, name)
+    return page("crawl.html", name=name, state=state, fragment=fragment)
 
 
 async def fragment(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
     name = svc.known(request)
-    text = await asyncio.to_thread(lambda: render_fragment([svc.readers.tail(name)]))
+    state, text = await asyncio.to_thread(live, svc, name)
     return web.Response(text=text, content_type="text/html",
-                        headers={"X-Crawl-State": svc.manager.state(name), "Cache-Control": "no-store"})  # fmt: skip
+                        headers={"X-Crawl-State": state, "Cache-Control": "no-store"})  # fmt: skip
 
 
 async def search_page(request: web.Request) -> web.Response:
