@@ -78,3 +78,27 @@ def test_compose_file_runs_a_server_redis_and_workers() -> None:
     args = build_parser().parse_args(shlex.split(line)[2:])
     assert (args.command, args.frontier) == ("worker", "redis://redis:6379/0")
     assert services["redis"]["entrypoint"] == ["redis-server"]
+
+
+def _interpolated(value: str, env: dict[str, str]) -> str:
+    """Compose's ${NAME} / ${NAME:?message} of ``value`` from ``env`` (a missing one: KeyError)."""
+    return re.sub(r"\$\{(\w+)(?::\?[^}]*)?\}", lambda m: env[m.group(1)], value)
+
+
+def test_compose_workers_and_server_have_the_redis_password(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Redis is another machine to the server and the workers ("redis" is no loopback
+    name), so a crawl refuses it without a password: compose ran it with none and gave
+    none, and every worker and shared crawl stopped with 'a Redis on another machine
+    needs a password'."""
+    yaml = pytest.importorskip("yaml")
+    from focuscrawl.frontier.redis.connection import PASSWORD_ENV, redis_password
+
+    services = yaml.safe_load((ROOT / "compose.yaml").read_text())["services"]
+    env = {"FOCUSCRAWL_TOKEN": "t" * 32, PASSWORD_ENV: "p" * 32}
+    redis_args = [_interpolated(a, env) for a in services["redis"]["command"]]
+    required = redis_args[redis_args.index("--requirepass") + 1]
+    for name in ("server", "worker"):
+        monkeypatch.delenv(PASSWORD_ENV, raising=False)
+        for key, value in services[name].get("environment", {}).items():
+            monkeypatch.setenv(key, _interpolated(value, env))
+        assert redis_password() == required == "p" * 32, name
