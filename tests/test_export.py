@@ -296,3 +296,16 @@ def test_out_onto_a_file_of_the_run_is_refused(run_dir: Path, tmp_path: Path) ->
     (run / "corpus.jsonl").write_text("old\n")
     assert _cli("export", str(run), "--format", "jsonl", "--out", str(run / "corpus.jsonl"), "--jobs", "1").returncode == 0
     assert (run / "corpus.jsonl").read_text() != "old\n"
+
+
+def test_wacz_of_a_run_whose_warc_is_torn_at_its_end(run_dir: Path, tmp_path: Path) -> None:
+    """A WARC torn at its end (a crawl killed while writing a record): py-wacz's validator
+    raised EOFError through the export, a traceback and exit 1."""
+    run = shutil.copytree(run_dir, tmp_path / "run")
+    warc = run / "corpus.warc.gz"
+    os.truncate(warc, warc.stat().st_size - 300)
+    result = _cli("export", str(run), "--format", "wacz", "--out", str(tmp_path / "c.wacz"))
+    assert result.returncode == 2, result.stderr
+    assert "export: the WACZ does not validate: EOFError: Compressed file ended" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["run"]  # no WACZ, no temporary file left

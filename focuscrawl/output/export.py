@@ -164,20 +164,30 @@ def write_wacz(run_dir: Path, out: Path, *, title: str | None = None) -> int:
     try:
         _write_wacz_pages(run_dir, listed)
         argv = ["create", "-o", str(tmp), "-p", str(listed), "--title", title or run_dir.name, *warcs]
-        with contextlib.redirect_stdout(io.StringIO()) as said:
-            code = wacz.main(argv)
+        code, said = _wacz_main(wacz, argv)
         if code:
-            raise ConfigError(f"export: py-wacz failed: {_last_line(said.getvalue())}")
-        with contextlib.redirect_stdout(io.StringIO()) as said:
-            code = wacz.main(["validate", "-f", str(tmp)])
+            raise ConfigError(f"export: py-wacz failed: {said}")
+        code, said = _wacz_main(wacz, ["validate", "-f", str(tmp)])
         if code:
-            raise ConfigError(f"export: the WACZ does not validate: {_last_line(said.getvalue())}")
+            raise ConfigError(f"export: the WACZ does not validate: {said}")
         os.replace(tmp, out)
     finally:
         tmp.unlink(missing_ok=True)
         listed.unlink(missing_ok=True)
         links.cleanup()
     return wacz_pages(out)
+
+
+def _wacz_main(wacz: Any, argv: list[str]) -> tuple[int, str]:
+    """py-wacz's exit code and last line said; what it raised, as a failure: its validator
+    raised EOFError on a WARC torn at its end (a crawl killed while writing a record),
+    a traceback out of the export."""
+    with contextlib.redirect_stdout(io.StringIO()) as said:
+        try:
+            code = wacz.main(argv)
+        except Exception as exc:  # a third party's reading of the run's files
+            return 1, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    return code, _last_line(said.getvalue())
 
 
 def _write_wacz_pages(run_dir: Path, path: Path) -> None:
