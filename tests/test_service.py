@@ -255,6 +255,8 @@ def test_search_finds_a_word_inside_chinese_and_japanese_text(server: Server, tm
                 '"よく眠"': {ja}, "睡*": {zh}, "猫 NOT 可爱": {ja}, "猫可": set(), "title:猫": {zh}}  # fmt: skip
     for query, urls in expected.items():
         assert {r["url"] for r in search(query)} == urls, query
+    # limit=0 (allowed, as for /pages and /decisions) gave one result
+    assert server.call("GET", "/api/crawls/cjk/search?limit=0&q=" + quote("猫"))[1]["results"] == []
     (hit,) = search("可爱")
     assert "\ue000可爱\ue001" in hit["snippet"]
     assert "\u200b" not in hit["snippet"]

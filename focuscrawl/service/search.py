@@ -267,8 +267,9 @@ class SearchIndex:
         except sqlite3.OperationalError as exc:
             raise SearchError(f"query: {str(exc).splitlines()[0]}") from None
         keys = ("url", "final_url", "title", "language", "relevance", "status", "fetched_at", "snippet")
+        # (LIMIT 1 at least: SQLite checks no FTS5 syntax for LIMIT 0; limit=0 gave 1 result)
         return [{**dict(zip(keys, row, strict=True)), "snippet": (row[-1] or "").replace(_SPLIT, "")}
-                for row in found]  # fmt: skip
+                for row in found[:max(0, limit)]]  # fmt: skip
 
 
 def split_cjk(text: str) -> str:
