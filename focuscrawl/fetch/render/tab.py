@@ -30,6 +30,7 @@ class Tab:
     stopped: set[str] = field(default_factory=set)  # navigations whose document stopped loading
     changed: asyncio.Event = field(default_factory=asyncio.Event)  # one stopped loading, or a crash
     crashed: bool = False
+    renders: int = 0  # pages it rendered
 
     def broken(self) -> None:
         """The page crashed, or its browser went away: a render waiting on it stops."""
