@@ -93,6 +93,17 @@ def test_experiment_file_errors(tmp_path: Path, capsys: pytest.CaptureFixture[st
         pytest.param('thresholds = ["high"]', "", "thresholds must be numbers, not ['high']", id="thresholds-strings"),
         pytest.param("", 'seeds = "http://a.example/"', "[[topic]] #1: seeds must be a list (seeds = [...]), not 'http://a.example/'", id="seeds-a-string"),
         pytest.param("", 'relevant = "type=course"', "[[topic]] #1: relevant must be a list", id="relevant-a-string"),
+        # before (b44): a TypeError traceback ('int' object is not iterable), a string read
+        # as true, or a label or topic name that leads out of the output folder
+        pytest.param('topics = 3', "", "topics must be a table (topics = {...} or [topics]), not 3", id="topics-not-a-table"),
+        pytest.param('web = 3', "", "web must be a table", id="web-not-a-table"),
+        pytest.param('perplexity = 3', "", "perplexity must be a table", id="perplexity-not-a-table"),
+        pytest.param('answer = "no"', "", "answer must be true or false, not 'no'", id="answer-a-string"),
+        pytest.param('output = 3', "", "output must be a string, not 3", id="output-a-number"),
+        pytest.param('compare = ["harvest_ratee"]', "", "compare: no metric 'harvest_ratee' (metrics: ", id="compare-unknown-metric"),
+        pytest.param("", "strategy_params = { bfs = 3 }", "[[topic]] #1: strategy_params must be tables by strategy", id="topic-params-not-tables"),
+        pytest.param("", 'targets_file = "none.txt"', "[[topic]] #1: targets_file 'none.txt': No such file or directory", id="targets-file-absent"),
+        pytest.param("", 'name = "../../elsewhere"', "[[topic]] #1: name must be a name (the folder of its runs), not '../../elsewhere'", id="topic-name-a-path"),
     ],
 )
 def test_experiment_values_of_the_wrong_type_are_one_line(
@@ -101,13 +112,13 @@ def test_experiment_values_of_the_wrong_type_are_one_line(
     # before: a traceback (int('two')), or seeds read letter by letter ("seed 'h' is not an
     # http(s) URL") once the crawls had started
     (tmp_path / "a.warc.gz").write_bytes(b"")
-    fields = {"seeds": '["http://a.example/"]', "relevant": '["type=course"]'}
+    fields = {"name": '"t"', "seeds": '["http://a.example/"]', "relevant": '["type=course"]'}
     for line in filter(None, [topic]):
         key, _, value = line.partition(" = ")
         fields[key] = value
     bad = tmp_path / "bad.toml"
     bad.write_text(
-        f'archives = ["a.warc.gz"]\n{top}\n[[topic]]\nname = "t"\n'
+        f'archives = ["a.warc.gz"]\n{top}\n[[topic]]\n'
         + "".join(f"{k} = {v}\n" for k, v in fields.items())
         + '[[strategy]]\nstrategy = "bfs"\n'
     )
@@ -124,6 +135,17 @@ def test_experiment_values_of_the_wrong_type_are_one_line(
         pytest.param('strategy = "bestfirst"\nmodel = "keyword"', "[[strategy]] #2: unknown strategy 'bestfirst' (known: ", id="strategy-name"),
         pytest.param('strategy = "opic"\nparams = { virtul_page = false }', "[[strategy]] #2: strategy 'opic': unknown parameter 'virtul_page' (known: virtual_page)", id="strategy-parameter"),
         pytest.param('strategy = "best-first"\nmodel = "keywrd"', "[[strategy]] #2: unknown model 'keywrd' (known: ", id="model-name"),
+        # before (b44): the model's table, the [crawl] settings and the filters of a
+        # strategy were checked only at its turn, after the crawls listed before it
+        pytest.param('strategy = "best-first"\nmodel = { name = "keyword", keywords = ["a"], treshold = 0.3 }', "[[strategy]] #2: keyword model: unknown parameter 'treshold' (known: keywords, threshold)", id="model-parameter"),
+        pytest.param('strategy = "best-first"\nmodel = { name = "keyword", keywords = ["a"], threshold = "high" }', "[[strategy]] #2: keyword model: threshold must be a number, not 'high'", id="model-parameter-type"),
+        pytest.param('strategy = "best-first"\nmodel = { path = "no-model" }', "[[strategy]] #2: ", id="saved-model-absent"),
+        pytest.param('strategy = "best-first"\nmodel = { name = "keyword", topic = "no-topic.toml" }', "[[strategy]] #2: ", id="topic-file-absent"),
+        pytest.param('strategy = "bfs"\ncrawl = { max_pagez = 3 }', "[[strategy]] #2: config: unknown parameter 'crawl.max_pagez'", id="crawl-setting"),
+        pytest.param('strategy = "bfs"\ncrawl = { concurrency = "many" }', "[[strategy]] #2: config: fetch.concurrency must be an integer, not 'many'", id="crawl-setting-type"),
+        pytest.param('strategy = "bfs"\ncrawl = { delay = 0.5 }', "[[strategy]] #2: crawl: delay is not a [crawl] setting here ([fetch] delay)", id="crawl-delay"),
+        pytest.param('strategy = "bfs"\ncrawl = { strategy_params = { x = 1 } }', "[[strategy]] #2: strategy 'bfs': unknown parameter 'x'", id="crawl-strategy-params"),
+        pytest.param('strategy = "bfs"\nfilters = [{ name = "language", targt = "ja" }]', "[[strategy]] #2: filter 'language': unknown parameter 'targt' (known: rule, target)", id="filter-parameter"),
     ],
 )
 def test_a_typo_in_a_later_strategy_fails_before_any_crawl(
@@ -142,6 +164,56 @@ def test_a_typo_in_a_later_strategy_fails_before_any_crawl(
     assert said in err
     assert err.count("\n") == 1, err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("strategies", "said"),
+    [
+        pytest.param("strategy = []", "no strategy to run (give at least one [[strategy]])", id="none"),
+        pytest.param('[[strategy]]\nlabel = "a/b"\nstrategy = "bfs"', "[[strategy]] #1: label must be a name (the folder of its runs), not 'a/b'", id="label-a-path"),
+        pytest.param('[[strategy]]\nstrategy = "bfs"\ntopics = ["cuorse"]', "strategy 'bfs': no topic 'cuorse' (topics: course)", id="unknown-topic"),
+    ],
+)
+def test_an_experiment_that_would_crawl_nothing_or_elsewhere_is_refused(
+    strategies: str, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # before (b44): no strategy, or a strategy limited to a misspelt topic, ran nothing and
+    # reported empty tables with exit 0; a label "a/b" put its runs in a folder of label "a"
+    (tmp_path / "a.warc.gz").write_bytes(b"")
+    bad = tmp_path / "bad.toml"
+    bad.write_text(f'archives = ["a.warc.gz"]\n{strategies.split(chr(10))[0] if strategies.startswith("strategy") else ""}\n'
+                   '[[topic]]\nname = "course"\nseeds = ["http://a.example/"]\nrelevant = ["type=course"]\n'
+                   + ("" if strategies.startswith("strategy") else strategies + "\n"))  # fmt: skip
+    assert main(["experiment", str(bad), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert said in err
+    assert err.count("\n") == 1, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_model_table_reads_its_files_from_the_experiment_folder(
+    sample_archive: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # before (b44): a model's topic file (and cosine's idf, perplexity's held_out) was read
+    # from the working directory: "config: .../topics/t.toml: no such file", after the
+    # crawls of the strategies before it
+    folder = tmp_path / "exp"
+    (folder / "topics").mkdir(parents=True)
+    (folder / "topics" / "t.toml").write_text('[model]\nname = "keyword"\nkeywords = ["cat", "cats"]\n')
+    labels = folder / "labels.jsonl"
+    labels.write_text(json.dumps({"url": "http://cats.example/", "topic": "cats"}) + "\n")
+    (folder / "e.toml").write_text(
+        f'archives = ["{sample_archive}"]\nlabels = "labels.jsonl"\nbudget = 5\ncheckpoints = 1\n'
+        '[[topic]]\nname = "cats"\nseeds = ["http://cats.example/"]\nrelevant = ["topic=cats"]\n'
+        '[[strategy]]\nlabel = "bf"\nstrategy = "best-first"\nmodel = { name = "keyword", topic = "topics/t.toml" }\n'
+    )  # fmt: skip
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert main(["experiment", str(folder / "e.toml"), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    run = json.loads((tmp_path / "out" / "runs" / "bf" / "cats" / "r0" / "run.json").read_text())
+    assert run["summary"]["fetched"] == 5
+    assert run["settings"]["model"]["topic"] == str((folder / "topics" / "t.toml").resolve())
 
 
 @pytest.mark.slow  # a whole experiment

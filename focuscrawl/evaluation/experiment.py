@@ -37,10 +37,12 @@ from pathlib import Path
 from typing import Any
 
 from focuscrawl.api import crawl
-from focuscrawl.evaluation.aggregate import evaluate_all, summarise
+from focuscrawl.evaluation.aggregate import SCALARS, evaluate_all, summarise
 from focuscrawl.evaluation.experiment_file import (
     Experiment,
     StrategySpec,
+    check_strategy_topics,
+    job_settings,
     run_dir_for,
 )
 from focuscrawl.evaluation.hubweb import cached_hub_web
@@ -48,6 +50,7 @@ from focuscrawl.evaluation.report import write_report
 from focuscrawl.evaluation.table import summary_table
 from focuscrawl.evaluation.topics import Topic, cached_topics, train_topic_models
 from focuscrawl.exceptions import ConfigError
+from focuscrawl.relevance.base import absolute_model_table
 from focuscrawl.replay.archive import iter_responses
 from focuscrawl.replay.process import ReplayProcess
 from focuscrawl.strategies.oracle import write_graph
@@ -61,11 +64,7 @@ def _resolve_model(exp: Experiment, spec: StrategySpec, model_dir: Path | None) 
             raise ConfigError(f"strategy {spec.label}: model 'topic' needs a [topics] set")
         return {"name": "classifier", "model_dir": str(model_dir)}
     if isinstance(spec.model, Mapping):
-        table = dict(spec.model)
-        for key in ("archive", "labels", "model_dir", "pos_urls", "neg_urls", "texts", "path", "arpa"):
-            if isinstance(table.get(key), str):
-                table[key] = str(exp.resolve(table[key]))
-        return table
+        return absolute_model_table(spec.model, exp.path.parent)
     return spec.model
 
 
@@ -74,12 +73,9 @@ def run_one(
     model_dir: Path | None, proxy: str | None, proxy_ca: Path | None = None,
 ) -> float:  # fmt: skip
     """One crawl (skipped when a finished one is there); returns its wall time in seconds."""
-    settings = {**exp.crawl, **spec.crawl, "seed": rep}
-    params = {**spec.params, **topic.strategy_params.get(spec.strategy, {})}
+    settings = job_settings(exp, spec, topic, rep)
     if spec.strategy == "oracle":  # the ceiling reads the answers: the labels and the web's links
-        params = {**oracle_params(exp, topic), **params}
-    if params:
-        settings["strategy_params"] = params
+        settings["strategy_params"] = {**oracle_params(exp, topic), **settings.get("strategy_params", {})}
     model = _resolve_model(exp, spec, model_dir)
     # what makes this crawl: a finished crawl is reused only if all of it is the same
     job = json.dumps({
@@ -163,11 +159,15 @@ def experiment_topics(exp: Experiment) -> tuple[list[Topic], dict[str, Path]]:
     names = [t.name for t in topics]
     if len(set(names)) != len(names):
         raise ConfigError(f"{exp.path.name}: two topics share a name")
+    check_strategy_topics(exp, names)
     return topics, models
 
 
 def run_experiment_file(exp: Experiment, *, progress: bool = True, report_only: bool = False) -> str:
     """Run every crawl of ``exp`` (unless ``report_only``), then evaluate, summarise and report."""
+    unknown = sorted(set(exp.compare) - set(SCALARS))
+    if unknown:
+        raise ConfigError(f"{exp.path.name}: compare: no metric {unknown[0]!r} (metrics: {', '.join(sorted(SCALARS))})")
     exp.out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     prepare_web(exp)
