@@ -216,6 +216,44 @@ def test_a_model_table_reads_its_files_from_the_experiment_folder(
     assert run["settings"]["model"]["topic"] == str((folder / "topics" / "t.toml").resolve())
 
 
+def test_report_only_leaves_out_a_crawl_killed_mid_way_and_a_rerun_completes_it(
+    sample_archive: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # before (b44): --report-only evaluated a crawl killed mid-way (2 of its 8 URLs) as if it
+    # were whole, averaged with the others, and said nothing
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(json.dumps({"url": "http://cats.example/", "topic": "cats"}) + "\n")
+    exp = tmp_path / "e.toml"
+    exp.write_text(
+        f'archives = ["{sample_archive}"]\nlabels = "labels.jsonl"\nbudget = 8\ncheckpoints = 2\nrepetitions = 2\n'
+        '[[topic]]\nname = "cats"\nseeds = ["http://cats.example/"]\nrelevant = ["topic=cats"]\n'
+        '[[strategy]]\nlabel = "bfs"\nstrategy = "bfs"\n'
+    )  # fmt: skip
+    out = tmp_path / "out"
+    assert main(["experiment", str(exp), "--out", str(out), "--quiet"]) == 0
+    whole = json.loads((out / "results.json").read_text())
+    assert [r["fetched"] for r in whole["runs"]] == [8, 8]
+    assert not whole.get("left_out")
+    # r1 as a kill -9 leaves it: two pages written, run.json not finished
+    killed = out / "runs" / "bfs" / "cats" / "r1"
+    pages = killed / "pages.jsonl"
+    pages.write_text("".join(pages.read_text().splitlines(keepends=True)[:2]))
+    info = json.loads((killed / "run.json").read_text())
+    (killed / "run.json").write_text(json.dumps({**info, "finished": False}))
+    capsys.readouterr()
+    assert main(["experiment", str(exp), "--out", str(out), "--quiet", "--report-only"]) == 0
+    partial = json.loads((out / "results.json").read_text())
+    assert [r["rep"] for r in partial["runs"]] == [0]
+    assert "1 of 2 runs left out: not crawled, or not to the end" in capsys.readouterr().out
+    assert partial["left_out"] == [str(killed)]
+    # the experiment run again crawls r1 anew, to the same pages as the whole run
+    assert main(["experiment", str(exp), "--out", str(out), "--quiet"]) == 0
+    again = json.loads((out / "results.json").read_text())
+    same = ("fetched", "pages", "relevant", "harvest_rate", "curves")
+    assert [{k: r[k] for k in same} for r in again["runs"]] == [{k: r[k] for k in same} for r in whole["runs"]]
+    assert again["left_out"] == []
+
+
 @pytest.mark.slow  # a whole experiment
 @needs_web
 def test_tiny_experiment_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -183,6 +183,8 @@ def run_experiment_file(exp: Experiment, *, progress: bool = True, report_only: 
     for r in runs:
         r["wall_seconds"] = timings.get(r["run"], r.get("elapsed", 0.0))
     results = summarise(exp, topics, runs)
+    done = {(r["label"], r["topic"], r["rep"]) for r in runs}
+    results["left_out"] = [str(run_dir_for(exp, s, t, rep)) for s, t, rep in jobs if (s.label, t.name, rep) not in done]
     results["seconds_total"] = time.perf_counter() - t0  # of this call
     results["crawl_seconds"] = sum(float(r.get("wall_seconds") or 0.0) for r in runs)
     (exp.out / "results.json").write_text(
