@@ -491,6 +491,41 @@ def test_uncompressed_warc_is_indexed_and_served(sample: Path, tmp_path: Path) -
     assert record.reason == "OK"
 
 
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        pytest.param(b"", "no response record in it (an empty or cut-short archive)", id="empty"),
+        pytest.param(b'{"url": "http://a.example/", "type": "course", "university": "misc"}\n' * 50, "not a WARC archive (it starts with b'{\"url\"", id="a-label-file"),
+    ],
+)  # fmt: skip
+def test_a_file_that_holds_no_warc_record_is_one_line(
+    data: bytes, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # before (b44): an empty archive was an empty web (simulate: "no page could be fetched:
+    # proxy"); a label file given as the archive printed warcio's warning for each of its
+    # lines (12,000 lines for webkb.labels.jsonl) and was an empty web too
+    bad = tmp_path / "bad.warc.gz"
+    bad.write_bytes(data)
+    with pytest.raises(FocuscrawlError) as caught:
+        ArchiveIndex.build([bad])
+    assert said in str(caught.value)
+    assert capsys.readouterr().err == ""
+
+
+def test_a_cut_short_archive_says_so_and_serves_its_whole_records(
+    sample: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # before (b44): an archive cut short (a download stopped half-way) was read to its last
+    # whole record without a word: a simulation over a third of the web
+    whole = ArchiveIndex.build([sample])
+    last = max(offset for _, offset in whole.entries.values())
+    cut = tmp_path / "cut.warc.gz"
+    cut.write_bytes(sample.read_bytes()[: last + 40])
+    index = ArchiveIndex.build([cut])
+    assert sorted(index.entries.values()) == sorted((str(cut), o) for _, o in whole.entries.values() if o < last)
+    assert f"cut.warc.gz is cut short: the record at byte {last} ends past the file's end; the {len(index)} response records before it are used" in caplog.text
+
+
 async def test_stop_closes_held_connections(sample: Path, tmp_path: Path) -> None:
     server = served(sample, tmp_path, FaultPlan.parse([], ["*=timeout"]))
     await server.start()

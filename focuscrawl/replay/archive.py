@@ -8,6 +8,7 @@ is read only when it is asked for (the replay server serves from it).
 from __future__ import annotations
 
 import json
+import logging
 import zlib
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -20,6 +21,8 @@ from warcio.exceptions import ArchiveLoadFailed
 
 from focuscrawl.exceptions import ArchiveError
 from focuscrawl.urls import normalize_escapes
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -130,15 +133,28 @@ def _warc_header(block: bytes) -> tuple[str, str] | None:
     return rec_type, uri.replace(" ", "%20")
 
 
-def _scan_gzip_members(path: Path | str) -> list[tuple[str, int]] | None:
+@dataclass
+class _Scan:
+    """What the fast scan found: the response records, and where the file is cut short
+    (the offset of a gzip member that ends before the file does; None: it is whole)."""
+
+    found: list[tuple[str, int]]
+    cut_at: int | None = None
+
+
+def _scan_gzip_members(path: Path | str) -> _Scan | None:
     """(URL, offset) of the response records of a gzip-per-record WARC, read with
     zlib directly: three to four times faster than warcio, which reads each
     record through Python-level buffers. None when the file is not such a WARC
-    (plain, one gzip stream for many records, odd headers): warcio then decides."""
+    (plain, one gzip stream for many records, odd headers): warcio then decides.
+    A file that is none (no WARC record, no gzip at its start) is an ArchiveError:
+    warcio would warn once per line of it and find nothing."""
     found: list[tuple[str, int]] = []
     with open(path, "rb") as fh:
         data = memoryview(fh.read())
     if bytes(data[:2]) != b"\x1f\x8b":
+        if data and not bytes(data[:16]).lstrip().startswith((b"WARC/", b"filedesc:")):
+            raise ArchiveError(f"{path}: not a WARC archive (it starts with {bytes(data[:16])!r})")
         return None
     pos, size = 0, len(data)
     try:
@@ -147,8 +163,8 @@ def _scan_gzip_members(path: Path | str) -> list[tuple[str, int]] | None:
             head = b""
             fed = pos
             while not inflater.eof:
-                if fed >= size:
-                    return None  # a truncated member: let warcio report it
+                if fed >= size:  # warcio would end here too, without a word
+                    return _Scan(found, pos) if found else None
                 chunk = data[fed : fed + _SCAN_CHUNK]
                 fed += len(chunk)
                 out = inflater.decompress(chunk)
@@ -163,13 +179,13 @@ def _scan_gzip_members(path: Path | str) -> list[tuple[str, int]] | None:
             pos = fed - len(inflater.unused_data)
     except zlib.error:
         return None
-    return found
+    return _Scan(found)
 
 
-def _scan_or_none(path: Path | str) -> list[tuple[str, int]] | OSError | None:
+def _scan_or_none(path: Path | str) -> _Scan | OSError | ArchiveError | None:
     try:
         return _scan_gzip_members(path)
-    except OSError as exc:  # reported in file order by the caller
+    except (OSError, ArchiveError) as exc:  # reported in file order by the caller
         return exc
 
 
@@ -191,17 +207,25 @@ class ArchiveIndex:
                 if isinstance(fast, BaseException):
                     raise fast
                 if fast is not None:
-                    for url, offset in fast:
+                    for url, offset in fast.found:
                         index.entries.setdefault(url, (str(path), offset))
+                    if fast.cut_at is not None:
+                        log.warning("%s is cut short: the record at byte %d ends past the file's end; "
+                                    "the %d response records before it are used", path, fast.cut_at,
+                                    len(fast.found))  # fmt: skip
                     continue
+                responses = 0
                 with open(path, "rb") as fh:
                     iterator = ArchiveIterator(fh)
                     for record in iterator:
                         if record.rec_type != "response":
                             continue
+                        responses += 1
                         url = record.rec_headers.get_header("WARC-Target-URI") or ""
                         # the first record of a URL wins, as in the archive's own convention
                         index.entries.setdefault(url, (str(path), iterator.get_record_offset()))
+                if not responses:
+                    raise ArchiveError(f"{path}: no response record in it (an empty or cut-short archive)")
             except FileNotFoundError:
                 raise ArchiveError(f"{path}: no such archive") from None
             except IsADirectoryError:
