@@ -82,6 +82,20 @@ def test_evaluate_run_hand_computed(hand_run: Path) -> None:
     assert r["languages"] == pytest.approx({"en": 2 / 3, "de": 1 / 3})
 
 
+def test_a_line_cut_inside_a_utf8_character_is_one_bad_line(hand_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # before (b44): a crawl killed (or still writing) in the middle of a title's "é" made
+    # `focuscrawl eval` refuse the whole run: "an input file is not UTF-8 text"
+    pages = hand_run / "pages.jsonl"
+    whole = pages.read_bytes().replace(b'{"url": "http://cut.org/\n', b"")
+    pages.write_bytes(whole + '{"url": "http://d.org/z", "title": "caf\u00e9'.encode()[:-1])
+    run = read_run(hand_run)
+    assert (len(run.rows), run.bad_lines) == (4, 1)
+    labels = hand_run.parent / "l.jsonl"
+    labels.write_text("".join(json.dumps({"url": u, **v}) + "\n" for u, v in LABELS.items()))
+    assert main(["eval", str(hand_run), "--labels", str(labels), "--relevant", "topic=t", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["harvest_rate"] == pytest.approx(2 / 3)
+
+
 def test_unlabelled_pages_skipped_or_irrelevant(hand_run: Path) -> None:
     run = read_run(hand_run)
     labels = {k: v for k, v in LABELS.items() if k != "http://www.c.org/y"}

@@ -100,11 +100,13 @@ def read_run(run_dir: Path | str) -> RunPages:
 
 
 def _read_pages(path: Path, run: RunPages) -> None:
-    with path.open(encoding="utf-8") as fh:
+    # lines as bytes: a line cut inside a UTF-8 character (a crawl killed, or still
+    # writing it) is one bad line, not the whole file unreadable
+    with path.open("rb") as fh:
         for line in fh:
             try:
                 row = json.loads(line)
-            except ValueError:
+            except ValueError:  # (UnicodeDecodeError too)
                 run.bad_lines += 1  # a line cut by a kill: counted, not fatal
                 continue
             if not isinstance(row, dict) or "url" not in row:
