@@ -96,6 +96,18 @@ def test_a_line_cut_inside_a_utf8_character_is_one_bad_line(hand_run: Path, caps
     assert json.loads(capsys.readouterr().out)["harvest_rate"] == pytest.approx(2 / 3)
 
 
+def test_targets_written_in_another_form_of_the_crawled_url_are_found(hand_run: Path) -> None:
+    # before (b44): a target file's "http://B.org:80/x" or "http://a.org" (no path) never
+    # matched the crawled "http://b.org/x", "http://a.org/": target recall 0 by spelling
+    run = read_run(hand_run)
+    judge = LabelJudge(LABELS, ["topic=t"])
+    r = evaluate_run(run, judge, targets=["HTTP://B.org:80/x", "http://d.org/z", "http://a.org"])
+    # a.org/1 is no target; a.org/ was never crawled; b.org/x was, as the third URL
+    assert r["target_recall"] == pytest.approx(1 / 3)
+    r = evaluate_run(run, judge, targets=["http://B.ORG/x#top", "http://d.org/z"], checkpoints=[2, 3])
+    assert r["curves"]["target_recall"] == [0.0, 0.5]
+
+
 def test_unlabelled_pages_skipped_or_irrelevant(hand_run: Path) -> None:
     run = read_run(hand_run)
     labels = {k: v for k, v in LABELS.items() if k != "http://www.c.org/y"}

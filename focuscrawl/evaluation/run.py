@@ -36,6 +36,7 @@ from focuscrawl.relevance.examples import (
 )
 from focuscrawl.relevance.language import normalise_lang
 from focuscrawl.replay.archive import load_labels
+from focuscrawl.urls import normalize_url
 
 
 @dataclass
@@ -257,7 +258,7 @@ def evaluate_run(
     langs = [(lang_of or _crawler_lang)(r) for r in page_rows]
     out["languages"] = cm.language_shares(langs)
     if targets is not None:
-        target_set = set(targets)
+        target_set = _as_crawled(targets)
         # a target counts when its URL was fetched as a page (by its own or its final URL)
         seen = [RunPages.content_url(r) if ok else "" for r, ok in zip(rows, is_page, strict=True)]
         curve = cm.target_recall_curve(seen, target_set)
@@ -265,7 +266,7 @@ def evaluate_run(
         out["target_recall"] = curve[-1] if curve else 0.0
         out["curves"]["target_recall"] = [cm.value_at(curve, p) for p in points]
     if answer is not None:
-        truth = set(answer)
+        truth = _as_crawled(answer)
         if any(r.get("relevant") is not None for r in page_rows):  # the crawl had a model
             marked = [RunPages.content_url(r) for r in page_rows if r.get("relevant")]
             out["answer"] = cm.answer_set_scores(marked, truth).as_dict()
@@ -283,8 +284,14 @@ def evaluate_run(
             }  # fmt: skip
             if scores:  # a crawl without a model recorded no similarity
                 out["f1_by_threshold"] = cm.f1_by_threshold(scores, truth, thresholds)
-    out["unique"] = _unique(page_rows, page_rel, None if answer is None else set(answer))
+    out["unique"] = _unique(page_rows, page_rel, None if answer is None else _as_crawled(answer))
     return out
+
+
+def _as_crawled(urls: Iterable[str]) -> set[str]:
+    """URLs in the form pages.jsonl records them (the crawler's normal form): a target
+    written ``http://WWW.A.org:80`` is the crawled ``http://www.a.org/``."""
+    return {normalize_url(u) or u for u in urls}
 
 
 def _unique(rows: Sequence[Mapping[str, Any]], relevant: Sequence[bool], truth: set[str] | None) -> dict[str, Any]:
