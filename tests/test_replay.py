@@ -526,6 +526,34 @@ def test_a_cut_short_archive_says_so_and_serves_its_whole_records(
     assert f"cut.warc.gz is cut short: the record at byte {last} ends past the file's end; the {len(index)} response records before it are used" in caplog.text
 
 
+@pytest.mark.parametrize("compressed", [True, False], ids=["gzip", "plain"])
+def test_a_url_archived_as_a_revisit_is_answered_with_the_record_it_refers_to(compressed: bool, tmp_path: Path) -> None:
+    # before (b44): a deduplicating crawler's revisit record (the same payload as another
+    # URL's) was no page: simulate and replay answered its URL 404
+    import io
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    path = tmp_path / ("dedup.warc.gz" if compressed else "dedup.warc")
+    with path.open("wb") as fh:
+        writer = WARCWriter(fh, gzip=compressed)
+        http = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")
+        writer.write_record(writer.create_warc_record("http://a.example/one", "response",
+                                                      payload=io.BytesIO(b"<p>same</p>"), http_headers=http))  # fmt: skip
+        writer.write_record(writer.create_revisit_record(
+            "http://a.example/two", digest="sha1:X", refers_to_uri="http://a.example/one",
+            refers_to_date="2020-01-01T00:00:00Z", http_headers=http))  # fmt: skip
+        writer.write_record(writer.create_revisit_record(
+            "http://a.example/gone", digest="sha1:Y", refers_to_uri="http://a.example/none",
+            refers_to_date="2020-01-01T00:00:00Z", http_headers=http))  # fmt: skip
+    index = ArchiveIndex.build([path])
+    two = index.get("http://a.example/two")
+    assert two is not None
+    assert (two.status, two.body) == (200, b"<p>same</p>")
+    assert "http://a.example/gone" not in index  # what it refers to is not archived
+
+
 async def test_stop_closes_held_connections(sample: Path, tmp_path: Path) -> None:
     server = served(sample, tmp_path, FaultPlan.parse([], ["*=timeout"]))
     await server.start()

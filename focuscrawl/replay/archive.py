@@ -110,11 +110,12 @@ _SCAN_CHUNK = 16384
 _HEADER_END = b"\r\n\r\n"
 
 
-def _warc_header(block: bytes) -> tuple[str, str] | None:
-    """(WARC-Type, WARC-Target-URI) of a record's header block, None if it is not one."""
+def _warc_header(block: bytes) -> tuple[str, str, str] | None:
+    """(WARC-Type, WARC-Target-URI, WARC-Refers-To-Target-URI) of a record's header
+    block, None if it is not one."""
     if not block.startswith(b"WARC/"):
         return None
-    rec_type = uri = ""
+    rec_type = uri = refers = ""
     for line in block.split(b"\r\n")[1:]:
         name, colon, value = line.partition(b":")
         if not colon:
@@ -127,19 +128,27 @@ def _warc_header(block: bytes) -> tuple[str, str] | None:
                 uri = value.strip().decode("utf-8")
             except UnicodeDecodeError:
                 uri = value.strip().decode("latin-1")
-    # as warcio does: <uri> (a Wget 1.19 bug) and spaces are repaired
+        elif key == b"warc-refers-to-target-uri":
+            refers = value.strip().decode("utf-8", "replace")
+    return rec_type, _repaired(uri), _repaired(refers)
+
+
+def _repaired(uri: str) -> str:
+    """As warcio does: <uri> (a Wget 1.19 bug) and spaces are repaired."""
     if uri.startswith("<") and uri.endswith(">"):
         uri = uri[1:-1]
-    return rec_type, uri.replace(" ", "%20")
+    return uri.replace(" ", "%20")
 
 
 @dataclass
 class _Scan:
     """What the fast scan found: the response records, and where the file is cut short
-    (the offset of a gzip member that ends before the file does; None: it is whole)."""
+    (the offset of a gzip member that ends before the file does; None: it is whole),
+    and the revisit records that name the URL whose payload they repeat."""
 
     found: list[tuple[str, int]]
     cut_at: int | None = None
+    revisits: list[tuple[str, str]] = field(default_factory=list)
 
 
 def _scan_gzip_members(path: Path | str) -> _Scan | None:
@@ -150,6 +159,7 @@ def _scan_gzip_members(path: Path | str) -> _Scan | None:
     A file that is none (no WARC record, no gzip at its start) is an ArchiveError:
     warcio would warn once per line of it and find nothing."""
     found: list[tuple[str, int]] = []
+    revisits: list[tuple[str, str]] = []
     with open(path, "rb") as fh:
         data = memoryview(fh.read())
     if bytes(data[:2]) != b"\x1f\x8b":
@@ -164,7 +174,7 @@ def _scan_gzip_members(path: Path | str) -> _Scan | None:
             fed = pos
             while not inflater.eof:
                 if fed >= size:  # warcio would end here too, without a word
-                    return _Scan(found, pos) if found else None
+                    return _Scan(found, pos, revisits) if found else None
                 chunk = data[fed : fed + _SCAN_CHUNK]
                 fed += len(chunk)
                 out = inflater.decompress(chunk)
@@ -176,10 +186,12 @@ def _scan_gzip_members(path: Path | str) -> _Scan | None:
                 return None
             if fields[0] == "response":
                 found.append((fields[1], pos))
+            elif fields[0] == "revisit" and fields[2]:
+                revisits.append((fields[1], fields[2]))
             pos = fed - len(inflater.unused_data)
     except zlib.error:
         return None
-    return _Scan(found)
+    return _Scan(found, None, revisits)
 
 
 def _scan_or_none(path: Path | str) -> _Scan | OSError | ArchiveError | None:
@@ -199,6 +211,7 @@ class ArchiveIndex:
     def build(cls, paths: Iterable[Path | str]) -> ArchiveIndex:
         index = cls()
         paths = list(paths)
+        revisits: list[tuple[str, str]] = []  # (URL, the URL whose payload it repeats)
         # zlib inflates without the GIL: archives are scanned side by side
         with ThreadPoolExecutor(max_workers=min(2, max(1, len(paths)))) as pool:
             scans = list(pool.map(_scan_or_none, paths))
@@ -209,6 +222,7 @@ class ArchiveIndex:
                 if fast is not None:
                     for url, offset in fast.found:
                         index.entries.setdefault(url, (str(path), offset))
+                    revisits += fast.revisits
                     if fast.cut_at is not None:
                         log.warning("%s is cut short: the record at byte %d ends past the file's end; "
                                     "the %d response records before it are used", path, fast.cut_at,
@@ -218,6 +232,10 @@ class ArchiveIndex:
                 with open(path, "rb") as fh:
                     iterator = ArchiveIterator(fh)
                     for record in iterator:
+                        if record.rec_type == "revisit":
+                            refers = record.rec_headers.get_header("WARC-Refers-To-Target-URI")
+                            if refers:
+                                revisits.append((record.rec_headers.get_header("WARC-Target-URI") or "", refers))
                         if record.rec_type != "response":
                             continue
                         responses += 1
@@ -232,6 +250,11 @@ class ArchiveIndex:
                 raise ArchiveError(f"{path}: is a directory, not an archive") from None
             except ArchiveLoadFailed as exc:
                 raise ArchiveError(f"{path}: not a readable WARC ({exc})") from None
+        # a URL archived only as a revisit (a deduplicating crawler's: the same payload as
+        # another URL's) is answered with the record it refers to, as a replay tool does
+        for url, refers in revisits:
+            if url not in index.entries and refers in index.entries:
+                index.entries[url] = index.entries[refers]
         return index
 
     def get(self, url: str) -> ArchivedResponse | None:
