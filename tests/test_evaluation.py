@@ -108,6 +108,21 @@ def test_targets_written_in_another_form_of_the_crawled_url_are_found(hand_run: 
     assert r["curves"]["target_recall"] == [0.0, 0.5]
 
 
+@pytest.mark.parametrize(
+    "info",
+    [
+        pytest.param("[1, 2]", id="a-list"),
+        pytest.param('{"seeds": ["http://a.org/1"], "summary": null}', id="summary-null"),
+        pytest.param('{"seeds": "http://a.org/1", "summary": {"elapsed": "x"}}', id="wrong-types"),
+    ],
+)
+def test_a_run_json_of_another_shape_leaves_the_pages_readable(hand_run: Path, info: str) -> None:
+    # before (b44): AttributeError tracebacks ('list' object has no attribute 'get')
+    (hand_run / "run.json").write_text(info)
+    r = evaluate_run(read_run(hand_run), LabelJudge(LABELS, ["topic=t"]))
+    assert (r["fetched"], r["pages"], r["relevant"]) == (4, 3, 2)
+
+
 def test_unlabelled_pages_skipped_or_irrelevant(hand_run: Path) -> None:
     run = read_run(hand_run)
     labels = {k: v for k, v in LABELS.items() if k != "http://www.c.org/y"}

@@ -86,12 +86,16 @@ def read_run(run_dir: Path | str) -> RunPages:
             info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
         except ValueError:
             info = {}
+    if not isinstance(info, dict):  # a run.json of another shape: its pages are still read
+        info = {}
     paths = run_files(run_dir, "pages.jsonl")
-    if not paths and not (isinstance(info, dict) and "workers" in info):
+    if not paths and "workers" not in info:
         raise ConfigError(f"{run_dir}: not a run directory (no pages.jsonl)")
+    seeds, summary = info.get("seeds"), info.get("summary")
+    elapsed = summary.get("elapsed") if isinstance(summary, dict) else None
     run = RunPages(
-        run_dir, [str(s) for s in info.get("seeds", [])], str(info.get("strategy", "?")),
-        elapsed=float(info.get("summary", {}).get("elapsed", 0.0) or 0.0),
+        run_dir, [str(s) for s in seeds] if isinstance(seeds, list) else [], str(info.get("strategy", "?")),
+        elapsed=float(elapsed) if isinstance(elapsed, int | float) and not isinstance(elapsed, bool) else 0.0,
     )  # fmt: skip
     for path in paths:
         _read_pages(path, run)
