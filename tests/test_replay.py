@@ -554,6 +554,17 @@ def test_a_url_archived_as_a_revisit_is_answered_with_the_record_it_refers_to(co
     assert "http://a.example/gone" not in index  # what it refers to is not archived
 
 
+def test_a_url_labelled_twice_differently_is_reported(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # before (b44): the last line silently won; a label file merged from two judges (one
+    # saying course, the other student) changed the figures without a word
+    path = tmp_path / "l.jsonl"
+    path.write_text('{"url": "http://a/", "t": "x"}\n{"url": "http://a/", "t": "y"}\n'
+                    '{"url": "http://b/", "t": "x"}\n{"url": "http://b/", "t": "x"}\n')  # fmt: skip
+    labels = load_labels(path)
+    assert (len(labels), labels["http://a/"]["t"]) == (2, "y")
+    assert "l.jsonl: 1 URLs labelled twice with different labels, the last line's used (the first: http://a/)" in caplog.text
+
+
 async def test_stop_closes_held_connections(sample: Path, tmp_path: Path) -> None:
     server = served(sample, tmp_path, FaultPlan.parse([], ["*=timeout"]))
     await server.start()

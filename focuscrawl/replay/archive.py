@@ -313,13 +313,20 @@ def load_labels(path: Path | str) -> Labels:
     ('course', 1, True)
     """
     labels = Labels()
+    conflicts: list[str] = []
     with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue
             try:
                 obj = json.loads(line)
-                labels.add(str(obj["url"]), obj)
+                url = str(obj["url"])
+                if url in labels and dict.get(labels, url, obj) != obj:
+                    conflicts.append(url)
+                labels.add(url, obj)
             except (ValueError, KeyError, TypeError):
                 raise ArchiveError(f"{path}:{lineno}: not a label line") from None
+    if conflicts:  # a page judged twice, differently: the judgement is the last line's
+        log.warning("%s: %d URLs labelled twice with different labels, the last line's used (the first: %s)",
+                    path, len(conflicts), conflicts[0])  # fmt: skip
     return labels
