@@ -383,9 +383,7 @@ def load_settings(
             if not isinstance(table, Mapping):
                 raise ConfigError(f"config: [{section}] must be a table")
             given = {k: v for k, v in table.items() if v is not None}
-            # each layer's own values checked: a wrong one in the file is an error even
-            # where an environment variable or an option overrides it
-            check_values("config", cls, given, prefix=f"{section}.")
+            check_values("config", cls, given, prefix=f"{section}.")  # even if overridden
             merged.update(given)
         kwargs[section] = _build_section(section, cls, merged)
     model = dict(raw.get("model") or {})

@@ -84,15 +84,18 @@ def run_one(
         "fetch": exp.fetch, "scope": exp.scope, "filters": spec.filters,
         "in_archive_only": exp.in_archive_only,
     }, sort_keys=True, default=str)  # fmt: skip
-    info, stamp = run_dir / "run.json", run_dir / "experiment-job.json"
-    if (
-        info.is_file() and stamp.is_file() and stamp.read_text(encoding="utf-8") == job
-        and json.loads(info.read_text(encoding="utf-8")).get("finished")
-    ):  # fmt: skip
+    # the stamp is written before the crawl: a crawl of this job killed mid-way (kill -9,
+    # a reboot) is resumed where it stopped, which the ordered schedule makes the same
+    # crawl as an uninterrupted one; one of other settings is crawled again from the start
+    stamp = run_dir / "experiment-job.json"
+    ours = stamp.is_file() and stamp.read_text(encoding="utf-8") == job
+    state = _run_state(run_dir) if ours else None
+    if state == "finished":
         return 0.0
-    if run_dir.exists():
-        shutil.rmtree(run_dir)  # unfinished, or made with other settings: crawl again
-    run_dir.parent.mkdir(parents=True, exist_ok=True)
+    if run_dir.exists() and state != "started":
+        shutil.rmtree(run_dir)  # made with other settings, or killed before it began
+    run_dir.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(job, encoding="utf-8")
     scope = dict(exp.scope)
     if exp.in_archive_only:
         scope["allow_regex"] = [*scope.get("allow_regex", []), archive_regex(exp)]
@@ -103,12 +106,24 @@ def run_one(
         archives=exp.archives if exp.mode == "simulate" else (),
         proxy=proxy, proxy_ca=proxy_ca, delay=0.0 if proxy else None,
         fetch=exp.fetch or None, scope=scope or None, filters=spec.filters,
+        resume=state == "started",
         # the reproducible schedule, live too (the same pages for the same seed; a
         # [crawl] schedule in the experiment file says otherwise)
         **{"schedule": "ordered", **settings},
     )  # fmt: skip
-    stamp.write_text(job, encoding="utf-8")
     return time.perf_counter() - started
+
+
+def _run_state(run_dir: Path) -> str | None:
+    """"finished", "started" (a run.json that says not finished: a crawl to resume), or
+    None (no readable run.json: nothing to resume)."""
+    try:
+        info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(info, dict):
+        return None
+    return "finished" if info.get("finished") else "started"
 
 
 def oracle_params(exp: Experiment, topic: Topic) -> dict[str, Any]:
