@@ -168,6 +168,47 @@ def test_a_typo_in_a_later_strategy_fails_before_any_crawl(
 
 
 @pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        pytest.param("include = 3", "[topics]: include must be a list (tuple[str, ...]), not 3", id="include-a-number"),
+        pytest.param('seed = "x"', "[topics]: seed must be an integer, not 'x'", id="seed-a-string"),
+        pytest.param('n_topics = "ten"', "[topics]: n_topics must be an integer, not 'ten'", id="n-topics-a-string"),
+        pytest.param("model = 5", "[topics]: model must be a string, not 5", id="model-a-number"),
+        pytest.param("nosuch = 1", "[topics]: unknown parameter 'nosuch' (known: ", id="unknown-key"),
+        pytest.param('labels = "other.jsonl"', "[topics]: labels is the experiment's own", id="labels-overridden-silently"),
+    ],
+)
+def test_a_topics_table_of_the_wrong_shape_is_one_line(
+    line: str, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # before (b44): TypeError tracebacks (include = 3, seed = "x"), "'<' not supported
+    # between instances of 'str' and 'int'", a model = 5 taken as the algorithm "5", and
+    # a labels key silently replaced by the experiment's
+    (tmp_path / "a.warc.gz").write_bytes(b"")
+    (tmp_path / "l.jsonl").write_text("")
+    bad = tmp_path / "bad.toml"
+    bad.write_text(f'archives = ["a.warc.gz"]\nlabels = "l.jsonl"\n[topics]\n{line}\n[[strategy]]\nstrategy = "bfs"\n')
+    assert main(["experiment", str(bad), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert said in err
+    assert err.count("\n") == 1, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_topics_include_of_one_category_is_that_category(tmp_path: Path) -> None:
+    # before (b44): include = "s.A.B" was read letter by letter ("no page has categories s, ., A")
+    from focuscrawl.evaluation.experiment_file import load_experiment
+
+    (tmp_path / "a.warc.gz").write_bytes(b"")
+    path = tmp_path / "e.toml"
+    path.write_text('archives = ["a.warc.gz"]\nlabels = "l.jsonl"\n[topics]\ninclude = "s.A.B"\n'
+                    '[[strategy]]\nstrategy = "bfs"\n')  # fmt: skip
+    spec = load_experiment(path).topic_spec
+    assert spec is not None
+    assert spec.include == ("s.A.B",)
+
+
+@pytest.mark.parametrize(
     ("strategies", "said"),
     [
         pytest.param("strategy = []", "no strategy to run (give at least one [[strategy]])", id="none"),

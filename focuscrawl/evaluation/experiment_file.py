@@ -240,14 +240,19 @@ def load_experiment(path: Path | str, *, out: Path | None = None) -> Experiment:
     algorithm = "svm-linear"
     if "topics" in raw:
         t = _table(raw, "topics", path.name)
-        algorithm = str(t.pop("model", algorithm))
+        algorithm = _text(t, "model", f"{path.name} [topics]", algorithm) or algorithm
+        t.pop("model", None)
         if labels is None:
             raise ConfigError(f"{path.name}: [topics] needs labels")
-        t["include"] = tuple(t.get("include", ()))
-        try:
-            topic_spec = TopicSetSpec(labels=str(labels), archive=str(archives[0]), **t)
-        except TypeError as exc:
-            raise ConfigError(f"{path.name} [topics]: {exc}") from None
+        given = sorted({"labels", "archive"} & set(t))
+        if given:
+            raise ConfigError(f"{path.name} [topics]: {given[0]} is the experiment's own (its labels, "
+                              "its first archive), not a [topics] key")  # fmt: skip
+        if isinstance(t.get("include"), str):  # one category, not its letters
+            t["include"] = [t["include"]]
+        # typed as every parameter is: include = 3 or seed = "x" is one line, not a traceback
+        topic_spec = build_params(f"{path.name} [topics]", TopicSetSpec,
+                                  {**t, "labels": str(labels), "archive": str(archives[0])})  # fmt: skip
     hand = []
     for i, t in enumerate(_list(raw, "topic", path.name)):
         where = f"{path.name} [[topic]] #{i + 1}"
