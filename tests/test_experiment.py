@@ -258,6 +258,28 @@ def test_a_model_table_reads_its_files_from_the_experiment_folder(
     assert run["settings"]["model"]["topic"] == str((folder / "topics" / "t.toml").resolve())
 
 
+def test_a_filter_file_is_read_from_the_experiment_folder(
+    sample_archive: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # before (b44): host-blacklist's file = "blocked.txt" was read from the working
+    # directory at the strategy's turn ("cannot read blocked.txt"), or another file there
+    folder = tmp_path / "exp"
+    folder.mkdir()
+    (folder / "blocked.txt").write_text("shop.example\n")
+    (folder / "labels.jsonl").write_text(json.dumps({"url": "http://cats.example/", "topic": "cats"}) + "\n")
+    (folder / "e.toml").write_text(
+        f'archives = ["{sample_archive}"]\nlabels = "labels.jsonl"\nbudget = 5\ncheckpoints = 1\n'
+        '[[topic]]\nname = "cats"\nseeds = ["http://cats.example/"]\nrelevant = ["topic=cats"]\n'
+        '[[strategy]]\nlabel = "b"\nstrategy = "bfs"\nfilters = [{ name = "host-blacklist", file = "blocked.txt" }]\n'
+    )  # fmt: skip
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert main(["experiment", str(folder / "e.toml"), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    run = json.loads((tmp_path / "out" / "runs" / "b" / "cats" / "r0" / "run.json").read_text())
+    assert run["settings"]["filters"] == [{"name": "host-blacklist", "file": str((folder / "blocked.txt").resolve())}]
+
+
 def test_report_only_leaves_out_a_crawl_killed_mid_way_and_a_rerun_completes_it(
     sample_archive: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

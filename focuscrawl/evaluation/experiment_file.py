@@ -223,6 +223,11 @@ def load_experiment(path: Path | str, *, out: Path | None = None) -> Experiment:
         filters = _list(s, "filters", where) if "filters" in s else None
         if filters is not None and not all(isinstance(f, Mapping) for f in filters):
             raise ConfigError(f"{where}: filters must be tables (filters = [{{ name = ... }}]), not {filters!r}")
+        # a filter's file (host-blacklist's) is read from this file's folder, as its other paths
+        filters = None if filters is None else [
+            {**f, "file": str(rel(f["file"]))} if isinstance(f.get("file"), str) and f["file"] else dict(f)
+            for f in filters
+        ]  # fmt: skip
         label = s.get("label", s.get("strategy"))
         if not isinstance(label, str) or not label or label in (".", "..") or "/" in label:
             raise ConfigError(f"{where}: label must be a name (the folder of its runs), not {label!r}")
