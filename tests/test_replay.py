@@ -8,7 +8,7 @@ import gzip
 import itertools
 import signal
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -491,6 +491,21 @@ def test_uncompressed_warc_is_indexed_and_served(sample: Path, tmp_path: Path) -
     assert record.reason == "OK"
 
 
+@pytest.fixture
+def archive_log(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]:
+    """The archive module's warnings, whatever an earlier CLI test did to the package's
+    logger (its level, propagate = False)."""
+    import logging
+
+    logger = logging.getLogger("focuscrawl.replay.archive")
+    caplog.set_level(logging.WARNING, logger=logger.name)
+    logger.addHandler(caplog.handler)
+    try:
+        yield caplog
+    finally:
+        logger.removeHandler(caplog.handler)
+
+
 @pytest.mark.parametrize(
     ("data", "said"),
     [
@@ -513,7 +528,7 @@ def test_a_file_that_holds_no_warc_record_is_one_line(
 
 
 def test_a_cut_short_archive_says_so_and_serves_its_whole_records(
-    sample: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    sample: Path, tmp_path: Path, archive_log: pytest.LogCaptureFixture
 ) -> None:
     # before (b44): an archive cut short (a download stopped half-way) was read to its last
     # whole record without a word: a simulation over a third of the web
@@ -523,7 +538,7 @@ def test_a_cut_short_archive_says_so_and_serves_its_whole_records(
     cut.write_bytes(sample.read_bytes()[: last + 40])
     index = ArchiveIndex.build([cut])
     assert sorted(index.entries.values()) == sorted((str(cut), o) for _, o in whole.entries.values() if o < last)
-    assert f"cut.warc.gz is cut short: the record at byte {last} ends past the file's end; the {len(index)} response records before it are used" in caplog.text
+    assert f"cut.warc.gz is cut short: the record at byte {last} ends past the file's end; the {len(index)} response records before it are used" in archive_log.text
 
 
 @pytest.mark.parametrize("compressed", [True, False], ids=["gzip", "plain"])
@@ -554,7 +569,7 @@ def test_a_url_archived_as_a_revisit_is_answered_with_the_record_it_refers_to(co
     assert "http://a.example/gone" not in index  # what it refers to is not archived
 
 
-def test_a_url_labelled_twice_differently_is_reported(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_url_labelled_twice_differently_is_reported(tmp_path: Path, archive_log: pytest.LogCaptureFixture) -> None:
     # before (b44): the last line silently won; a label file merged from two judges (one
     # saying course, the other student) changed the figures without a word
     path = tmp_path / "l.jsonl"
@@ -562,7 +577,7 @@ def test_a_url_labelled_twice_differently_is_reported(tmp_path: Path, caplog: py
                     '{"url": "http://b/", "t": "x"}\n{"url": "http://b/", "t": "x"}\n')  # fmt: skip
     labels = load_labels(path)
     assert (len(labels), labels["http://a/"]["t"]) == (2, "y")
-    assert "l.jsonl: 1 URLs labelled twice with different labels, the last line's used (the first: http://a/)" in caplog.text
+    assert "l.jsonl: 1 URLs labelled twice with different labels, the last line's used (the first: http://a/)" in archive_log.text
 
 
 async def test_stop_closes_held_connections(sample: Path, tmp_path: Path) -> None:
