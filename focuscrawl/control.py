@@ -42,11 +42,18 @@ def _read(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def write_request(run_dir: Path, strategy: Mapping[str, Any]) -> int:
-    """Ask the crawl in ``run_dir`` to change strategy parameters; returns the request id."""
+def write_request(run_dir: Path, strategy: Mapping[str, Any], *, wait: float = 0.0) -> int:
+    """Ask the crawl in ``run_dir`` to change strategy parameters; returns the request id.
+    ``wait``: seconds to wait for a crawl still starting (building its model, reading its
+    archives) to write its run.json; the crawl applies the request once it runs."""
     run_dir = Path(run_dir)
+    deadline = time.monotonic() + wait
+    while not (run_dir / "run.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
     if not (run_dir / "run.json").exists():
-        raise ConfigError(f"control: {run_dir} is not a run directory (no run.json)")
+        waited = f" after {wait:g} s" if wait > 0 else ""
+        raise ConfigError(f"control: {run_dir} is not a run directory (no run.json{waited}: "
+                          "no crawl started there)")  # fmt: skip
     if (_read(run_dir / "run.json") or {}).get("finished"):
         # a request nobody answers now would be applied by a later --resume, unasked
         raise ConfigError(f"control: the crawl in {run_dir} has finished; nothing runs to change "

@@ -154,6 +154,22 @@ def build_params(owner: str, cls: type[P], values: Mapping[str, Any], *, prefix:
         raise ConfigError(f"{owner}: {exc}") from None
 
 
+def check_values(owner: str, cls: type[Any], values: Mapping[str, Any], *, prefix: str = "") -> None:
+    """What :func:`build_params` would refuse in ``values`` one by one (an unknown name, a
+    value of the wrong type), without building: for a layer of values that a later one
+    may override (a config file under the command line's options)."""
+    fields = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(values) - fields)
+    if unknown:
+        raise ConfigError(f"{owner}: unknown parameter {prefix + unknown[0]!r} (known: {', '.join(sorted(fields)) or 'none'})")
+    hints = get_type_hints(cls)
+    try:
+        for k, v in values.items():
+            coerce(prefix + k, v, hints.get(k, Any))
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{owner}: {exc}") from None
+
+
 def params_table(params_or_cls: Any) -> dict[str, Any]:
     """Parameter name -> value of a Params instance, or -> default of a Params class."""
     if isinstance(params_or_cls, type):

@@ -88,14 +88,21 @@ def decision_record(
 def iter_decisions(run_dir: Path, needle: str | None = None) -> Iterator[dict[str, Any]]:
     """The records of a run's decision log (only lines mentioning ``needle``, if given);
     a shared crawl's (``--workers``): its workers' logs, one after the other."""
+    for _, rec in _worker_decisions(Path(run_dir), needle):
+        yield rec
+
+
+def _worker_decisions(run_dir: Path, needle: str | None) -> Iterator[tuple[str | None, dict[str, Any]]]:
+    """(the worker that wrote it, or None for the run's own log; the record)."""
     key = json.dumps(needle, ensure_ascii=False)[1:-1] if needle else None
-    for path in run_files(Path(run_dir), DECISIONS_NAME):
+    for path in run_files(run_dir, DECISIONS_NAME):
+        worker = None if path.parent == run_dir else path.parent.name
         with open(path, encoding="utf-8") as fh:
             for line in fh:
                 if key is not None and key not in line:
                     continue
                 try:
-                    yield json.loads(line)
+                    yield worker, json.loads(line)
                 except ValueError:
                     continue  # a torn last line of a killed run (cut back on resume)
 
@@ -105,11 +112,13 @@ def explain(run_dir: Path, url: str) -> dict[str, Any]:
 
     Returns ``{"url", "fetched": record or None, "contributions": [...], "own": [...]}``;
     each contribution is ``{"event", "from", "n", "from_score", "from_relevance",
-    "kind" (link / update / sibling / host / recrawl / seed), "value", "merge", "reason"}``.
+    "kind" (link / update / sibling / host / recrawl / seed), "value", "merge", "reason"}``,
+    and, in a shared crawl, the ``worker`` whose log holds it (each worker numbers its
+    own results: its ``n`` is the worker's).
     """
     contributions: list[dict[str, Any]] = []
     own: list[dict[str, Any]] = []
-    for rec in iter_decisions(run_dir, url):
+    for worker, rec in _worker_decisions(Path(run_dir), url):
         base = {
             "event": rec.get("event"),
             "from": rec.get("url"),
@@ -117,8 +126,10 @@ def explain(run_dir: Path, url: str) -> dict[str, Any]:
             "from_score": rec.get("score"),
             "from_relevance": rec.get("relevance"),
         }
+        if worker is not None:  # each worker numbers its own results: #n alone is ambiguous
+            base["worker"] = worker
         if rec.get("url") == url:
-            own.append(rec)
+            own.append(rec if worker is None else {**rec, "worker": worker})
         for item in rec.get("links", ()):
             if item[0] == url:
                 merge = item[3] if len(item) > 3 else None
@@ -159,6 +170,8 @@ def format_explanation(info: Mapping[str, Any], row: Mapping[str, Any] | None) -
     for c in contribs:
         src = c["from"] or "(seed list)"
         where = f"#{c['n']} " if c.get("n") is not None else ""
+        if c.get("worker") is not None:
+            where += f"(worker {c['worker']}) "
         ctx = []
         if c.get("from_score") is not None:
             ctx.append(f"score {c['from_score']:.6g}")
@@ -176,7 +189,9 @@ def format_explanation(info: Mapping[str, Any], row: Mapping[str, Any] | None) -
         if rec.get("event") == "page":
             n_links = len(rec.get("links", ()))
             lines.append(
-                f"  fetched as #{rec.get('n')} with score {rec.get('score')}, "
+                f"  fetched as #{rec.get('n')}"
+                + (f" by worker {rec['worker']}" if rec.get("worker") is not None else "")
+                + f" with score {rec.get('score')}, "
                 + ("not judged (no model, or not a page it judges)" if rec.get("relevance") is None
                    else f"relevance {rec.get('relevance')}")
                 + f", gave scores to {n_links} links"

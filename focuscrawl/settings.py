@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from focuscrawl.exceptions import ConfigError
-from focuscrawl.params import build_params
+from focuscrawl.params import build_params, check_values
 
 DEFAULT_USER_AGENT = "focuscrawl/0.1 (+https://github.com/focuscrawl/focuscrawl; research crawler)"
 
@@ -382,7 +382,9 @@ def load_settings(
             table = layer.get(section) or {}
             if not isinstance(table, Mapping):
                 raise ConfigError(f"config: [{section}] must be a table")
-            merged.update({k: v for k, v in table.items() if v is not None})
+            given = {k: v for k, v in table.items() if v is not None}
+            check_values("config", cls, given, prefix=f"{section}.")  # even if overridden
+            merged.update(given)
         kwargs[section] = _build_section(section, cls, merged)
     model = dict(raw.get("model") or {})
     if overrides and overrides.get("model"):

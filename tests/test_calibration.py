@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from focuscrawl.commands.model.subcommands import main as model_main
-from focuscrawl.exceptions import ModelError
+from focuscrawl.exceptions import ConfigError, ModelError
 from focuscrawl.relevance.base import load_model, save_model
 from focuscrawl.relevance.calibration import (
     choose_threshold,
@@ -185,3 +185,27 @@ def test_cli_train_and_eval_at_the_real_ratio(
     assert 0.5 < float(fields["auc"]) <= 1.0
     assert not math.isnan(float(fields["f1"]))
     assert lines[1].startswith("  score >= 0.5: accuracy=")
+
+
+def test_model_eval_on_one_class_and_on_a_value_no_label_has(
+    sample_archive: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # before (b44): pages of one class printed "auc=0.0000" (the ROC area is undefined
+    # there, and 0 reads as a model that ranks every page backwards); --value cours (a
+    # typo) judged every page irrelevant and printed figures of nothing
+    from focuscrawl.replay.archive import iter_responses
+
+    model = tmp_path / "m"
+    model_main(["train", "keyword", "--keywords", "cat,cats", "--out", str(model)])
+    urls = sorted({r.url for r in iter_responses(sample_archive) if r.status == 200 and "html" in r.content_type})[:4]
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps({"url": u, "kind": "x"}) + "\n" for u in urls))
+    capsys.readouterr()
+    model_main(["eval", str(model), "--archive", str(sample_archive), "--labels", str(labels),
+                "--field", "kind", "--value", "x"])  # fmt: skip
+    line = capsys.readouterr().out.splitlines()[0]
+    assert "relevant=4 (1.0000)" in line
+    assert "auc=n/a (one class only)" in line
+    with pytest.raises(ConfigError, match=r"^no label has kind=y \(values: x\)$"):
+        model_main(["eval", str(model), "--archive", str(sample_archive), "--labels", str(labels),
+                    "--field", "kind", "--value", "y"])  # fmt: skip

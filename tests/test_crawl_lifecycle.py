@@ -141,6 +141,56 @@ def test_control_channel_changes_parameters_of_a_live_crawl(
     assert "control" in events
 
 
+def test_control_waits_for_a_crawl_still_starting(
+    sample_replay: ReplayProcess, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # before (b44): `focuscrawl control` given before the crawl had written its run.json
+    # (building its model, reading its archives) said "not a run directory (no run.json)"
+    run = tmp_path / "run"
+    _Boost.changes.clear()
+    said: list[int] = []
+    asker = threading.Thread(target=lambda: said.append(main(["control", str(run), "boost=0.5", "--timeout", "60"])))
+    asker.start()
+    time.sleep(0.3)  # the request is given first; the crawl starts after it
+    crawl(list(SAMPLE_SEEDS), run, strategy="test-boost", max_pages=25, delay=0.5, proxy=sample_replay.proxy_url)
+    asker.join(60)
+    assert said == [0]
+    assert "request 1 applied" in capsys.readouterr().out
+    assert _Boost.changes == [0.5]
+    assert [c["strategy"] for c in json.loads((run / "run.json").read_text())["control"]] == [{"boost": 0.5}]
+
+
+def test_control_with_no_crawl_to_wait_for_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["control", str(tmp_path / "none"), "boost=0.5", "--timeout", "0.2"]) == 2
+    err = capsys.readouterr().err
+    assert "none is not a run directory (no run.json after 0.2 s: no crawl started there)" in err
+    assert err.count("\n") == 1
+
+
+def test_why_on_a_shared_crawl_names_the_worker_of_each_numbered_result(tmp_path: Path) -> None:
+    # before (b44): each worker numbers its own results, and `why` on a shared crawl
+    # printed "page #2 ..." for two different pages of two workers, with no way to tell
+    # which #2 was meant (its workers' decision logs, as a --workers 2 crawl leaves them)
+    from focuscrawl.why import explain_url
+
+    run = tmp_path / "run"
+    logs = {
+        "00": [{"event": "seeds", "links": [["http://a.example/", 1.0, "seed"]]},
+               {"event": "page", "n": 1, "url": "http://a.example/", "score": 1.0, "relevance": 1.0,
+                "links": [["http://a.example/x", 0.5, "parent relevance"]]}],
+        "01": [{"event": "page", "n": 1, "url": "http://b.example/", "score": 1.0, "relevance": 0.0,
+                "links": [["http://a.example/x", 0.0, "parent relevance"]]},
+               {"event": "page", "n": 2, "url": "http://a.example/x", "score": 0.5, "relevance": 0.2, "links": []}],
+    }  # fmt: skip
+    for worker, records in logs.items():
+        (run / "workers" / worker).mkdir(parents=True)
+        (run / "workers" / worker / "decisions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    text = explain_url(run, "http://a.example/x", need_db=False)["text"]
+    assert "<- page #1 (worker 00) http://a.example/ [score 1, relevance 1] link 0.5: parent relevance" in text
+    assert "<- page #1 (worker 01) http://b.example/ [score 1, relevance 0] link 0: parent relevance" in text
+    assert "fetched as #2 by worker 01 with score 0.5, relevance 0.2" in text
+
+
 def test_why_names_the_parent_and_the_term(sample_archive: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     crawl(list(SAMPLE_SEEDS), tmp_path / "run", strategy="best-first", max_pages=6,
           archives=[sample_archive], model={"name": "keyword", "keywords": ["cat", "cats"]})  # fmt: skip

@@ -82,6 +82,47 @@ def test_evaluate_run_hand_computed(hand_run: Path) -> None:
     assert r["languages"] == pytest.approx({"en": 2 / 3, "de": 1 / 3})
 
 
+def test_a_line_cut_inside_a_utf8_character_is_one_bad_line(hand_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # before (b44): a crawl killed (or still writing) in the middle of a title's "é" made
+    # `focuscrawl eval` refuse the whole run: "an input file is not UTF-8 text"
+    pages = hand_run / "pages.jsonl"
+    whole = pages.read_bytes().replace(b'{"url": "http://cut.org/\n', b"")
+    pages.write_bytes(whole + '{"url": "http://d.org/z", "title": "caf\u00e9'.encode()[:-1])
+    run = read_run(hand_run)
+    assert (len(run.rows), run.bad_lines) == (4, 1)
+    labels = hand_run.parent / "l.jsonl"
+    labels.write_text("".join(json.dumps({"url": u, **v}) + "\n" for u, v in LABELS.items()))
+    assert main(["eval", str(hand_run), "--labels", str(labels), "--relevant", "topic=t", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["harvest_rate"] == pytest.approx(2 / 3)
+
+
+def test_targets_written_in_another_form_of_the_crawled_url_are_found(hand_run: Path) -> None:
+    # before (b44): a target file's "http://B.org:80/x" or "http://a.org" (no path) never
+    # matched the crawled "http://b.org/x", "http://a.org/": target recall 0 by spelling
+    run = read_run(hand_run)
+    judge = LabelJudge(LABELS, ["topic=t"])
+    r = evaluate_run(run, judge, targets=["HTTP://B.org:80/x", "http://d.org/z", "http://a.org"])
+    # a.org/1 is no target; a.org/ was never crawled; b.org/x was, as the third URL
+    assert r["target_recall"] == pytest.approx(1 / 3)
+    r = evaluate_run(run, judge, targets=["http://B.ORG/x#top", "http://d.org/z"], checkpoints=[2, 3])
+    assert r["curves"]["target_recall"] == [0.0, 0.5]
+
+
+@pytest.mark.parametrize(
+    "info",
+    [
+        pytest.param("[1, 2]", id="a-list"),
+        pytest.param('{"seeds": ["http://a.org/1"], "summary": null}', id="summary-null"),
+        pytest.param('{"seeds": "http://a.org/1", "summary": {"elapsed": "x"}}', id="wrong-types"),
+    ],
+)
+def test_a_run_json_of_another_shape_leaves_the_pages_readable(hand_run: Path, info: str) -> None:
+    # before (b44): AttributeError tracebacks ('list' object has no attribute 'get')
+    (hand_run / "run.json").write_text(info)
+    r = evaluate_run(read_run(hand_run), LabelJudge(LABELS, ["topic=t"]))
+    assert (r["fetched"], r["pages"], r["relevant"]) == (4, 3, 2)
+
+
 def test_unlabelled_pages_skipped_or_irrelevant(hand_run: Path) -> None:
     run = read_run(hand_run)
     labels = {k: v for k, v in LABELS.items() if k != "http://www.c.org/y"}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -93,6 +94,17 @@ def test_experiment_file_errors(tmp_path: Path, capsys: pytest.CaptureFixture[st
         pytest.param('thresholds = ["high"]', "", "thresholds must be numbers, not ['high']", id="thresholds-strings"),
         pytest.param("", 'seeds = "http://a.example/"', "[[topic]] #1: seeds must be a list (seeds = [...]), not 'http://a.example/'", id="seeds-a-string"),
         pytest.param("", 'relevant = "type=course"', "[[topic]] #1: relevant must be a list", id="relevant-a-string"),
+        # before (b44): a TypeError traceback ('int' object is not iterable), a string read
+        # as true, or a label or topic name that leads out of the output folder
+        pytest.param('topics = 3', "", "topics must be a table (topics = {...} or [topics]), not 3", id="topics-not-a-table"),
+        pytest.param('web = 3', "", "web must be a table", id="web-not-a-table"),
+        pytest.param('perplexity = 3', "", "perplexity must be a table", id="perplexity-not-a-table"),
+        pytest.param('answer = "no"', "", "answer must be true or false, not 'no'", id="answer-a-string"),
+        pytest.param('output = 3', "", "output must be a string, not 3", id="output-a-number"),
+        pytest.param('compare = ["harvest_ratee"]', "", "compare: no metric 'harvest_ratee' (metrics: ", id="compare-unknown-metric"),
+        pytest.param("", "strategy_params = { bfs = 3 }", "[[topic]] #1: strategy_params must be tables by strategy", id="topic-params-not-tables"),
+        pytest.param("", 'targets_file = "none.txt"', "[[topic]] #1: targets_file 'none.txt': No such file or directory", id="targets-file-absent"),
+        pytest.param("", 'name = "../../elsewhere"', "[[topic]] #1: name must be a name (the folder of its runs), not '../../elsewhere'", id="topic-name-a-path"),
     ],
 )
 def test_experiment_values_of_the_wrong_type_are_one_line(
@@ -101,13 +113,13 @@ def test_experiment_values_of_the_wrong_type_are_one_line(
     # before: a traceback (int('two')), or seeds read letter by letter ("seed 'h' is not an
     # http(s) URL") once the crawls had started
     (tmp_path / "a.warc.gz").write_bytes(b"")
-    fields = {"seeds": '["http://a.example/"]', "relevant": '["type=course"]'}
+    fields = {"name": '"t"', "seeds": '["http://a.example/"]', "relevant": '["type=course"]'}
     for line in filter(None, [topic]):
         key, _, value = line.partition(" = ")
         fields[key] = value
     bad = tmp_path / "bad.toml"
     bad.write_text(
-        f'archives = ["a.warc.gz"]\n{top}\n[[topic]]\nname = "t"\n'
+        f'archives = ["a.warc.gz"]\n{top}\n[[topic]]\n'
         + "".join(f"{k} = {v}\n" for k, v in fields.items())
         + '[[strategy]]\nstrategy = "bfs"\n'
     )
@@ -124,6 +136,17 @@ def test_experiment_values_of_the_wrong_type_are_one_line(
         pytest.param('strategy = "bestfirst"\nmodel = "keyword"', "[[strategy]] #2: unknown strategy 'bestfirst' (known: ", id="strategy-name"),
         pytest.param('strategy = "opic"\nparams = { virtul_page = false }', "[[strategy]] #2: strategy 'opic': unknown parameter 'virtul_page' (known: virtual_page)", id="strategy-parameter"),
         pytest.param('strategy = "best-first"\nmodel = "keywrd"', "[[strategy]] #2: unknown model 'keywrd' (known: ", id="model-name"),
+        # before (b44): the model's table, the [crawl] settings and the filters of a
+        # strategy were checked only at its turn, after the crawls listed before it
+        pytest.param('strategy = "best-first"\nmodel = { name = "keyword", keywords = ["a"], treshold = 0.3 }', "[[strategy]] #2: keyword model: unknown parameter 'treshold' (known: keywords, threshold)", id="model-parameter"),
+        pytest.param('strategy = "best-first"\nmodel = { name = "keyword", keywords = ["a"], threshold = "high" }', "[[strategy]] #2: keyword model: threshold must be a number, not 'high'", id="model-parameter-type"),
+        pytest.param('strategy = "best-first"\nmodel = { path = "no-model" }', "[[strategy]] #2: ", id="saved-model-absent"),
+        pytest.param('strategy = "best-first"\nmodel = { name = "keyword", topic = "no-topic.toml" }', "[[strategy]] #2: ", id="topic-file-absent"),
+        pytest.param('strategy = "bfs"\ncrawl = { max_pagez = 3 }', "[[strategy]] #2: config: unknown parameter 'crawl.max_pagez'", id="crawl-setting"),
+        pytest.param('strategy = "bfs"\ncrawl = { concurrency = "many" }', "[[strategy]] #2: config: fetch.concurrency must be an integer, not 'many'", id="crawl-setting-type"),
+        pytest.param('strategy = "bfs"\ncrawl = { delay = 0.5 }', "[[strategy]] #2: crawl: delay is not a [crawl] setting here ([fetch] delay)", id="crawl-delay"),
+        pytest.param('strategy = "bfs"\ncrawl = { strategy_params = { x = 1 } }', "[[strategy]] #2: strategy 'bfs': unknown parameter 'x'", id="crawl-strategy-params"),
+        pytest.param('strategy = "bfs"\nfilters = [{ name = "language", targt = "ja" }]', "[[strategy]] #2: filter 'language': unknown parameter 'targt' (known: rule, target)", id="filter-parameter"),
     ],
 )
 def test_a_typo_in_a_later_strategy_fails_before_any_crawl(
@@ -142,6 +165,199 @@ def test_a_typo_in_a_later_strategy_fails_before_any_crawl(
     assert said in err
     assert err.count("\n") == 1, err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        pytest.param("include = 3", "[topics]: include must be a list (tuple[str, ...]), not 3", id="include-a-number"),
+        pytest.param('seed = "x"', "[topics]: seed must be an integer, not 'x'", id="seed-a-string"),
+        pytest.param('n_topics = "ten"', "[topics]: n_topics must be an integer, not 'ten'", id="n-topics-a-string"),
+        pytest.param("model = 5", "[topics]: model must be a string, not 5", id="model-a-number"),
+        pytest.param("nosuch = 1", "[topics]: unknown parameter 'nosuch' (known: ", id="unknown-key"),
+        pytest.param('labels = "other.jsonl"', "[topics]: labels is the experiment's own", id="labels-overridden-silently"),
+    ],
+)
+def test_a_topics_table_of_the_wrong_shape_is_one_line(
+    line: str, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # before (b44): TypeError tracebacks (include = 3, seed = "x"), "'<' not supported
+    # between instances of 'str' and 'int'", a model = 5 taken as the algorithm "5", and
+    # a labels key silently replaced by the experiment's
+    (tmp_path / "a.warc.gz").write_bytes(b"")
+    (tmp_path / "l.jsonl").write_text("")
+    bad = tmp_path / "bad.toml"
+    bad.write_text(f'archives = ["a.warc.gz"]\nlabels = "l.jsonl"\n[topics]\n{line}\n[[strategy]]\nstrategy = "bfs"\n')
+    assert main(["experiment", str(bad), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert said in err
+    assert err.count("\n") == 1, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_topics_include_of_one_category_is_that_category(tmp_path: Path) -> None:
+    # before (b44): include = "s.A.B" was read letter by letter ("no page has categories s, ., A")
+    from focuscrawl.evaluation.experiment_file import load_experiment
+
+    (tmp_path / "a.warc.gz").write_bytes(b"")
+    path = tmp_path / "e.toml"
+    path.write_text('archives = ["a.warc.gz"]\nlabels = "l.jsonl"\n[topics]\ninclude = "s.A.B"\n'
+                    '[[strategy]]\nstrategy = "bfs"\n')  # fmt: skip
+    spec = load_experiment(path).topic_spec
+    assert spec is not None
+    assert spec.include == ("s.A.B",)
+
+
+@pytest.mark.parametrize(
+    ("strategies", "said"),
+    [
+        pytest.param("strategy = []", "no strategy to run (give at least one [[strategy]])", id="none"),
+        pytest.param('[[strategy]]\nlabel = "a/b"\nstrategy = "bfs"', "[[strategy]] #1: label must be a name (the folder of its runs), not 'a/b'", id="label-a-path"),
+        pytest.param('[[strategy]]\nstrategy = "bfs"\ntopics = ["cuorse"]', "strategy 'bfs': no topic 'cuorse' (topics: course)", id="unknown-topic"),
+    ],
+)
+def test_an_experiment_that_would_crawl_nothing_or_elsewhere_is_refused(
+    strategies: str, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # before (b44): no strategy, or a strategy limited to a misspelt topic, ran nothing and
+    # reported empty tables with exit 0; a label "a/b" put its runs in a folder of label "a"
+    (tmp_path / "a.warc.gz").write_bytes(b"")
+    bad = tmp_path / "bad.toml"
+    bad.write_text(f'archives = ["a.warc.gz"]\n{strategies.split(chr(10))[0] if strategies.startswith("strategy") else ""}\n'
+                   '[[topic]]\nname = "course"\nseeds = ["http://a.example/"]\nrelevant = ["type=course"]\n'
+                   + ("" if strategies.startswith("strategy") else strategies + "\n"))  # fmt: skip
+    assert main(["experiment", str(bad), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert said in err
+    assert err.count("\n") == 1, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_model_table_reads_its_files_from_the_experiment_folder(
+    sample_archive: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # before (b44): a model's topic file (and cosine's idf, perplexity's held_out) was read
+    # from the working directory: "config: .../topics/t.toml: no such file", after the
+    # crawls of the strategies before it
+    folder = tmp_path / "exp"
+    (folder / "topics").mkdir(parents=True)
+    (folder / "topics" / "t.toml").write_text('[model]\nname = "keyword"\nkeywords = ["cat", "cats"]\n')
+    labels = folder / "labels.jsonl"
+    labels.write_text(json.dumps({"url": "http://cats.example/", "topic": "cats"}) + "\n")
+    (folder / "e.toml").write_text(
+        f'archives = ["{sample_archive}"]\nlabels = "labels.jsonl"\nbudget = 5\ncheckpoints = 1\n'
+        '[[topic]]\nname = "cats"\nseeds = ["http://cats.example/"]\nrelevant = ["topic=cats"]\n'
+        '[[strategy]]\nlabel = "bf"\nstrategy = "best-first"\nmodel = { name = "keyword", topic = "topics/t.toml" }\n'
+    )  # fmt: skip
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert main(["experiment", str(folder / "e.toml"), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    run = json.loads((tmp_path / "out" / "runs" / "bf" / "cats" / "r0" / "run.json").read_text())
+    assert run["summary"]["fetched"] == 5
+    assert run["settings"]["model"]["topic"] == str((folder / "topics" / "t.toml").resolve())
+
+
+def test_a_filter_file_is_read_from_the_experiment_folder(
+    sample_archive: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # before (b44): host-blacklist's file = "blocked.txt" was read from the working
+    # directory at the strategy's turn ("cannot read blocked.txt"), or another file there
+    folder = tmp_path / "exp"
+    folder.mkdir()
+    (folder / "blocked.txt").write_text("shop.example\n")
+    (folder / "labels.jsonl").write_text(json.dumps({"url": "http://cats.example/", "topic": "cats"}) + "\n")
+    (folder / "e.toml").write_text(
+        f'archives = ["{sample_archive}"]\nlabels = "labels.jsonl"\nbudget = 5\ncheckpoints = 1\n'
+        '[[topic]]\nname = "cats"\nseeds = ["http://cats.example/"]\nrelevant = ["topic=cats"]\n'
+        '[[strategy]]\nlabel = "b"\nstrategy = "bfs"\nfilters = [{ name = "host-blacklist", file = "blocked.txt" }]\n'
+    )  # fmt: skip
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert main(["experiment", str(folder / "e.toml"), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    run = json.loads((tmp_path / "out" / "runs" / "b" / "cats" / "r0" / "run.json").read_text())
+    assert run["settings"]["filters"] == [{"name": "host-blacklist", "file": str((folder / "blocked.txt").resolve())}]
+
+
+def test_report_only_leaves_out_a_crawl_killed_mid_way_and_a_rerun_completes_it(
+    sample_archive: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # before (b44): --report-only evaluated a crawl killed mid-way (104 of its 400 URLs, by
+    # hand) as if it were whole, averaged with the others, and said nothing
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(json.dumps({"url": "http://cats.example/", "topic": "cats"}) + "\n")
+    exp = tmp_path / "e.toml"
+    exp.write_text(
+        f'archives = ["{sample_archive}"]\nlabels = "labels.jsonl"\nbudget = 8\ncheckpoints = 2\nrepetitions = 2\n'
+        '[[topic]]\nname = "cats"\nseeds = ["http://cats.example/"]\nrelevant = ["topic=cats"]\n'
+        '[[strategy]]\nlabel = "bfs"\nstrategy = "bfs"\n'
+    )  # fmt: skip
+    out = tmp_path / "out"
+    assert main(["experiment", str(exp), "--out", str(out), "--quiet"]) == 0
+    whole = json.loads((out / "results.json").read_text())
+    assert [r["fetched"] for r in whole["runs"]] == [8, 8]
+    assert not whole.get("left_out")
+    # r1 as a kill -9 after its last commit leaves it: run.json not (yet) finished
+    killed = out / "runs" / "bfs" / "cats" / "r1"
+    info = json.loads((killed / "run.json").read_text())
+    (killed / "run.json").write_text(json.dumps({**info, "finished": False}))
+    capsys.readouterr()
+    assert main(["experiment", str(exp), "--out", str(out), "--quiet", "--report-only"]) == 0
+    partial = json.loads((out / "results.json").read_text())
+    assert [r["rep"] for r in partial["runs"]] == [0]
+    assert "1 of 2 runs left out: not crawled, or not to the end" in capsys.readouterr().out
+    assert partial["left_out"] == [str(killed)]
+    # the experiment run again resumes r1, to the same pages as the whole run
+    assert main(["experiment", str(exp), "--out", str(out), "--quiet"]) == 0
+    again = json.loads((out / "results.json").read_text())
+    same = ("fetched", "pages", "relevant", "harvest_rate", "curves")
+    assert [{k: r[k] for k in same} for r in again["runs"]] == [{k: r[k] for k in same} for r in whole["runs"]]
+    assert again["left_out"] == []
+
+
+@pytest.mark.slow  # three crawls of 400 URLs, one killed
+@pytest.mark.skipif(not (TESTWEB / "webkb.warc.gz").exists(), reason="shared test web absent")
+def test_an_experiment_killed_mid_crawl_resumes_that_crawl_and_ends_as_an_uninterrupted_one(tmp_path: Path) -> None:
+    # before (b44): the crawl that kill -9 interrupted was thrown away and crawled again
+    # from its first URL; now it is resumed: its recorded pages stay as they were
+    import os
+    import signal
+    import sys
+    import time
+
+    exp = tmp_path / "e.toml"
+    exp.write_text(
+        f'archives = ["{TESTWEB / "webkb.warc.gz"}"]\nlabels = "{TESTWEB / "webkb.labels.jsonl"}"\n'
+        'budget = 400\ncheckpoints = 4\n[crawl]\ncommit_every = 50\n[[topic]]\nname = "course"\nseeds = ["http://www.cs.cornell.edu/"]\n'
+        'relevant = ["type=course"]\n[[strategy]]\nlabel = "bfs"\nstrategy = "bfs"\n'
+        '[[strategy]]\nlabel = "opic"\nstrategy = "opic"\nmodel = { name = "keyword", keywords = ["course"] }\n'
+    )  # fmt: skip
+    out, whole = tmp_path / "out", tmp_path / "whole"
+    pages = out / "runs" / "opic" / "course" / "r0" / "pages.jsonl"
+    child = subprocess.Popen([sys.executable, "-m", "focuscrawl", "experiment", "-q", str(exp), "--out", str(out)],
+                             env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 300
+        while child.poll() is None and time.monotonic() < deadline:
+            if pages.is_file() and len(pages.read_bytes().splitlines()) >= 150:
+                break
+            time.sleep(0.01)
+        child.send_signal(signal.SIGKILL)
+    finally:
+        child.wait(60)
+    kept = pages.read_bytes().splitlines()[:50]  # committed (every 50 results): kept on resume
+    if len(kept) < 50 or json.loads((pages.parent / "run.json").read_text())["finished"]:
+        pytest.skip("the crawl ended before it could be killed mid-way")
+    assert main(["experiment", str(exp), "--out", str(out), "--quiet"]) == 0
+    assert pages.read_bytes().splitlines()[:50] == kept  # (their fetched_at too: not fetched again)
+    assert main(["experiment", str(exp), "--out", str(whole), "--quiet"]) == 0
+    same = ("fetched", "pages", "relevant", "harvest_rate", "curves")
+    resumed, uninterrupted = (json.loads((d / "results.json").read_text())["runs"] for d in (out, whole))
+    assert [{k: r[k] for k in same} for r in resumed] == [{k: r[k] for k in same} for r in uninterrupted]
+    drop = re.compile(rb'"fetched_at":[0-9.e+-]+')
+    assert drop.sub(b"", pages.read_bytes()) == drop.sub(b"", (whole / pages.relative_to(out)).read_bytes())
 
 
 @pytest.mark.slow  # a whole experiment

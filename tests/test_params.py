@@ -218,3 +218,24 @@ def test_a_strategy_naming_two_params_classes_is_refused() -> None:
 
             def on_page(self, page: Page, relevance: float | None, queued: QueuedURL) -> Decision:
                 return Decision()
+
+
+@pytest.mark.parametrize(
+    ("file", "env", "said"),
+    [
+        pytest.param('[crawl]\nmax_pages = "many"\n', {}, "config: crawl.max_pages must be an integer, not 'many'", id="file-under-an-option"),
+        pytest.param('[fetch]\ndelay = "slow"\n', {}, "config: fetch.delay must be a number, not 'slow'", id="file-under-an-option-2"),
+        pytest.param("", {"FOCUSCRAWL_CRAWL__MAX_PAGES": "lots"}, "config: crawl.max_pages must be an integer, not 'lots'", id="environment-under-an-option"),
+        pytest.param('[crawl]\nmax_pages = "many"\n', {"FOCUSCRAWL_CRAWL__MAX_PAGES": "10"}, "config: crawl.max_pages must be an integer, not 'many'", id="file-under-the-environment"),
+    ],
+)  # fmt: skip
+def test_a_wrong_value_is_reported_where_a_later_layer_overrides_it(
+    file: str, env: dict[str, str], said: str, tmp_path: Path
+) -> None:
+    # before (b44): `--config bad.toml --max-pages 10 --delay 0` crawled, the file's
+    # max_pages = "many" and delay = "slow" never read, never reported
+    config = tmp_path / "c.toml"
+    config.write_text(file)
+    with pytest.raises(ConfigError) as caught:
+        load_settings(config, {"crawl": {"max_pages": 10}, "fetch": {"delay": 0.0}}, environ=env)
+    assert str(caught.value) == said

@@ -8,7 +8,7 @@ import gzip
 import itertools
 import signal
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -489,6 +489,95 @@ def test_uncompressed_warc_is_indexed_and_served(sample: Path, tmp_path: Path) -
     assert gz_record is not None
     assert record.body == gz_record.body
     assert record.reason == "OK"
+
+
+@pytest.fixture
+def archive_log(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]:
+    """The archive module's warnings, whatever an earlier CLI test did to the package's
+    logger (its level, propagate = False)."""
+    import logging
+
+    logger = logging.getLogger("focuscrawl.replay.archive")
+    caplog.set_level(logging.WARNING, logger=logger.name)
+    logger.addHandler(caplog.handler)
+    try:
+        yield caplog
+    finally:
+        logger.removeHandler(caplog.handler)
+
+
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        pytest.param(b"", "no response record in it (an empty or cut-short archive)", id="empty"),
+        pytest.param(b'{"url": "http://a.example/", "type": "course", "university": "misc"}\n' * 50, "not a WARC archive (it starts with b'{\"url\"", id="a-label-file"),
+    ],
+)  # fmt: skip
+def test_a_file_that_holds_no_warc_record_is_one_line(
+    data: bytes, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # before (b44): an empty archive was an empty web (simulate: "no page could be fetched:
+    # proxy"); a label file given as the archive printed warcio's warning for each of its
+    # lines (12,000 lines for webkb.labels.jsonl) and was an empty web too
+    bad = tmp_path / "bad.warc.gz"
+    bad.write_bytes(data)
+    with pytest.raises(FocuscrawlError) as caught:
+        ArchiveIndex.build([bad])
+    assert said in str(caught.value)
+    assert capsys.readouterr().err == ""
+
+
+def test_a_cut_short_archive_says_so_and_serves_its_whole_records(
+    sample: Path, tmp_path: Path, archive_log: pytest.LogCaptureFixture
+) -> None:
+    # before (b44): an archive cut short (a download stopped half-way) was read to its last
+    # whole record without a word: a simulation over a third of the web
+    whole = ArchiveIndex.build([sample])
+    last = max(offset for _, offset in whole.entries.values())
+    cut = tmp_path / "cut.warc.gz"
+    cut.write_bytes(sample.read_bytes()[: last + 40])
+    index = ArchiveIndex.build([cut])
+    assert sorted(index.entries.values()) == sorted((str(cut), o) for _, o in whole.entries.values() if o < last)
+    assert f"cut.warc.gz is cut short: the record at byte {last} ends past the file's end; the {len(index)} response records before it are used" in archive_log.text
+
+
+@pytest.mark.parametrize("compressed", [True, False], ids=["gzip", "plain"])
+def test_a_url_archived_as_a_revisit_is_answered_with_the_record_it_refers_to(compressed: bool, tmp_path: Path) -> None:
+    # before (b44): a deduplicating crawler's revisit record (the same payload as another
+    # URL's) was no page: simulate and replay answered its URL 404
+    import io
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    path = tmp_path / ("dedup.warc.gz" if compressed else "dedup.warc")
+    with path.open("wb") as fh:
+        writer = WARCWriter(fh, gzip=compressed)
+        http = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")
+        writer.write_record(writer.create_warc_record("http://a.example/one", "response",
+                                                      payload=io.BytesIO(b"<p>same</p>"), http_headers=http))  # fmt: skip
+        writer.write_record(writer.create_revisit_record(
+            "http://a.example/two", digest="sha1:X", refers_to_uri="http://a.example/one",
+            refers_to_date="2020-01-01T00:00:00Z", http_headers=http))  # fmt: skip
+        writer.write_record(writer.create_revisit_record(
+            "http://a.example/gone", digest="sha1:Y", refers_to_uri="http://a.example/none",
+            refers_to_date="2020-01-01T00:00:00Z", http_headers=http))  # fmt: skip
+    index = ArchiveIndex.build([path])
+    two = index.get("http://a.example/two")
+    assert two is not None
+    assert (two.status, two.body) == (200, b"<p>same</p>")
+    assert "http://a.example/gone" not in index  # what it refers to is not archived
+
+
+def test_a_url_labelled_twice_differently_is_reported(tmp_path: Path, archive_log: pytest.LogCaptureFixture) -> None:
+    # before (b44): the last line silently won; a label file merged from two judges (one
+    # saying course, the other student) changed the figures without a word
+    path = tmp_path / "l.jsonl"
+    path.write_text('{"url": "http://a/", "t": "x"}\n{"url": "http://a/", "t": "y"}\n'
+                    '{"url": "http://b/", "t": "x"}\n{"url": "http://b/", "t": "x"}\n')  # fmt: skip
+    labels = load_labels(path)
+    assert (len(labels), labels["http://a/"]["t"]) == (2, "y")
+    assert "l.jsonl: 1 URLs labelled twice with different labels, the last line's used (the first: http://a/)" in archive_log.text
 
 
 async def test_stop_closes_held_connections(sample: Path, tmp_path: Path) -> None:

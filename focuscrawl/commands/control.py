@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -36,12 +37,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_dir", type=Path)
     p.add_argument("assignments", nargs="+", metavar="KEY=VALUE")
     p.add_argument("--timeout", type=float, default=10.0,
-                   help="seconds to wait for the crawl's answer (default: %(default)s)")  # fmt: skip
+                   help="seconds to wait for the crawl's answer, and for a crawl still starting "
+                        "(default: %(default)s)")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
-    request_id = write_request(args.run_dir, parse_assignments(args.assignments))
-    ack = wait_for_ack(args.run_dir, request_id, timeout=args.timeout)
+    # a crawl still starting (no run.json yet) is waited for within the same timeout
+    deadline = time.monotonic() + args.timeout
+    request_id = write_request(args.run_dir, parse_assignments(args.assignments), wait=args.timeout)
+    ack = wait_for_ack(args.run_dir, request_id, timeout=max(0.0, deadline - time.monotonic()))
     if ack is None:
         # withdrawn: a request no crawl answered must not be applied by a later --resume
         withdrawn = withdraw_request(args.run_dir, request_id)

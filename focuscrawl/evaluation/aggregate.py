@@ -8,6 +8,7 @@ import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from itertools import combinations
+from pathlib import Path
 from typing import Any
 
 from focuscrawl.evaluation import crawl_metrics as cm
@@ -30,6 +31,7 @@ from focuscrawl.relevance.base import judge, load_model
 from focuscrawl.relevance.examples import iter_archive_pages
 from focuscrawl.relevance.lm_text import read_texts
 from focuscrawl.replay.archive import load_labels
+from focuscrawl.settings import read_run_json
 
 ALPHA = 0.05  # P1's significance level
 
@@ -80,8 +82,8 @@ def evaluate_all(exp: Experiment, jobs: Sequence[tuple[StrategySpec, Topic, int]
         )  # fmt: skip
     for spec, topic, rep in jobs:
         run_dir = run_dir_for(exp, spec, topic, rep)
-        if not has_pages(run_dir):
-            continue  # not crawled (report-only before the crawls)
+        if not has_pages(run_dir) or not crawled_to_the_end(run_dir):
+            continue  # not crawled, or killed mid-way (report-only): its figures would mislead
         key = "\n".join(topic.relevant)
         judge = judges.setdefault(key, LabelJudge(labels, topic.relevant))
         r = evaluate_run(
@@ -100,6 +102,15 @@ def evaluate_all(exp: Experiment, jobs: Sequence[tuple[StrategySpec, Topic, int]
             r["curves"]["harvest_rate_classifiers"] = [cm.value_at(curve, p) for p in points]
         out.append(r)
     return out
+
+
+def crawled_to_the_end(run_dir: Path) -> bool:
+    """Whether the crawl of ``run_dir`` ended (its budget spent or its frontier empty), as
+    its run.json says: one killed mid-way has fewer pages than its budget."""
+    try:
+        return read_run_json(run_dir / "run.json").get("finished") is True
+    except ConfigError:
+        return False
 
 
 def _classifier_harvest(model_dir: Any, run_dir: Any, seen: dict[str, bool]) -> list[float]:

@@ -37,10 +37,12 @@ from pathlib import Path
 from typing import Any
 
 from focuscrawl.api import crawl
-from focuscrawl.evaluation.aggregate import evaluate_all, summarise
+from focuscrawl.evaluation.aggregate import SCALARS, evaluate_all, summarise
 from focuscrawl.evaluation.experiment_file import (
     Experiment,
     StrategySpec,
+    check_strategy_topics,
+    job_settings,
     run_dir_for,
 )
 from focuscrawl.evaluation.hubweb import cached_hub_web
@@ -48,6 +50,7 @@ from focuscrawl.evaluation.report import write_report
 from focuscrawl.evaluation.table import summary_table
 from focuscrawl.evaluation.topics import Topic, cached_topics, train_topic_models
 from focuscrawl.exceptions import ConfigError
+from focuscrawl.relevance.base import absolute_model_table
 from focuscrawl.replay.archive import iter_responses
 from focuscrawl.replay.process import ReplayProcess
 from focuscrawl.strategies.oracle import write_graph
@@ -61,11 +64,7 @@ def _resolve_model(exp: Experiment, spec: StrategySpec, model_dir: Path | None) 
             raise ConfigError(f"strategy {spec.label}: model 'topic' needs a [topics] set")
         return {"name": "classifier", "model_dir": str(model_dir)}
     if isinstance(spec.model, Mapping):
-        table = dict(spec.model)
-        for key in ("archive", "labels", "model_dir", "pos_urls", "neg_urls", "texts", "path", "arpa"):
-            if isinstance(table.get(key), str):
-                table[key] = str(exp.resolve(table[key]))
-        return table
+        return absolute_model_table(spec.model, exp.path.parent)
     return spec.model
 
 
@@ -74,12 +73,9 @@ def run_one(
     model_dir: Path | None, proxy: str | None, proxy_ca: Path | None = None,
 ) -> float:  # fmt: skip
     """One crawl (skipped when a finished one is there); returns its wall time in seconds."""
-    settings = {**exp.crawl, **spec.crawl, "seed": rep}
-    params = {**spec.params, **topic.strategy_params.get(spec.strategy, {})}
+    settings = job_settings(exp, spec, topic, rep)
     if spec.strategy == "oracle":  # the ceiling reads the answers: the labels and the web's links
-        params = {**oracle_params(exp, topic), **params}
-    if params:
-        settings["strategy_params"] = params
+        settings["strategy_params"] = {**oracle_params(exp, topic), **settings.get("strategy_params", {})}
     model = _resolve_model(exp, spec, model_dir)
     # what makes this crawl: a finished crawl is reused only if all of it is the same
     job = json.dumps({
@@ -88,15 +84,18 @@ def run_one(
         "fetch": exp.fetch, "scope": exp.scope, "filters": spec.filters,
         "in_archive_only": exp.in_archive_only,
     }, sort_keys=True, default=str)  # fmt: skip
-    info, stamp = run_dir / "run.json", run_dir / "experiment-job.json"
-    if (
-        info.is_file() and stamp.is_file() and stamp.read_text(encoding="utf-8") == job
-        and json.loads(info.read_text(encoding="utf-8")).get("finished")
-    ):  # fmt: skip
+    # the stamp is written before the crawl: a crawl of this job killed mid-way (kill -9,
+    # a reboot) is resumed where it stopped, which the ordered schedule makes the same
+    # crawl as an uninterrupted one; one of other settings is crawled again from the start
+    stamp = run_dir / "experiment-job.json"
+    ours = stamp.is_file() and stamp.read_text(encoding="utf-8") == job
+    state = _run_state(run_dir) if ours else None
+    if state == "finished":
         return 0.0
-    if run_dir.exists():
-        shutil.rmtree(run_dir)  # unfinished, or made with other settings: crawl again
-    run_dir.parent.mkdir(parents=True, exist_ok=True)
+    if run_dir.exists() and state != "started":
+        shutil.rmtree(run_dir)  # made with other settings, or killed before it began
+    run_dir.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(job, encoding="utf-8")
     scope = dict(exp.scope)
     if exp.in_archive_only:
         scope["allow_regex"] = [*scope.get("allow_regex", []), archive_regex(exp)]
@@ -107,12 +106,24 @@ def run_one(
         archives=exp.archives if exp.mode == "simulate" else (),
         proxy=proxy, proxy_ca=proxy_ca, delay=0.0 if proxy else None,
         fetch=exp.fetch or None, scope=scope or None, filters=spec.filters,
+        resume=state == "started",
         # the reproducible schedule, live too (the same pages for the same seed; a
         # [crawl] schedule in the experiment file says otherwise)
         **{"schedule": "ordered", **settings},
     )  # fmt: skip
-    stamp.write_text(job, encoding="utf-8")
     return time.perf_counter() - started
+
+
+def _run_state(run_dir: Path) -> str | None:
+    """"finished", "started" (a run.json that says not finished: a crawl to resume), or
+    None (no readable run.json: nothing to resume)."""
+    try:
+        info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(info, dict):
+        return None
+    return "finished" if info.get("finished") else "started"
 
 
 def oracle_params(exp: Experiment, topic: Topic) -> dict[str, Any]:
@@ -163,11 +174,15 @@ def experiment_topics(exp: Experiment) -> tuple[list[Topic], dict[str, Path]]:
     names = [t.name for t in topics]
     if len(set(names)) != len(names):
         raise ConfigError(f"{exp.path.name}: two topics share a name")
+    check_strategy_topics(exp, names)
     return topics, models
 
 
 def run_experiment_file(exp: Experiment, *, progress: bool = True, report_only: bool = False) -> str:
     """Run every crawl of ``exp`` (unless ``report_only``), then evaluate, summarise and report."""
+    unknown = sorted(set(exp.compare) - set(SCALARS))
+    if unknown:
+        raise ConfigError(f"{exp.path.name}: compare: no metric {unknown[0]!r} (metrics: {', '.join(sorted(SCALARS))})")
     exp.out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     prepare_web(exp)
@@ -183,6 +198,8 @@ def run_experiment_file(exp: Experiment, *, progress: bool = True, report_only: 
     for r in runs:
         r["wall_seconds"] = timings.get(r["run"], r.get("elapsed", 0.0))
     results = summarise(exp, topics, runs)
+    done = {(r["label"], r["topic"], r["rep"]) for r in runs}
+    results["left_out"] = [str(run_dir_for(exp, s, t, rep)) for s, t, rep in jobs if (s.label, t.name, rep) not in done]
     results["seconds_total"] = time.perf_counter() - t0  # of this call
     results["crawl_seconds"] = sum(float(r.get("wall_seconds") or 0.0) for r in runs)
     (exp.out / "results.json").write_text(

@@ -36,6 +36,7 @@ from focuscrawl.relevance.examples import (
 )
 from focuscrawl.relevance.language import normalise_lang
 from focuscrawl.replay.archive import load_labels
+from focuscrawl.urls import normalize_url
 
 
 @dataclass
@@ -85,12 +86,16 @@ def read_run(run_dir: Path | str) -> RunPages:
             info = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
         except ValueError:
             info = {}
+    if not isinstance(info, dict):  # a run.json of another shape: its pages are still read
+        info = {}
     paths = run_files(run_dir, "pages.jsonl")
-    if not paths and not (isinstance(info, dict) and "workers" in info):
+    if not paths and "workers" not in info:
         raise ConfigError(f"{run_dir}: not a run directory (no pages.jsonl)")
+    seeds, summary = info.get("seeds"), info.get("summary")
+    elapsed = summary.get("elapsed") if isinstance(summary, dict) else None
     run = RunPages(
-        run_dir, [str(s) for s in info.get("seeds", [])], str(info.get("strategy", "?")),
-        elapsed=float(info.get("summary", {}).get("elapsed", 0.0) or 0.0),
+        run_dir, [str(s) for s in seeds] if isinstance(seeds, list) else [], str(info.get("strategy", "?")),
+        elapsed=float(elapsed) if isinstance(elapsed, int | float) and not isinstance(elapsed, bool) else 0.0,
     )  # fmt: skip
     for path in paths:
         _read_pages(path, run)
@@ -100,11 +105,13 @@ def read_run(run_dir: Path | str) -> RunPages:
 
 
 def _read_pages(path: Path, run: RunPages) -> None:
-    with path.open(encoding="utf-8") as fh:
+    # lines as bytes: a line cut inside a UTF-8 character (a crawl killed, or still
+    # writing it) is one bad line, not the whole file unreadable
+    with path.open("rb") as fh:
         for line in fh:
             try:
                 row = json.loads(line)
-            except ValueError:
+            except ValueError:  # (UnicodeDecodeError too)
                 run.bad_lines += 1  # a line cut by a kill: counted, not fatal
                 continue
             if not isinstance(row, dict) or "url" not in row:
@@ -255,7 +262,7 @@ def evaluate_run(
     langs = [(lang_of or _crawler_lang)(r) for r in page_rows]
     out["languages"] = cm.language_shares(langs)
     if targets is not None:
-        target_set = set(targets)
+        target_set = _as_crawled(targets)
         # a target counts when its URL was fetched as a page (by its own or its final URL)
         seen = [RunPages.content_url(r) if ok else "" for r, ok in zip(rows, is_page, strict=True)]
         curve = cm.target_recall_curve(seen, target_set)
@@ -263,7 +270,7 @@ def evaluate_run(
         out["target_recall"] = curve[-1] if curve else 0.0
         out["curves"]["target_recall"] = [cm.value_at(curve, p) for p in points]
     if answer is not None:
-        truth = set(answer)
+        truth = _as_crawled(answer)
         if any(r.get("relevant") is not None for r in page_rows):  # the crawl had a model
             marked = [RunPages.content_url(r) for r in page_rows if r.get("relevant")]
             out["answer"] = cm.answer_set_scores(marked, truth).as_dict()
@@ -281,8 +288,14 @@ def evaluate_run(
             }  # fmt: skip
             if scores:  # a crawl without a model recorded no similarity
                 out["f1_by_threshold"] = cm.f1_by_threshold(scores, truth, thresholds)
-    out["unique"] = _unique(page_rows, page_rel, None if answer is None else set(answer))
+    out["unique"] = _unique(page_rows, page_rel, None if answer is None else _as_crawled(answer))
     return out
+
+
+def _as_crawled(urls: Iterable[str]) -> set[str]:
+    """URLs in the form pages.jsonl records them (the crawler's normal form): a target
+    written ``http://WWW.A.org:80`` is the crawled ``http://www.a.org/``."""
+    return {normalize_url(u) or u for u in urls}
 
 
 def _unique(rows: Sequence[Mapping[str, Any]], relevant: Sequence[bool], truth: set[str] | None) -> dict[str, Any]:

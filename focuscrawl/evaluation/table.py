@@ -28,6 +28,10 @@ def summary_table(results: Mapping[str, Any]) -> str:
         cells = [_pm(s.get(m), 1 if m in ("domains", "wall_seconds") else 3) for m in present]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines += share_table(results)
+    if results.get("left_out"):
+        n = len(results["left_out"])
+        lines.append(f"{n} of {n + len(results['runs'])} runs left out: not crawled, or not to the end "
+                     f"(`focuscrawl experiment` without --report-only crawls them)")  # fmt: skip
     for t in results["tests"]:
         star = "significant" if t["significant"] else "not significant"
         tval = "inf" if t["t"] is None else f"{t['t']:.2f}"

@@ -239,21 +239,75 @@ def model_files(cfg: Mapping[str, Any], base_dir: Path | None = None) -> list[Pa
     return found
 
 
+def absolute_model_table(cfg: Mapping[str, Any], base_dir: Path) -> dict[str, Any]:
+    """``cfg`` with every path it names read from ``base_dir`` and made absolute (as text):
+    a saved model's ``path``, a ``topic`` file and the model's ``Path`` parameters; a table
+    handed to a crawl elsewhere (an experiment's) then reads the same files."""
+    table = dict(cfg)
+    for key in ("path", "topic"):
+        if isinstance(table.get(key), str | Path):
+            table[key] = str((base_dir / str(table[key])).resolve())
+    name = table.get("name")
+    if not isinstance(name, str):
+        return table
+    for key, value in _resolve_paths(MODELS.get(name).Params, table, base_dir).items():
+        items = [str(v.resolve()) if isinstance(v, Path) else v for v in value] if isinstance(value, list) else None
+        if isinstance(value, Path):
+            table[key] = str(value.resolve())
+        elif items is not None:  # as it was given: one path, or a list of them
+            table[key] = items if isinstance(table[key], list | tuple) else items[0]
+    return table
+
+
+def check_model_table(cfg: Mapping[str, Any], base_dir: Path) -> None:
+    """What :func:`build_model` would refuse in ``cfg``, found without building (training,
+    reading a corpus) the model: an unknown model or parameter, a value of the wrong type,
+    a file that is not there, a saved model that is not one. One-line ConfigError."""
+    values = dict(cfg)
+    try:
+        if "path" in values and "name" not in values:
+            path = _resolve(base_dir, values.pop("path"))
+            info_path = path / MODEL_INFO
+            if not info_path.is_file():
+                raise ConfigError(f"{path}: not a saved model (no {MODEL_INFO})")
+            MODELS.get(str(json.loads(info_path.read_text(encoding="utf-8")).get("model")))
+            saved_threshold(values, str(path))
+            return
+        if "name" not in values:
+            raise ConfigError("model config needs 'name' (one of: " + ", ".join(MODELS.names()) + ")")
+        cls = MODELS.get(str(values.pop("name")))
+        model_params(cls, values, base_dir)
+        for file in model_files(cfg, base_dir):
+            if not file.exists():
+                raise ConfigError(f"{cls.name} model: {file} not found")
+    except (ModelError, OSError, ValueError, AttributeError) as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def set_saved_params(model: RelevanceModel, params: Mapping[str, Any], where: str) -> RelevanceModel:
     """``threshold`` set on a loaded model; any other parameter refused (one line): a saved
     model is used as it was trained."""
+    threshold = saved_threshold(params, where)
+    if threshold is not None:
+        model.threshold = threshold
+    return model
+
+
+def saved_threshold(params: Mapping[str, Any], where: str) -> float | None:
+    """The ``threshold`` a table gives a saved model (None: none); any other parameter is
+    refused (one line)."""
     rest = sorted(set(params) - {"threshold", "name", "path"})
     if rest:
         raise ConfigError(
             f"model parameter {rest[0]!r} cannot change the saved model {where} "
             f"(only threshold can; train a new model to change the rest)"
         )
-    if "threshold" in params:
-        try:
-            model.threshold = coerce("threshold", params["threshold"], float)
-        except ValueError as exc:
-            raise ConfigError(f"saved model {where}: {exc}") from None
-    return model
+    if "threshold" not in params:
+        return None
+    try:
+        return float(coerce("threshold", params["threshold"], float))
+    except ValueError as exc:
+        raise ConfigError(f"saved model {where}: {exc}") from None
 
 
 def save_model(model: RelevanceModel, directory: Path) -> None:

@@ -8,6 +8,7 @@ is read only when it is asked for (the replay server serves from it).
 from __future__ import annotations
 
 import json
+import logging
 import zlib
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -20,6 +21,8 @@ from warcio.exceptions import ArchiveLoadFailed
 
 from focuscrawl.exceptions import ArchiveError
 from focuscrawl.urls import normalize_escapes
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(slots=True)
@@ -107,11 +110,12 @@ _SCAN_CHUNK = 16384
 _HEADER_END = b"\r\n\r\n"
 
 
-def _warc_header(block: bytes) -> tuple[str, str] | None:
-    """(WARC-Type, WARC-Target-URI) of a record's header block, None if it is not one."""
+def _warc_header(block: bytes) -> tuple[str, str, str] | None:
+    """(WARC-Type, WARC-Target-URI, WARC-Refers-To-Target-URI) of a record's header
+    block, None if it is not one."""
     if not block.startswith(b"WARC/"):
         return None
-    rec_type = uri = ""
+    rec_type = uri = refers = ""
     for line in block.split(b"\r\n")[1:]:
         name, colon, value = line.partition(b":")
         if not colon:
@@ -124,21 +128,43 @@ def _warc_header(block: bytes) -> tuple[str, str] | None:
                 uri = value.strip().decode("utf-8")
             except UnicodeDecodeError:
                 uri = value.strip().decode("latin-1")
-    # as warcio does: <uri> (a Wget 1.19 bug) and spaces are repaired
+        elif key == b"warc-refers-to-target-uri":
+            refers = value.strip().decode("utf-8", "replace")
+    return rec_type, _repaired(uri), _repaired(refers)
+
+
+def _repaired(uri: str) -> str:
+    """As warcio does: <uri> (a Wget 1.19 bug) and spaces are repaired."""
     if uri.startswith("<") and uri.endswith(">"):
         uri = uri[1:-1]
-    return rec_type, uri.replace(" ", "%20")
+    return uri.replace(" ", "%20")
 
 
-def _scan_gzip_members(path: Path | str) -> list[tuple[str, int]] | None:
+@dataclass
+class _Scan:
+    """What the fast scan found: the response records, and where the file is cut short
+    (the offset of a gzip member that ends before the file does; None: it is whole),
+    and the revisit records that name the URL whose payload they repeat."""
+
+    found: list[tuple[str, int]]
+    cut_at: int | None = None
+    revisits: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _scan_gzip_members(path: Path | str) -> _Scan | None:
     """(URL, offset) of the response records of a gzip-per-record WARC, read with
     zlib directly: three to four times faster than warcio, which reads each
     record through Python-level buffers. None when the file is not such a WARC
-    (plain, one gzip stream for many records, odd headers): warcio then decides."""
+    (plain, one gzip stream for many records, odd headers): warcio then decides.
+    A file that is none (no WARC record, no gzip at its start) is an ArchiveError:
+    warcio would warn once per line of it and find nothing."""
     found: list[tuple[str, int]] = []
+    revisits: list[tuple[str, str]] = []
     with open(path, "rb") as fh:
         data = memoryview(fh.read())
     if bytes(data[:2]) != b"\x1f\x8b":
+        if data and not bytes(data[:16]).lstrip().startswith((b"WARC/", b"filedesc:")):
+            raise ArchiveError(f"{path}: not a WARC archive (it starts with {bytes(data[:16])!r})")
         return None
     pos, size = 0, len(data)
     try:
@@ -147,8 +173,8 @@ def _scan_gzip_members(path: Path | str) -> list[tuple[str, int]] | None:
             head = b""
             fed = pos
             while not inflater.eof:
-                if fed >= size:
-                    return None  # a truncated member: let warcio report it
+                if fed >= size:  # warcio would end here too, without a word
+                    return _Scan(found, pos, revisits) if found else None
                 chunk = data[fed : fed + _SCAN_CHUNK]
                 fed += len(chunk)
                 out = inflater.decompress(chunk)
@@ -160,16 +186,18 @@ def _scan_gzip_members(path: Path | str) -> list[tuple[str, int]] | None:
                 return None
             if fields[0] == "response":
                 found.append((fields[1], pos))
+            elif fields[0] == "revisit" and fields[2]:
+                revisits.append((fields[1], fields[2]))
             pos = fed - len(inflater.unused_data)
     except zlib.error:
         return None
-    return found
+    return _Scan(found, None, revisits)
 
 
-def _scan_or_none(path: Path | str) -> list[tuple[str, int]] | OSError | None:
+def _scan_or_none(path: Path | str) -> _Scan | OSError | ArchiveError | None:
     try:
         return _scan_gzip_members(path)
-    except OSError as exc:  # reported in file order by the caller
+    except (OSError, ArchiveError) as exc:  # reported in file order by the caller
         return exc
 
 
@@ -183,6 +211,7 @@ class ArchiveIndex:
     def build(cls, paths: Iterable[Path | str]) -> ArchiveIndex:
         index = cls()
         paths = list(paths)
+        revisits: list[tuple[str, str]] = []  # (URL, the URL whose payload it repeats)
         # zlib inflates without the GIL: archives are scanned side by side
         with ThreadPoolExecutor(max_workers=min(2, max(1, len(paths)))) as pool:
             scans = list(pool.map(_scan_or_none, paths))
@@ -191,23 +220,41 @@ class ArchiveIndex:
                 if isinstance(fast, BaseException):
                     raise fast
                 if fast is not None:
-                    for url, offset in fast:
+                    for url, offset in fast.found:
                         index.entries.setdefault(url, (str(path), offset))
+                    revisits += fast.revisits
+                    if fast.cut_at is not None:
+                        log.warning("%s is cut short: the record at byte %d ends past the file's end; "
+                                    "the %d response records before it are used", path, fast.cut_at,
+                                    len(fast.found))  # fmt: skip
                     continue
+                responses = 0
                 with open(path, "rb") as fh:
                     iterator = ArchiveIterator(fh)
                     for record in iterator:
+                        if record.rec_type == "revisit":
+                            refers = record.rec_headers.get_header("WARC-Refers-To-Target-URI")
+                            if refers:
+                                revisits.append((record.rec_headers.get_header("WARC-Target-URI") or "", refers))
                         if record.rec_type != "response":
                             continue
+                        responses += 1
                         url = record.rec_headers.get_header("WARC-Target-URI") or ""
                         # the first record of a URL wins, as in the archive's own convention
                         index.entries.setdefault(url, (str(path), iterator.get_record_offset()))
+                if not responses:
+                    raise ArchiveError(f"{path}: no response record in it (an empty or cut-short archive)")
             except FileNotFoundError:
                 raise ArchiveError(f"{path}: no such archive") from None
             except IsADirectoryError:
                 raise ArchiveError(f"{path}: is a directory, not an archive") from None
             except ArchiveLoadFailed as exc:
                 raise ArchiveError(f"{path}: not a readable WARC ({exc})") from None
+        # a URL archived only as a revisit (a deduplicating crawler's: the same payload as
+        # another URL's) is answered with the record it refers to, as a replay tool does
+        for url, refers in revisits:
+            if url not in index.entries and refers in index.entries:
+                index.entries[url] = index.entries[refers]
         return index
 
     def get(self, url: str) -> ArchivedResponse | None:
@@ -266,13 +313,20 @@ def load_labels(path: Path | str) -> Labels:
     ('course', 1, True)
     """
     labels = Labels()
+    conflicts: list[str] = []
     with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue
             try:
                 obj = json.loads(line)
-                labels.add(str(obj["url"]), obj)
+                url = str(obj["url"])
+                if url in labels and dict.get(labels, url, obj) != obj:
+                    conflicts.append(url)
+                labels.add(url, obj)
             except (ValueError, KeyError, TypeError):
                 raise ArchiveError(f"{path}:{lineno}: not a label line") from None
+    if conflicts:  # a page judged twice, differently: the judgement is the last line's
+        log.warning("%s: %d URLs labelled twice with different labels, the last line's used (the first: %s)",
+                    path, len(conflicts), conflicts[0])  # fmt: skip
     return labels

@@ -57,6 +57,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     model = load_model(args.model_dir)
     labels = load_labels(args.labels)
     wanted = set(select_urls(labels, args.where))
+    if args.value is not None:
+        # a value no label has (a typo) would judge every page irrelevant: figures of nothing
+        values = {str(labels[u].get(args.field)).lower() for u in wanted if labels[u].get(args.field) is not None}
+        if args.value.lower() not in values:
+            shown = ", ".join(sorted(values)[:20]) or "none"
+            raise ConfigError(f"no label has {args.field}={args.value} (values: {shown})")
     trained_on = _train_urls(args.model_dir) if not args.include_training else set()
     skipped = len(wanted & trained_on)
     wanted -= trained_on
@@ -76,10 +82,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise ConfigError("no labelled page of the archive matched")
     s = binary_scores(predicted, actual)
     base = sum(actual) / len(actual)
+    # the ROC area needs pages of both classes: with one only it is undefined, not 0
+    area = f"{auc(scores, actual):.4f}" if 0 < sum(actual) < len(actual) else "n/a (one class only)"
     print(
         f"n={s.n} relevant={sum(actual)} ({base:.4f}) accuracy={s.accuracy:.4f} "
         f"precision={s.precision:.4f} recall={s.recall:.4f} f1={s.f1:.4f} "
-        f"auc={auc(scores, actual):.4f} (tp={s.tp} fp={s.fp} tn={s.tn} fn={s.fn}; "
+        f"auc={area} (tp={s.tp} fp={s.fp} tn={s.tn} fn={s.fn}; "
         f"threshold {model.threshold:.4g}; always-no accuracy {1 - base:.4f}; "
         f"{skipped} training pages left out)"
     )
