@@ -6,6 +6,7 @@
     python benchmarks/bench_learning.py --prior-floor 0.5   # the correction bounded
     python benchmarks/bench_learning.py --hub-reward 0.25   # a page's value as a source
     python benchmarks/bench_learning.py --cross-words 2 --page-model DIR   # own words crossed
+    python benchmarks/bench_learning.py --cross-words 2 --page-model DIR --uncached   # no cache
 
 The pages of the project's generated web (200,000 pages on 2,000 hosts, seed 1)
 are parsed once, in breadth-first order from the first host, outside the timing;
@@ -23,7 +24,9 @@ latest queued URLs), and the CPU time of each of its steps is summed:
 * match: with ``--cross-words``, the page model's scores of the links' own words
   (one batch per page: a saved classifier given by ``--page-model``, such as the
   ``model-svm-linear`` directory an experiment trains for a topic, else a keyword
-  model), the learning strategy's extra cost before ``observe``.
+  model), the learning strategy's extra cost before ``observe``; each distinct
+  own-words string scored once (``OwnWordScores``, as the strategy does), or with
+  ``--uncached`` all of each page's strings every page (before that cache).
 
 Printed: ms of CPU per page for each step and in all, over the first 1,000 pages
 and over the last 1,000 of each run, so the cost at scale shows; and the size of
@@ -47,7 +50,7 @@ from focuscrawl.relevance.classifier import ClassifierModel
 from focuscrawl.relevance.keyword import KeywordModel
 from focuscrawl.replay.generated import GeneratedWeb
 from focuscrawl.strategies.link_learner import LearningParams, OnlineLinkLearner
-from focuscrawl.strategies.link_words import match_marks
+from focuscrawl.strategies.link_words import OwnWordScores, match_marks
 from focuscrawl.types import QueuedURL, URLState
 
 
@@ -77,13 +80,14 @@ def pages_in_bfs(web: GeneratedWeb, count: int) -> list[tuple[str, str | None, i
 
 def run(
     web: GeneratedWeb, count: int, rates: tuple[float, ...] = (), prior_floor: float = 0.0,
-    hub_reward: float = 0.0, cross_words: int = 0, page_model: Any = None,
+    hub_reward: float = 0.0, cross_words: int = 0, page_model: Any = None, uncached: bool = False,
 ) -> None:
     pages = pages_in_bfs(web, count)
     parsed = [(parse_html(url, html), parent, depth) for url, parent, depth, html in pages]
     params = LearningParams(rates=rates, prior_floor=prior_floor, hub_reward=hub_reward, cross_words=cross_words)
     learner = OnlineLinkLearner(params, seed=1)
     view = _AllQueued()
+    own_words = OwnWordScores(page_model)
     rng = random.Random(1)
     steps = ("match", "observe", "update", "rescore", "state")
     state_size = 0
@@ -99,7 +103,10 @@ def run(
         marks = None
         if cross_words > 0:
             t = clock()
-            marks = match_marks(page_model, page, cross_words)
+            if uncached:
+                marks = match_marks(page_model, page, cross_words)
+            else:
+                marks = own_words.marks(page, cross_words)
             spent["match"] = clock() - t
         t = clock()
         learner.observe(page, relevance, queued, priors, marks)
@@ -141,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="the learning strategy's cross_words (default: 0)")
     ap.add_argument("--page-model", type=Path,
                     help="a saved classifier scoring the links' own words (default: a keyword model)")
+    ap.add_argument("--uncached", action="store_true",
+                    help="score every link's own words on every page (no OwnWordScores)")
     args = ap.parse_args(argv)
     page_model: Any = None
     if args.cross_words > 0:
@@ -148,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     web = GeneratedWeb(200_000, 2_000, 1)
     for count in args.pages:
         print(f"\n== {count:,} pages of the generated web (BFS from {web.url_of(0)})", flush=True)
-        run(web, count, tuple(args.rates), args.prior_floor, args.hub_reward, args.cross_words, page_model)
+        run(web, count, tuple(args.rates), args.prior_floor, args.hub_reward, args.cross_words, page_model, args.uncached)
     return 0
 
 

@@ -13,6 +13,7 @@ from focuscrawl.frontier.memory import MemoryFrontier
 from focuscrawl.relevance.keyword import KeywordModel
 from focuscrawl.relevance.online_link import OnlineLinkModel, link_tokens
 from focuscrawl.strategies.learning import LearningStrategy
+from focuscrawl.strategies.link_words import OwnWordScores
 from focuscrawl.strategies.view import FrontierView
 from focuscrawl.types import Link, Page, QueuedURL
 
@@ -37,8 +38,8 @@ def _examples(**params: object) -> list[list[int]]:
     return [sorted(e.columns.tolist()) for e in strategy.pending]
 
 
-def _by_hand(link: Link, mark: str | None, shared: bool) -> list[int]:
-    plain = link_tokens(link.url, link.anchor, link.context, 0.1, 1, 0)
+def _by_hand(link: Link, mark: str | None, shared: bool, depth: int = 1) -> list[int]:
+    plain = link_tokens(link.url, link.anchor, link.context, 0.1, depth, 0)
     tokens = [f"{t}|{mark}" for t in plain] if mark else []
     if shared or mark is None:
         tokens = plain + tokens
@@ -79,3 +80,53 @@ def test_the_topics_index_shares_no_column_with_an_index_that_does_not_match() -
 def test_cross_words_is_checked() -> None:
     with pytest.raises(ConfigError, match="cross_words must be >= 0"):
         LearningStrategy(MODEL, cross_words=-1)
+
+
+class _Recording(KeywordModel):
+    """The keyword model of "birds" and "eagle", recording every text it scores."""
+
+    def __init__(self) -> None:
+        super().__init__(["birds", "eagle"])
+        self.asked: list[str] = []
+
+    def score_text(self, text: str) -> float:
+        self.asked.append(text)
+        return super().score_text(text)
+
+
+def test_each_distinct_own_words_string_is_scored_once_per_crawl() -> None:
+    """Two pages linking to the same three pages (the Birds index twice on the second):
+    the page model reads each link's own words once, the first time, and the crossed
+    examples are those computed by hand above (B = 2: Birds w1, Art w0, eagle w1), from
+    the second page's links (depth 2), which score as high as the first's and so are
+    the ones kept."""
+    model = _Recording()
+    strategy = LearningStrategy(model, update_every=1000, cross_words=2)
+    strategy.attach(FrontierView(MemoryFrontier()), random.Random(0))
+    second = "http://s.org/wp/second.htm"
+    strategy.on_page(Page(SEED, links=list(LINKS)), 0.1, QueuedURL(SEED, 1.0, 0, "s.org", None))
+    own = [t for t in model.asked if t not in ("", "Birds", "Art", "eagle")]
+    assert own == ["Birds Science Biology Birds", "Art Art", "eagle Bald Eagle"]
+    model.asked.clear()
+    links = [*LINKS, LINKS[0]]
+    strategy.on_page(Page(second, links=links), 0.1, QueuedURL(second, 0.5, 1, "s.org", SEED))
+    assert not [t for t in model.asked if t not in ("", "Birds", "Art", "eagle")]
+    for link in LINKS:
+        strategy.on_page(Page(link.url), 0.0, QueuedURL(link.url, 0.5, 1, "s.org", SEED))
+    marks = ["w1", "w0", "w1"]
+    expected = [_by_hand(link, m, False, depth=2) for link, m in zip(LINKS, marks, strict=True)]
+    assert [sorted(e.columns.tolist()) for e in strategy.pending] == expected
+
+
+def test_the_own_words_cache_is_bounded_and_keeps_the_marks() -> None:
+    """At most ``size`` strings kept, the oldest dropped first: with size 2, after the
+    three links the Birds string (the oldest) is scored again, and the marks are still
+    the hand-computed ones (B = 2: 0.5 -> w1, 0 -> w0)."""
+    model = _Recording()
+    scores = OwnWordScores(model, size=2)
+    page = Page(SEED, links=list(LINKS))
+    assert scores.marks(page, 2) == ["w1", "w0", "w1"]
+    assert len(model.asked) == 3
+    model.asked.clear()
+    assert scores.marks(Page(SEED, links=[LINKS[0], LINKS[2]]), 2) == ["w1", "w1"]
+    assert model.asked == ["Birds Science Biology Birds"]

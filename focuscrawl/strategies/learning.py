@@ -53,7 +53,7 @@ from focuscrawl.strategies.link_learner import (
     OnlineLinkLearner,
     link_model_counters,
 )
-from focuscrawl.strategies.link_words import match_marks
+from focuscrawl.strategies.link_words import OwnWordScores
 from focuscrawl.strategies.scoring import context_scores, eq9
 from focuscrawl.strategies.view import FrontierView
 from focuscrawl.types import Decision, LinkScore, Merge, Page, QueuedURL, ScoreUpdate
@@ -72,6 +72,7 @@ class LearningStrategy(Strategy[LearningParams]):
         self.learner = OnlineLinkLearner(self.p)
         # kind_pages: the measured mean relevance per kind (no hubs, no probe)
         self.kinds = MeasuredKinds(self.p.kind_pages, 0.0, 0.0, "fixed", 0)
+        self.own_words: OwnWordScores | None = None  # cross_words: made at the first page
 
     def attach(self, view: FrontierView, rng: random.Random) -> None:
         super().attach(view, rng)
@@ -97,7 +98,11 @@ class LearningStrategy(Strategy[LearningParams]):
         learner = self.learner
         priors = [eq9(r, c, self.p.beta) for c in context_scores(self.model, page)]
         buckets = self.p.cross_words
-        marks = match_marks(self.model, page, buckets) if buckets > 0 else None
+        marks = None
+        if buckets > 0:
+            if self.own_words is None:
+                self.own_words = OwnWordScores(self.model)
+            marks = self.own_words.marks(page, buckets)
         tokens, scores = learner.observe(page, r, queued, priors, marks)
         links = [
             LinkScore(link, score, reason=learner.reason(t, prior, score))

@@ -28,7 +28,7 @@ from focuscrawl.relevance.base import RelevanceModel
 from focuscrawl.strategies.scoring import text_scores
 from focuscrawl.types import Page
 
-__all__ = ["cross_tokens", "match_marks", "own_words"]
+__all__ = ["OwnWordScores", "cross_tokens", "match_marks", "own_words"]
 
 _WORD = re.compile(r"[^\W\d_]{2,}", re.UNICODE)
 
@@ -66,6 +66,29 @@ def match_marks(model: RelevanceModel, page: Page, buckets: int) -> list[str]:
     words (one batch for the page's links)."""
     scores = text_scores(model, [own_words(link.url, link.anchor) for link in page.links])
     return [f"w{bucket(s, buckets)}" for s in scores]
+
+
+class OwnWordScores:
+    """:func:`match_marks` with each distinct own-words string scored once per crawl: a
+    site links to the same pages from many pages (Wikispeedia's articles from hundreds),
+    and the page model, fixed during the crawl, gives a string the same score each time.
+    The page's strings not seen yet are scored in one batch; at most ``size`` strings are
+    kept, the oldest dropped first (a bounded memory; a dropped one is scored again)."""
+
+    def __init__(self, model: RelevanceModel, size: int = 100_000) -> None:
+        self.model = model
+        self.size = size
+        self._scores: dict[str, float] = {}
+
+    def marks(self, page: Page, buckets: int) -> list[str]:
+        words = [own_words(link.url, link.anchor) for link in page.links]
+        known = self._scores
+        new = [w for w in dict.fromkeys(words) if w not in known]
+        known.update(zip(new, text_scores(self.model, new), strict=True))
+        scores = [known[w] for w in words]
+        while len(known) > self.size:
+            del known[next(iter(known))]
+        return [f"w{bucket(s, buckets)}" for s in scores]
 
 
 def cross_tokens(
