@@ -18,8 +18,11 @@ from focuscrawl.urls import normalize_url
 
 def explain_url(run_dir: Path, url: str, *, need_db: bool = True) -> dict[str, Any]:
     """The decisions that scored ``url`` (normalised), its row and the text ``why`` prints;
-    without ``need_db``, a run with no crawl DB gives no row instead of a ConfigError."""
-    target = normalize_url(url) or url
+    without ``need_db``, a run with no crawl DB gives no row instead of a ConfigError.
+    A URL that is no http(s) URL (empty, ``ftp:``, ``mailto:``) is a ConfigError."""
+    target = normalize_url(url)
+    if target is None:  # nothing a crawl could hold: say so, not an empty explanation
+        raise ConfigError(f"why: {url!r} is not an http(s) URL (give one the crawl could have seen)")
     info = explain(run_dir, target)
     row = db_row(run_dir, target) if need_db or (run_dir / DB_NAME).exists() else None
     return {"url": target, "row": row, "contributions": info["contributions"],

@@ -73,11 +73,24 @@ def test_compose_file_runs_a_server_redis_and_workers() -> None:
     assert "FOCUSCRAWL_TOKEN" in server["environment"]  # off loopback: a token
     assert all(port.startswith("127.0.0.1:") for port in server["ports"])
     worker = services["worker"]
-    line = worker["command"][0].replace("$$(hostname)", "w1")
-    assert line.startswith("exec focuscrawl ")
-    args = build_parser().parse_args(shlex.split(line)[2:])
-    assert (args.command, args.frontier) == ("worker", "redis://redis:6379/0")
+    worker_args = build_parser().parse_args(worker["command"])
+    assert (worker_args.command, worker_args.frontier) == ("worker", "redis://redis:6379/0")
     assert services["redis"]["entrypoint"] == ["redis-server"]
+
+
+def test_compose_workers_write_where_the_server_reads_a_shared_crawl() -> None:
+    """The server counts, searches and exports a shared crawl from RUNS/NAME/workers/*;
+    before (b46) the compose workers wrote /runs/HOSTNAME on a volume of their own
+    (worker-runs), so none of their pages reached the server."""
+    yaml = pytest.importorskip("yaml")
+    services = yaml.safe_load((ROOT / "compose.yaml").read_text())["services"]
+    server, worker = services["server"], services["worker"]
+    runs = build_parser().parse_args(server["command"]).runs_dir
+    mounted = {m.split(":")[1]: m.split(":")[0] for m in server["volumes"]}
+    args = build_parser().parse_args(worker["command"])
+    assert args.out is None
+    assert str(args.runs) == str(runs)  # the worker's --runs is the server's RUNS...
+    assert f"{mounted[str(runs)]}:{runs}" in worker["volumes"]  # ...the same volume, same path
 
 
 def _interpolated(value: str, env: dict[str, str]) -> str:

@@ -143,7 +143,7 @@ async def test_archive_transport_answers_as_the_replay_server(sample_archive: Pa
     urls += [
         "http://www.daily-news.example/no/such/page.html",  # 404 on a known host
         "http://no-such-host.example/",  # 502
-        "https://no-such-host.example/",  # CONNECT refused: error "proxy"
+        "https://no-such-host.example/",  # CONNECT refused: error "dns"
         "http://WWW.Daily-News.example:80/pets",  # a redirect, spelled otherwise
         "http://shop.example/private/x.html",  # refused by the archived robots.txt
         "http://10.0.0.1/",  # refused by the address policy in both
@@ -153,8 +153,10 @@ async def test_archive_transport_answers_as_the_replay_server(sample_archive: Pa
         assert live == sim, url
     statuses = collections.Counter((live["status"], live["error"]) for live, _ in pairs)
     # CONNECT refused, and the unknown host's robots.txt answered 502 by the replay web:
-    # the gateway could not reach the host, not a robots.txt saying no (issue 26)
-    assert statuses[(0, "proxy")] == 2
+    # no such host (its Proxy-Status: dns_error), not a robots.txt saying no (issue 26),
+    # nor a proxy failing (before b46: "proxy", live through the replay server and simulated)
+    assert statuses[(0, "dns")] == 2
+    assert statuses[(0, "proxy")] == 0
     assert statuses[(0, "blocked-address")] == 1
     # shop.example/private/ (archived and not) disallowed
     assert statuses[(0, "robots")] == 2

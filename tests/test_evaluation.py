@@ -109,6 +109,29 @@ def test_targets_written_in_another_form_of_the_crawled_url_are_found(hand_run: 
 
 
 @pytest.mark.parametrize(
+    ("labelled", "relevant"),
+    [
+        pytest.param("http://b.org./x", 2, id="host-trailing-dot"),
+        pytest.param("HTTP://B.ORG:80/x#top", 2, id="host-case-port-fragment"),
+        pytest.param("http://b.org/./x", 2, id="dot-segment"),
+        pytest.param("http://b.org/y", 1, id="another-page"),
+    ],
+)
+def test_a_label_written_in_another_form_of_the_crawled_url_judges_it(
+    hand_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], labelled: str, relevant: int
+) -> None:
+    # before (b46): labels were matched on the crawled URL by their percent-escapes only,
+    # so webkb's "http://www.cs.indiana.edu./classes/..." never judged the crawled
+    # "http://www.cs.indiana.edu/classes/...": an unlabelled, irrelevant page
+    labels = tmp_path / "l.jsonl"
+    rows = {**{u: v for u, v in LABELS.items() if u != "http://b.org/x"}, labelled: {"topic": "t"}}
+    labels.write_text("".join(json.dumps({"url": u, **v}) + "\n" for u, v in rows.items()))
+    assert main(["eval", str(hand_run), "--labels", str(labels), "--relevant", "topic=t", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["pages"], out["relevant"]) == (3, relevant)  # a.org/1 always, b.org/x if judged
+
+
+@pytest.mark.parametrize(
     "info",
     [
         pytest.param("[1, 2]", id="a-list"),

@@ -527,3 +527,30 @@ strategy = "bfs"
     exp.write_text(exp.read_text().replace("budget = 8", "budget = 5"))
     assert main(["experiment", str(exp), "--out", str(out), "--quiet"]) == 0
     assert json.loads((out / "results.json").read_text())["runs"][0]["fetched"] == 5
+
+
+def test_crawl_strategy_params_are_merged_with_a_strategys_and_a_topics_the_specific_on_top(
+    tmp_path: Path,
+) -> None:
+    # before (b46): [crawl] strategy_params was dropped whole, unsaid, as soon as a strategy
+    # or a topic gave params (the crawl ran with a = 0.85's default, not the file's 0.5)
+    from focuscrawl.evaluation.experiment_file import job_settings, load_experiment
+
+    (tmp_path / "a.warc.gz").write_bytes(b"")
+    path = tmp_path / "e.toml"
+    path.write_text(
+        'archives = ["a.warc.gz"]\n[crawl]\nstrategy_params = { a = 0.5, d = 1, recrawl_every = 7 }\n'
+        '[[topic]]\nname = "t"\nseeds = ["http://a.example/"]\nrelevant = ["type=course"]\n'
+        'strategy_params = { otie = { d = 5 } }\n'
+        '[[strategy]]\nlabel = "plain"\nstrategy = "otie"\n'
+        '[[strategy]]\nlabel = "own"\nstrategy = "otie"\nparams = { a = 0.7, d = 3 }\n'
+        '[[strategy]]\nlabel = "crawl"\nstrategy = "otie"\ncrawl = { strategy_params = { recrawl_every = 9 } }\n'
+    )  # fmt: skip
+    exp = load_experiment(path)
+    [topic] = exp.hand_topics
+    got = {s.label: job_settings(exp, s, topic, 0)["strategy_params"] for s in exp.strategies}
+    assert got == {
+        "plain": {"a": 0.5, "d": 5, "recrawl_every": 7},  # the topic's d over [crawl]'s
+        "own": {"a": 0.7, "d": 5, "recrawl_every": 7},  # params' a over [crawl]'s, the topic's d over both
+        "crawl": {"a": 0.5, "d": 5, "recrawl_every": 9},  # the strategy's crawl table over [crawl]'s
+    }

@@ -102,6 +102,23 @@ def test_why_shows_a_relevance_only_for_a_judged_page(
         assert "not judged" in fetched
 
 
+@pytest.mark.parametrize("url", ["", "ftp://x.example/", "mailto:a@b.example", "not a url"],
+                         ids=["empty", "ftp", "mailto", "words"])  # fmt: skip
+def test_why_on_a_url_that_is_no_http_url_is_a_one_line_error(
+    sample_archive: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], url: str
+) -> None:
+    # before (b46): an empty explanation ("not in the crawl DB") and exit 0
+    run = tmp_path / "run"
+    assert main(["simulate", "--archive", str(sample_archive), "--seeds", *SAMPLE_SEEDS,
+                 "--out", str(run), "--max-pages", "2", "-q"]) == 0  # fmt: skip
+    capsys.readouterr()
+    assert main(["why", str(run), url]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("\n") == 1
+    assert "is not an http(s) URL" in err
+
+
 def test_the_dashboard_says_its_port_is_taken_and_prints_no_url(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

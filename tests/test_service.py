@@ -100,6 +100,9 @@ def test_a_crawl_over_the_api_from_start_to_search(server: Server, sample_replay
     assert why["url"] == target
     assert why["row"]["state"] == "fetched"
     assert target in why["text"]
+    status, answer = server.call("GET", "/api/crawls/cats/why?url=ftp%3A%2F%2Fx.example%2F")
+    assert status == 400  # before (b46): 200 and an empty explanation
+    assert "is not an http(s) URL" in answer["error"]
     _, found = server.call("GET", "/api/crawls/cats/search?q=kitten")
     assert found["results"], found
     assert all("kitten" in (r["snippet"] or "").lower() for r in found["results"])

@@ -109,11 +109,14 @@ def test_a_seed_on_a_host_the_archive_lacks_is_not_blamed_on_robots(
     sample_archive: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The replay web answers robots.txt of an unknown host with 502: that is the
-    gateway's "cannot reach it", not the host's robots.txt saying no."""
+    gateway's "no such host" (its Proxy-Status says dns_error), not the host's
+    robots.txt saying no; before (b46) it was counted as "proxy", as if a proxy had
+    failed, in a simulation that has none."""
     argv = ["simulate", "--archive", str(sample_archive), "--seeds", "http://not-in-the-archive.example/",
             "--out", str(tmp_path / "run"), "-q"]  # fmt: skip
     assert main(argv) == 1
     out, err = capsys.readouterr()
-    assert "no page could be fetched: proxy (1): the proxy could not reach the host (a host the replay server or archive does not hold?)" in err
+    assert "no page could be fetched: dns (1): the host name does not resolve (simulate, replay: the archive holds no page of the host)" in err
     assert "robots" not in err
-    assert "; not fetched: proxy 1 -> " in out
+    assert "proxy" not in err + out
+    assert "; not fetched: dns 1 -> " in out

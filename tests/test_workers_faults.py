@@ -425,3 +425,30 @@ def test_a_refresh_of_a_shared_crawl_or_of_its_worker_says_what_it_is(
     assert cli_main(["refresh", str(worker), "--max-pages", "5"]) == 2
     assert f"refresh: {worker} is the directory of a shared crawl's worker: " in capsys.readouterr().err
     assert len(_records(out)) == 20  # nothing visited again
+
+
+def test_a_worker_given_the_runs_directory_writes_beside_the_crawls_own_workers(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """`focuscrawl worker --runs RUNS` (compose's workers, on the server's volume) puts its
+    run directory at RUNS/NAME/workers/HOSTNAME, where the coordinator's summary and the
+    server's counts, search and export read a shared crawl's workers; before (b46) a
+    worker had only --out, and compose's wrote where nothing read them."""
+    from focuscrawl.workers import worker_dirs
+    from focuscrawl.workers.shared import joining_dir, publish_crawl
+
+    db = f"{redis_server.url.rsplit('/', 1)[0]}/7"  # a database of its own: one crawl published
+    redis.Redis.from_url(db).flushdb()
+    runs = tmp_path / "runs"
+    shared = prepare_shared(runs / "cats", ["http://a.example/"], workers=1,
+                            overrides={"crawl": {"frontier": "redis", "frontier_url": db}})  # fmt: skip
+    try:
+        publish_crawl(db, shared.prefix, shared.run)
+        assert joining_dir(runs, db, None, "w1") == runs / "cats" / "workers" / "w1"
+        assert joining_dir(runs, db, shared.prefix, "w1") == runs / "cats" / "workers" / "w1"
+        (runs / "cats" / "workers" / "w1").mkdir(parents=True)
+        (runs / "cats" / "workers" / "w1" / "run.json").write_text("{}")
+        assert worker_dirs(runs / "cats") == [runs / "cats" / "workers" / "w1"]
+    finally:
+        shared.lock.release()
+        redis.Redis.from_url(db).flushdb()

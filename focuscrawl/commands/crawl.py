@@ -361,10 +361,9 @@ def stop_on_signals(crawler: Any, *, say: bool) -> None:
 
 # what a skipped URL's reason means, for the line of a crawl that fetched nothing
 _CAUSES = {
-    "proxy": "the proxy could not reach the host (a host the replay server or archive does not hold?) "
-             "or is not there (is --proxy right?)",
+    "proxy": "the proxy could not reach the host or is not there (is --proxy right?)",
     "connect": "no connection (is --proxy right? is the network up?)",
-    "dns": "the host name does not resolve",
+    "dns": "the host name does not resolve (simulate, replay: the archive holds no page of the host)",
     "ssl": "no TLS connection (--proxy-ca?)",
     "robots": "robots.txt disallows it",
     "blocked-address": "a private or loopback address (--allow-private)",

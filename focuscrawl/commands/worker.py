@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import socket
 import sys
 from pathlib import Path
 
@@ -19,9 +20,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--crawl", metavar="PREFIX",
                    help="which shared crawl (its key prefix, as `focuscrawl crawl --workers` "
                         "prints it); needed only when that Redis holds more than one")  # fmt: skip
-    p.add_argument("--out", type=Path, required=True,
-                   help="this worker's run directory (its WARC, pages.jsonl...); an existing "
-                        "one is resumed: its files cut back to its last commit")  # fmt: skip
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--out", type=Path,
+                       help="this worker's run directory (its WARC, pages.jsonl...); an existing "
+                            "one is resumed: its files cut back to its last commit")  # fmt: skip
+    where.add_argument("--runs", type=Path, metavar="RUNS",
+                       help="the runs directory the crawl's coordinator (or `focuscrawl serve "
+                            "RUNS`) writes to, seen here: this worker's directory is "
+                            "RUNS/NAME/workers/HOSTNAME, beside the crawl's own workers")  # fmt: skip
     p.add_argument("--lease-seconds", type=float, default=30.0, metavar="SECONDS",
                    help="how long this worker's partitions wait for it if it dies, before "
                         "another worker takes them (default: %(default)s)")  # fmt: skip
@@ -34,6 +40,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from focuscrawl.workers import Worker, open_worker
+    from focuscrawl.workers.shared import joining_dir
+
+    if args.out is None:  # (a container keeps its host name when restarted: resumed)
+        args.out = joining_dir(args.runs, args.frontier, args.crawl, socket.gethostname())
 
     async def main(worker: Worker) -> None:
         stop_on_signals(worker.crawler, say=False)  # (the coordinator, if any, says it once)

@@ -136,10 +136,15 @@ _SET_BY_EXPERIMENT = {
 
 def job_settings(exp: Experiment, spec: StrategySpec, topic: Topic, rep: int) -> dict[str, Any]:
     """The [crawl] settings of one crawl: the experiment's, the strategy's, the repetition's
-    seed, and the strategy's parameters with the topic's on top (the oracle's own, the
-    labels and the graph, are added when it runs)."""
+    seed, and the strategy's parameters merged key by key, the more specific on top: the
+    experiment's ``[crawl] strategy_params``, the strategy's ``crawl.strategy_params``, its
+    ``params``, the topic's (the oracle's own, the labels and the graph, are added when it
+    runs). A merge, as the [crawl] settings themselves are merged: a ``params`` of one
+    strategy keeps what ``[crawl]`` gives every strategy instead of dropping it unsaid."""
     settings = {**exp.crawl, **spec.crawl, "seed": rep}
-    params = {**spec.params, **topic.strategy_params.get(spec.strategy, {})}
+    params = {**_table(exp.crawl, "strategy_params", "[crawl]"),
+              **_table(spec.crawl, "strategy_params", f"[[strategy]] {spec.label}: crawl"),
+              **spec.params, **topic.strategy_params.get(spec.strategy, {})}  # fmt: skip
     if params:
         settings["strategy_params"] = params
     return settings

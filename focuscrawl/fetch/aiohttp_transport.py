@@ -34,7 +34,13 @@ from yarl import URL
 
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.fetch.addresses import AddressPolicy, BlockedAddressError, FilteringResolver
-from focuscrawl.fetch.transport import SEND_GATE, Answer, TransportError, flat_headers
+from focuscrawl.fetch.transport import (
+    SEND_GATE,
+    Answer,
+    TransportError,
+    flat_headers,
+    gateway_error,
+)
 from focuscrawl.settings import FetchSettings
 from focuscrawl.urls import is_plain_url
 
@@ -55,8 +61,8 @@ def error_code(exc: BaseException) -> str:
         return "ssl"
     if isinstance(exc, aiohttp.TooManyRedirects):
         return "too-many-redirects"
-    if isinstance(exc, aiohttp.ClientHttpProxyError):
-        return "proxy"
+    if isinstance(exc, aiohttp.ClientHttpProxyError):  # "dns" if its Proxy-Status says so
+        return gateway_error(exc.headers or {})
     if isinstance(exc, aiohttp.ClientConnectorError):
         return "connect"
     if isinstance(exc, aiohttp.ClientPayloadError) and isinstance(exc.__cause__, ContentEncodingError):

@@ -6,7 +6,8 @@ from the server's bytes (same header spelling, framing headers, request
 headers), so a crawl that simulates sees what a crawl through ``focuscrawl
 replay`` sees. The one answer a live crawl gets differently is an ``https``
 URL on an unknown host: the proxy refuses the CONNECT, which the live
-transport reports as the error ``"proxy"``; so does this one.
+transport reports as the error ``"dns"`` (the refusal's ``Proxy-Status`` says
+``dns_error``: :func:`~focuscrawl.fetch.transport.gateway_error`); so does this one.
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ from urllib.parse import urlsplit
 from w3lib.url import safe_url_string
 from yarl import URL
 
-from focuscrawl.fetch.transport import Answer, BytesBody, TransportError
+from focuscrawl.fetch.transport import Answer, BytesBody, TransportError, gateway_error
 from focuscrawl.replay.answer import ArchiveWeb
 from focuscrawl.replay.archive import ArchiveIndex
-from focuscrawl.replay.wire import DEFAULT_PORTS, client_view
+from focuscrawl.replay.wire import DEFAULT_PORTS, UNKNOWN_HOST, client_view
 
 __all__ = ["ArchiveTransport", "wire_url"]
 
@@ -80,7 +81,7 @@ class ArchiveTransport:
         except ValueError as exc:
             raise TransportError("bad-url", str(exc)) from None
         if parts.scheme == "https" and not self.web.knows_host(host):
-            raise TransportError("proxy", f"502 unknown host {host} (CONNECT refused)")
+            raise TransportError(gateway_error([UNKNOWN_HOST]), f"502 unknown host {host} (CONNECT refused)")
         conditional = {k.lower(): v for k, v in headers.items() if k.lower().startswith("if-")}
         answer = await self.web.answer(asked, in_thread=False, conditional=conditional or None)
         reason, fields = client_view(answer.status, answer.reason, answer.headers)

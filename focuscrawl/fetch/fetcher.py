@@ -36,6 +36,7 @@ from focuscrawl.fetch.transport import (
     TransportError,
     accept_encoding,
     flat_headers,
+    gateway_error,
 )
 from focuscrawl.output.warc_records import warc_date
 from focuscrawl.parse.sitemaps import SITEMAP_TYPES, StreamedSitemap
@@ -82,7 +83,7 @@ class HttpFetcher:
     be asked for at all, proxy or not; the proxy itself is always allowed. Through a
     proxy a host name is resolved here first (:meth:`AddressPolicy.name_refused`).
     ``gateway`` (default: a proxy is set): a 502 answer to robots.txt is the
-    gateway's, and the host's pages are skipped as ``"proxy"``, not ``"robots"``.
+    gateway's: the host's pages are skipped as ``"proxy"`` (``"dns"`` if it says so), not ``"robots"``.
     ``validators``: a URL whose earlier answer had an ETag or Last-Modified is asked
     conditionally; a 304 comes back with ``refers_to`` set, no body (fetch.freshness).
     """
@@ -290,7 +291,7 @@ class HttpFetcher:
                 return 0, b"", "robots"
             result, location = await self._with_retries(current, deadline, robots=True)
             if result.error is None and result.status == 502 and self._gateway:
-                result.error = "proxy"  # the gateway could not reach the host (unknown to it)
+                result.error = gateway_error(result.headers)  # it could not reach the host
             if result.error is not None:
                 # an unreachable redirect target is the origin's doing, not ours
                 error = "robots" if hops and result.error in UNREACHABLE else result.error

@@ -11,8 +11,9 @@ redirects, retries, content types, the size cut and charsets live above it in
 
 from __future__ import annotations
 
+import re
 import sys
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ __all__ = [
     "TransportError",
     "accept_encoding",
     "flat_headers",
+    "gateway_error",
 ]
 
 #: Awaited by a network transport once it holds the connection a request goes out on,
@@ -55,6 +57,24 @@ def accept_encoding() -> str:
     if find_spec(zstd) is not None and find_spec(f"{zstd}.zstd") is not None:
         codings.append("zstd")
     return ", ".join(codings)
+
+
+def gateway_error(headers: Iterable[tuple[str, str]] | Mapping[str, str]) -> str:
+    """The error a gateway's 502 means: ``"dns"`` when its ``Proxy-Status`` (RFC 9209)
+    says ``error=dns_error`` (the replay web and ``simulate`` for a host the archive does
+    not hold), else ``"proxy"`` (a proxy that could not reach the host, for a reason it
+    does not name).
+
+    >>> gateway_error({"Proxy-Status": 'focuscrawl-replay; error=dns_error; details="x"'})
+    'dns'
+    >>> gateway_error([("content-type", "text/plain")])
+    'proxy'
+    """
+    pairs = headers.items() if isinstance(headers, Mapping) else headers
+    for name, value in pairs:
+        if name.lower() == "proxy-status" and re.search(r";\s*error\s*=\s*dns_error\b", value):
+            return "dns"
+    return "proxy"
 
 
 class TransportError(Exception):

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 from focuscrawl.replay.archive import ArchivedResponse, ArchiveIndex
 from focuscrawl.replay.changes import ChangePlan
 from focuscrawl.replay.validators import not_modified, validators
-from focuscrawl.replay.wire import canonical_url, encode_head, head_fields, host_table
+from focuscrawl.replay.wire import UNKNOWN_HOST, canonical_url, encode_head, head_fields, host_table
 
 __all__ = ["ArchiveWeb", "ReplayAnswer"]
 
@@ -120,7 +120,7 @@ class ArchiveWeb:
         except ValueError:
             host = ""
         if not self.knows_host(host):
-            return own_answer(502, f"unknown host {host}", keep=keep, head=head)
+            return own_answer(502, f"unknown host {host}", keep=keep, head=head, extra=(UNKNOWN_HOST,))
         found = self.find(url)
         try:
             response = await self._record(found, in_thread) if found is not None else None

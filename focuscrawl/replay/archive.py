@@ -20,7 +20,7 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 
 from focuscrawl.exceptions import ArchiveError
-from focuscrawl.urls import normalize_escapes
+from focuscrawl.urls import normalize_escapes, normalize_url
 
 log = logging.getLogger(__name__)
 
@@ -271,9 +271,11 @@ class ArchiveIndex:
 
 
 class Labels(dict[str, dict[str, Any]]):
-    """``{url: label object}`` that also answers for a URL written with its percent-escapes
-    in the crawler's normal form (RFC 3986 6.2.2: ``%2f`` is ``%2F``, ``%7e`` is ``~``),
-    as the crawler records it; iteration and ``len`` see each labelled URL once."""
+    """``{url: label object}`` that also answers for a URL in the crawler's normal form
+    (:func:`~focuscrawl.urls.normalize_url`), as pages.jsonl records it: percent-escapes as
+    RFC 3986 6.2.2 writes them (``%2f`` is ``%2F``, ``%7e`` is ``~``), a host's trailing
+    dot dropped (``http://a.edu./x`` is ``http://a.edu/x``), the host lower-cased, the
+    default port dropped; iteration and ``len`` see each labelled URL once."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -281,10 +283,9 @@ class Labels(dict[str, dict[str, Any]]):
 
     def add(self, url: str, label: dict[str, Any]) -> None:
         self[url] = label
-        if "%" in url:
-            canon = normalize_escapes(url)
-            if canon != url:
-                self._aliases.setdefault(canon, url)
+        canon = normalize_url(url) or normalize_escapes(url)
+        if canon != url:
+            self._aliases.setdefault(canon, url)
 
     def __missing__(self, url: str) -> dict[str, Any]:
         raw = self._aliases.get(url)

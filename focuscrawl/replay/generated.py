@@ -38,7 +38,7 @@ from urllib.parse import urlsplit
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.replay.answer import ArchiveWeb, ReplayAnswer, own_answer
 from focuscrawl.replay.archive import ArchiveIndex
-from focuscrawl.replay.wire import head_fields
+from focuscrawl.replay.wire import UNKNOWN_HOST, head_fields
 
 __all__ = ["GeneratedWeb"]
 
@@ -341,7 +341,7 @@ class GeneratedWeb(ArchiveWeb):
             host, parts = "", urlsplit("")
         k = self._host_index.get(host)
         if k is None:
-            return own_answer(502, f"unknown host {host}", keep=keep, head=head)
+            return own_answer(502, f"unknown host {host}", keep=keep, head=head, extra=(UNKNOWN_HOST,))
         if parts.path == "/robots.txt" and not parts.query:
             robots = self.robots_of(k)
             if robots is None:

@@ -35,6 +35,7 @@ from focuscrawl.replay.requestlog import LogEntry, RequestLog
 from focuscrawl.replay.tls import LocalCA
 from focuscrawl.replay.wire import (
     DEFAULT_PORTS,
+    UNKNOWN_HOST,
     BadRequest,
     Request,
     read_request,
@@ -220,7 +221,7 @@ class ReplayServer:
             await self._reply(writer, 400, "CONNECT needs host:port", keep=False)
             return None
         if not self.knows_host(host):
-            sent = self._write_reply(writer, 502, f"unknown host {host}", keep=False)
+            sent = self._write_reply(writer, 502, f"unknown host {host}", keep=False, extra=(UNKNOWN_HOST,))
             self._log.write(LogEntry(request.time, client, "CONNECT", host, "", 502, sent))
             await writer.drain()
             return None

@@ -210,6 +210,12 @@ def reset_connection(writer: asyncio.StreamWriter) -> None:
     writer.transport.abort()
 
 
+#: What the replay web adds to its 502 for a host it does not hold (RFC 9209's
+#: Proxy-Status): the crawler counts the URL as ``dns`` (no such host), as a DNS
+#: failure behind a proxy that names it, not as a proxy that could not reach the host.
+UNKNOWN_HOST = ("Proxy-Status", 'focuscrawl-replay; error=dns_error; details="not in the archive"')
+
+
 def simple_response(
     status: int, text: str, keep: bool, extra: Sequence[tuple[str, str]] = ()
 ) -> tuple[bytes, int]:

@@ -170,7 +170,10 @@ async def why_url(request: web.Request) -> web.Response:
     url = request.query.get("url", "")
     if not url or len(url) > 8192:
         raise RequestError(400, "url: give the URL to explain (?url=...)", "url")
-    return ok(await asyncio.to_thread(why, svc.manager.run_dir(name), url))
+    try:
+        return ok(await asyncio.to_thread(why, svc.manager.run_dir(name), url))
+    except ConfigError as exc:  # not an http(s) URL
+        raise RequestError(400, str(exc), "url") from None
 
 
 async def search(request: web.Request) -> web.Response:

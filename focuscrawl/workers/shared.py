@@ -117,6 +117,23 @@ def check_shareable(settings: Settings, strategy: Any) -> None:
                           "results as they come (as-completed)")  # fmt: skip
 
 
+def joining_dir(runs: Path, url: str, crawl: str | None, name: str) -> Path:
+    """``focuscrawl worker --runs RUNS``'s run directory: ``RUNS/NAME/workers/name`` of the
+    crawl ``crawl`` (the only one published if None), where the coordinator's own workers
+    and ``focuscrawl serve RUNS`` (counts, search, export) find it."""
+    if crawl is None:
+        crawls = shared_crawls(url)
+        if len(crawls) != 1:
+            raise ConfigError(f"{url}: {len(crawls)} shared crawls ({', '.join(crawls)}): "
+                              "name one with --crawl")  # fmt: skip
+        crawl = crawls[0]
+    run_name = read_published(url, crawl).get("run_name")
+    if not isinstance(run_name, str) or not run_name or "/" in run_name:
+        raise ConfigError(f"shared crawl {crawl} names no run directory (published by an "
+                          "older focuscrawl): give this worker its own --out")  # fmt: skip
+    return Path(runs) / run_name / WORKERS_DIR / name
+
+
 def worker_dirs(run_dir: Path) -> list[Path]:
     """The run directories of a shared crawl's local workers (none: not a shared crawl)."""
     base = Path(run_dir) / WORKERS_DIR
@@ -294,6 +311,7 @@ def prepare_shared(
         prefix = redis_prefix(out_dir / DB_NAME)
         run["crawl"] = prefix
         run["workers"] = n
+        run["run_name"] = out_dir.name  # where `focuscrawl worker --runs` puts its directory
         if resume:
             change_budget(connect_checked(url), prefix, run, asked)
         write_run_json(out_dir, run)
