@@ -554,3 +554,21 @@ def test_crawl_strategy_params_are_merged_with_a_strategys_and_a_topics_the_spec
         "own": {"a": 0.7, "d": 5, "recrawl_every": 7},  # params' a over [crawl]'s, the topic's d over both
         "crawl": {"a": 0.5, "d": 5, "recrawl_every": 9},  # the strategy's crawl table over [crawl]'s
     }
+
+
+@pytest.mark.parametrize("named", [True, False], ids=["name-given", "name-from-file"])
+def test_an_experiments_name_and_output_folder_are_its_own_not_its_last_topics(tmp_path: Path, named: bool) -> None:
+    # before (b48): the [[topic]] loop reused the variable of the experiment's name, so
+    # `focuscrawl experiment experiments/p4.toml` wrote to experiments-out/zh (its last
+    # topic), its progress lines and results.json said "zh", not "p4"
+    from focuscrawl.evaluation.experiment_file import load_experiment
+
+    (tmp_path / "a.warc.gz").write_bytes(b"")
+    path = tmp_path / "p4.toml"
+    path.write_text(
+        ('name = "p4"\n' if named else "") + 'archives = ["a.warc.gz"]\n[[strategy]]\nstrategy = "bfs"\n'
+        + "".join(f'[[topic]]\nname = "{t}"\nseeds = ["http://a.example/"]\nrelevant = ["lang=ja"]\n' for t in ("ja", "zh"))
+    )  # fmt: skip
+    exp = load_experiment(path)
+    assert (exp.name, exp.title, exp.out) == ("p4", "p4", Path("experiments-out") / "p4")
+    assert [t.name for t in exp.hand_topics] == ["ja", "zh"]

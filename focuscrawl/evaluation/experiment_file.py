@@ -278,11 +278,11 @@ def load_experiment(path: Path | str, *, out: Path | None = None) -> Experiment:
         if not all(isinstance(v, Mapping) for v in topic_params.values()):
             raise ConfigError(f"{where}: strategy_params must be tables by strategy "
                               f"(strategy_params = {{ otie = {{ a = 0.85 }} }}), not {topic_params!r}")  # fmt: skip
-        name = _req(t, "name", where)
-        if not isinstance(name, str) or not name or name in (".", "..") or "/" in name:
-            raise ConfigError(f"{where}: name must be a name (the folder of its runs), not {name!r}")
+        topic_name = _req(t, "name", where)  # not ``name``: that is the experiment's
+        if not isinstance(topic_name, str) or not topic_name or topic_name in (".", "..") or "/" in topic_name:
+            raise ConfigError(f"{where}: name must be a name (the folder of its runs), not {topic_name!r}")
         hand.append(Topic(
-            name=name, category=str(t.get("category", "")),
+            name=topic_name, category=str(t.get("category", "")),
             relevant=[str(x) for x in _list(t, "relevant", where, _req(t, "relevant", where))],
             seeds=[str(x) for x in _list(t, "seeds", where, _req(t, "seeds", where))], targets=targets,
             strategy_params={str(k): dict(v) for k, v in topic_params.items()},
