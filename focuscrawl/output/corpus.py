@@ -34,7 +34,9 @@ from focuscrawl.output.writers import TEXTS_NAME, text_offset
 from focuscrawl.parse.guard import guard_html
 from focuscrawl.parse.html import parse_html
 from focuscrawl.parse.maintext import extracted_text
+from focuscrawl.parse.pdf import PdfError, read_pdf
 from focuscrawl.replay.archive import read_response_at
+from focuscrawl.settings import ParseSettings
 from focuscrawl.types import Page
 
 PAGES_NAME = "pages.jsonl"
@@ -124,8 +126,8 @@ def page_row(page: dict[str, Any], where: tuple[str, int] | None, text: str | No
     }
 
 
-def _decoded(files: dict[Path, BinaryIO], path: Path, offset: int) -> str | None:
-    """The decoded HTML of the response record at ``offset`` (None: unreadable); the
+def _payload(files: dict[Path, BinaryIO], path: Path, offset: int) -> tuple[str, bytes] | None:
+    """(Content-Type, body) of the response record at ``offset`` (None: unreadable); the
     WARC files opened once per batch (``files``: path -> open file)."""
     try:
         fh = files.get(path)
@@ -137,24 +139,43 @@ def _decoded(files: dict[Path, BinaryIO], path: Path, offset: int) -> str | None
             found = record.content_type, record.body
     except (OSError, ArchiveError, ArchiveLoadFailed):
         return None
-    content_type, body = found
-    return decode_html(body, detect_charset(content_type or "text/html", body))
+    return found
+
+
+def _pdf_text(row: dict[str, Any], body: bytes) -> None:
+    """Fill in a PDF row's text and title as the crawl's model read them (the first
+    ``parse.pdf_max_pages`` pages at the defaults); an unreadable document keeps none."""
+    defaults = ParseSettings()
+    try:
+        title, text, _, _ = read_pdf(body, row["final_url"] or row["url"], max_pages=defaults.pdf_max_pages,
+                                     max_seconds=defaults.pdf_max_seconds)  # fmt: skip
+    except PdfError:
+        return
+    row["text"] = text if row["text"] is None else row["text"]
+    row["title"] = row["title"] or title or None
 
 
 def _html_of(run_dir: str, rows: list[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], str]]:
     """The rows still without their text or title whose page is an HTML record, each
-    with its decoded HTML; each WARC file opened once."""
+    with its decoded HTML; a PDF record's row gets its text and title here (the
+    document's, as the crawl read it); each WARC file opened once."""
     files: dict[Path, BinaryIO] = {}
     try:
         for row in rows:
             if row["warc_file"] is None or (row["text"] is not None and row["title"]):
                 continue  # no record, or the text the crawl kept (texts.jsonl)
             ctype = (row["content_type"] or "").lower()
-            if ctype and "html" not in ctype:
+            pdf = ctype.startswith("application/pdf")
+            if ctype and "html" not in ctype and not pdf:
                 continue
-            decoded = _decoded(files, Path(run_dir) / row["warc_file"], row["warc_offset"])
-            if decoded is not None:
-                yield row, decoded
+            found = _payload(files, Path(run_dir) / row["warc_file"], row["warc_offset"])
+            if found is None:
+                continue
+            content_type, body = found
+            if pdf:
+                _pdf_text(row, body)
+            else:
+                yield row, decode_html(body, detect_charset(content_type or "text/html", body))
     finally:
         for fh in files.values():
             fh.close()
