@@ -89,3 +89,32 @@ def test_render_modes_on_the_content_web(tmp_path: Path, web: tuple[Path, dict[s
     deep = {r["url"] for r in auto} - {r["url"] for r in never}
     assert deep
     assert all("/deep/" in u for u in deep)
+
+
+@pytest.mark.skipif(browser_path(FetchSettings()) is None, reason="no system Chromium")
+def test_a_rendered_pages_exported_text_is_its_doms(tmp_path: Path, web: tuple[Path, dict[str, dict[str, Any]]]) -> None:
+    # the crawl judged a script-built page by the DOM the browser built; the corpus's
+    # text is that DOM's too (its shell has none), and a plain page's is its HTML's
+    from focuscrawl.output.corpus import corpus_rows
+    from focuscrawl.service.search import SearchIndex
+
+    archive, labels = web
+    with ReplayProcess([archive]) as replay:
+        _crawl(replay, tmp_path / "auto", "auto")
+    rows = [row for batch in corpus_rows(tmp_path / "auto", jobs=1) for row in batch]
+    kinds = {row["url"]: labels.get(row["url"], {}).get("kind") for row in rows}
+    scripted = [row for row in rows if kinds[row["url"]] == "script"]
+    static = [row for row in rows if kinds[row["url"]] == "static"]
+    assert len(scripted) >= 10
+    assert static
+    for row in scripted + static:
+        words = set((row["text"] or "").split())
+        assert len(words) >= 20, row["url"]  # its article's text, not an empty shell
+        if labels[row["url"]]["relevant"]:
+            assert words & set(TOPIC), row["url"]
+    assert all("_dom" not in row for row in rows)
+    index = SearchIndex(tmp_path / "index.sqlite", tmp_path / "auto")
+    index.update()
+    relevant = {row["url"] for row in scripted if labels[row["url"]]["relevant"]}
+    found = {hit["url"] for hit in index.search("kittens OR whiskers OR catnip", limit=200)}
+    assert relevant <= found

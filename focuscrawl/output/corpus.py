@@ -29,7 +29,7 @@ from warcio.exceptions import ArchiveLoadFailed
 from focuscrawl.exceptions import ArchiveError, ConfigError
 from focuscrawl.fetch.encoding import decode_html, detect_charset
 from focuscrawl.output.layout import run_files
-from focuscrawl.output.warc_scan import read_payload, response_offsets
+from focuscrawl.output.warc_scan import page_offsets, read_payload
 from focuscrawl.output.writers import TEXTS_NAME, text_offset
 from focuscrawl.parse.guard import guard_html
 from focuscrawl.parse.html import parse_html
@@ -62,6 +62,11 @@ def main_text(page: Page) -> str:
     return extracted_text(page.html) or page.text
 
 
+# where a page is in the run's WARC files: (file relative to the run directory, offset of
+# its response record, offset of its rendered DOM's conversion record or None)
+Where = tuple[str, int, int | None]
+
+
 class RecordOffsets:
     """Target URL -> (WARC file relative to ``run_dir``, offset) of its response records,
     taken in file order (a URL fetched twice has two), read from the WARC files only as
@@ -72,20 +77,21 @@ class RecordOffsets:
 
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir
-        self._found: dict[str, list[tuple[str, int]]] = {}  # lists: a deque costs 600 bytes
+        self._found: dict[str, list[Where]] = {}  # lists: a deque costs 600 bytes
         self._records = self._scan()
 
-    def _scan(self) -> Iterator[tuple[str, str, int]]:
+    def _scan(self) -> Iterator[tuple[str, str, int, int | None]]:
         for path in run_files(self.run_dir, WARC_NAME):
             name = str(path.relative_to(self.run_dir))
             try:
-                for url, offset in response_offsets(path):
-                    yield url, name, offset
+                for url, offset, dom in page_offsets(path):
+                    yield url, name, offset, dom
             except OSError as exc:
                 raise ArchiveError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
-    def take(self, url: str) -> tuple[str, int] | None:
-        """The first record of ``url`` not taken yet (None: no more in the WARC)."""
+    def take(self, url: str) -> Where | None:
+        """The first record of ``url`` not taken yet: (WARC file, offset of the response,
+        offset of the DOM a browser built from it or None); None: no more in the WARC."""
         queue = self._found.get(url)
         while not queue:
             found = next(self._records, None)
@@ -105,10 +111,11 @@ def _iso(when: Any) -> str | None:
     return datetime.fromtimestamp(when, UTC).isoformat().replace("+00:00", "Z")
 
 
-def page_row(page: dict[str, Any], where: tuple[str, int] | None, text: str | None = None) -> dict[str, Any]:
+def page_row(page: dict[str, Any], where: Where | None, text: str | None = None) -> dict[str, Any]:
     """A row of the corpus from a pages.jsonl record and its WARC record (the main text
-    if the crawl kept it, else not yet)."""
-    return {
+    if the crawl kept it, else not yet; a page a browser rendered is read from its DOM
+    by :func:`with_text`, which takes the row's ``_dom`` offset out)."""
+    row = {
         "url": page.get("url"),
         "final_url": page.get("final_url") or page.get("url"),
         "status": page.get("status"),
@@ -124,6 +131,9 @@ def page_row(page: dict[str, Any], where: tuple[str, int] | None, text: str | No
         "warc_file": where[0] if where else None,
         "warc_offset": where[1] if where else None,
     }
+    if where is not None and where[2] is not None:
+        row["_dom"] = where[2]
+    return row
 
 
 def _payload(files: dict[Path, BinaryIO], path: Path, offset: int) -> tuple[str, bytes] | None:
@@ -162,13 +172,17 @@ def _html_of(run_dir: str, rows: list[dict[str, Any]]) -> Iterator[tuple[dict[st
     files: dict[Path, BinaryIO] = {}
     try:
         for row in rows:
+            dom = row.pop("_dom", None)  # the DOM a browser built: what the crawl read
             if row["warc_file"] is None or (row["text"] is not None and row["title"]):
                 continue  # no record, or the text the crawl kept (texts.jsonl)
             ctype = (row["content_type"] or "").lower()
             pdf = ctype.startswith("application/pdf")
             if ctype and "html" not in ctype and not pdf:
                 continue
-            found = _payload(files, Path(run_dir) / row["warc_file"], row["warc_offset"])
+            path = Path(run_dir) / row["warc_file"]
+            found = _payload(files, path, dom) if dom is not None and not pdf else None
+            if found is None:
+                found = _payload(files, path, row["warc_offset"])
             if found is None:
                 continue
             content_type, body = found

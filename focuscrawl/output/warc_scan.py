@@ -24,7 +24,7 @@ from warcio.exceptions import ArchiveLoadFailed
 
 from focuscrawl.exceptions import ArchiveError
 
-__all__ = ["Answered", "answers", "read_payload", "response_offsets"]
+__all__ = ["Answered", "answers", "page_offsets", "read_payload", "response_offsets"]
 
 _NOT_MODIFIED = "server-not-modified"
 
@@ -91,20 +91,9 @@ def _fields(head: bytes) -> tuple[bytes, str] | None:
     )
 
 
-def response_offsets(path: Path, start: int = 0, end: int | None = None) -> Iterator[tuple[str, int]]:
-    """(target URL, offset) of each response record of the WARC ``path`` that starts in
-    ``start`` .. ``end`` (``start`` the offset of a record), in file order.
-
-    >>> import gzip, tempfile
-    >>> def record(kind, url):
-    ...     return gzip.compress(f"WARC/1.1\\r\\nWARC-Type: {kind}\\r\\nWARC-Target-URI: {url}"
-    ...                          "\\r\\n\\r\\nbody\\r\\n\\r\\n".encode())
-    >>> first = record("request", "http://a/")
-    >>> with tempfile.NamedTemporaryFile(suffix=".warc.gz") as fh:
-    ...     _ = fh.write(first + record("response", "http://a/")); fh.flush()
-    ...     list(response_offsets(Path(fh.name))) == [("http://a/", len(first))]
-    True
-    """
+def _members(path: Path, start: int = 0, end: int | None = None) -> Iterator[tuple[bytes, str, int]]:
+    """(WARC-Type, target URL, offset) of each record of the WARC ``path`` that starts
+    in ``start`` .. ``end`` (``start`` the offset of a record), in file order."""
     with open(path, "rb") as fh:
         fh.seek(start)
         pending = b""  # compressed bytes read and not yet inflated
@@ -132,9 +121,58 @@ def response_offsets(path: Path, start: int = 0, end: int | None = None) -> Iter
             fields = _fields(head)
             if fields is None:
                 raise ArchiveError(f"{path}: not a WARC record at offset {offset:,}")
-            if fields[0] == b"response":
-                yield fields[1], offset
+            yield fields[0], fields[1], offset
             offset += used
+
+
+def response_offsets(path: Path, start: int = 0, end: int | None = None) -> Iterator[tuple[str, int]]:
+    """(target URL, offset) of each response record of the WARC ``path`` that starts in
+    ``start`` .. ``end`` (``start`` the offset of a record), in file order.
+
+    >>> import gzip, tempfile
+    >>> def record(kind, url):
+    ...     return gzip.compress(f"WARC/1.1\\r\\nWARC-Type: {kind}\\r\\nWARC-Target-URI: {url}"
+    ...                          "\\r\\n\\r\\nbody\\r\\n\\r\\n".encode())
+    >>> first = record("request", "http://a/")
+    >>> with tempfile.NamedTemporaryFile(suffix=".warc.gz") as fh:
+    ...     _ = fh.write(first + record("response", "http://a/")); fh.flush()
+    ...     list(response_offsets(Path(fh.name))) == [("http://a/", len(first))]
+    True
+    """
+    for kind, target, offset in _members(path, start, end):
+        if kind == b"response":
+            yield target, offset
+
+
+def page_offsets(path: Path, start: int = 0, end: int | None = None) -> Iterator[tuple[str, int, int | None]]:
+    """(target URL, offset of its response record, offset of the ``conversion`` record
+    holding the DOM a browser built from it, or None) of each response record of the
+    WARC ``path``, in file order: a rendered page's conversion record follows its
+    response and request (:func:`~focuscrawl.output.warc_records.exchange`).
+
+    >>> import gzip, tempfile
+    >>> def record(kind, url):
+    ...     return gzip.compress(f"WARC/1.1\\r\\nWARC-Type: {kind}\\r\\nWARC-Target-URI: {url}"
+    ...                          "\\r\\n\\r\\nbody\\r\\n\\r\\n".encode())
+    >>> members = [record(*r) for r in (("response", "http://a/"), ("request", "http://a/"),
+    ...            ("conversion", "http://a/"), ("response", "http://b/"), ("request", "http://b/"))]
+    >>> at = [sum(map(len, members[:n])) for n in range(len(members))]
+    >>> with tempfile.NamedTemporaryFile(suffix=".warc.gz") as fh:
+    ...     _ = fh.write(b"".join(members)); fh.flush()
+    ...     list(page_offsets(Path(fh.name))) == [("http://a/", 0, at[2]), ("http://b/", at[3], None)]
+    True
+    """
+    pending: tuple[str, int] | None = None  # the last response, its conversion not seen yet
+    for kind, target, offset in _members(path, start, end):
+        if kind == b"response":
+            if pending is not None:
+                yield *pending, None
+            pending = target, offset
+        elif kind == b"conversion" and pending is not None and pending[0] == target:
+            yield *pending, offset
+            pending = None
+    if pending is not None:
+        yield *pending, None
 
 
 def _header(block: bytes, names: tuple[bytes, ...]) -> dict[bytes, bytes]:
@@ -150,7 +188,8 @@ def _header(block: bytes, names: tuple[bytes, ...]) -> dict[bytes, bytes]:
 
 
 def read_payload(fh: BinaryIO, offset: int) -> tuple[str, bytes] | None:
-    """(Content-Type, body) of the response record at ``offset`` of the open WARC ``fh``,
+    """(Content-Type, body) of the response record at ``offset`` of the open WARC ``fh``
+    (or of a ``conversion`` record there: a rendered page's DOM, its WARC Content-Type),
     a record as the crawl writes them (:mod:`focuscrawl.output.warc_records`: one gzip
     member, its HTTP body stored decoded and whole), read with zlib alone: a tenth of
     warcio's CPU, which parses the record through Python-level buffers. None where the
@@ -185,6 +224,8 @@ def read_payload(fh: BinaryIO, offset: int) -> tuple[str, bytes] | None:
         length = int(fields.get(b"content-length", b""))
     except ValueError:
         return None
+    if fields.get(b"warc-type") == b"conversion" and len(rest) >= length:  # a DOM a browser built
+        return fields.get(b"content-type", b"").decode("latin-1"), rest[:length]
     if fields.get(b"warc-type") != b"response" or not fields.get(b"content-type", b"").startswith(b"application/http"):
         return None
     http, sep, body = rest[:length].partition(b"\r\n\r\n")

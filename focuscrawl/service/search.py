@@ -35,6 +35,7 @@ from focuscrawl.frontier.redis.keys import Keys
 from focuscrawl.output.corpus import (
     PAGES_NAME,
     WARC_NAME,
+    Where,
     in_corpus,
     page_record,
     page_row,
@@ -42,7 +43,7 @@ from focuscrawl.output.corpus import (
     with_visible_text,
 )
 from focuscrawl.output.layout import WORKERS_DIR
-from focuscrawl.output.warc_scan import response_offsets
+from focuscrawl.output.warc_scan import page_offsets
 from focuscrawl.output.writers import TEXTS_NAME, read_texts
 
 MAX_QUERY = 1000  # characters of a search query
@@ -238,15 +239,15 @@ class SearchIndex:
         for table in ("pages", "fts", "sources", "texts"):
             self.conn.execute(f"DELETE FROM {table}")
 
-    def _records(self, directory: Path, start: int, end: int) -> dict[str, list[tuple[str, int]]]:
-        """URL -> (WARC file relative to the run directory, offset) of the response records
-        of ``directory``'s WARC between ``start`` and ``end``."""
-        found: dict[str, list[tuple[str, int]]] = {}
+    def _records(self, directory: Path, start: int, end: int) -> dict[str, list[Where]]:
+        """URL -> (WARC file relative to the run directory, offset, offset of the rendered
+        DOM or None) of the response records of ``directory``'s WARC between ``start`` and ``end``."""
+        found: dict[str, list[Where]] = {}
         if end <= start:
             return found
         name = (directory / WARC_NAME).relative_to(self.run_dir).as_posix()
-        for url, offset in response_offsets(directory / WARC_NAME, start, end):
-            found.setdefault(url, []).append((name, offset))
+        for url, offset, dom in page_offsets(directory / WARC_NAME, start, end):
+            found.setdefault(url, []).append((name, offset, dom))
         return found
 
     def search(self, query: str, limit: int = 20) -> list[dict[str, Any]]:
