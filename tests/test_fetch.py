@@ -36,6 +36,7 @@ from focuscrawl.fetch.aiohttp_transport import AiohttpTransport
 from focuscrawl.fetch.encoding import decode_html, detect_charset
 from focuscrawl.fetch.politeness import HostPoliteness, parse_retry_after
 from focuscrawl.fetch.robots import RobotsCache
+from focuscrawl.fetch.transport import TransportError
 from focuscrawl.replay.tls import LocalCA
 from focuscrawl.settings import DEFAULT_USER_AGENT, FetchSettings
 from tests.sites import (
@@ -1212,3 +1213,24 @@ async def test_connect_and_read_timeouts_reach_the_session() -> None:
         assert transport._session is not None
         timeout = transport._session.timeout
         assert (timeout.total, timeout.sock_connect, timeout.sock_read) == (None, 3.5, 7.0)
+
+
+async def test_a_value_error_is_a_bad_url_only_before_the_answer() -> None:
+    # yarl's ValueErrors (a port out of range) are the URL's: never fetched, "bad-url";
+    # one raised once the answer is in hand, while it is read, is not the URL's: before
+    # (b47) it was "bad-url" too, and the page was recorded as never fetched
+    statuses: list[int] = []
+
+    async def read(transport: AiohttpTransport, url: str) -> None:
+        async with transport.request(url, {}) as answer:
+            statuses.append(answer.status)
+            raise ValueError("a value read from the answer")
+
+    async with serve({"/": html("x")}) as site, AiohttpTransport(settings()) as transport:
+        with pytest.raises(TransportError) as caught:
+            await read(transport, "http://127.0.0.1:99999/")
+        assert caught.value.code == "bad-url"
+        with pytest.raises(TransportError) as caught:
+            await read(transport, site.url("/"))
+        assert caught.value.code == "protocol"
+    assert statuses == [200]
