@@ -1234,3 +1234,17 @@ async def test_a_value_error_is_a_bad_url_only_before_the_answer() -> None:
             await read(transport, site.url("/"))
         assert caught.value.code == "protocol"
     assert statuses == [200]
+
+
+async def test_credentials_in_a_url_are_never_sent() -> None:
+    # before (b47): aiohttp sent a URL's user:pass@ as Basic auth to the host it named,
+    # a seed's or a redirect's alike
+    async def to_b(request: web.Request) -> web.StreamResponse:
+        return web.Response(status=302, headers={"Location": f"http://u:p@{request.host}/b"})
+
+    async with serve({"/a": to_b, "/b": html("x")}) as site, AiohttpFetcher(settings()) as fetcher:
+        result = await fetcher.fetch(site.url("/a").replace("http://", "http://s:t@"))
+    assert result.error is None
+    assert result.final_url == site.url("/b")
+    assert [h.path for h in site.hits if h.path != "/robots.txt"] == ["/a", "/b"]
+    assert [h.headers.get("Authorization") for h in site.hits] == [None] * len(site.hits)
