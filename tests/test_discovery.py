@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -73,7 +74,16 @@ async def _crawl(tmp_path: Path, **fetch: Any) -> tuple[set[str], dict[str, dict
 
 
 async def test_sitemaps_of_robots_txt_are_read(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    paths, rows, counters = await _crawl(tmp_path)
+    # the fetcher's warnings, whatever an earlier CLI test did to the package's logger
+    logger = logging.getLogger("focuscrawl.fetch.fetcher")
+    caplog.set_level(logging.WARNING, logger=logger.name)
+    logger.addHandler(caplog.handler)
+    logger.propagate = False  # (else the root's caplog handler takes each record twice)
+    try:
+        paths, rows, counters = await _crawl(tmp_path)
+    finally:
+        logger.removeHandler(caplog.handler)
+        logger.propagate = True
     # a Sitemap line that is no full URL (before, b47: dropped unseen): counted, one line
     assert counters["robots_sitemap_refused"] == 1
     said = [r.getMessage() for r in caplog.records if "Sitemap line" in r.getMessage()]
