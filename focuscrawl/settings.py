@@ -384,11 +384,11 @@ def load_settings(
                 raise ConfigError(f"config: [{section}] must be a table")
             given = {k: v for k, v in table.items() if v is not None}
             check_values("config", cls, given, prefix=f"{section}.")  # even if overridden
-            merged.update(given)
+            for key, value in given.items():  # a table (strategy_params) merges key by key
+                both = isinstance(value, Mapping) and isinstance(merged.get(key), Mapping)
+                merged[key] = {**merged[key], **value} if both else value
         kwargs[section] = _build_section(section, cls, merged)
-    model = dict(raw.get("model") or {})
-    if overrides and overrides.get("model"):
-        model.update(overrides["model"])
+    model = dict(raw.get("model") or {}) | dict((overrides or {}).get("model") or {})
     filters = (overrides or {}).get("filters", raw.get("filters", ()))
     if not isinstance(filters, list | tuple) or not all(isinstance(f, Mapping) for f in filters):
         raise ConfigError("config: filters must be [[filters]] tables, each with a name")

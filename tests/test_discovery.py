@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -39,7 +40,7 @@ def _urlset(*urls: str) -> str:
 
 ROUTES = {
     "/robots.txt": _served("User-agent: *\nDisallow: /private\nSitemap: {base}/index.xml\n"
-                           "sitemap: {base}/broken.xml\n", "text/plain"),
+                           "sitemap: {base}/broken.xml\nSitemap: /relative.xml\n", "text/plain"),
     "/": html("<p>home, no links</p>"),
     "/index.xml": _served(f"<sitemapindex {NS}><sitemap><loc>{{base}}/index.xml</loc></sitemap>"
                           "<sitemap><loc>{base}/s1.xml.gz</loc></sitemap>"
@@ -72,8 +73,22 @@ async def _crawl(tmp_path: Path, **fetch: Any) -> tuple[set[str], dict[str, dict
     return paths, rows, counters
 
 
-async def test_sitemaps_of_robots_txt_are_read(tmp_path: Path) -> None:
-    paths, rows, counters = await _crawl(tmp_path)
+async def test_sitemaps_of_robots_txt_are_read(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # the fetcher's warnings, whatever an earlier CLI test did to the package's logger
+    logger = logging.getLogger("focuscrawl.fetch.fetcher")
+    caplog.set_level(logging.WARNING, logger=logger.name)
+    logger.addHandler(caplog.handler)
+    logger.propagate = False  # (else the root's caplog handler takes each record twice)
+    try:
+        paths, rows, counters = await _crawl(tmp_path)
+    finally:
+        logger.removeHandler(caplog.handler)
+        logger.propagate = True
+    # a Sitemap line that is no full URL (before, b47: dropped unseen): counted, one line
+    assert counters["robots_sitemap_refused"] == 1
+    said = [r.getMessage() for r in caplog.records if "Sitemap line" in r.getMessage()]
+    assert len(said) == 1
+    assert said[0].endswith("skipped (the first: '/relative.xml')")
     assert paths >= FOUND  # no page links to them
     assert "/private/p.html" not in paths  # robots.txt still rules
     assert "/z" not in paths  # cut by the malformed XML

@@ -36,6 +36,7 @@ from focuscrawl.fetch.aiohttp_transport import AiohttpTransport
 from focuscrawl.fetch.encoding import decode_html, detect_charset
 from focuscrawl.fetch.politeness import HostPoliteness, parse_retry_after
 from focuscrawl.fetch.robots import RobotsCache
+from focuscrawl.fetch.transport import TransportError
 from focuscrawl.replay.tls import LocalCA
 from focuscrawl.settings import DEFAULT_USER_AGENT, FetchSettings
 from tests.sites import (
@@ -1212,3 +1213,38 @@ async def test_connect_and_read_timeouts_reach_the_session() -> None:
         assert transport._session is not None
         timeout = transport._session.timeout
         assert (timeout.total, timeout.sock_connect, timeout.sock_read) == (None, 3.5, 7.0)
+
+
+async def test_a_value_error_is_a_bad_url_only_before_the_answer() -> None:
+    # yarl's ValueErrors (a port out of range) are the URL's: never fetched, "bad-url";
+    # one raised once the answer is in hand, while it is read, is not the URL's: before
+    # (b47) it was "bad-url" too, and the page was recorded as never fetched
+    statuses: list[int] = []
+
+    async def read(transport: AiohttpTransport, url: str) -> None:
+        async with transport.request(url, {}) as answer:
+            statuses.append(answer.status)
+            raise ValueError("a value read from the answer")
+
+    async with serve({"/": html("x")}) as site, AiohttpTransport(settings()) as transport:
+        with pytest.raises(TransportError) as caught:
+            await read(transport, "http://127.0.0.1:99999/")
+        assert caught.value.code == "bad-url"
+        with pytest.raises(TransportError) as caught:
+            await read(transport, site.url("/"))
+        assert caught.value.code == "protocol"
+    assert statuses == [200]
+
+
+async def test_credentials_in_a_url_are_never_sent() -> None:
+    # before (b47): aiohttp sent a URL's user:pass@ as Basic auth to the host it named,
+    # a seed's or a redirect's alike
+    async def to_b(request: web.Request) -> web.StreamResponse:
+        return web.Response(status=302, headers={"Location": f"http://u:p@{request.host}/b"})
+
+    async with serve({"/a": to_b, "/b": html("x")}) as site, AiohttpFetcher(settings()) as fetcher:
+        result = await fetcher.fetch(site.url("/a").replace("http://", "http://s:t@"))
+    assert result.error is None
+    assert result.final_url == site.url("/b")
+    assert [h.path for h in site.hits if h.path != "/robots.txt"] == ["/a", "/b"]
+    assert [h.headers.get("Authorization") for h in site.hits] == [None] * len(site.hits)

@@ -239,3 +239,19 @@ def test_a_wrong_value_is_reported_where_a_later_layer_overrides_it(
     with pytest.raises(ConfigError) as caught:
         load_settings(config, {"crawl": {"max_pages": 10}, "fetch": {"delay": 0.0}}, environ=env)
     assert str(caught.value) == said
+
+
+def test_command_line_params_merge_with_the_files_key_by_key(tmp_path: Path) -> None:
+    # before (b47): `--strategy-param beta=0.5` replaced the file's whole strategy_params
+    # table, so its alpha was lost; the [model] table already merged key by key
+    config = tmp_path / "c.toml"
+    config.write_text(
+        "[crawl]\nstrategy_params = { alpha = 0.3, beta = 0.1 }\n"
+        '[model]\nname = "keyword"\nkeywords = ["cat"]\nthreshold = 0.2\n'
+    )
+    cli = {"crawl": {"strategy_params": {"beta": 0.5}}, "model": {"threshold": 0.4}}
+    settings = load_settings(config, cli, environ={})
+    assert dict(settings.crawl.strategy_params) == {"alpha": 0.3, "beta": 0.5}
+    assert dict(settings.model) == {"name": "keyword", "keywords": ["cat"], "threshold": 0.4}
+    alone = load_settings(None, cli, environ={})
+    assert dict(alone.crawl.strategy_params) == {"beta": 0.5}

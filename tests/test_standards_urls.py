@@ -45,7 +45,7 @@ def crawler_form(href: str) -> tuple[str | None, list[str]]:
     parts = urlsplit(href)
     if parts.scheme not in ("http", "https"):
         return None, ["not-http"]
-    userinfo, _, hostport = parts.netloc.rpartition("@")
+    _, _, hostport = parts.netloc.rpartition("@")
     host, port = (hostport, "")
     if not hostport.startswith("[") and ":" in hostport:
         host, port = hostport.rsplit(":", 1)
@@ -61,7 +61,9 @@ def crawler_form(href: str) -> tuple[str | None, list[str]]:
         rules.append("fragment-dropped")
     if not query and "?" in href.split("#", 1)[0]:
         rules.append("empty-query-dropped")
-    netloc = (userinfo + "@" if "@" in parts.netloc else "") + host + (":" + port if port else "")
+    if "@" in parts.netloc:
+        rules.append("userinfo-dropped")
+    netloc = host + (":" + port if port else "")
     return f"{parts.scheme}://{netloc}{path}" + (f"?{query}" if query else ""), rules
 
 
@@ -158,7 +160,8 @@ def test_fast_paths_give_what_the_whatwg_parser_gives(text: str, start: str) -> 
         pytest.param("http://[0:0::1]:80/", None, "http://[::1]/", id="ipv6-compressed"),
         pytest.param("http://h.org/a/%2e%2E/b", None, "http://h.org/b", id="escaped-dot-segment"),
         pytest.param("http:h.org/x", None, "http://h.org/x", id="no-slashes"),
-        pytest.param("http://u s:p@h.org/", None, "http://u%20s:p@h.org/", id="userinfo-escaped"),
+        pytest.param("http://u s:p@h.org/", None, "http://h.org/", id="userinfo-dropped"),
+        pytest.param("/b", "http://u:p@h.org:81/a", "http://h.org:81/b", id="userinfo-of-the-base-dropped"),
         pytest.param("http://h.org/%7euser/%41?%7e=%2f", None, "http://h.org/~user/A?~=%2F", id="escape-forms"),
         pytest.param("http://h.org/?a='b'", None, "http://h.org/?a=%27b%27", id="quote-in-query"),
         # decoding %41 after a stray "%a" would make a new escape, which a second pass would change

@@ -75,7 +75,7 @@ def error_code(exc: BaseException) -> str:
         | ConnectionError,
     ):
         return "reset"
-    if isinstance(exc, aiohttp.InvalidURL | ValueError):
+    if isinstance(exc, aiohttp.InvalidURL | ValueError):  # yarl's port, IPv6 or IDNA error
         return "bad-url"
     if isinstance(exc, aiohttp.ClientResponseError):
         return "protocol"  # a malformed HTTP response
@@ -198,6 +198,7 @@ class AiohttpTransport:
     ) -> AsyncIterator[Answer]:
         if self._session is None:
             raise ConfigError("fetch: the transport is not open (use `async with`)")
+        answered = False  # a ValueError before the answer is the URL's (yarl), after it is not
         try:
             # one deadline for the whole exchange: a body trickling in byte by
             # byte satisfies sock_read forever, never this
@@ -211,7 +212,7 @@ class AiohttpTransport:
                     proxy=proxy,
                 ) as resp,
             ):
-                version = resp.version
+                version, answered = resp.version, True
                 yield Answer(
                     status=resp.status,
                     reason=resp.reason or "",
@@ -223,7 +224,7 @@ class AiohttpTransport:
         except TransportError:
             raise
         except Exception as exc:
-            code = error_code(exc)
-            if code == "error":
+            code = "protocol" if answered and isinstance(exc, ValueError) else error_code(exc)
+            if code == "error" or (code == "protocol" and not isinstance(exc, aiohttp.ClientError)):
                 log.warning("fetch %s: unexpected %s: %s", url, type(exc).__name__, exc)
             raise TransportError(code, str(exc)) from exc

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
-import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -32,6 +31,7 @@ from focuscrawl.fetch.politeness import HostPoliteness, parse_retry_after
 from focuscrawl.fetch.robots import RobotsCache, robots_url, user_agent_token
 from focuscrawl.fetch.transport import (
     Answer,
+    Deadline,
     Transport,
     TransportError,
     accept_encoding,
@@ -39,7 +39,7 @@ from focuscrawl.fetch.transport import (
     gateway_error,
 )
 from focuscrawl.output.warc_records import warc_date
-from focuscrawl.parse.sitemaps import SITEMAP_TYPES, StreamedSitemap
+from focuscrawl.parse.sitemaps import SITEMAP_TYPES, StreamedSitemap, robots_sitemaps
 from focuscrawl.settings import DISCOVERY_CONTENT_TYPES, FetchSettings, is_proxy_url
 from focuscrawl.types import FetchResult
 from focuscrawl.urls import host_of, normalize_url
@@ -55,22 +55,6 @@ _SNIFF_BYTES = 1024
 _ADMITTED_KEPT = 4096  # URLs refusal() let in whose fetch has not started yet
 
 log = logging.getLogger(__name__)
-
-
-class _Deadline:
-    """Network time left to one fetch (``fetch_timeout``): politeness waits and
-    back-off sleeps are not counted, every exchange (hops, retries) is."""
-
-    def __init__(self, seconds: float) -> None:
-        self.left: float | None = seconds if seconds > 0 and math.isfinite(seconds) else None
-
-    def spend(self, seconds: float) -> None:
-        if self.left is not None:
-            self.left -= max(0.0, seconds)
-
-    @property
-    def over(self) -> bool:
-        return self.left is not None and self.left <= 0
 
 
 class HttpFetcher:
@@ -215,10 +199,13 @@ class HttpFetcher:
         if rules is None and self.settings.respect_robots:
             return ()  # robots.txt not read yet (a later result gives them)
         self._sitemaps_told.add(host)
-        found = list(rules.robots.sitemaps) if rules is not None and rules.robots is not None else []
-        if self.settings.guess_sitemap:
-            found.append(robots_url(url).removesuffix("robots.txt") + "sitemap.xml")
-        return tuple(dict.fromkeys(u for u in map(normalize_url, found) if u is not None))
+        lines = rules.robots.sitemaps if rules is not None and rules.robots is not None else []
+        found, refused = robots_sitemaps(lines, robots_url(url), self.settings.guess_sitemap)
+        if refused:  # counted, and one line per host
+            self.counters["robots_sitemap_refused"] += len(refused)
+            log.warning("%s: %d Sitemap line(s) of robots.txt not a full http(s) URL, "
+                        "skipped (the first: %r)", host, len(refused), refused[0])  # fmt: skip
+        return found
 
     def refusal(self, url: str) -> FetchResult | None:
         """What :meth:`fetch` would return for ``url`` when that is known now, without a
@@ -256,7 +243,7 @@ class HttpFetcher:
     ) -> FetchResult:
         """``url`` from ``current`` on, redirects followed; ``conditional``: its first request's headers."""
         chain: list[str] = []
-        deadline = _Deadline(self.settings.fetch_timeout)
+        deadline = Deadline(self.settings.fetch_timeout)
         confine = SCOPE.get()  # a page's redirects stay in its crawl's scope
         while True:
             refused = None if admitted and not chain else await self.admission.admit(current)
@@ -282,7 +269,7 @@ class HttpFetcher:
     async def _download_robots(self, robots_url: str) -> tuple[int, bytes, str | None]:
         """robots.txt, its redirects followed here with the checks every page gets."""
         self.counters["robots.txt"] += 1
-        deadline = _Deadline(self.settings.fetch_timeout)
+        deadline = Deadline(self.settings.fetch_timeout)
         current, hops = robots_url, 0
         while True:
             if not await self.admission.address_ok(current):
@@ -306,7 +293,7 @@ class HttpFetcher:
             current, hops = following, hops + 1
 
     async def _with_retries(
-        self, url: str, deadline: _Deadline, robots: bool = False, any_type: bool = False,
+        self, url: str, deadline: Deadline, robots: bool = False, any_type: bool = False,
         extra: Mapping[str, str] | None = None,
     ) -> tuple[FetchResult, str | None]:
         host = host_of(url)
@@ -328,7 +315,7 @@ class HttpFetcher:
             return result, location
 
     async def _exchange(
-        self, url: str, host: str, robots: bool, deadline: _Deadline, any_type: bool = False,
+        self, url: str, host: str, robots: bool, deadline: Deadline, any_type: bool = False,
         extra: Mapping[str, str] | None = None,
     ) -> tuple[FetchResult, str | None, float | None]:
         """One request (``extra``: more headers): the result, a redirect's Location, the Retry-After."""

@@ -11,6 +11,7 @@ redirects, retries, content types, the size cut and charsets live above it in
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -27,6 +28,7 @@ __all__ = [
     "Answer",
     "Body",
     "BytesBody",
+    "Deadline",
     "Transport",
     "TransportError",
     "accept_encoding",
@@ -147,6 +149,22 @@ class Answer:
 
 
 _URL_PRINTABLE = "".join(map(chr, range(0x21, 0x7F)))  # left as they are by Answer.location
+
+
+class Deadline:
+    """Network time left to one fetch (``fetch_timeout``): politeness waits and
+    back-off sleeps are not counted, every exchange (hops, retries) is."""
+
+    def __init__(self, seconds: float) -> None:
+        self.left: float | None = seconds if seconds > 0 and math.isfinite(seconds) else None
+
+    def spend(self, seconds: float) -> None:
+        if self.left is not None:
+            self.left -= max(0.0, seconds)
+
+    @property
+    def over(self) -> bool:
+        return self.left is not None and self.left <= 0
 
 
 class Transport(Protocol):

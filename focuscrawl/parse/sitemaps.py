@@ -19,7 +19,9 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-__all__ = ["MAX_SITEMAP_BYTES", "MAX_SITEMAP_URLS", "SITEMAP_TYPES", "SitemapEntry", "SitemapReader", "StreamedSitemap"]
+from focuscrawl.urls import normalize_url
+
+__all__ = ["MAX_SITEMAP_BYTES", "MAX_SITEMAP_URLS", "SITEMAP_TYPES", "SitemapEntry", "SitemapReader", "StreamedSitemap", "robots_sitemaps"]
 
 # what a sitemap is served as (a plain or a gzipped XML file)
 SITEMAP_TYPES = frozenset({"application/xml", "text/xml", "application/gzip", "application/x-gzip"})
@@ -254,3 +256,18 @@ class StreamedSitemap:
     def close(self) -> None:
         """The end of the body."""
         self.entries += self.reader.close()
+
+
+def robots_sitemaps(lines: list[str], robots_txt: str, guess: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The sitemaps of robots.txt ``robots_txt``'s ``Sitemap:`` lines (and its host's
+    ``/sitemap.xml`` when ``guess``), canonical and once each, and the lines refused: the
+    sitemaps.org protocol and RFC 9309 ask for a full URL, so a relative one is no sitemap.
+
+    >>> robots_sitemaps(["/s.xml", "HTTP://h.org/a.xml", "http://h.org/a.xml", "ftp://h.org/b"],
+    ...                 "http://h.org/robots.txt", guess=True)
+    (('http://h.org/a.xml', 'http://h.org/sitemap.xml'), ('/s.xml', 'ftp://h.org/b'))
+    """
+    found = [*lines, robots_txt.removesuffix("robots.txt") + "sitemap.xml"] if guess else lines
+    canonical = [normalize_url(line) for line in found]
+    refused = tuple(line for line, url in zip(found, canonical, strict=True) if url is None)
+    return tuple(dict.fromkeys(url for url in canonical if url is not None)), refused

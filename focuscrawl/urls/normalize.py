@@ -51,6 +51,11 @@ def normalize_url(url: str, base: str | None = None) -> str | None:
     'http://h.org/a//b/'
     >>> normalize_url("HTTP://WWW.H.ORG./a//b.html?")
     'http://www.h.org/a//b.html'
+
+    A ``user:pass@`` is dropped (as Heritrix's StripUserinfoRule does): never sent, never stored.
+
+    >>> normalize_url("http://user:pw@h.org/a"), normalize_url("/b", "http://u@h.org:8080/a")
+    ('http://h.org/a', 'http://h.org:8080/b')
     """
     try:
         return _normalize(url, base)
@@ -101,12 +106,12 @@ def _canonical(href: str) -> str | None:
     parts = _SERIALISED.match(href)
     if parts is None:
         return None
-    scheme, userinfo, host, port, path, query = parts.groups()
+    scheme, _, host, port, path, query = parts.groups()
     if not host.startswith("["):  # IPv6 addresses are serialised canonically already
         host = host.removesuffix(".")  # one: "80.." is not "80" (an IPv4 address)
         if not _VALID_NAME.match(host):
             return None
-    netloc = f"{userinfo or ''}{host}:{port}" if port else f"{userinfo or ''}{host}"
+    netloc = f"{host}:{port}" if port else host  # a userinfo dropped (docs/standards.md)
     if "%" in path:
         path = _ESCAPE.sub(_escape_case, path)
     out = f"{scheme}://{netloc}{path}"
@@ -198,8 +203,8 @@ def _base_parts(base: str) -> tuple[str, str, str, str] | None:
     parts = _SERIALISED.match(canonical)
     if parts is None:
         return None
-    scheme, userinfo, host, port, path, query = parts.groups()
-    netloc = f"{userinfo or ''}{host}:{port}" if port else f"{userinfo or ''}{host}"
+    scheme, _, host, port, path, query = parts.groups()
+    netloc = f"{host}:{port}" if port else host  # a userinfo dropped (docs/standards.md)
     return f"{scheme}://{netloc}", path[: path.rfind("/") + 1], path, query or ""
 
 
