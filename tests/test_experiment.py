@@ -86,6 +86,17 @@ def test_experiment_file_errors(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "not found" in capsys.readouterr().err
 
 
+def _refused_in_one_line(bad: Path, said: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The experiment file ``bad`` ends with exit 2 and one line holding ``said``, before
+    anything is written to its output folder (``out`` beside it)."""
+    out = bad.parent / "out"
+    assert main(["experiment", str(bad), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert said in err
+    assert err.count("\n") == 1, err
+    assert not out.exists()
+
+
 @pytest.mark.parametrize(
     ("top", "topic", "said"),
     [
@@ -123,11 +134,7 @@ def test_experiment_values_of_the_wrong_type_are_one_line(
         + "".join(f"{k} = {v}\n" for k, v in fields.items())
         + '[[strategy]]\nstrategy = "bfs"\n'
     )
-    assert main(["experiment", str(bad), "--out", str(tmp_path / "out")]) == 2
-    err = capsys.readouterr().err
-    assert said in err
-    assert err.count("\n") == 1, err
-    assert not (tmp_path / "out").exists()
+    _refused_in_one_line(bad, said, capsys)
 
 
 @pytest.mark.parametrize(
@@ -160,11 +167,7 @@ def test_a_typo_in_a_later_strategy_fails_before_any_crawl(
         'archives = ["a.warc.gz"]\n[[topic]]\nname = "t"\nseeds = ["http://a.example/"]\n'
         f'relevant = ["type=course"]\n[[strategy]]\nstrategy = "bfs"\n[[strategy]]\nlabel = "b"\n{strategy}\n'
     )
-    assert main(["experiment", str(bad), "--out", str(tmp_path / "out")]) == 2
-    err = capsys.readouterr().err
-    assert said in err
-    assert err.count("\n") == 1, err
-    assert not (tmp_path / "out").exists()
+    _refused_in_one_line(bad, said, capsys)
 
 
 @pytest.mark.parametrize(
@@ -188,11 +191,7 @@ def test_a_topics_table_of_the_wrong_shape_is_one_line(
     (tmp_path / "l.jsonl").write_text("")
     bad = tmp_path / "bad.toml"
     bad.write_text(f'archives = ["a.warc.gz"]\nlabels = "l.jsonl"\n[topics]\n{line}\n[[strategy]]\nstrategy = "bfs"\n')
-    assert main(["experiment", str(bad), "--out", str(tmp_path / "out")]) == 2
-    err = capsys.readouterr().err
-    assert said in err
-    assert err.count("\n") == 1, err
-    assert not (tmp_path / "out").exists()
+    _refused_in_one_line(bad, said, capsys)
 
 
 def test_a_topics_include_of_one_category_is_that_category(tmp_path: Path) -> None:
@@ -226,11 +225,7 @@ def test_an_experiment_that_would_crawl_nothing_or_elsewhere_is_refused(
     bad.write_text(f'archives = ["a.warc.gz"]\n{strategies.split(chr(10))[0] if strategies.startswith("strategy") else ""}\n'
                    '[[topic]]\nname = "course"\nseeds = ["http://a.example/"]\nrelevant = ["type=course"]\n'
                    + ("" if strategies.startswith("strategy") else strategies + "\n"))  # fmt: skip
-    assert main(["experiment", str(bad), "--out", str(tmp_path / "out")]) == 2
-    err = capsys.readouterr().err
-    assert said in err
-    assert err.count("\n") == 1, err
-    assert not (tmp_path / "out").exists()
+    _refused_in_one_line(bad, said, capsys)
 
 
 def test_a_model_table_reads_its_files_from_the_experiment_folder(
