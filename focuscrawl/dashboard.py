@@ -9,9 +9,11 @@ queue, the harvest rate by the crawl's own model and, with ``--labels`` and
 over the URLs crawled, the answers' statuses, the busiest hosts and the latest pages.
 
 Each run's ``pages.jsonl`` is read incrementally (only the bytes added since the
-last look; a line still being written waits for its end; a file cut back by a
-resumed crawl is read again from the start) and ``run.json`` is re-read when it
-changes, so following a crawl costs the crawl nothing. ``/api/runs`` gives the
+last look; a line still being written waits for its end) as far as its crawl DB's
+last commit accounts for, as run.json's summary counts (a killed crawl's later lines,
+which its resume cuts, made every total fall back at the resume); a file cut back
+otherwise is read again from the start. ``run.json`` is re-read when it changes, so
+following a crawl costs the crawl nothing. ``/api/runs`` gives the
 same numbers as JSON.
 """
 
@@ -29,6 +31,7 @@ from typing import Any
 from focuscrawl.evaluation.run import Judge, RunPages
 from focuscrawl.evaluation.svg import line_plot
 from focuscrawl.exceptions import ConfigError
+from focuscrawl.output.committed import committed_offsets
 from focuscrawl.output.layout import run_files
 from focuscrawl.urls import host_of
 
@@ -61,7 +64,7 @@ class RunTail:
 
     def _reset(self) -> None:
         self.urls = 0  # lines of the budget (re-crawls left out, as evaluation counts)
-        self.pages = 0  # answered 200 without error
+        self.pages = 0  # answered 200 without error, sitemaps and feeds aside (RunPages.is_page)
         self.recrawls = 0
         self.bad_lines = 0
         self.model_relevant = 0
@@ -93,6 +96,9 @@ class RunTail:
             size = pages.stat().st_size
         except FileNotFoundError:
             return
+        committed = committed_offsets(pages.parent)
+        if committed is not None:  # a killed crawl's later lines: its resume cuts them
+            size = min(size, committed[0])
         offset, rest, mark = self._read.get(pages, (0, b"", b""))
         if size == offset:
             return
@@ -309,7 +315,7 @@ def render_fragment(
     head = ["run", "state", "strategy", "model", "URLs", "pages", "URLs/s now", "URLs/s",
             "queued", "harvest (model)"] + (["harvest (labels)"] if judged else []) + ["hosts"]  # fmt: skip
     tips = {"URLs": "URLs crawled (every URL of the budget) / the budget",
-            "pages": "answers 200 without error", "URLs/s now": "over the last 10 s of fetches",
+            "pages": "answers 200 without error (HTML or PDF; sitemaps and feeds aside)", "URLs/s now": "over the last 10 s of fetches",
             "URLs/s": "the crawl's own figure (run.json, the summary line): URLs / seconds its runs "
                       "took (the time between a stop and its resume left out); marked ~ while "
                       "estimated from pages.jsonl before the crawl wrote one",

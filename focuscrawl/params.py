@@ -14,8 +14,11 @@ naming the owner (``strategy 'otie'``, ``keyword model``, ``config``).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import json
 import os
+import tomllib
 import types
 from collections.abc import Mapping
 from pathlib import Path
@@ -128,11 +131,45 @@ def coerce(name: str, value: Any, hint: Any) -> Any:
                 raise ValueError(f"{name} must be a list of strings, not {value!r}")
             return tuple(s for v in items if (s := v.strip()))
         return tuple(coerce(name, v, args[0]) for v in items)
-    if origin is Mapping or origin is dict or hint in (Mapping, dict):
+    if is_table(hint):
+        if isinstance(value, str):
+            return parse_table(name, value)
         if not isinstance(value, Mapping):
             raise ValueError(f"{name} must be a table, not {value!r}")
         return dict(value)
     return value
+
+
+def is_table(hint: Any) -> bool:
+    """Whether a field of type ``hint`` holds a table (``Mapping[str, Any]``, ``dict``)."""
+    return get_origin(hint) in (Mapping, dict) or hint in (Mapping, dict)
+
+
+def parse_table(name: str, text: str) -> dict[str, Any]:
+    """A table given as text (an environment variable's): a JSON object or a TOML inline
+    table, or ValueError saying what ``name`` must be.
+
+    >>> parse_table("p", '{"a": 0.85}'), parse_table("p", '{ a = 0.85, b = "x" }'), parse_table("p", " ")
+    ({'a': 0.85}, {'a': 0.85, 'b': 'x'}, {})
+    >>> parse_table("p", "a=0.85")
+    Traceback (most recent call last):
+    ...
+    ValueError: p must be a table, a JSON object or a TOML inline table ({"a": 0.85} or { a = 0.85 }), not 'a=0.85'
+    """
+    stripped = text.strip()
+    if not stripped:
+        return {}
+    table: Any = None
+    try:
+        table = json.loads(stripped)
+    except ValueError:
+        if "\n" not in stripped:  # one line, so that the TOML document is the one value
+            with contextlib.suppress(tomllib.TOMLDecodeError):
+                table = tomllib.loads(f"table = {stripped}")["table"]
+    if not isinstance(table, dict):
+        raise ValueError(f"{name} must be a table, a JSON object or a TOML inline table "
+                         f'({{"a": 0.85}} or {{ a = 0.85 }}), not {text!r}')  # fmt: skip
+    return table
 
 
 def build_params(owner: str, cls: type[P], values: Mapping[str, Any], *, prefix: str = "") -> P:
@@ -168,6 +205,30 @@ def check_values(owner: str, cls: type[Any], values: Mapping[str, Any], *, prefi
             coerce(prefix + k, v, hints.get(k, Any))
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"{owner}: {exc}") from None
+
+
+def environment_values(environ: Mapping[str, str], sections: Mapping[str, type[Any]]) -> dict[str, dict[str, Any]]:
+    """The ``FOCUSCRAWL_<SECTION>__<KEY>`` variables of ``environ`` by section (of
+    ``sections``: name -> its dataclass), each checked as :func:`check_values` does; a
+    table-valued one (``crawl.strategy_params``) read from its JSON object or TOML inline
+    table, so that it merges key by key with the file's and the command line's. A bad
+    one is a one-line ConfigError naming the variable."""
+    out: dict[str, dict[str, Any]] = {}
+    for key, value in environ.items():
+        if not key.startswith("FOCUSCRAWL_") or "__" not in key:
+            continue
+        section, _, name = key[len("FOCUSCRAWL_") :].lower().partition("__")
+        if section not in sections:  # a typo (FOCUSCRAWL_FECTH__DELAY) was silently ignored
+            raise ConfigError(f"config: environment variable {key}: no section {section!r} "
+                              f"(FOCUSCRAWL_<SECTION>__<KEY>, the sections: {', '.join(sections)})")  # fmt: skip
+        cls = sections[section]
+        try:
+            check_values("config", cls, {name: value}, prefix=f"{section}.")
+        except ConfigError as exc:
+            raise ConfigError(f"config: environment variable {key}: {str(exc).removeprefix('config: ')}") from None
+        table = is_table(get_type_hints(cls)[name])
+        out.setdefault(section, {})[name] = parse_table(f"{section}.{name}", value) if table else value
+    return out
 
 
 def params_table(params_or_cls: Any) -> dict[str, Any]:

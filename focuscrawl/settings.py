@@ -3,7 +3,8 @@
 Every part of the crawler receives the section it needs (``settings.fetch``,
 ``settings.scope``...) when it is built; nothing reads settings by string key later.
 Environment variables are ``FOCUSCRAWL_<SECTION>__<FIELD>`` (e.g.
-``FOCUSCRAWL_FETCH__DELAY=0.5``).
+``FOCUSCRAWL_FETCH__DELAY=0.5``); a table as a JSON object or a TOML inline table
+(``FOCUSCRAWL_CRAWL__STRATEGY_PARAMS='{ a = 0.85 }'``), merged key by key with the file's.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from focuscrawl.exceptions import ConfigError
-from focuscrawl.params import build_params, check_values
+from focuscrawl.params import build_params, check_values, environment_values
 
 DEFAULT_USER_AGENT = "focuscrawl/0.1 (+https://github.com/focuscrawl/focuscrawl; research crawler)"
 
@@ -351,19 +352,6 @@ def read_run_json(path: Path) -> dict[str, Any]:
     return run
 
 
-def _env_overrides(environ: Mapping[str, str]) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
-    for key, value in environ.items():
-        if not key.startswith("FOCUSCRAWL_") or "__" not in key:
-            continue
-        section, _, name = key[len("FOCUSCRAWL_") :].lower().partition("__")
-        if section not in SECTIONS:  # a typo (FOCUSCRAWL_FECTH__DELAY) was silently ignored
-            raise ConfigError(f"config: environment variable {key}: no section {section!r} "
-                              f"(FOCUSCRAWL_<SECTION>__<KEY>, the sections: {', '.join(SECTIONS)})")  # fmt: skip
-        out.setdefault(section, {})[name] = value
-    return out
-
-
 def load_settings(
     config: Path | None = None,
     overrides: Mapping[str, Mapping[str, Any]] | None = None,
@@ -374,7 +362,7 @@ def load_settings(
     unknown = sorted(set(raw) - set(SECTIONS) - {"model", "seeds", "topic", "filters"})
     if unknown:
         raise ConfigError(f"config: unknown section [{unknown[0]}]")
-    layers = [raw, _env_overrides(os.environ if environ is None else environ), overrides or {}]
+    layers = [raw, environment_values(os.environ if environ is None else environ, SECTIONS), overrides or {}]
     kwargs: dict[str, Any] = {}
     for section, cls in SECTIONS.items():
         merged: dict[str, Any] = {}

@@ -46,7 +46,9 @@ class CrawlStats:
     """Live numbers of a crawl (what the progress bar and run.json show)."""
 
     fetched: int = 0  # results counted against max_pages
-    pages: int = 0  # HTML pages parsed
+    # pages parsed: HTML and PDF documents answered 2xx (a sitemap or a feed, read for its
+    # links, is none: as the export, the search index, the dashboard and eval count them)
+    pages: int = 0
     relevant: int = 0
     judged: int = 0
     errors: int = 0

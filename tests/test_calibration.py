@@ -209,3 +209,29 @@ def test_model_eval_on_one_class_and_on_a_value_no_label_has(
     with pytest.raises(ConfigError, match=r"^no label has kind=y \(values: x\)$"):
         model_main(["eval", str(model), "--archive", str(sample_archive), "--labels", str(labels),
                     "--field", "kind", "--value", "y"])  # fmt: skip
+
+
+def test_model_eval_limit_is_a_seeded_sample_keeping_the_class_ratio(
+    sample_archive: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # before (c49): --limit N judged the first N labelled pages in the archive's order:
+    # here the first four are all "yes", so it printed relevant=4 (1.0000) for a
+    # collection that is half "no"
+    from focuscrawl.replay.archive import iter_responses
+
+    model = tmp_path / "m"
+    model_main(["train", "keyword", "--keywords", "cat,cats", "--out", str(model)])
+    ordered = list(dict.fromkeys(r.url for r in iter_responses(sample_archive)
+                                 if r.status == 200 and "html" in r.content_type))[:8]  # fmt: skip
+    assert len(ordered) == 8
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps({"url": u, "kind": "yes" if i < 4 else "no"}) + "\n"
+                              for i, u in enumerate(ordered)))  # fmt: skip
+    argv = ["eval", str(model), "--archive", str(sample_archive), "--labels", str(labels),
+            "--field", "kind", "--value", "yes", "--limit", "4"]  # fmt: skip
+    capsys.readouterr()
+    model_main(argv)
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("n=4 relevant=2 (0.5000) "), first
+    model_main(argv)
+    assert capsys.readouterr().out.splitlines()[0] == first  # the same sample again

@@ -149,7 +149,7 @@ def test_progress_lines_when_stderr_is_not_a_terminal(
     assert main(argv) == 0
     lines = [x for x in capsys.readouterr().err.splitlines() if "URLs fetched" in x]
     assert lines
-    fetched = [int(re.match(r"focuscrawl: (\d+)/12 URLs fetched \(\d+ HTML pages, \d+ errors\), ", x).group(1))  # type: ignore[union-attr]
+    fetched = [int(re.match(r"focuscrawl: (\d+)/12 URLs fetched \(\d+ pages, \d+ errors\), ", x).group(1))  # type: ignore[union-attr]
                for x in lines]  # fmt: skip
     assert fetched == sorted(fetched)
     assert fetched[-1] <= 12

@@ -294,3 +294,30 @@ async def test_a_feed_the_body_links_to_as_well_is_read(tmp_path: Path) -> None:
     assert {"/feed.xml", "/f1.html", "/f2.html"} <= paths
     assert (rows["/feed.xml"]["feed"], rows["/feed.xml"]["out_links"]) == ("rss20", 2)
     assert rows["/f1.html"]["parent"] == origin + "/feed.xml"
+
+
+async def test_the_summarys_pages_are_the_dashboards_sitemaps_and_feeds_aside(tmp_path: Path) -> None:
+    # before (c49): the summary's "HTML pages" counted every document parsed, the
+    # sitemaps and feeds read for their links too (which are no page of the corpus,
+    # judged by no model and left out of eval's rates); the dashboard counted them too
+    from focuscrawl.dashboard import RunTail
+    from focuscrawl.evaluation.run import RunPages
+
+    await _crawl(tmp_path)
+    async with serve(FEED_ROUTES, fallback=html("<p>leaf</p>")) as site:
+        await crawl_async(
+            tmp_path / "feeds", [site.url("/")],
+            overrides={"crawl": {"max_pages": 12}, "fetch": {"delay": 0, "allow_private": ("127.0.0.1",)}},
+        )  # fmt: skip
+    for run in (tmp_path / "run", tmp_path / "feeds"):
+        rows = [json.loads(line) for line in (run / "pages.jsonl").read_text().splitlines()]
+        read = [r for r in rows if r.get("sitemap") or r.get("feed")]
+        pages = [r for r in rows if r.get("status") == 200 and not r.get("error") and r not in read]
+        assert read
+        assert pages
+        assert all(RunPages.is_page(r) == (r in pages) for r in rows)
+        summary = json.loads((run / "run.json").read_text())["summary"]
+        assert summary["pages"] == len(pages)
+        tail = RunTail(run)
+        tail.update()
+        assert tail.snapshot()["pages"] == len(pages)

@@ -21,12 +21,13 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 
 from focuscrawl.api import crawl
-from focuscrawl.output.corpus import COLUMNS, corpus_rows, main_text
+from focuscrawl.output.corpus import COLUMNS, corpus_rows, in_corpus, main_text, page_row
 from focuscrawl.output.export import export
 from focuscrawl.parse.html import page_from_bytes
 from focuscrawl.replay.archive import read_response_at
 from focuscrawl.replay.process import ReplayProcess
 from focuscrawl.replay.sample import SAMPLE_SEEDS
+from tests.stopping import killed_uncommitted, resume
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -328,3 +329,31 @@ async def test_a_pdfs_row_has_the_documents_text_and_title(tmp_path: Path) -> No
     assert rows["r.pdf"]["content_type"] == "application/pdf"
     assert rows["r.pdf"]["text"] == "annual report on kittens second page: kitten food"
     assert rows["r.pdf"]["title"] == "Kitten report"
+
+
+def test_a_rendered_pages_row_holds_the_corpus_columns_only() -> None:
+    # before (c49): the offset of the DOM a browser built rode in the row as a private
+    # ``_dom`` key, taken out only if the row went through with_text
+    page = {"url": "http://a.example/", "status": 200, "content_type": "text/html", "title": "A"}
+    row = page_row(page, ("corpus.warc.gz", 120, 480), "kept text")
+    assert list(row) == list(COLUMNS)
+    assert (row["warc_file"], row["warc_offset"], row["text"]) == ("corpus.warc.gz", 120, "kept text")
+
+
+def test_a_killed_crawls_export_holds_what_a_resume_keeps(sample_replay: ReplayProcess, tmp_path: Path) -> None:
+    # before (c49): the export read pages.jsonl and the WARC to their ends, so a crawl
+    # killed after its start's commit and before any other exported the pages it had
+    # not committed, which its resume cuts and fetches again
+    pytest.importorskip("cdxj_indexer")
+    run = tmp_path / "killed"
+    env = killed_uncommitted(run, sample_replay.proxy_url, list(SAMPLE_SEEDS))
+    assert len(_pages(run)) >= 5
+    _, rows = export(run, "jsonl", tmp_path / "killed.jsonl", jobs=1)
+    _, lines = export(run, "cdxj", tmp_path / "killed.cdxj")
+    assert (rows, lines) == (0, 0)  # nothing past the start was committed
+    resume(run, env)
+    out, rows = export(run, "jsonl", tmp_path / "resumed.jsonl", jobs=1)
+    pages = [p["url"] for p in _pages(run) if in_corpus(p)]
+    with open(out, encoding="utf-8") as fh:
+        assert [json.loads(line)["url"] for line in fh] == pages
+    assert rows == len(pages) >= 20

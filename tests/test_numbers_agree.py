@@ -5,6 +5,7 @@ summary line for a one-machine crawl and a crawl shared by workers."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -12,14 +13,15 @@ import pytest
 
 from focuscrawl.cli import main
 from focuscrawl.commands.dashboard import tails_for
-from focuscrawl.dashboard import render_fragment
+from focuscrawl.dashboard import RunTail, render_fragment
 from focuscrawl.replay.process import ReplayProcess
 from focuscrawl.replay.sample import SAMPLE_SEEDS
 from tests.redis_server import RedisServer, redis_server_fixture  # noqa: F401
+from tests.stopping import killed_uncommitted, resume
 
 # the one summary line: ".. by N workers" for a shared crawl
 LINE = re.compile(
-    r"^crawled \d+ URLs \(\d+ HTML pages, \d+ errors\)( by \d+ workers)? in \d+\.\d s, "
+    r"^crawled \d+ URLs \(\d+ pages, \d+ errors\)( by \d+ workers)? in \d+\.\d s, "
     r"(?P<rate>\d+\.\d) URLs/s, \d+ queued(, harvest rate \d\.\d{3} \(\d+/\d+\))?"
     r"(; not fetched: [^>]+)? -> \S+$"
 )
@@ -78,3 +80,24 @@ def test_a_shared_crawl_ends_with_the_one_machine_crawls_line(
     assert shared.group(1) == " by 2 workers"
     snap, _ = _dashboard(tmp_path / "shared")
     assert f"{snap['urls_per_s']:.1f}" == shared["rate"]
+
+
+def test_a_killed_crawls_totals_are_its_last_commits_and_never_fall_back(
+    sample_replay: ReplayProcess, tmp_path: Path
+) -> None:
+    # before (c49): the dashboard (and /metrics, which reads it) counted the lines a crawl
+    # killed with SIGKILL wrote after its last commit: ahead of run.json's summary, then
+    # back (to Prometheus a counter reset) when its resume cut them and fetched again
+    run = tmp_path / "killed"
+    env = killed_uncommitted(run, sample_replay.proxy_url, list(SAMPLE_SEEDS))
+    tail = RunTail(run)
+    tail.update()
+    summary = json.loads((run / "run.json").read_text())["summary"]
+    snap = tail.snapshot()
+    assert (snap["urls"], snap["pages"]) == (summary["fetched"], summary["pages"]) == (0, 0)
+    resume(run, env)
+    tail.update()
+    summary = json.loads((run / "run.json").read_text())["summary"]
+    snap = tail.snapshot()
+    assert (snap["urls"], snap["pages"]) == (summary["fetched"], summary["pages"])
+    assert snap["urls"] == 30

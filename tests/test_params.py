@@ -225,7 +225,7 @@ def test_a_strategy_naming_two_params_classes_is_refused() -> None:
     [
         pytest.param('[crawl]\nmax_pages = "many"\n', {}, "config: crawl.max_pages must be an integer, not 'many'", id="file-under-an-option"),
         pytest.param('[fetch]\ndelay = "slow"\n', {}, "config: fetch.delay must be a number, not 'slow'", id="file-under-an-option-2"),
-        pytest.param("", {"FOCUSCRAWL_CRAWL__MAX_PAGES": "lots"}, "config: crawl.max_pages must be an integer, not 'lots'", id="environment-under-an-option"),
+        pytest.param("", {"FOCUSCRAWL_CRAWL__MAX_PAGES": "lots"}, "config: environment variable FOCUSCRAWL_CRAWL__MAX_PAGES: crawl.max_pages must be an integer, not 'lots'", id="environment-under-an-option"),
         pytest.param('[crawl]\nmax_pages = "many"\n', {"FOCUSCRAWL_CRAWL__MAX_PAGES": "10"}, "config: crawl.max_pages must be an integer, not 'many'", id="file-under-the-environment"),
     ],
 )  # fmt: skip
@@ -255,3 +255,40 @@ def test_command_line_params_merge_with_the_files_key_by_key(tmp_path: Path) -> 
     assert dict(settings.model) == {"name": "keyword", "keywords": ["cat"], "threshold": 0.4}
     alone = load_settings(None, cli, environ={})
     assert dict(alone.crawl.strategy_params) == {"beta": 0.5}
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        pytest.param('{"beta": 0.5, "gamma": "x"}', id="json-object"),
+        pytest.param('{ beta = 0.5, gamma = "x" }', id="toml-inline-table"),
+    ],
+)  # fmt: skip
+def test_an_environment_table_merges_with_the_files_key_by_key(env: str, tmp_path: Path) -> None:
+    # before (c49): FOCUSCRAWL_CRAWL__STRATEGY_PARAMS arrived as a string, refused as
+    # "must be a table": the file's table could not be changed by one key from the environment
+    config = tmp_path / "c.toml"
+    config.write_text("[crawl]\nstrategy_params = { alpha = 0.3, beta = 0.1 }\n")
+    environ = {"FOCUSCRAWL_CRAWL__STRATEGY_PARAMS": env}
+    settings = load_settings(config, environ=environ)
+    assert dict(settings.crawl.strategy_params) == {"alpha": 0.3, "beta": 0.5, "gamma": "x"}
+    cli = load_settings(config, {"crawl": {"strategy_params": {"gamma": "y"}}}, environ=environ)
+    assert dict(cli.crawl.strategy_params) == {"alpha": 0.3, "beta": 0.5, "gamma": "y"}
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        pytest.param("beta=0.5", id="key-value"),
+        pytest.param("{ beta = }", id="torn-table"),
+        pytest.param("[1, 2]", id="a-list"),
+        pytest.param('{ beta = 0.5 }\nalpha = 1', id="two-lines"),
+    ],
+)  # fmt: skip
+def test_a_malformed_environment_table_is_one_line_naming_the_variable(env: str, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_settings(None, environ={"FOCUSCRAWL_CRAWL__STRATEGY_PARAMS": env})
+    said = str(caught.value)
+    assert said.startswith("config: environment variable FOCUSCRAWL_CRAWL__STRATEGY_PARAMS: "
+                           "crawl.strategy_params must be a table, a JSON object or a TOML inline table"), said
+    assert "\n" not in said

@@ -101,7 +101,7 @@ class ProgressView:
         if self.max_pages > 0 and rate > 0:
             eta = f", ETA {eta_text(max(0, self.max_pages - stats.fetched) / rate)}"
         return (
-            f"focuscrawl: {stats.fetched}{budget} URLs fetched ({stats.pages} HTML pages, "
+            f"focuscrawl: {stats.fetched}{budget} URLs fetched ({stats.pages} pages, "
             f"{stats.errors} errors), {rate:.1f} URLs/s, {stats.queued} queued{harvest}, "
             f"{stats.elapsed:.0f} s{eta}"
         )
@@ -118,14 +118,14 @@ def summary_text(summary: Mapping[str, Any], out: Path, workers: int = 0) -> str
 
     >>> print(summary_text({"fetched": 12, "pages": 10, "errors": 1, "elapsed": 3.0, "queued": 4,
     ...     "pages_per_second": 4.0, "relevant": 5, "judged": 10, "harvest_rate": 0.5}, Path("r"), 2))
-    crawled 12 URLs (10 HTML pages, 1 errors) by 2 workers in 3.0 s, 4.0 URLs/s, 4 queued, harvest rate 0.500 (5/10) -> r
+    crawled 12 URLs (10 pages, 1 errors) by 2 workers in 3.0 s, 4.0 URLs/s, 4 queued, harvest rate 0.500 (5/10) -> r
     """
     judged, relevant = int(summary.get("judged") or 0), int(summary.get("relevant") or 0)
     harvest = f", harvest rate {relevant / judged:.3f} ({relevant}/{judged})" if judged else ""
     by = f" by {workers} workers" if workers else ""
     queued = summary.get("queued")
     return (
-        f"crawled {summary.get('fetched', 0)} URLs ({summary.get('pages', 0)} HTML pages, "
+        f"crawled {summary.get('fetched', 0)} URLs ({summary.get('pages', 0)} pages, "
         f"{summary.get('errors', 0)} errors){by} in {float(summary.get('elapsed') or 0):.1f} s, "
         f"{float(summary.get('pages_per_second') or 0):.1f} URLs/s"
         f"{'' if queued is None else f', {queued} queued'}{harvest}"

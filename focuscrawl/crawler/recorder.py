@@ -183,7 +183,7 @@ class Recorder:
             counters["markup_cut"] += 1
         page.depth = queued.depth
         page.parent = queued.parent
-        self.stats.pages += 1
+        self.stats.pages += source is None  # a sitemap or a feed, read for its links, is no page
         manners = self.manners.read(page)
         if manners.noindex:  # archived, marked, and not one of the crawl's relevant pages
             record.extra["noindex"] = True

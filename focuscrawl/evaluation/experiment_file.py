@@ -171,7 +171,7 @@ def _check_strategy(exp: Experiment, spec: StrategySpec, where: str) -> None:
                 raise ConfigError(f"crawl: {taken[0]} is not a [crawl] setting here ({_SET_BY_EXPERIMENT[taken[0]]})")
             fetch = {**exp.fetch, **({"concurrency": settings.pop("concurrency")} if "concurrency" in settings else {})}
             if spec.strategy != "oracle":
-                build_params(f"strategy {spec.strategy!r}", cls.Params, settings.get("strategy_params", {}))
+                cls.make_params(settings.get("strategy_params", {}))
                 settings.pop("strategy_params", None)
             overrides = {"crawl": {**settings, "strategy": spec.strategy, "max_pages": exp.budget},
                          "fetch": fetch, "scope": exp.scope}  # fmt: skip

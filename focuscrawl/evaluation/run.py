@@ -60,7 +60,9 @@ class RunPages:
 
     @staticmethod
     def is_page(row: Mapping[str, Any]) -> bool:
-        return row.get("status") == 200 and not row.get("error")
+        """A page: an answer 200 without error (HTML or PDF), not a sitemap or a feed
+        (read for its links, as the crawl's summary counts pages)."""
+        return row.get("status") == 200 and not row.get("error") and not (row.get("sitemap") or row.get("feed"))
 
     @staticmethod
     def content_url(row: Mapping[str, Any]) -> str:

@@ -10,19 +10,26 @@ Otherwise :class:`~focuscrawl.exceptions.ResumeError`, one line, and nothing cha
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 import zlib
 from pathlib import Path
+from typing import Any
 
 from focuscrawl.exceptions import ResumeError
 
-__all__ = ["verify_committed"]
+__all__ = ["committed_offsets", "verify_committed", "worker_offsets"]
 
 # How far back from the committed offset the last complete record is looked for:
 # a JSONL line is a few KB; a WARC pair holds a body of at most fetch.max_body_size
 # (5 MB by default), which compresses to about that at worst.
 _JSONL_WINDOW = 1 << 20
 _WARC_WINDOW = 16 << 20
+_SQLITE = b"SQLite format 3\0"  # the first bytes of an SQLite file
+_REDIS_TIMEOUT = 5.0  # seconds: a reader does not wait long for a Redis that is away
+_RUN_JSON = "run.json"  # (crawler.run's RUN_NAME: that module imports this one)
+_PAGES, _WARC = "pages.jsonl", "corpus.warc.gz"
 
 
 def verify_committed(
@@ -128,3 +135,63 @@ def _lone_warcinfo(path: Path, size: int) -> bool:
         and record.startswith(b"WARC/")
         and b"\r\nWARC-Type: warcinfo\r\n" in record.split(b"\r\n\r\n", 1)[0]
     )
+
+
+def committed_offsets(run_dir: Path) -> tuple[int, int] | None:
+    """(pages.jsonl, corpus.warc.gz) lengths of the crawl's last commit, from its crawl DB
+    (read-only), or for a shared crawl's worker from its journal; None without one (not
+    started, a shared crawl's own directory, a worker whose Redis is away)."""
+    db = run_dir / "crawl.db"
+    try:
+        with open(db, "rb") as fh:
+            head = fh.read(len(_SQLITE))
+    except OSError:
+        return None
+    if head != _SQLITE:
+        return worker_offsets(run_dir)
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'engine'").fetchone()
+        finally:
+            conn.close()
+        state = json.loads(row[0]) if row else None
+    except (sqlite3.Error, ValueError, TypeError):
+        return None
+    return _offsets(state)
+
+
+def _offsets(state: Any) -> tuple[int, int] | None:
+    if not isinstance(state, dict) or "pages_offset" not in state:
+        return None
+    return int(state.get("pages_offset") or 0), int(state.get("warc_offset") or 0)
+
+
+def worker_offsets(run_dir: Path) -> tuple[int, int] | None:
+    """A shared crawl's worker: the lengths its last commit journaled in the crawl's
+    Redis (the ``engine`` state of its journal); a worker that finished, whose journal
+    is not there (Redis restarted without its data), committed its files whole."""
+    try:
+        marker = json.loads((run_dir / "crawl.db").read_bytes())
+        run = json.loads((run_dir / _RUN_JSON).read_bytes())
+        prefix, worker = str(marker["prefix"]), str(marker["worker"])
+        url = str(run["settings"]["crawl"]["frontier_url"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # not a worker's directory, or not written yet
+    # the Redis client only for a shared crawl's worker (it imports cryptography: a crawl,
+    # an export and the CLI start without it, tests/test_cli.py)
+    from focuscrawl.frontier.redis.connection import Connection
+    from focuscrawl.frontier.redis.keys import Keys
+
+    state = None
+    with contextlib.suppress(Exception):  # Redis away: the finished worker's files, or next time
+        db = Connection(url, timeout=_REDIS_TIMEOUT)
+        try:
+            raw = db.hget(Keys(prefix).journal(worker), "engine")
+        finally:
+            db.close()
+        state = json.loads(raw) if raw else None
+    if state is None and run.get("finished"):
+        with contextlib.suppress(OSError):
+            return (run_dir / _PAGES).stat().st_size, (run_dir / _WARC).stat().st_size
+    return _offsets(state)

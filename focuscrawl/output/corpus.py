@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
 import orjson
 from selectolax.lexbor import LexborHTMLParser
@@ -28,6 +28,7 @@ from warcio.exceptions import ArchiveLoadFailed
 
 from focuscrawl.exceptions import ArchiveError, ConfigError
 from focuscrawl.fetch.encoding import decode_html, detect_charset
+from focuscrawl.output.committed import committed_offsets
 from focuscrawl.output.layout import run_files
 from focuscrawl.output.warc_scan import page_offsets, read_payload
 from focuscrawl.output.writers import TEXTS_NAME, text_offset
@@ -83,8 +84,9 @@ class RecordOffsets:
     def _scan(self) -> Iterator[tuple[str, str, int, int | None]]:
         for path in run_files(self.run_dir, WARC_NAME):
             name = str(path.relative_to(self.run_dir))
+            committed = committed_offsets(path.parent)  # past it: what a resume cuts
             try:
-                for url, offset, dom in page_offsets(path):
+                for url, offset, dom in page_offsets(path, 0, committed[1] if committed else None):
                     yield url, name, offset, dom
             except OSError as exc:
                 raise ArchiveError(f"{path}: cannot read ({exc.strerror or exc})") from None
@@ -111,11 +113,25 @@ def _iso(when: Any) -> str | None:
     return datetime.fromtimestamp(when, UTC).isoformat().replace("+00:00", "Z")
 
 
+class PendingRow(NamedTuple):
+    """A row of the corpus whose text :func:`with_text` is still to read, and where the
+    DOM a browser built of its page is (the offset of that conversion record in the
+    row's WARC file; None: not rendered): the page is read from its DOM, as the crawl
+    judged it, and the DOM's offset is no column of the row."""
+
+    row: dict[str, Any]
+    dom: int | None
+
+
+def pending_row(page: dict[str, Any], where: Where | None, text: str | None = None) -> PendingRow:
+    """:func:`page_row` and its rendered DOM's offset, for :func:`with_text`."""
+    return PendingRow(page_row(page, where, text), where[2] if where is not None else None)
+
+
 def page_row(page: dict[str, Any], where: Where | None, text: str | None = None) -> dict[str, Any]:
-    """A row of the corpus from a pages.jsonl record and its WARC record (the main text
-    if the crawl kept it, else not yet; a page a browser rendered is read from its DOM
-    by :func:`with_text`, which takes the row's ``_dom`` offset out)."""
-    row = {
+    """A row of the corpus (its :data:`COLUMNS`) from a pages.jsonl record and its WARC
+    record (the main text if the crawl kept it, else not yet)."""
+    return {
         "url": page.get("url"),
         "final_url": page.get("final_url") or page.get("url"),
         "status": page.get("status"),
@@ -131,9 +147,6 @@ def page_row(page: dict[str, Any], where: Where | None, text: str | None = None)
         "warc_file": where[0] if where else None,
         "warc_offset": where[1] if where else None,
     }
-    if where is not None and where[2] is not None:
-        row["_dom"] = where[2]
-    return row
 
 
 def _payload(files: dict[Path, BinaryIO], path: Path, offset: int) -> tuple[str, bytes] | None:
@@ -165,14 +178,14 @@ def _pdf_text(row: dict[str, Any], body: bytes) -> None:
     row["title"] = row["title"] or title or None
 
 
-def _html_of(run_dir: str, rows: list[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], str]]:
+def _html_of(run_dir: str, rows: list[PendingRow]) -> Iterator[tuple[dict[str, Any], str]]:
     """The rows still without their text or title whose page is an HTML record, each
-    with its decoded HTML; a PDF record's row gets its text and title here (the
-    document's, as the crawl read it); each WARC file opened once."""
+    with its decoded HTML (its rendered DOM's, if a browser built one: what the crawl
+    read); a PDF record's row gets its text and title here (the document's, as the
+    crawl read it); each WARC file opened once."""
     files: dict[Path, BinaryIO] = {}
     try:
-        for row in rows:
-            dom = row.pop("_dom", None)  # the DOM a browser built: what the crawl read
+        for row, dom in rows:
             if row["warc_file"] is None or (row["text"] is not None and row["title"]):
                 continue  # no record, or the text the crawl kept (texts.jsonl)
             ctype = (row["content_type"] or "").lower()
@@ -195,8 +208,9 @@ def _html_of(run_dir: str, rows: list[dict[str, Any]]) -> Iterator[tuple[dict[st
             fh.close()
 
 
-def with_text(run_dir: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Fill in the main text of rows whose page is an HTML record (in a pool process)."""
+def with_text(run_dir: str, rows: list[PendingRow]) -> list[dict[str, Any]]:
+    """The rows, the main text of those whose page is an HTML record filled in (in a
+    pool process)."""
     for row, decoded in _html_of(run_dir, rows):
         # main_text(page_from_bytes(...)), the page parsed only where the text or the
         # title needs it (the parse costs an index or an export a sixth of its CPU)
@@ -206,7 +220,7 @@ def with_text(run_dir: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             text = text or page.text
             row["title"] = row["title"] or page.title or None
         row["text"] = text
-    return rows
+    return [pending.row for pending in rows]
 
 
 def visible_text(html: str) -> tuple[str, str]:
@@ -224,7 +238,7 @@ def visible_text(html: str) -> tuple[str, str]:
     return title, text
 
 
-def with_visible_text(run_dir: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def with_visible_text(run_dir: str, rows: list[PendingRow]) -> list[dict[str, Any]]:
     """:func:`with_text` with :func:`visible_text` for the pages the crawl kept no text of
     (the search index's: trafilatura costs a crawl of a model that reads no main text
     half its CPU again); the export's text column stays :func:`with_text`'s."""
@@ -233,7 +247,7 @@ def with_visible_text(run_dir: str, rows: list[dict[str, Any]]) -> list[dict[str
         row["title"] = row["title"] or title or None
         if row["text"] is None:
             row["text"] = text
-    return rows
+    return [pending.row for pending in rows]
 
 
 def run_pages(run_dir: Path) -> Iterator[dict[str, Any]]:
@@ -244,17 +258,22 @@ def run_pages(run_dir: Path) -> Iterator[dict[str, Any]]:
 
 def _pages_texts(run_dir: Path, *, texts: bool = False) -> Iterator[tuple[dict[str, Any], str | None]]:
     """The records of the run's pages.jsonl files, each with the main text the crawl kept
-    for it in texts.jsonl beside it (with ``texts``; else None)."""
+    for it in texts.jsonl beside it (with ``texts``; else None): those its crawl DB's
+    last commit accounts for, as a resume keeps them (a killed or running crawl's
+    later lines are not read; a directory with no crawl DB is read whole)."""
     paths = run_files(run_dir, PAGES_NAME)
     if not paths:
         raise ConfigError(f"export: {run_dir}: no {PAGES_NAME} (not a run directory?)")
     for path in paths:
         kept = _kept_texts(path.with_name(TEXTS_NAME)) if texts else iter(())
         next_at, next_text = next(kept, (None, None))
+        committed = committed_offsets(path.parent)
         at = 0
         with open(path, "rb") as fh:
             for line in fh:
                 start, at = at, at + len(line)
+                if committed is not None and start >= committed[0]:
+                    break  # past the crawl's last commit: a resume cuts it and fetches again
                 text = None
                 while next_at is not None and next_at <= start:
                     if next_at == start:
@@ -301,15 +320,15 @@ def in_corpus(page: dict[str, Any]) -> bool:
     return not (page.get("noindex") or page.get("sitemap") or page.get("feed"))
 
 
-def _batches(run_dir: Path) -> Iterator[list[dict[str, Any]]]:
+def _batches(run_dir: Path) -> Iterator[list[PendingRow]]:
     offsets = RecordOffsets(run_dir)
-    batch: list[dict[str, Any]] = []
+    batch: list[PendingRow] = []
     for page, text in _pages_texts(run_dir, texts=True):
         # taken in order even when the page is left out
         where = offsets.take(page.get("final_url") or page["url"]) if page.get("status") else None
         if not in_corpus(page):
             continue
-        batch.append(page_row(page, where, text))
+        batch.append(pending_row(page, where, text))
         if len(batch) >= _BATCH:
             yield batch
             batch = []

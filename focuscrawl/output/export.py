@@ -7,6 +7,10 @@ index is made by webrecorder's ``cdxj-indexer`` (what pywb's ``wb-manager`` and
 py-wacz use), sorted, with file names relative to the run directory; the WACZ by
 py-wacz, then checked with its validator. Those three packages are optional (the
 ``export`` extra): a missing one is named in a one-line error.
+
+Every format reads a run as a resume would keep it: the pages and WARC records its
+crawl DB's last commit accounts for. What a killed (or still running) crawl wrote
+after that commit is left out, since a resume cuts it and fetches those URLs again.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
+import json
 import os
 import secrets
 import tempfile
@@ -24,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from focuscrawl.exceptions import ConfigError
+from focuscrawl.output.committed import committed_offsets
 from focuscrawl.output.corpus import COLUMNS, WARC_NAME, corpus_rows, in_corpus, run_pages
 from focuscrawl.output.layout import WORKERS_DIR, run_files
 from focuscrawl.output.writers import json_line
@@ -134,7 +140,7 @@ def write_cdxj(run_dir: Path, out: Path) -> int:
     with contextlib.chdir(run_dir):  # file names in the index are relative to the run
         indexer.write_cdx_index(buffer, [str(w.relative_to(run_dir)) for w in warcs],
                                 {"sort": True, "records": CDXJ_RECORDS})
-    text = buffer.getvalue()
+    text = _committed_lines(run_dir, buffer.getvalue())
     tmp = _atomic(out)
     try:
         tmp.write_text(text, encoding="utf-8")
@@ -142,6 +148,32 @@ def write_cdxj(run_dir: Path, out: Path) -> int:
     finally:
         tmp.unlink(missing_ok=True)
     return text.count("\n")
+
+
+def _committed_ends(run_dir: Path) -> dict[str, int]:
+    """WARC file (relative to the run directory) -> the length its crawl's last commit
+    accounts for, where a crawl DB says (past it: what a resume cuts and fetches again)."""
+    ends = {}
+    for warc in run_files(run_dir, WARC_NAME):
+        committed = committed_offsets(warc.parent)
+        if committed is not None:
+            ends[str(warc.relative_to(run_dir))] = committed[1]
+    return ends
+
+
+def _committed_lines(run_dir: Path, text: str) -> str:
+    """The lines of a CDXJ index whose records the crawls' last commits account for."""
+    ends = _committed_ends(run_dir)
+    kept = []
+    for line in text.splitlines(keepends=True):
+        try:
+            fields = json.loads(line.split(" ", 2)[2])
+            end, offset = ends.get(fields["filename"]), int(fields["offset"])
+        except (IndexError, ValueError, KeyError, TypeError):
+            end = offset = None  # (not a record's line: kept)
+        if end is None or offset is None or offset < end:
+            kept.append(line)
+    return "".join(kept)
 
 
 def write_wacz(run_dir: Path, out: Path, *, title: str | None = None) -> int:
@@ -157,9 +189,14 @@ def write_wacz(run_dir: Path, out: Path, *, title: str | None = None) -> int:
     # the package names its archives by their base names: a shared crawl's workers'
     # files, all corpus.warc.gz, are linked under names of their own
     warcs = []
+    ends = _committed_ends(run_dir)
     for warc in found:
         link = Path(links.name) / "-".join(warc.relative_to(run_dir).parts)
-        link.symlink_to(warc.resolve())
+        end = ends.get(str(warc.relative_to(run_dir)))
+        if end is not None and end < warc.stat().st_size:  # a killed or running crawl's
+            _copy_head(warc, link, end)  # (its records past the last commit left out)
+        else:
+            link.symlink_to(warc.resolve())
         warcs.append(str(link))
     try:
         _write_wacz_pages(run_dir, listed)
@@ -176,6 +213,13 @@ def write_wacz(run_dir: Path, out: Path, *, title: str | None = None) -> int:
         listed.unlink(missing_ok=True)
         links.cleanup()
     return wacz_pages(out)
+
+
+def _copy_head(source: Path, target: Path, length: int) -> None:
+    with open(source, "rb") as src, open(target, "wb") as dst:
+        while length > 0 and (chunk := src.read(min(length, 1 << 20))):
+            dst.write(chunk)
+            length -= len(chunk)
 
 
 def _wacz_main(wacz: Any, argv: list[str]) -> tuple[int, str]:

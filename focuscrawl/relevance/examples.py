@@ -30,6 +30,7 @@ True
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -96,6 +97,33 @@ def select_urls(labels: Mapping[str, Mapping[str, Any]], where: Sequence[str]) -
     """URLs whose labels pass every filter of ``where``, in label-file order."""
     filters = [parse_filter(e) for e in where]
     return [url for url, label in labels.items() if all_match(filters, label)]
+
+
+def stratified_sample(strata: Mapping[Any, Iterable[str]], n: int, seed: int = 0) -> list[str]:
+    """A seeded random sample of ``n`` URLs of the ``strata`` (class -> URLs), each class
+    given its share of ``n`` (the largest remainders rounded up, the larger class first
+    at a tie), so that the sample keeps the classes' ratio; sorted. All of them when
+    ``n`` <= 0 or is at least their number. The draw depends only on the seed and the
+    URLs, not on their order.
+
+    >>> sample = stratified_sample({True: "abc", False: "defghijkl"}, 4)  # 4 x 3/12, 4 x 9/12
+    >>> sum(u in "abc" for u in sample), len(sample), sample == stratified_sample({True: "cba", False: "lkjihgfed"}, 4)
+    (1, 4, True)
+    >>> sample = stratified_sample({1: "abc", 2: "defg", 3: "hij"}, 5, seed=7)  # 1.5, 2.0, 1.5
+    >>> [sum(u in group for u in sample) for group in ("abc", "defg", "hij")]
+    [2, 2, 1]
+    """
+    groups = {key: sorted(set(urls)) for key, urls in strata.items()}
+    total = sum(len(urls) for urls in groups.values())
+    if n <= 0 or n >= total:
+        return sorted(u for urls in groups.values() for u in urls)
+    shares = {key: n * len(urls) / total for key, urls in groups.items()}
+    counts = {key: int(share) for key, share in shares.items()}
+    by_remainder = sorted(groups, key=lambda k: (counts[k] - shares[k], -len(groups[k])))
+    for key in by_remainder[: n - sum(counts.values())]:
+        counts[key] += 1
+    rng = random.Random(seed)
+    return sorted(u for key in sorted(groups, key=str) for u in rng.sample(groups[key], counts[key]))
 
 
 def _values(labels: Iterable[Mapping[str, Any]], key: str, shown: int = 6) -> str:

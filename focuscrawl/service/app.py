@@ -18,6 +18,7 @@ from aiohttp import web
 from focuscrawl.control import wait_for_ack, withdraw_request, write_request
 from focuscrawl.exceptions import ConfigError
 from focuscrawl.service.context import SERVICE, Service
+from focuscrawl.service.crawls import remove_moved
 from focuscrawl.service.experiments import parse_experiment
 from focuscrawl.service.metrics import render_metrics
 from focuscrawl.service.openapi import openapi_document
@@ -83,6 +84,17 @@ async def get_crawl(request: web.Request) -> web.Response:
     svc = request.app[SERVICE]
     name = svc.known(request)
     return ok({**svc.manager.describe(name), "spec": svc.manager.spec(name)})
+
+
+async def delete_crawl(request: web.Request) -> web.Response:
+    """Remove an ended crawl, its run directory and what the server kept of it (409 while
+    it runs); says what was removed."""
+    svc = request.app[SERVICE]
+    name = svc.known(request)
+    moved = svc.manager.delete(name)
+    await asyncio.to_thread(svc.readers.forget, name)
+    files, size = await asyncio.to_thread(remove_moved, moved.values())
+    return ok({"deleted": name, "removed": sorted(moved), "files": files, "bytes": size})
 
 
 async def _no_fields(request: web.Request, allowed: frozenset[str] = frozenset()) -> dict[str, Any]:
@@ -230,6 +242,7 @@ def make_app(service: Service) -> web.Application:
     app.router.add_get("/api/crawls", list_crawls)
     app.router.add_post("/api/crawls", create_crawl)
     app.router.add_get("/api/crawls/{name}", get_crawl)
+    app.router.add_delete("/api/crawls/{name}", delete_crawl)
     app.router.add_post("/api/crawls/{name}/pause", pause_crawl)
     app.router.add_post("/api/crawls/{name}/resume", resume_crawl)
     app.router.add_post("/api/crawls/{name}/stop", stop_crawl)

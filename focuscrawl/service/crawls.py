@@ -28,17 +28,22 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from focuscrawl.exceptions import ConfigError
+from focuscrawl.output.lock import RunLock
 from focuscrawl.service.experiments import EXPERIMENT_FILE, experiment_toml
 from focuscrawl.service.specs import CrawlSpec, RequestError, check_name, to_toml
 
 SERVICE_DIR = ".service"
+TRASH_DIR = ".deleted"  # a deleted crawl's directories, moved here, then removed
 WANTS = ("running", "paused", "stopped", "failed")
 
 
@@ -103,6 +108,8 @@ class CrawlManager:
         self.runs_dir = runs_dir.resolve()
         self.meta_root = self.runs_dir / SERVICE_DIR
         self.meta_root.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(OSError):  # what a delete killed half way moved aside
+            remove_moved(list((self.runs_dir / TRASH_DIR).iterdir()))
         self.python = python
         self._children: dict[str, subprocess.Popen[bytes]] = {}
 
@@ -246,6 +253,39 @@ class CrawlManager:
                 self._signal(name, signal.SIGINT)
         return self.describe(name)
 
+    def delete(self, name: str) -> dict[str, Path]:
+        """Take an ended crawl away: its run directory ``RUNS/NAME`` and what the server kept
+        of it (``RUNS/.service/NAME``: request, config, log, search index) are moved into
+        ``RUNS/.deleted/`` (renames within the runs directory, what the server knew first,
+        so that a kill half way leaves at worst a run directory no crawl names: never a
+        crawl whose files are gone, which ``recover`` would start anew). Returns each
+        moved one (relative to the runs directory) -> where it is now, for
+        :func:`remove_moved`. 409 while a process runs it (one the server started, or
+        ``focuscrawl crawl --resume`` holding its run directory's lock)."""
+        state = self.state(name)
+        if state in ("running", "stopping"):
+            raise RequestError(409, f"crawl {name!r} is {state}: stop it first, then delete it")
+        run_dir, meta = self.run_dir(name), self.meta(name)
+        (self.runs_dir / TRASH_DIR).mkdir(exist_ok=True)
+        moved = self.runs_dir / TRASH_DIR / f"{name}.{os.getpid()}.{time.monotonic_ns()}"
+        lock = RunLock(run_dir) if run_dir.is_dir() and not run_dir.is_symlink() else None
+        try:
+            if lock is not None:
+                lock.acquire()
+        except ConfigError as exc:
+            raise RequestError(409, f"crawl {name!r}: {exc}") from None
+        out = {f"{SERVICE_DIR}/{name}": moved.with_name(moved.name + SERVICE_DIR)}
+        try:
+            os.rename(meta, out[f"{SERVICE_DIR}/{name}"])
+            with contextlib.suppress(FileNotFoundError):  # (a crawl that never made it)
+                os.rename(run_dir, moved)
+                out[name] = moved
+        finally:
+            if lock is not None:
+                lock.release()
+        self._children.pop(name, None)
+        return out
+
     def _signal(self, name: str, sig: int) -> None:
         pid = self.pid(name)
         if pid is not None:
@@ -291,3 +331,22 @@ class CrawlManager:
                 child.kill()
                 child.wait()
         self._children.clear()
+
+
+def remove_moved(paths: Iterable[Path]) -> tuple[int, int]:
+    """Remove the directories :meth:`CrawlManager.delete` moved aside; (files, bytes)
+    removed. A link is removed as a link, what it points to untouched (``shutil.rmtree``
+    follows none)."""
+    files = size = 0
+    for path in paths:
+        if path.is_symlink() or not path.is_dir():
+            with contextlib.suppress(OSError):
+                files, size = files + 1, size + path.lstat().st_size
+                path.unlink()
+            continue
+        for root, dirs, names in os.walk(path):  # (a link to a directory: not entered)
+            for file in [*names, *(d for d in dirs if os.path.islink(os.path.join(root, d)))]:
+                with contextlib.suppress(OSError):
+                    files, size = files + 1, size + os.lstat(os.path.join(root, file)).st_size
+        shutil.rmtree(path, ignore_errors=True)
+    return files, size

@@ -9,7 +9,10 @@ shared crawl on the server's Redis, the partitions each worker holds a lease on.
 
 The in-flight count and the histogram are those of the crawl's current process, as
 of its last write of run.json (every few seconds): a resumed crawl starts them again
-from zero, which Prometheus reads as a counter reset.
+from zero, which Prometheus reads as a counter reset. The crawl's totals (URLs, pages,
+responses, bytes) are not: they count the pages its last commit accounts for, as
+run.json's summary and the dashboard do, so a crawl killed with ``kill -9`` and
+resumed counts on from its last commit, never back.
 """
 
 from __future__ import annotations
@@ -88,7 +91,7 @@ class CrawlCollector:
         )
 
         urls = CounterMetricFamily("focuscrawl_urls", "URLs of the budget recorded", labels=["crawl"])
-        pages = CounterMetricFamily("focuscrawl_pages", "pages answered 200 without error", labels=["crawl"])
+        pages = CounterMetricFamily("focuscrawl_pages", "pages answered 200 without error (sitemaps and feeds aside)", labels=["crawl"])
         statuses = CounterMetricFamily("focuscrawl_responses", "URLs recorded by status or error",
                                        labels=["crawl", "status"])  # fmt: skip
         size = CounterMetricFamily("focuscrawl_bytes", "bytes of the bodies fetched", labels=["crawl"])

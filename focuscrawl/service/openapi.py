@@ -41,7 +41,10 @@ def openapi_document() -> dict[str, Any]:
                 "get": _op("the crawls and their states", errors=()),
                 "post": _op("start a crawl", body="CrawlRequest", ok="201", errors=("400", "403", "409", "415")),
             },
-            crawl[0]: {"get": _op("a crawl: its state and request", params=(_NAME,))},
+            crawl[0]: {"get": _op("a crawl: its state and request", params=(_NAME,)),
+                       "delete": _op("remove an ended crawl: its run directory and what the server kept of it "
+                                     "(409 while it runs); answers what was removed, files and bytes",
+                                     params=(_NAME,), errors=("404", "409"))},
             crawl[0] + "/pause": {"post": _op("stop cleanly, to resume later", params=(_NAME,), errors=("404", "409"))},
             crawl[0] + "/resume": {"post": _op("resume a paused, stopped or interrupted crawl", params=(_NAME,), errors=("404", "409"))},
             crawl[0] + "/stop": {"post": _op("stop (now: as a second Ctrl-C)", params=(_NAME,), body="Stop", errors=("400", "404", "409"))},

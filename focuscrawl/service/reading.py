@@ -115,6 +115,15 @@ class RunReaders:
             self._indexes[name] = index
         return index
 
+    def forget(self, name: str) -> None:
+        """Drop what is kept of a crawl (deleted): its tail, its index closed once no
+        update holds it."""
+        self._tails.pop(name, None)
+        index = self._indexes.pop(name, None)
+        if index is not None:
+            with index.lock:
+                index.close()
+
     def close(self) -> None:
         for index in self._indexes.values():
             index.close()

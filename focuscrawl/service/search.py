@@ -20,25 +20,22 @@ worker that finished, from the files themselves (its last commit was their end).
 
 from __future__ import annotations
 
-import contextlib
-import json
 import re
 import sqlite3
 import threading
 from pathlib import Path
 from typing import Any
 
-from focuscrawl.crawler.run import RUN_NAME
 from focuscrawl.exceptions import ArchiveError
-from focuscrawl.frontier.redis.connection import Connection
-from focuscrawl.frontier.redis.keys import Keys
+from focuscrawl.output.committed import committed_offsets
 from focuscrawl.output.corpus import (
     PAGES_NAME,
     WARC_NAME,
+    PendingRow,
     Where,
     in_corpus,
     page_record,
-    page_row,
+    pending_row,
     with_text,
     with_visible_text,
 )
@@ -67,67 +64,10 @@ CREATE TABLE IF NOT EXISTS sources (dir TEXT PRIMARY KEY,
     pages_offset INTEGER NOT NULL, warc_offset INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS texts (dir TEXT PRIMARY KEY, texts_offset INTEGER NOT NULL);
 """
-_SQLITE = b"SQLite format 3\0"  # the first bytes of an SQLite file
-_REDIS_TIMEOUT = 5.0  # seconds: an update does not wait long for a Redis that is away
 
 
 class SearchError(ValueError):
     """A query the index cannot run (FTS syntax, too long): a one-line message."""
-
-
-def committed_offsets(run_dir: Path) -> tuple[int, int] | None:
-    """(pages.jsonl, corpus.warc.gz) lengths of the crawl's last commit, from its crawl DB
-    (read-only), or for a shared crawl's worker from its journal; None without one (not
-    started, a shared crawl's own directory, a worker whose Redis is away)."""
-    db = run_dir / "crawl.db"
-    try:
-        with open(db, "rb") as fh:
-            head = fh.read(len(_SQLITE))
-    except OSError:
-        return None
-    if head != _SQLITE:
-        return worker_offsets(run_dir)
-    try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)
-        try:
-            row = conn.execute("SELECT value FROM meta WHERE key = 'engine'").fetchone()
-        finally:
-            conn.close()
-        state = json.loads(row[0]) if row else None
-    except (sqlite3.Error, ValueError, TypeError):
-        return None
-    return _offsets(state)
-
-
-def _offsets(state: Any) -> tuple[int, int] | None:
-    if not isinstance(state, dict):
-        return None
-    return int(state.get("pages_offset") or 0), int(state.get("warc_offset") or 0)
-
-
-def worker_offsets(run_dir: Path) -> tuple[int, int] | None:
-    """A shared crawl's worker: the lengths its last commit journaled in the crawl's
-    Redis (the ``engine`` state of its journal); a worker that finished, whose journal
-    is not there (Redis restarted without its data), committed its files whole."""
-    try:
-        marker = json.loads((run_dir / "crawl.db").read_bytes())
-        run = json.loads((run_dir / RUN_NAME).read_bytes())
-        prefix, worker = str(marker["prefix"]), str(marker["worker"])
-        url = str(run["settings"]["crawl"]["frontier_url"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None  # not a worker's directory, or not written yet
-    state = None
-    with contextlib.suppress(Exception):  # Redis away: the finished worker's files, or next time
-        db = Connection(url, timeout=_REDIS_TIMEOUT)
-        try:
-            raw = db.hget(Keys(prefix).journal(worker), "engine")
-        finally:
-            db.close()
-        state = json.loads(raw) if raw else None
-    if state is None and run.get("finished"):
-        with contextlib.suppress(OSError):
-            return (run_dir / PAGES_NAME).stat().st_size, (run_dir / WARC_NAME).stat().st_size
-    return _offsets(state)
 
 
 def source_dirs(run_dir: Path) -> list[Path]:
@@ -204,7 +144,7 @@ class SearchIndex:
         offsets = self._records(directory, warc_at, warc_end)
         row = self.conn.execute("SELECT texts_offset FROM texts WHERE dir = ?", (source,)).fetchone()
         texts, texts_end = read_texts(directory / TEXTS_NAME, int(row[0]) if row else 0, pages_end)
-        rows = []
+        pending: list[PendingRow] = []
         with open(directory / PAGES_NAME, "rb") as fh:
             fh.seek(pages_at)
             data = fh.read(pages_end - pages_at)
@@ -217,8 +157,8 @@ class SearchIndex:
             queue = offsets.get(page.get("final_url") or page["url"]) if page.get("status") else None
             where = queue.pop(0) if queue else None  # taken in order even when the page is left out
             if in_corpus(page):
-                rows.append(page_row(page, where, texts.get(at)))
-        rows = self._with_text(str(self.run_dir), rows)
+                pending.append(pending_row(page, where, texts.get(at)))
+        rows = self._with_text(str(self.run_dir), pending)
         with self.conn:
             last = self.conn.execute("SELECT max(id) FROM pages").fetchone()[0] or 0
             ids = range(last + 1, last + 1 + len(rows))

@@ -24,8 +24,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from focuscrawl.exceptions import ConfigError
-from focuscrawl.params import build_params
-from focuscrawl.relevance.base import MODELS
+from focuscrawl.relevance.base import MODELS, model_params
 from focuscrawl.settings import SECTIONS, load_settings
 from focuscrawl.strategies import STRATEGIES
 from focuscrawl.strategies.filters import filter_spec
@@ -245,16 +244,16 @@ def check_settings(settings: Mapping[str, Any]) -> None:
     # one was a crawl started, 201, that failed at once with exit 2)
     where = "settings.crawl.strategy_params"
     try:
-        build_params(f"strategy {strategy.name!r}", strategy.Params, dict(loaded.crawl.strategy_params))
+        strategy.make_params(loaded.crawl.strategy_params)
         where = "settings.model"
         model = dict(settings.get("model") or {})
         if "name" in model and "topic" not in model:  # (a topic file gives parameters)
             cls = MODELS.get(str(model.pop("name")))
-            build_params(f"{cls.name} model", cls.Params, model)
+            model_params(cls, model, Path("."))  # (no file read: no topic)
         for i, table in enumerate(settings.get("filters") or ()):
             where = f"settings.filters[{i}]"
             kind, params = filter_spec(table)
-            build_params(f"filter {kind.name!r}", kind.Params, params)
+            kind.make_params(params)
     except ConfigError as exc:
         raise RequestError(400, str(exc), where) from None
     text = to_toml((), settings)

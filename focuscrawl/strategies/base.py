@@ -119,9 +119,15 @@ class Strategy(ABC, Generic[P]):
         super().__init_subclass__(**kwargs)
         cls.Params = base_params(cls, Strategy) or cls.Params
 
+    @classmethod
+    def make_params(cls, values: Mapping[str, Any]) -> Any:
+        """The strategy's ``Params`` from ``values``, or a one-line ConfigError naming the
+        strategy: what a crawl, ``set_params``, the service and an experiment check."""
+        return build_params(f"strategy {cls.name!r}", cls.Params, values)
+
     def __init__(self, model: RelevanceModel | None = None, **params: Any) -> None:
         self.model = model
-        self.p: P = build_params(f"strategy {self.name!r}", self.Params, params)
+        self.p: P = self.make_params(params)
         self._view: FrontierView | None = None
         self.rng = random.Random(0)
 
@@ -175,7 +181,7 @@ class Strategy(ABC, Generic[P]):
     def set_params(self, changes: Mapping[str, Any]) -> Decision:
         """Change parameters while the crawl runs (validated like the initial ones)."""
         merged = {**self.params, **changes}
-        self.p = build_params(f"strategy {self.name!r}", self.Params, merged)
+        self.p = self.make_params(merged)
         return self.on_params_changed()
 
     def on_params_changed(self) -> Decision:

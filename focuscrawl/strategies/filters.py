@@ -68,9 +68,14 @@ class LinkFilter(ABC, Generic[P]):
         super().__init_subclass__(**kwargs)
         cls.Params = base_params(cls, LinkFilter) or cls.Params
 
+    @classmethod
+    def make_params(cls, values: Mapping[str, Any]) -> Any:
+        """The filter's ``Params`` from ``values``, or a one-line ConfigError naming the filter."""
+        return build_params(f"filter {cls.name!r}", cls.Params, values)
+
     def __init__(self, base_dir: Path | None = None, **params: Any) -> None:
         self.base_dir = base_dir or Path(".")
-        self.p: P = build_params(f"filter {self.name!r}", self.Params, params)
+        self.p: P = self.make_params(params)
 
     @abstractmethod
     def keep(self, page: Page, links: Sequence[Link], verdict: Verdict) -> list[Link]:

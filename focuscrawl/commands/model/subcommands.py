@@ -7,6 +7,8 @@
   — accuracy, precision, recall, F1 and AUC against a label (``--where k=v``
   restricts), on every labelled page except those the model was trained on
   (``train-urls.txt`` of the model), i.e. at the collection's real class ratio;
+  ``--limit N`` judges a seeded (``--seed``) random sample of them stratified by
+  the truth, so the ratio stays the collection's;
 * every ``CLI_COMMANDS`` entry of the model command modules beside this one
   (``cosine``: ``idf``, ``generate-terms``; ``perplexity``: ``perplexity``;
   ``train``: ``learn-comment-keywords``) and of a third party's model module.
@@ -18,6 +20,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from focuscrawl.cli_args import Parser, add_verbosity, first_sentence
 from focuscrawl.commands import Subcommand
@@ -30,7 +33,7 @@ from focuscrawl.relevance.base import (
     judge,
     load_model,
 )
-from focuscrawl.relevance.examples import iter_archive_pages, select_urls
+from focuscrawl.relevance.examples import iter_archive_pages, select_urls, stratified_sample
 from focuscrawl.replay.archive import load_labels
 
 
@@ -66,14 +69,17 @@ def cmd_eval(args: argparse.Namespace) -> int:
     trained_on = _train_urls(args.model_dir) if not args.include_training else set()
     skipped = len(wanted & trained_on)
     wanted -= trained_on
+    truths = {u: _truth(labels[u].get(args.field), args.value) for u in wanted}
+    if args.limit > 0:  # a seeded sample keeping the class ratio, not the archive's first pages
+        strata = {t: [u for u, truth in truths.items() if truth is t] for t in (True, False)}
+        wanted = set(stratified_sample(strata, args.limit, args.seed))
     scores: list[float] = []
     predicted: list[bool] = []
     actual: list[bool] = []
-    for page in iter_archive_pages(args.archive, wanted, limit=args.limit):
-        value = labels[page.url].get(args.field)
-        if value is None:
+    for page in iter_archive_pages(args.archive, wanted):
+        truth = truths[page.url]
+        if truth is None:
             continue
-        truth = str(value).lower() == args.value.lower() if args.value is not None else bool(value)
         score, relevant = judge(model, page)
         scores.append(score)
         predicted.append(relevant)
@@ -98,6 +104,14 @@ def cmd_eval(args: argparse.Namespace) -> int:
             f"recall={q.recall:.4f} f1={q.f1:.4f}"
         )
     return 0
+
+
+def _truth(value: Any, relevant: str | None) -> bool | None:
+    """A label's field as the truth: equal to ``relevant`` (as text, any case), else
+    truthy; None: the label has no such field (the page is not judged)."""
+    if value is None:
+        return None
+    return str(value).lower() == relevant.lower() if relevant is not None else bool(value)
 
 
 def _train_urls(model_dir: Path) -> set[str]:
@@ -140,7 +154,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model_dir", type=Path)
     p.add_argument("--archive", type=Path, nargs="+", required=True)
     p.add_argument("--url", nargs="*", default=[])
-    p.add_argument("--limit", type=int, default=0)
+    p.add_argument("--limit", type=int, default=0, metavar="N",
+                   help="score the first N pages of the archives, in their order (0: all)")  # fmt: skip
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("eval", help="accuracy/precision/recall of a saved model against labels")
@@ -150,7 +165,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--field", required=True, help="label field holding the truth")
     p.add_argument("--value", help="the field value meaning 'relevant' (default: truthy)")
     p.add_argument("--where", nargs="*", default=[], help="field=value filters on the labels")
-    p.add_argument("--limit", type=int, default=0)
+    p.add_argument("--limit", type=int, default=0, metavar="N",
+                   help="judge a random sample of N of the labelled pages (0: all), stratified by "
+                        "the truth: each class its share of N, so the class ratio is the labels'; "
+                        "a sampled page the archives do not hold is not judged")  # fmt: skip
+    p.add_argument("--seed", type=int, default=0, help="the sample's random seed (with --limit)")
     p.add_argument(
         "--include-training", action="store_true",
         help=f"also judge the pages the model was trained on (listed in {TRAIN_URLS})",
