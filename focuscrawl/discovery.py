@@ -156,9 +156,12 @@ class Discovery:
         """The fetched sitemap or feed ``url`` as a page whose links are its URLs (an
         index's sitemaps are entered as sitemaps instead); None for an HTML page, and
         a source without a ``key`` for a sitemap or feed type from another URL."""
-        if not self.on or result.content_type not in DISCOVERY_CONTENT_TYPES:
+        plain = result.content_type == "text/plain"  # (a plain-text sitemap, or no source)
+        if not self.on or (result.content_type not in DISCOVERY_CONTENT_TYPES and not plain):
             return None
         kind = self.columns.value(url, DISCOVERED)
+        if plain and kind != SITEMAP:
+            return None
         if kind == SITEMAP:
             return self._sitemap(result, url)
         if kind == FEED or (self.settings.read_feeds and result.content_type in FEED_CONTENT_TYPES):

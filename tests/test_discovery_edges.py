@@ -116,3 +116,26 @@ def test_a_feed_is_read_where_it_was_found_in_the_charset_its_type_names() -> No
     assert read.key == "feed"
     assert [(link.url, link.anchor) for link in read.page.links] == [("http://h.org/blog/post1.html", "Кот")]
     assert read.page.title == "Коты"
+
+
+async def test_a_plain_text_sitemap_served_as_text_plain_is_read(tmp_path: Path) -> None:
+    """sitemaps.org's text format (one URL a line), served as text/plain as it is on the
+    Web. Before: refused as a content type no page is taken in (``content-type``), its
+    URLs never seen. A text file the robots.txt does not name stays refused."""
+    origins: dict[str, str] = {}
+    routes = {
+        "/robots.txt": _xml("User-agent: *\nSitemap: {a}/sitemap.txt\n", origins, "text/plain"),
+        "/": html('<a href="/notes.txt">notes</a>'),
+        "/sitemap.txt": _xml("{a}/x.html\n{a}/y.html\n", origins, "text/plain"),
+        "/notes.txt": _xml("{a}/z.html\n", origins, "text/plain"),
+    }
+    run = tmp_path / "run"
+    async with serve(routes, fallback=html("<p>leaf</p>")) as site:
+        origins["a"] = site.url("").rstrip("/")
+        await crawl_async(run, [site.url("/")], overrides={"crawl": {"max_pages": 20}, "fetch": FETCH})
+        paths = set(site.paths())
+    rows = {row["url"].removeprefix(origins["a"]): row for row in _rows(run)}
+    assert {"/x.html", "/y.html"} <= paths
+    assert "/z.html" not in paths
+    assert (rows["/sitemap.txt"]["sitemap"], rows["/sitemap.txt"]["out_links"]) == ("text", 2)
+    assert rows["/notes.txt"]["error"] == "content-type"
