@@ -238,7 +238,9 @@ class Discovery:
 
     def _targets(self, entries: list[SitemapEntry], url: str, hosts: frozenset[str]) -> dict[str, SitemapEntry]:
         """The entries' URLs, normalised, on the hosts the sitemap speaks for, within each
-        host's cap."""
+        host's cap (which counts the URLs the crawl's scope lets in: those it refuses are
+        refused as any link is, and a focused crawl's share of a big sitemap is not lost
+        to them)."""
         cap = self.settings.sitemap_urls_per_host
         out: dict[str, SitemapEntry] = {}
         given: set[str] = set()
@@ -252,13 +254,17 @@ class Discovery:
                 self.counters["sitemap_lists_itself"] += 1
                 log.info("sitemap %s lists itself: left out", url)
                 continue
+            if target in out:
+                continue
+            if self.scope is not None and self.scope.reject(target, 1) is not None:
+                out[target] = entry  # refused with the sitemap's links, and counted, not of the cap
+                continue
             if cap and self._taken(host) >= cap:
                 self.counters["sitemap_urls_over_host_cap"] += 1
                 continue
-            if target not in out:
-                self.per_host[host] = self._taken(host) + 1
-                given.add(host)
-                out[target] = entry
+            self.per_host[host] = self._taken(host) + 1
+            given.add(host)
+            out[target] = entry
         if self.journal is not None:  # committed with the URLs they were given
             for host in sorted(given):
                 self.journal.set_meta(_TAKEN + host, str(self.per_host[host]))

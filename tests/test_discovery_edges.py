@@ -139,3 +139,27 @@ async def test_a_plain_text_sitemap_served_as_text_plain_is_read(tmp_path: Path)
     assert "/z.html" not in paths
     assert (rows["/sitemap.txt"]["sitemap"], rows["/sitemap.txt"]["out_links"]) == ("text", 2)
     assert rows["/notes.txt"]["error"] == "content-type"
+
+
+async def test_a_hosts_sitemap_cap_counts_the_urls_in_the_crawls_scope(tmp_path: Path) -> None:
+    """A sitemap of 4 URLs the scope refuses, then 2 it lets in, and a cap of 3 URLs for
+    the host. Before: the 3 first, all out of scope, used the cap up, and the crawl took
+    none of the host's URLs it could crawl."""
+    origins: dict[str, str] = {}
+    locs = [*(f"{{a}}/archive/{i}.html" for i in range(4)), "{a}/docs/1.html", "{a}/docs/2.html"]
+    routes = {
+        "/robots.txt": _xml("User-agent: *\nSitemap: {a}/s.xml\n", origins, "text/plain"),
+        "/": html("<p>home, no links</p>"),
+        "/s.xml": _xml(_urlset(*locs), origins),
+    }
+    run = tmp_path / "run"
+    async with serve(routes, fallback=html("<p>leaf</p>")) as site:
+        origins["a"] = site.url("").rstrip("/")
+        await crawl_async(run, [site.url("/")], overrides={
+            "crawl": {"max_pages": 20}, "fetch": {**FETCH, "sitemap_urls_per_host": 3},
+            "scope": {"deny_extensions": (), "deny_regex": ["/archive/"]}})  # fmt: skip
+        paths = set(site.paths())
+    assert {"/docs/1.html", "/docs/2.html"} <= paths
+    assert not any(path.startswith("/archive/") for path in paths)
+    counters = _counters(run)
+    assert (counters["sitemap_urls_over_host_cap"], counters["link_rejected_denied-regex"]) == (0, 4)
