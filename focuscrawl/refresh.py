@@ -158,12 +158,15 @@ def read_pages(path: Path, end: int | None = None) -> list[Visited]:
     return list(pages.values())
 
 
-def _lastmods(store: FrontierStore, pages: list[Visited]) -> dict[str, float]:
+def _lastmods(store: FrontierStore, pages: list[Visited], now: float) -> dict[str, float]:
+    """The sitemaps' ``lastmod`` of the pages, those of the past: one after ``now`` says
+    nothing of a change (a typo, a date a CMS puts in the future), and would pass every
+    later visit, so that the page counted changed at every round."""
     store.ensure_columns([LASTMOD])  # (a crawl that read no sitemap has none: zeros)
     out = {}
     for page in pages:
         moment = store.value(page.url, LASTMOD)
-        if moment:
+        if moment and moment <= now:
             out[page.url] = moment
     return out
 
@@ -293,7 +296,7 @@ def refresh(
             saved = store.get_meta(META)
             meta: dict[str, Any] = json.loads(saved) if saved else {"round": 0, "finished": True}
             if meta.get("finished", True):  # a new round
-                plan = plan_order(pages, _lastmods(store, pages), max_pages)
+                plan = plan_order(pages, _lastmods(store, pages, time.time()), max_pages)
                 meta = {"round": int(meta["round"]) + 1, "plan": plan, "done": 0, "finished": False}
             else:
                 log.info("refresh: round %d goes on at page %d of %d", meta["round"], meta["done"],

@@ -240,3 +240,30 @@ async def test_a_page_still_gone_is_no_change_since_it_went(tmp_path: Path) -> N
     assert (second.counters["changed"], second.counters["unchanged"]) == (0, 3)
     latest = {r["url"]: r for r in _lines(out) if r.get("refresh") == 2}
     assert (latest[site.url("/a")]["status"], latest[site.url("/a")]["unchanged"]) == (404, True)
+
+
+async def test_a_sitemap_lastmod_in_the_future_is_no_change(tmp_path: Path) -> None:
+    """The sitemap gives /a a lastmod of 2098: no page changed at the first refresh, so
+    the second takes the pages in the crawl's order. Before: the lastmod passed every
+    visit of /a, counted as one more change at each round, and /a came first."""
+    urlset = ('<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>{}/a</loc>'
+              "<lastmod>2098-01-01</lastmod></url></urlset>")  # fmt: skip
+
+    async def sitemap(request: web.Request) -> web.StreamResponse:
+        return web.Response(text=urlset.format(f"http://{request.host}"), content_type="application/xml")
+
+    async def robots(request: web.Request) -> web.StreamResponse:
+        return web.Response(text=f"User-agent: *\nSitemap: http://{request.host}/s.xml\n", content_type="text/plain")
+
+    routes = {"/robots.txt": robots, "/s.xml": sitemap, "/": html('<a href="/b">b</a>'), "/a": html("<p>a</p>"),
+              "/b": html("<p>b</p>")}  # fmt: skip
+    out = tmp_path / "run"
+    async with serve(routes) as site:
+        await crawl_async(out, [site.url("/")], overrides={
+            "crawl": {"max_pages": 10, "schedule": "ordered"}, "fetch": {"delay": 0, "allow_private": ("127.0.0.1",)},
+            "scope": {"deny_extensions": ()}})  # fmt: skip
+        first = await asyncio.to_thread(refresh, out)
+        second = await asyncio.to_thread(refresh, out, max_pages=1)
+    assert first.counters["changed"] == 0
+    assert second.round == 2
+    assert [r["url"] for r in _lines(out) if r.get("refresh") == 2] == [site.url("/")]
