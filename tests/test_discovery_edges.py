@@ -163,3 +163,21 @@ async def test_a_hosts_sitemap_cap_counts_the_urls_in_the_crawls_scope(tmp_path:
     assert not any(path.startswith("/archive/") for path in paths)
     counters = _counters(run)
     assert (counters["sitemap_urls_over_host_cap"], counters["link_rejected_denied-regex"]) == (0, 4)
+
+
+def test_a_feed_served_as_text_xml_without_a_charset_is_no_fault() -> None:
+    """The usual feed: UTF-8 as its XML declaration says, served as text/xml with no
+    charset (US-ASCII by RFC 3023; feedparser reads it as UTF-8 and says it did). Before:
+    counted in ``feed_errors`` with a warning line, a fault of every such feed."""
+    frontier, counters = MemoryFrontier(), Counter[str]()
+    discovery = Discovery(Settings(), frontier, frontier, BreadthFirstStrategy(), counters)
+    body = ('<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>Café</title>'
+            "<item><title>Crème</title><link>http://h.org/a</link></item></channel></rss>").encode()  # fmt: skip
+    result = FetchResult("http://h.org/feed", "http://h.org/feed", 200, body=body, content_type="text/xml",
+                         headers={"Content-Type": "text/xml"})  # fmt: skip
+    frontier.add("http://h.org/feed", 1.0, depth=1, parent="http://h.org/", host="h.org")
+    discovery.took_feeds(["http://h.org/feed"])
+    read = discovery.read(result, "http://h.org/feed")
+    assert read is not None
+    assert [(link.url, link.anchor) for link in read.page.links] == [("http://h.org/a", "Crème")]
+    assert counters["feed_errors"] == 0
