@@ -8,11 +8,13 @@ summary are its link's anchor text and context (:mod:`focuscrawl.parse.feeds`).
 
 A sitemap index's sitemaps are sitemaps in turn. Every sitemap is read by
 :class:`~focuscrawl.parse.sitemaps.SitemapReader` within the sitemaps.org
-limits; its URLs must be on its own host (sitemaps.org: a sitemap found
-through robots.txt speaks for its host), and a host gives at most
-``fetch.sitemap_urls_per_host`` URLs in all. A URL's ``lastmod``, ``changefreq``
-and ``priority`` are kept in frontier columns for strategies (and a re-visit
-schedule) to read.
+limits; its URLs must be on its own host or on the host whose robots.txt named it
+(sitemaps.org, "Sitemaps & Cross Submits": a robots.txt that names a sitemap on
+another host, a CDN's, lets it list its own host's URLs; an index's sitemaps speak
+for the host their index speaks for), and a host is given at most
+``fetch.sitemap_urls_per_host`` URLs in all, a resumed crawl included (the count is
+committed with the crawl DB). A URL's ``lastmod``, ``changefreq`` and ``priority``
+are kept in frontier columns for strategies (and a re-visit schedule) to read.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from datetime import UTC, datetime
 
 from focuscrawl.crawler import counters as names
 from focuscrawl.fetch.robots import robots_url
-from focuscrawl.frontier.base import UrlColumns, UrlQueue
+from focuscrawl.frontier.base import RunJournal, UrlColumns, UrlQueue
 from focuscrawl.parse.feeds import read_feed
 from focuscrawl.parse.sitemaps import SitemapEntry, SitemapReader, StreamedSitemap
 from focuscrawl.settings import DISCOVERY_CONTENT_TYPES, FEED_CONTENT_TYPES, Settings
@@ -45,6 +47,8 @@ CHANGEFREQ = "sitemap_changefreq"  # its <changefreq> as the expected days betwe
 _DAYS = {"always": 0.0, "hourly": 1 / 24, "daily": 1.0, "weekly": 7.0, "monthly": 30.0,
          "yearly": 365.0, "never": 36_500.0}  # fmt: skip
 _PIECE = 1 << 16  # bytes of a body handed to the reader at once
+_TAKEN = "sitemap_urls_taken:"  # the crawl DB's meta key (+ a host) of the URLs a host was given
+_NESTING = 16  # sitemap indexes looked through, at most, for the robots.txt that named one
 
 
 def lastmod_time(value: str) -> float | None:
@@ -79,8 +83,12 @@ class Discovery:
         strategy: Strategy,
         counters: Counter[str],
         scope: Scope | None = None,
+        journal: RunJournal | None = None,
     ) -> None:
+        """``journal``: where the URLs each host was given are committed (None: kept in
+        memory only, as a shared crawl's worker does, whose hosts are its own)."""
         self.settings = settings.fetch
+        self.journal = journal
         self.scope = scope
         self.context_words = settings.parse.context_words
         self.queue = queue
@@ -121,7 +129,7 @@ class Discovery:
     def announced(self, result: FetchResult) -> None:
         """The sitemaps a result's robots.txt named (``FetchResult.sitemaps``)."""
         if result.sitemaps and self.settings.read_sitemaps:
-            self.enter(result.sitemaps, robots_url(result.final_url))
+            self.enter(result.sitemaps, robots_url(result.url))  # (the host asked, not a redirect's)
 
     def new_feeds(self, decision: Decision) -> list[str]:
         """The feeds a page names (``<link rel="alternate" type="application/rss+xml">``)
@@ -148,9 +156,12 @@ class Discovery:
         """The fetched sitemap or feed ``url`` as a page whose links are its URLs (an
         index's sitemaps are entered as sitemaps instead); None for an HTML page, and
         a source without a ``key`` for a sitemap or feed type from another URL."""
-        if not self.on or result.content_type not in DISCOVERY_CONTENT_TYPES:
+        plain = result.content_type == "text/plain"  # (a plain-text sitemap, or no source)
+        if not self.on or (result.content_type not in DISCOVERY_CONTENT_TYPES and not plain):
             return None
         kind = self.columns.value(url, DISCOVERED)
+        if plain and kind != SITEMAP:
+            return None
         if kind == SITEMAP:
             return self._sitemap(result, url)
         if kind == FEED or (self.settings.read_feeds and result.content_type in FEED_CONTENT_TYPES):
@@ -159,7 +170,11 @@ class Discovery:
         return SourcePage(Page(url=url), "", "")
 
     def _feed(self, result: FetchResult, url: str) -> SourcePage:
-        feed = read_feed(result.body, url, result.content_type, context_words=self.context_words)
+        """The feed ``url``, its entries' links resolved against where it was found (a
+        redirect's target), its text decoded by the charset its Content-Type names."""
+        declared = next((v for k, v in result.headers.items() if k.lower() == "content-type"), "")
+        feed = read_feed(result.body, result.final_url or url, declared or result.content_type,
+                         context_words=self.context_words)  # fmt: skip
         if feed.error is not None:
             self.counters["feed_errors"] += 1
             log.warning("feed %s: %s (%d entries read)", url, feed.error.splitlines()[0], len(feed.links))
@@ -191,33 +206,68 @@ class Discovery:
         if result.truncated and not isinstance(streamed, StreamedSitemap):
             self.counters["sitemap_cut_body_size"] += 1
         page = Page(url=url, status=result.status, content_type=result.content_type, headers=result.headers)
-        host = host_of(url)
-        targets = self._targets(entries, url, host)
+        targets = self._targets(entries, url, self._speaks_for(url))
         if reader.kind == "sitemapindex":
             self.enter(list(targets), url)
             targets = {}
         page.links = [Link(target) for target in targets]
         return SourcePage(page, "sitemap", reader.kind or "not-a-sitemap", targets)
 
-    def _targets(self, entries: list[SitemapEntry], url: str, host: str) -> dict[str, SitemapEntry]:
-        """The entries' URLs, normalised, on the sitemap's host, within the host's cap."""
+    def _speaks_for(self, url: str) -> frozenset[str]:
+        """The hosts whose URLs the sitemap ``url`` may list: its own, and that of the
+        robots.txt that named it (through the indexes that listed it, if any)."""
+        hosts = {host_of(url)}
+        child, seen = url, {url}
+        for _ in range(_NESTING):
+            row = self.queue.get(child)
+            parent = row.parent if row is not None else None
+            if parent is None or parent in seen:
+                break
+            if self.columns.value(parent, DISCOVERED) != SITEMAP:  # no sitemap: the robots.txt that named it
+                hosts.add(host_of(parent))
+                break
+            child = parent
+            seen.add(parent)
+        return frozenset(hosts)
+
+    def _taken(self, host: str) -> int:
+        """URLs the sitemaps have given ``host`` so far (the committed count after a resume)."""
+        if host not in self.per_host and self.journal is not None:
+            self.per_host[host] = int(self.journal.get_meta(_TAKEN + host) or 0)
+        return self.per_host[host]
+
+    def _targets(self, entries: list[SitemapEntry], url: str, hosts: frozenset[str]) -> dict[str, SitemapEntry]:
+        """The entries' URLs, normalised, on the hosts the sitemap speaks for, within each
+        host's cap (which counts the URLs the crawl's scope lets in: those it refuses are
+        refused as any link is, and a focused crawl's share of a big sitemap is not lost
+        to them)."""
         cap = self.settings.sitemap_urls_per_host
         out: dict[str, SitemapEntry] = {}
+        given: set[str] = set()
         for entry in entries:
             target = normalize_url(entry.loc)
-            if target is None or host_of(target) != host:
+            host = host_of(target) if target is not None else ""
+            if target is None or host not in hosts:
                 self.counters["sitemap_urls_refused"] += 1
                 continue
             if target == url:
                 self.counters["sitemap_lists_itself"] += 1
                 log.info("sitemap %s lists itself: left out", url)
                 continue
-            if cap and self.per_host[host] >= cap:
+            if target in out:
+                continue
+            if self.scope is not None and self.scope.reject(target, 1) is not None:
+                out[target] = entry  # refused with the sitemap's links, and counted, not of the cap
+                continue
+            if cap and self._taken(host) >= cap:
                 self.counters["sitemap_urls_over_host_cap"] += 1
                 continue
-            if target not in out:
-                self.per_host[host] += 1
-                out[target] = entry
+            self.per_host[host] = self._taken(host) + 1
+            given.add(host)
+            out[target] = entry
+        if self.journal is not None:  # committed with the URLs they were given
+            for host in sorted(given):
+                self.journal.set_meta(_TAKEN + host, str(self.per_host[host]))
         return out
 
     def keep_hints(self, source: SourcePage) -> None:

@@ -28,6 +28,7 @@ import json
 import logging
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,7 @@ from focuscrawl.frontier.base import FrontierStore
 from focuscrawl.frontier.factory import open_frontier
 from focuscrawl.output.lock import RunLock
 from focuscrawl.output.warc_records import sha1_b32
-from focuscrawl.output.warc_scan import answers
+from focuscrawl.output.warc_scan import Answered, answers
 from focuscrawl.output.writers import PagesOutput, WarcOutput
 from focuscrawl.settings import read_run_json
 from focuscrawl.types import FetchResult, PageRecord
@@ -66,6 +67,8 @@ class Visited:
     last_visit: float  # the time of its last fetch
     visits: int = 0  # re-visits (a re-crawl's or a refresh's) whose answer told (``freshness.observed``)
     changes: int = 0  # of them, those that found it changed
+    status: int = 200  # the status of its last answer that told (a 304 tells the one before)
+    final: str = ""  # where that answer came from, after redirects ("": ``url``)
 
 
 @dataclass(slots=True)
@@ -123,38 +126,47 @@ def plan_order(pages: list[Visited], lastmods: dict[str, float], budget: int | N
     return chosen if budget is None else chosen[: max(budget, 0)]
 
 
-def read_pages(path: Path) -> list[Visited]:
-    """The run's pages (first fetches with a 2xx answer), with their re-visits."""
+def read_pages(path: Path, end: int | None = None) -> list[Visited]:
+    """The run's pages (first fetches with a 2xx answer), with their re-visits: the
+    lines up to ``end``, the committed length (those past it were never committed: a
+    stopped crawl or refresh writes them again, or never, when it goes on)."""
     pages: dict[str, Visited] = {}
     with open(path, "rb") as fh:
         for line in fh:
+            if end is not None and fh.tell() > end:
+                break
             try:
                 row: dict[str, Any] = json.loads(line)
             except ValueError:
-                continue  # (a torn last line is past the committed length: cut later)
+                continue
             url = row.get("final_url") or row.get("url")
             if not isinstance(url, str):
                 continue
             status = int(row.get("status") or 0)
             answered = row.get("error") is None and status > 0
-            if row.get("recrawl"):
-                page = pages.get(url)
+            if row.get("recrawl"):  # of the URL asked (a refresh asks a page's own URL: it may redirect now)
+                page = pages.get(str(row.get("url"))) or pages.get(url)
                 if page is not None and observed(status, row.get("error"), bool(row.get("unchanged"))):
                     page.visits += 1
                     page.changes += not row.get("unchanged")
                     page.last_visit = float(row.get("fetched_at") or page.last_visit)
+                    if status != 304:
+                        page.status, page.final = status, url
             elif answered and 200 <= int(row["status"]) < 300 and url not in pages:
                 pages[url] = Visited(url, row.get("relevance"), int(row.get("depth") or 0),
                                      row.get("parent"), float(row.get("fetched_at") or 0.0))  # fmt: skip
     return list(pages.values())
 
 
-def _lastmods(store: FrontierStore, pages: list[Visited]) -> dict[str, float]:
+def _lastmods(store: FrontierStore, pages: list[Visited], now: float) -> dict[str, float]:
+    """The sitemaps' ``lastmod`` of the pages, those of the past: one after ``now`` says
+    nothing of a change (a typo, a date a CMS puts in the future), and would pass every
+    later visit, so that the page counted changed at every round."""
     store.ensure_columns([LASTMOD])  # (a crawl that read no sitemap has none: zeros)
     out = {}
     for page in pages:
         moment = store.value(page.url, LASTMOD)
-        if moment:
+        if moment and moment <= now:
             out[page.url] = moment
     return out
 
@@ -168,13 +180,18 @@ class _Round:
         self.meta = meta
         self.warc = WarcOutput(run_dir / WARC_NAME, state.warc_offset, committed=True)
         self.pages = PagesOutput(run_dir / PAGES_NAME, state.pages_offset, committed=True)
-        self.digests: dict[str, str] = {}
+        self.digests: dict[str, str] = {}  # the payload of each page's last 2xx answer
         self.validators = Validators()
-        for answer in answers(run_dir / WARC_NAME, state.warc_offset):
-            if answer.digest is not None:
+        self.validators.read(self._digested(answers(run_dir / WARC_NAME, state.warc_offset)))
+        # a round gone on with: what its earlier runs counted, committed with their lines
+        self.refreshed = Refreshed(int(meta["round"]), len(meta["plan"]), Counter(meta.get("counters") or {}))
+
+    def _digested(self, archived: Iterator[Answered]) -> Iterator[Answered]:
+        """The archived answers, as they go by: each page's last 2xx payload kept."""
+        for answer in archived:
+            if answer.digest is not None and 200 <= answer.status < 300:
                 self.digests[answer.uri] = answer.digest
-        self.validators.read(answers(run_dir / WARC_NAME, state.warc_offset))
-        self.refreshed = Refreshed(int(meta["round"]), len(meta["plan"]))
+            yield answer
 
     def record(self, url: str, page: Visited, result: FetchResult) -> None:
         """One re-visit: its WARC record and its pages.jsonl line."""
@@ -202,12 +219,17 @@ class _Round:
             counters["server_failed"] += 1
         else:
             digest = sha1_b32(result.body)
-            same = result.ok and final == url and self.digests.get(url) == digest
-            if same:  # answered in full, but the same payload
+            if result.ok:  # its last answer a 2xx too, from where this one came, with this payload
+                same = 200 <= page.status < 300 and final == (page.final or url) and self.digests.get(final) == digest
+            else:  # still gone: the same 404 or 410 as at its last visit is no change since then
+                same = (result.status, final) == (page.status, page.final or url)
+            page.status, page.final = result.status, final
+            if same and result.ok:  # answered in full, but the same payload
                 self.warc.write_revisit(result)
-            else:
+            else:  # (a 404's body is archived whole: the same status, not the same payload)
                 self.warc.write(result)
-                self.digests[final] = digest
+                if result.ok:  # (a 404's body is no version of the page)
+                    self.digests[final] = digest
             counters["unchanged" if same else "changed"] += 1
             record.extra["unchanged"] = same
         self.pages.write(record)
@@ -216,7 +238,7 @@ class _Round:
         """The outputs durable, then their lengths and the round's progress in one transaction."""
         warc, pages = self.warc.sync(), self.pages.sync()
         self.state = replace(self.state, warc_offset=warc, pages_offset=pages)
-        self.meta = {**self.meta, "done": done, "finished": finished}
+        self.meta = {**self.meta, "done": done, "finished": finished, "counters": dict(self.refreshed.counters)}
         self.store.set_meta("engine", self.state.to_json())
         self.store.set_meta(META, json.dumps(self.meta))
         self.store.commit()
@@ -245,7 +267,7 @@ def refresh(
     """Visit a finished crawl's pages again (see the module's text); the round's counts.
 
     A round stopped before its end is finished by the next call (its plan kept, its
-    ``max_pages`` too). ``overrides``: settings tables on top of the crawl's saved ones
+    ``max_pages`` too), whose counts are the whole round's. ``overrides``: settings tables on top of the crawl's saved ones
     (a new proxy, a delay). A simulated crawl is refreshed from the same archives.
     """
     from focuscrawl.crawler.parts import saved_settings  # (a command's light import)
@@ -270,11 +292,11 @@ def refresh(
             if engine is None:
                 raise ConfigError(f"refresh: {run_dir}: the crawl committed nothing; nothing to refresh")
             state = ResumeState.from_json(engine)
-            pages = read_pages(run_dir / PAGES_NAME)
+            pages = read_pages(run_dir / PAGES_NAME, state.pages_offset)
             saved = store.get_meta(META)
             meta: dict[str, Any] = json.loads(saved) if saved else {"round": 0, "finished": True}
             if meta.get("finished", True):  # a new round
-                plan = plan_order(pages, _lastmods(store, pages), max_pages)
+                plan = plan_order(pages, _lastmods(store, pages, time.time()), max_pages)
                 meta = {"round": int(meta["round"]) + 1, "plan": plan, "done": 0, "finished": False}
             else:
                 log.info("refresh: round %d goes on at page %d of %d", meta["round"], meta["done"],

@@ -5,14 +5,16 @@ web's changing pages (``--change-share``) that let it find changes."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
 
 from focuscrawl import refresh as refresh_module
-from focuscrawl.api import crawl
+from focuscrawl.api import crawl, crawl_async
 from focuscrawl.cli import main
 from focuscrawl.evaluation.run import evaluate_run, read_run
 from focuscrawl.output.warc_scan import answers
@@ -20,6 +22,7 @@ from focuscrawl.refresh import refresh
 from focuscrawl.replay.changes import ChangePlan
 from focuscrawl.replay.process import ReplayProcess
 from focuscrawl.replay.sample import SAMPLE_SEEDS
+from tests.sites import html, redirect, serve
 
 CATS = {"name": "keyword", "keywords": ["cat", "cats", "kitten", "feline"], "threshold": 0.25}
 
@@ -92,7 +95,8 @@ def test_a_refresh_stopped_midway_goes_on_writing_nothing_twice(
         refresh(run, max_pages=12, overrides={"fetch": {"concurrency": 4}})
     monkeypatch.setattr(refresh_module._Round, "record", real)
     done = refresh(run, max_pages=3)  # the round stopped is finished first (its plan, its budget)
-    assert (done.round, done.planned, done.revisits) == (1, 12, 8)
+    # counted for the whole round (before: 8, this run's part, "8 visited again of 12 planned")
+    assert (done.round, done.planned, done.revisits, done.counters["not_modified"]) == (1, 12, 12, 12)
     again = _lines(run)[first:]
     assert len(again) == 12
     assert len({r["url"] for r in again}) == 12
@@ -157,3 +161,109 @@ def test_a_refresh_answered_by_server_failures_finds_no_change(
     assert "0 changed, 0 unchanged" in said, said
     assert "3 answered by a server failure" in said, said
     assert evaluate_run(read_run(out), lambda url: None)["recrawls_changed"] is None
+
+
+def test_a_refresh_plans_only_the_pages_the_crawl_committed(run: Path) -> None:
+    """A crawl killed after writing a page's line and before committing it leaves the line
+    past pages.jsonl's committed length; a refresh then cuts it away. Before: the refresh
+    planned it (and wrote a re-visit of a page the crawl never recorded)."""
+    first = _lines(run)
+    pages = {r["url"] for r in first if r["status"] == 200}
+    torn = {**next(r for r in first if r["status"] == 200), "url": "http://uncommitted.example/"}
+    with open(run / "pages.jsonl", "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(torn) + "\n")
+    done = refresh(run)
+    assert done.planned == len(pages)
+    again = _lines(run)[len(first):]
+    assert {r["url"] for r in again} == pages
+    assert "http://uncommitted.example/" not in {r["url"] for r in _lines(run)}
+
+
+def test_a_refresh_after_server_failures_finds_the_pages_unchanged(sample_archive: Path, tmp_path: Path) -> None:
+    """A round the server answered 500 (archived: no version of the page) and then a
+    round it answers again: the pages are unchanged, asked with their validators (304).
+    Before: the 500s' records took the pages' place (no validators, their bodies'
+    digests), and the next round fetched them whole and counted them changed."""
+    out = tmp_path / "live"
+    with ReplayProcess([sample_archive]) as replay:
+        crawl(list(SAMPLE_SEEDS), out, strategy="bfs", max_pages=5, proxy=replay.proxy_url, delay=0.0)
+    with ReplayProcess([sample_archive], faults_args=["--fault", r"*/(?!robots\.txt$).*=500"]) as replay:
+        failed = refresh(out, max_pages=3, overrides={"fetch": {"proxy": replay.proxy_url, "delay": 0.0}})
+    assert failed.counters["server_failed"] == 3
+    with ReplayProcess([sample_archive]) as replay:
+        done = refresh(out, max_pages=3, overrides={"fetch": {"proxy": replay.proxy_url, "delay": 0.0}})
+    assert (done.counters["changed"], done.counters["unchanged"], done.counters["not_modified"]) == (0, 3, 3)
+
+
+async def test_a_page_that_redirects_now_is_the_one_found_changed(tmp_path: Path) -> None:
+    """/a redirects to /b at the first refresh: /a changed, /b did not. Before: the
+    re-visit of /a was counted as one of /b (its final URL), so the next round took /b
+    (two visits, one change) for likelier to change than /a (none: the prior)."""
+    moved = {"a": False}
+    page_a, page_b = html("<p>page a</p>"), html("<p>page b</p>")
+
+    async def a(request: web.Request) -> web.StreamResponse:
+        return await (redirect("/b", status=301) if moved["a"] else page_a)(request)
+
+    routes = {"/": html('<a href="/a">a</a> <a href="/b">b</a>'), "/a": a, "/b": page_b}
+    out = tmp_path / "run"
+    async with serve(routes) as site:
+        await crawl_async(out, [site.url("/")], overrides={
+            "crawl": {"max_pages": 3, "schedule": "ordered"}, "fetch": {"delay": 0, "allow_private": ("127.0.0.1",)}})  # fmt: skip
+        moved["a"] = True
+        first = await asyncio.to_thread(refresh, out)
+        assert (first.counters["changed"], first.counters["unchanged"]) == (1, 2)
+        second = await asyncio.to_thread(refresh, out, max_pages=1)
+    assert second.round == 2
+    assert [r["url"] for r in _lines(out) if r.get("refresh") == 2] == [site.url("/a")]
+
+
+async def test_a_page_still_gone_is_no_change_since_it_went(tmp_path: Path) -> None:
+    """/a answers 404 from the first refresh on: found changed once, then unchanged (the
+    same 404). Before: changed at every round, so the rate of a dead page only grew
+    and every round with a budget asked for the dead pages first."""
+    gone = {"a": False}
+    page_a = html("<p>page a</p>")
+
+    async def a(request: web.Request) -> web.StreamResponse:
+        return await (html("<p>no such page</p>", status=404) if gone["a"] else page_a)(request)
+
+    routes = {"/": html('<a href="/a">a</a> <a href="/b">b</a>'), "/a": a, "/b": html("<p>page b</p>")}
+    out = tmp_path / "run"
+    async with serve(routes) as site:
+        await crawl_async(out, [site.url("/")], overrides={
+            "crawl": {"max_pages": 3, "schedule": "ordered"}, "fetch": {"delay": 0, "allow_private": ("127.0.0.1",)}})  # fmt: skip
+        gone["a"] = True
+        first = await asyncio.to_thread(refresh, out)
+        second = await asyncio.to_thread(refresh, out)
+    assert (first.counters["changed"], first.counters["unchanged"]) == (1, 2)
+    assert (second.counters["changed"], second.counters["unchanged"]) == (0, 3)
+    latest = {r["url"]: r for r in _lines(out) if r.get("refresh") == 2}
+    assert (latest[site.url("/a")]["status"], latest[site.url("/a")]["unchanged"]) == (404, True)
+
+
+async def test_a_sitemap_lastmod_in_the_future_is_no_change(tmp_path: Path) -> None:
+    """The sitemap gives /a a lastmod of 2098: no page changed at the first refresh, so
+    the second takes the pages in the crawl's order. Before: the lastmod passed every
+    visit of /a, counted as one more change at each round, and /a came first."""
+    urlset = ('<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>{}/a</loc>'
+              "<lastmod>2098-01-01</lastmod></url></urlset>")  # fmt: skip
+
+    async def sitemap(request: web.Request) -> web.StreamResponse:
+        return web.Response(text=urlset.format(f"http://{request.host}"), content_type="application/xml")
+
+    async def robots(request: web.Request) -> web.StreamResponse:
+        return web.Response(text=f"User-agent: *\nSitemap: http://{request.host}/s.xml\n", content_type="text/plain")
+
+    routes = {"/robots.txt": robots, "/s.xml": sitemap, "/": html('<a href="/b">b</a>'), "/a": html("<p>a</p>"),
+              "/b": html("<p>b</p>")}  # fmt: skip
+    out = tmp_path / "run"
+    async with serve(routes) as site:
+        await crawl_async(out, [site.url("/")], overrides={
+            "crawl": {"max_pages": 10, "schedule": "ordered"}, "fetch": {"delay": 0, "allow_private": ("127.0.0.1",)},
+            "scope": {"deny_extensions": ()}})  # fmt: skip
+        first = await asyncio.to_thread(refresh, out)
+        second = await asyncio.to_thread(refresh, out, max_pages=1)
+    assert first.counters["changed"] == 0
+    assert second.round == 2
+    assert [r["url"] for r in _lines(out) if r.get("refresh") == 2] == [site.url("/")]

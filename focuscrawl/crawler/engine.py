@@ -183,7 +183,7 @@ class Crawler:
         self._recorder = Recorder(
             self.settings, queue=f, columns=f, graph=f, strategy=self.strategy, model=self.model,
             filters=self.filters, scope=self.scope, stats=self.stats, warc=warc, pages=pages,
-            decisions=decisions, recrawl=scheduler.recrawl,
+            decisions=decisions, recrawl=scheduler.recrawl, journal=f if self.shared is None else None,
         )  # fmt: skip
         if state is not None:
             self.stats.restore(dict(state.stats))

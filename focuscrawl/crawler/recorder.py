@@ -20,7 +20,7 @@ from focuscrawl.crawler import counters as names
 from focuscrawl.crawler.links import LinkIntake
 from focuscrawl.crawler.window import InFlight
 from focuscrawl.discovery import Discovery
-from focuscrawl.frontier.base import LinkGraph, UrlColumns, UrlQueue
+from focuscrawl.frontier.base import LinkGraph, RunJournal, UrlColumns, UrlQueue
 from focuscrawl.output.writers import JsonlOutput, PagesOutput, WarcOutput
 from focuscrawl.parse.manners import MannersPolicy
 from focuscrawl.parse.page_duplicates import PageDuplicates
@@ -70,7 +70,8 @@ class Recorder:
     It records the states of the URLs whose results it records (and of the URLs it
     adds); a fetched URL a strategy asks to fetch again goes to ``recrawl`` (the
     scheduler's, which takes and puts back; without one such a request is dropped).
-    The fetch round of what it records is ``stats.layer`` (written by the rounds)."""
+    The fetch round of what it records is ``stats.layer`` (written by the rounds);
+    ``journal``: the crawl DB whose commits keep what the sitemaps gave each host."""
 
     def __init__(
         self,
@@ -88,6 +89,7 @@ class Recorder:
         pages: JsonlOutput,
         decisions: JsonlOutput | None,
         recrawl: Callable[[str], bool] | None = None,
+        journal: RunJournal | None = None,
     ) -> None:
         self.settings = settings
         self.queue = queue
@@ -104,7 +106,7 @@ class Recorder:
         self.results = 0  # results recorded, skipped ones included (the decision log's n)
         self._recrawl = recrawl
         self.manners = MannersPolicy(settings.fetch, stats.counters)
-        self.discovery = Discovery(settings, queue, columns, strategy, stats.counters, scope)  # sitemaps, feeds
+        self.discovery = Discovery(settings, queue, columns, strategy, stats.counters, scope, journal)  # sitemaps, feeds
         # a page is parsed in full only for a reader of more than its links (a third of the cost)
         self.links_only = not (
             strategy.needs_text or model is not None or any(f.needs_text for f in self.filters)

@@ -207,6 +207,13 @@ class HttpFetcher:
                         "skipped (the first: %r)", host, len(refused), refused[0])  # fmt: skip
         return found
 
+    def _names_sitemap(self, url: str) -> bool:
+        """Whether the robots.txt of ``url``'s host names it a sitemap (a plain-text one is
+        served as text/plain, a type no page of the crawl is taken in)."""
+        rules = self._robots.cached(url) if self.settings.read_sitemaps else None
+        lines = rules.robots.sitemaps if rules is not None and rules.robots is not None else []
+        return url in robots_sitemaps(lines, robots_url(url), self.settings.guess_sitemap)[0]
+
     def refusal(self, url: str) -> FetchResult | None:
         """What :meth:`fetch` would return for ``url`` when that is known now, without a
         request or a wait: a bad URL, a blocked address, or rules of robots.txt read
@@ -370,14 +377,16 @@ class HttpFetcher:
             head = await read_upto(answer, _SNIFF_BYTES)
             mime = "text/html" if looks_like_html(head) else ""
         result.content_type = mime
-        if not (robots or any_type) and self._types and mime not in self._types:
+        plain_sitemap = mime == "text/plain" and not robots and self._names_sitemap(result.url)
+        if not (robots or any_type or plain_sitemap) and self._types and mime not in self._types:
             # Not downloaded; only a successful answer counts as "filtered by type".
             if 200 <= answer.status < 300:
                 result.error = "content-type"
             answer.body.abandon()
             return
         # a sitemap is read on past the cap, up to the sitemaps.org limit (fetch.body)
-        stream = StreamedSitemap() if self.settings.read_sitemaps and not robots and mime in SITEMAP_TYPES else None
+        sitemap = self.settings.read_sitemaps and not robots and (mime in SITEMAP_TYPES or plain_sitemap)
+        stream = StreamedSitemap() if sitemap else None
         result.body, result.truncated = await download(answer, head, limit, stream)
         result.streamed = stream
         if result.truncated:

@@ -65,9 +65,10 @@ class Validators:
 
     def read(self, archived: Iterable[Answered]) -> None:
         """Validators of a crawl's archived answers (a 304's revisit record leaves
-        the earlier answer it refers to in place)."""
+        the earlier answer it refers to in place, and so does an answer that is no 2xx,
+        as a fetch's does: a 500 or a 404 names no version of the page)."""
         for answer in archived:
-            if not answer.not_modified:
+            if not answer.not_modified and 200 <= answer.status < 300:
                 headers = {"ETag": answer.etag or "", "Last-Modified": answer.last_modified or ""}
                 self.keep(answer.uri, headers, answer.uri, answer.date)
 

@@ -39,6 +39,7 @@ class Answered:
     last_modified: str | None
     digest: str | None  # WARC-Payload-Digest (None: a 304, no payload)
     not_modified: bool  # a revisit record of a 304 (it refers to an earlier one)
+    status: int = 0  # the HTTP status (0: none could be read)
 
 
 def answers(path: Path, end: int | None = None) -> Iterator[Answered]:
@@ -63,9 +64,16 @@ def answers(path: Path, end: int | None = None) -> Iterator[Answered]:
                     last_modified=http.get_header("Last-Modified") if http is not None else None,
                     digest=head.get_header("WARC-Payload-Digest"),
                     not_modified=profile.endswith(_NOT_MODIFIED),
+                    status=_status(http.get_statuscode() if http is not None else None),
                 )
         except (ArchiveLoadFailed, EOFError, OSError, ValueError):
             return  # a record cut short (a crawl killed while writing it): the scan ends there
+
+
+def _status(code: str | None) -> int:
+    """An HTTP status line's code as a number (0: none, or not a number)."""
+    return int(code) if code is not None and code.isdigit() else 0
+
 
 _CHUNK = 1 << 16  # compressed bytes read at a time, and inflated bytes made at a time
 _HEAD = 1 << 16  # the largest WARC header block looked at

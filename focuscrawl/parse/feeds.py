@@ -64,8 +64,11 @@ def read_feed(
         body[:max_bytes], response_headers={"content-location": url, "content-type": content_type or "application/xml"}
     )
     out = Feed(title=" ".join(str(parsed.feed.get("title", "")).split()), version=str(parsed.get("version", "")))
-    if parsed.get("bozo") and not cut:
-        out.error = str(parsed.get("bozo_exception", "malformed"))[:200]
+    fault = parsed.get("bozo_exception")
+    # (a feed served as text/xml with no charset is US-ASCII by RFC 3023, and feedparser
+    # says so when it reads it as the UTF-8 it declares: no fault of the feed's)
+    if parsed.get("bozo") and not cut and not isinstance(fault, feedparser.CharacterEncodingOverride):
+        out.error = str(fault or "malformed")[:200]
     seen: set[str] = set()
     for n, entry in enumerate(parsed.entries):
         if n >= max_entries:
