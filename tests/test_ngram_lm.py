@@ -67,6 +67,25 @@ def test_training_sentences_filter_and_dedup() -> None:
     assert len(lm_sentences(text, min_words=1)) == 4
 
 
+def test_chinese_and_japanese_sentences_end_at_their_full_stop() -> None:
+    """。！？ end a sentence with no space after them: a Japanese paragraph was one
+    sentence, so P2's training kept its repeated sentences (no de-duplication) and a
+    page's perplexity counted one </s> for the paragraph."""
+    text = "今日は晴れです。今日は晴れです。明日は雨です！「本当？」はい、本当です"
+    assert lm_sentences(text, min_words=5, dedup=True) == [
+        list("今日は晴れです"),
+        list("明日は雨です"),
+        list("はい本当です"),
+    ]
+    assert lm_sentences(text, min_words=1) == [list("今日は晴れです")] * 2 + [
+        list("明日は雨です"), list("本当"), list("はい本当です")]  # fmt: skip
+    model = PerplexityModel.train(
+        ["这是一个测试。这是一个测试。那是另一个测试。"], order=2, held_out_every=0
+    )
+    assert model.info["sentences"] == 2
+    assert model.info["tokens"] == 6 + 1 + 7 + 1  # the words of each and its </s>
+
+
 def test_read_texts_jsonl_skips_bad_lines(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     path.write_text('{"text": "eins"}\nnot json\n{"other": 1}\n[1]\n{"text": "zwei"}\n', "utf-8")

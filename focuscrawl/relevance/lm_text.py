@@ -6,7 +6,8 @@ with a minimum length of five words", and trains on de-duplicated sentences
 that training and test tokens match; only the minimum length differs (a page is
 judged on all of its sentences, the model is trained on sentences of >= 5 words).
 
-* Sentences end at ``. ! ? …`` followed by white space, and at every line break
+* Sentences end at ``. ! ? …`` followed by white space, at ``。！？`` (and the closing
+  brackets after them) with or without it, and at every line break
   (paragraphs from trafilatura or a text file never continue a sentence). This
   is deliberately simple: an abbreviation such as "z. B." splits a sentence, and
   the short pieces are then usually removed by the length filter.
@@ -41,7 +42,9 @@ from pathlib import Path
 from focuscrawl.exceptions import ModelError
 from focuscrawl.relevance.text import MARKS, fold_forms
 
-_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\s*[\r\n]+\s*")
+# Chinese and Japanese end a sentence with 。！？ and no space after it (before, a
+# paragraph was one sentence: its repeated sentences were never de-duplicated)
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|(?<=[。！？])[」』）]*\s*|\s*[\r\n]+\s*")
 # a letter with its combining marks (text.MARKS: no \w to Python, a part of the word)
 _WORD_CHAR = f"(?:\\w|[{MARKS}])"
 _TOKEN = re.compile(f"{_WORD_CHAR}+(?:['’\\-]{_WORD_CHAR}+)*")
