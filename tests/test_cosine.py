@@ -253,7 +253,7 @@ def test_config_topic_file_save_load(tmp_path: Path) -> None:
         ({"genre_terms": ["the", "of"]}, ModelError, "none left"),
         ({}, ModelError, "give genre_terms"),
         ({"genre_terms": ["a b"], "colour": 1}, ConfigError, "unknown parameter 'colour'"),
-        ({"genre_terms": "syllabus", "lang": "xx"}, ConfigError, "no stop-word list"),
+        ({"genre_terms": "syllabus", "lang": "xx"}, ConfigError, "unknown language code 'xx'"),
         ({"genre_terms": [1, 2]}, ConfigError, "genre_terms must be a list of strings"),
         ({"genre_terms": ["x"], "gw": "heavy"}, ConfigError, "cosine model: gw must be a number, not 'heavy'"),
         ({"genre_terms": ["x"], "gw": -1}, ModelError, ">= 0"),

@@ -23,6 +23,8 @@ from focuscrawl.relevance.language_links import TLD_LANGUAGES, tld_language, tld
 from focuscrawl.relevance.language_share import language_shares
 from focuscrawl.relevance.scripts import chinese_script
 from focuscrawl.replay.archive import iter_responses, load_labels
+from focuscrawl.strategies.filters import FILTERS
+from focuscrawl.strategies.language import LanguageStrategy
 from focuscrawl.types import Link, Page
 from tests.conftest import TESTWEB
 
@@ -299,3 +301,54 @@ def test_chinese_script_counts_the_one_script_characters() -> None:
     # Latin and kana letters count for neither
     assert chinese_script("Apache 設定 モジュール") == "zh-Hant"
     assert chinese_script("mod_rewrite") is None
+
+
+# a sentence each in scripts the script table did not hold: their letters were no letters,
+# so a page in them was in no language (share 0.0 for its own language's crawl)
+KHMER = "ខ្ញុំចូលចិត្តអានសៀវភៅនៅក្នុងបណ្ណាល័យរៀងរាល់ថ្ងៃ ហើយខ្ញុំរៀនភាសាខ្មែរជាមួយមិត្តភក្តិរបស់ខ្ញុំ"
+BENGALI = "আমি প্রতিদিন সকালে বই পড়তে ভালোবাসি এবং আমার বন্ধুদের সাথে বাংলা ভাষায় কথা বলি"
+GEORGIAN = "მე ყოველ დილით ვკითხულობ წიგნებს და ჩემს მეგობრებთან ერთად ქართულად ვლაპარაკობ"
+
+
+@pytest.mark.parametrize(
+    ("text", "script", "lang"),
+    [(KHMER, "khmer", "km"), (BENGALI, "bengali", "bn"), (GEORGIAN, "georgian", "ka")],
+    ids=["khmer", "bengali", "georgian"],
+)
+def test_a_page_in_a_script_beyond_cjk_is_in_its_language(text: str, script: str, lang: str) -> None:
+    assert script_of(text) == script
+    page = Page(url="http://a.example/", text=text)
+    assert LanguageModel([lang]).score(page) > 0.9  # 0.0 before: no letters
+    assert LanguageModel(["en"]).score(page) < 0.1
+    # with as many English letters beside it, about half of the page is in its language
+    mixed = Page(url="http://a.example/", text=text + " " + "I like reading books in the library every day " * 3)
+    assert 0.3 < LanguageModel([lang]).score(mixed) < 0.9
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{"han_context": "jp"}, {"anchor_candidates": ["ja", "english"]}],
+    ids=["han-context", "anchor-candidates"],
+)
+def test_every_language_code_of_the_model_is_checked(params: dict[str, object]) -> None:
+    """han_context=jp was taken and meant nothing: kanji-only anchors were read as
+    Chinese in a crawl that asked for them to be read as Japanese."""
+    with pytest.raises(ModelError, match=r"language model: unknown language code '(jp|english)'.*nearest"):
+        build_model({"name": "language", "target": ["zh", "ja"], **params})
+    # a tag in another form is the language: 設定 read as Japanese in a Japanese crawl
+    model = build_model({"name": "language", "target": ["ja"], "han_context": "JA-jp"})
+    assert isinstance(model, LanguageModel)
+    assert model.score_text("設定") == 1.0
+    assert model.han_context == "ja"
+
+
+@pytest.mark.parametrize(
+    ("code", "lang"),
+    [("jpn", "ja"), ("JPN", "ja"), ("kor", "ko"), ("zho", "zh"), ("chi", "zh"), ("deu", "de"),
+     ("ger", "de"), ("tha", "th"), ("khm", "km"), ("fil", "tl"), ("nob", "no")],
+)  # fmt: skip
+def test_a_three_letter_iso_639_code_is_its_language(code: str, lang: str) -> None:
+    """target=jpn was refused as an unknown code whose nearest was not ja."""
+    assert LanguageModel([code]).target == [lang]
+    assert LanguageStrategy(None, target=[code]).targets == {lang}
+    assert FILTERS.get("language")(None, target=[code]).targets == {lang}

@@ -67,6 +67,25 @@ def test_training_sentences_filter_and_dedup() -> None:
     assert len(lm_sentences(text, min_words=1)) == 4
 
 
+def test_chinese_and_japanese_sentences_end_at_their_full_stop() -> None:
+    """。！？ end a sentence with no space after them: a Japanese paragraph was one
+    sentence, so P2's training kept its repeated sentences (no de-duplication) and a
+    page's perplexity counted one </s> for the paragraph."""
+    text = "今日は晴れです。今日は晴れです。明日は雨です！「本当？」はい、本当です"
+    assert lm_sentences(text, min_words=5, dedup=True) == [
+        list("今日は晴れです"),
+        list("明日は雨です"),
+        list("はい本当です"),
+    ]
+    assert lm_sentences(text, min_words=1) == [list("今日は晴れです")] * 2 + [
+        list("明日は雨です"), list("本当"), list("はい本当です")]  # fmt: skip
+    model = PerplexityModel.train(
+        ["这是一个测试。这是一个测试。那是另一个测试。"], order=2, held_out_every=0
+    )
+    assert model.info["sentences"] == 2
+    assert model.info["tokens"] == 6 + 1 + 7 + 1  # the words of each and its </s>
+
+
 def test_read_texts_jsonl_skips_bad_lines(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     path.write_text('{"text": "eins"}\nnot json\n{"other": 1}\n[1]\n{"text": "zwei"}\n', "utf-8")
@@ -327,8 +346,10 @@ def test_threshold_in_perplexity_terms() -> None:
 def test_bounds_from_held_out_texts_by_hand() -> None:
     model = _toy_model()  # one text: nothing held out, P2's fixed values
     assert model.info.get("held_out") is None
-    assert (model.max_perplexity, model.discard_perplexity) == (1e5, 1e5)
-    assert model.bucket_perplexities == (1e4, 1e5)
+    # but its ceiling is below P2's cut-off 10^5: the cut-off at P2's place below it
+    cut = model.reference_perplexity ** (5 / 7)
+    assert (model.max_perplexity, model.discard_perplexity) == (pytest.approx(cut), 1e5)
+    assert model.bucket_perplexities == pytest.approx((cut, cut))
     pp1, pp2 = model.perplexity("a b"), model.perplexity("a zzz")  # 48/23 = 2.09 and 4.86
     model.calibrate(["a b", "a zzz", "1 2 3"])  # the last has no words: skipped
     assert model.info["held_out"]["texts"] == 2
@@ -481,6 +502,23 @@ def test_real_pages_cat_model(cat_sentences: list[list[str]]) -> None:
     assert pp_cat < 20 < pp_dog < pp_de  # the Cat page is (nearly) the training text
     assert model.score(cat) > model.score(dog) > model.score_text(german)
     assert model.perplexity(dog, include_oov=False) < pp_dog
+
+
+def test_a_model_of_one_article_does_not_judge_every_page_relevant() -> None:
+    """Trained on one text, no text is held out for the bounds and P2's fixed cut-off,
+    PP 10^5, was the relevance cut-off: above this model's ceiling (8,744, the PP of a
+    page of unknown words), so its threshold was 0 and a German page was relevant to an
+    English model of the Cat article (every crawl with it: harvest rate 1.000)."""
+    model = PerplexityModel.train([shared_file("cat-en.txt").read_text("utf-8")], order=5)
+    ceiling = model.reference_perplexity
+    assert not model.calibrated
+    assert ceiling < 1e5
+    # P2's cut-off at its place below P2's ceiling: 10^5 of 10^7 -> PP = ceiling^(5/7), score 2/7
+    assert model.max_perplexity == pytest.approx(ceiling ** (5 / 7))
+    assert model.threshold == pytest.approx(2 / 7)
+    german = next(iter(read_texts(shared_file("de-wiki-small.jsonl"))))
+    assert model.score_text(german) < model.threshold
+    assert model.score_text(shared_file("cat-en.txt").read_text("utf-8")) >= model.threshold
 
 
 def test_real_german_model_on_held_out_articles() -> None:

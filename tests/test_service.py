@@ -266,6 +266,32 @@ def test_search_finds_a_word_inside_chinese_and_japanese_text(server: Server, tm
     assert hit["title"] == "猫的页面"
 
 
+def test_search_finds_a_word_inside_thai_text(server: Server, tmp_path: Path) -> None:
+    """Thai is written without spaces too, and was not split: ไทย inside ภาษาไทย, or ที่
+    (a letter with its vowel and tone marks), was found by no search."""
+    th, en = "http://th.example/", "http://th.example/en"
+    archive = write_archive(tmp_path / "th.warc.gz", {
+        th: "<html lang=th><title>ภาษาไทย</title><p>ฉันเรียนภาษาไทยที่โรงเรียนทุกวัน</p><a href=/en>en</a>",
+        en: "<html lang=en><title>Thai</title><p>I study Thai at school every day.</p>",
+    })  # fmt: skip
+    with ReplayProcess([archive]) as replay:
+        request = {"name": "thai", "seeds": [th],
+                   "settings": {"crawl": {"max_pages": 5}, "fetch": {"proxy": replay.proxy_url, "delay": 0.0}}}  # fmt: skip
+        assert server.call("POST", "/api/crawls", request)[0] == 201
+        server.wait_state("thai", "finished")
+
+    def search(query: str) -> set[str]:
+        status, found = server.call("GET", "/api/crawls/thai/search?q=" + quote(query))
+        assert status == 200, found
+        return {r["url"] for r in found["results"]}
+
+    wait_for(lambda: len(search("school OR ภาษาไทย")) == 2, 60, "both pages indexed")
+    expected = {"ไทย": {th}, "โรงเรียน": {th}, "ที่": {th}, "ทุกวัน": {th}, "ที่โรง": {th},
+                "ไทยโรง": set(), "thai": {en}}  # fmt: skip
+    for query, urls in expected.items():
+        assert search(query) == urls, query
+
+
 def test_a_crawl_failed_at_start_says_why_as_soon_as_it_is_failed(tmp_path: Path) -> None:
     """describe() read the crawl's state file before state() noted the exit: the first
     answer that said "failed" (the one a client polling for it gets) had no error."""

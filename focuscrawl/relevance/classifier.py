@@ -52,6 +52,7 @@ from focuscrawl.relevance.calibration import (
     shift_prior,
 )
 from focuscrawl.relevance.features import TermFeatures
+from focuscrawl.relevance.text import checked_words_language
 from focuscrawl.relevance.training import (
     ALGORITHMS,
     DEFAULT_MAX_NEG,
@@ -158,6 +159,7 @@ class ClassifierModel:
             raise ModelError(f"classifier k_best must be >= 1, not {self.k_best}")
         check_prior(self.prior)
         check_objective(self.calibration)
+        self.lang = checked_words_language(self.lang, "classifier")
         if self.cv_folds < 2:
             raise ModelError(f"classifier cv_folds must be >= 2, not {self.cv_folds}")
         self.train_urls: list[str] = []  # pages it was trained on (``model eval`` leaves them out)

@@ -21,7 +21,8 @@ Parameters of the ``[model]`` table (name = "cosine"): ``genre_terms``,
 ``content_terms``, ``url_terms`` (lists of strings), ``gw``, ``cw``, ``gcw``,
 ``uw``, ``threshold``, ``idf`` (path of a table written by ``focuscrawl model
 idf``; absent = idf 1 for every term, which the thesis found as good, 4.2),
-``lang`` (stop-word list, default "en"), ``stem`` (default false; the thesis
+``lang`` (stop words and stemmer, default "en"; any language code in any form,
+``de-DE``; one without a bundled list, such as ``ja``, has no stop words), ``stem`` (default false; the thesis
 does not stem) and ``topic`` (a topic TOML file whose [model] table supplies
 defaults for all of these, e.g. one written by ``focuscrawl model generate-terms``).
 """
@@ -37,7 +38,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import unquote, urlsplit
 
-from focuscrawl.exceptions import ConfigError, ModelError
+from focuscrawl.exceptions import ModelError
 from focuscrawl.relevance.base import model_params, register_model
 from focuscrawl.relevance.terms import (
     IdfTable,
@@ -46,7 +47,7 @@ from focuscrawl.relevance.terms import (
     normalise_term,
     page_tokens,
 )
-from focuscrawl.relevance.text import available_languages, tokenize
+from focuscrawl.relevance.text import checked_words_language, tokenize
 from focuscrawl.types import Page
 
 __all__ = ["CosineModel", "CosineParams", "cosine_similarity", "weighted_mean"]
@@ -225,13 +226,10 @@ class CosineModel:
 
     @classmethod
     def from_params(cls, p: CosineParams) -> CosineModel:
-        if p.lang not in available_languages():
-            raise ConfigError(
-                f"cosine model: no stop-word list for lang {p.lang!r} (have: {', '.join(available_languages())})"
-            )
+        lang = checked_words_language(p.lang, "cosine model")
         return cls(
             p.genre_terms, p.content_terms, p.url_terms, gw=p.gw, cw=p.cw, gcw=p.gcw, uw=p.uw,
-            threshold=p.threshold, idf=IdfTable.load(p.idf) if p.idf else None, lang=p.lang, stem=p.stem,
+            threshold=p.threshold, idf=IdfTable.load(p.idf) if p.idf else None, lang=lang, stem=p.stem,
         )  # fmt: skip
 
     def save(self, directory: Path) -> None:

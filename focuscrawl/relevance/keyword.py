@@ -19,11 +19,14 @@ from typing import ClassVar
 
 from focuscrawl.exceptions import ModelError
 from focuscrawl.relevance.base import register_model
-from focuscrawl.relevance.text import UNSEGMENTED
+from focuscrawl.relevance.text import HANGUL, UNSEGMENTED, fold_forms
 from focuscrawl.types import Page
 
-_UNSEGMENTED_CHAR = re.compile(f"[{UNSEGMENTED}]")
-_SEGMENTED_WORD_CHAR = f"[^\\W{UNSEGMENTED}]"  # a word character of a script written with spaces
+# Hangul has no word boundary for a keyword either: particles and endings are attached
+# to Korean nouns (인증을, 인증서 for the keyword 인증)
+_UNSEGMENTED_CHAR = re.compile(f"[{UNSEGMENTED}{HANGUL}]")
+# a word character of a script written with spaces
+_SEGMENTED_WORD_CHAR = f"[^\\W{UNSEGMENTED}{HANGUL}]"
 _NOT_AFTER_WORD = f"(?<!{_SEGMENTED_WORD_CHAR})"
 _NOT_BEFORE_WORD = f"(?!{_SEGMENTED_WORD_CHAR})"
 
@@ -57,14 +60,15 @@ class KeywordModel:
     threshold: float = 1e-9
 
     def __post_init__(self) -> None:
-        words = [k.strip().lower() for k in self.keywords if k.strip()]
+        # keywords and text in one form: ＡＰＩ is API, a zero width space inside a word no break
+        words = [fold_forms(k).strip().lower() for k in self.keywords if fold_forms(k).strip()]
         if not words:
             raise ModelError("keyword model: give at least one keyword")
         self.keywords = words
         self._patterns = [_pattern(k) for k in words]
 
     def score_text(self, text: str) -> float:
-        low = text.lower()
+        low = fold_forms(text).lower()
         hits = sum(1 for p in self._patterns if p.search(low))
         return hits / len(self._patterns)
 

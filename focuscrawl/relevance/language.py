@@ -252,6 +252,10 @@ class LanguageModel:
         self.threshold = float(threshold)
         try:
             codes = {checked_language(t) for t in target if t.strip()}
+            # the other codes too: han_context=jp read kanji anchors as Chinese, silently
+            han_context = checked_language(han_context) if han_context and han_context.strip() else None
+            if anchor_candidates is not None:
+                anchor_candidates = [checked_language(c) for c in anchor_candidates if c.strip()] or None
         except ValueError as exc:
             raise ModelError(f"language model: {exc}") from None
         if not codes:

@@ -30,14 +30,45 @@ _ALIASES = {
     "zh-hant": "zh", "zh-hans": "zh", "zh-cn": "zh", "zh-tw": "zh", "zh-hk": "zh", "zh-sg": "zh",
     "iw": "he", "in": "id", "jw": "jv", "nb": "no", "nn": "no", "un": UNKNOWN, "": UNKNOWN,
 }  # fmt: skip
+# ISO 639-2 codes (bibliographic/terminology where they differ) of the languages with a
+# two-letter code, which BCP 47 uses instead (target=jpn was an unknown code, and no
+# nearest named it ja): the languages the identification backends know
+_ISO_639_2 = """
+afr af | sqi alb sq | amh am | ara ar | hye arm hy | aze az | eus baq eu | bel be | ben bn
+bos bs | bul bg | mya bur my | cat ca | zho chi zh | hrv hr | ces cze cs | dan da
+nld dut nl | eng en | epo eo | est et | fin fi | fra fre fr | fry fy | glg gl | kat geo ka
+deu ger de | ell gre el | guj gu | hau ha | heb he | hin hi | hun hu | isl ice is | ind id
+gle ga | ita it | jpn ja | kan kn | kaz kk | khm km | kor ko | kur ku | lao lo | lat la
+lav lv | lit lt | ltz lb | mkd mac mk | msa may ms | mal ml | mlt mt | mar mr | mon mn
+nep ne | nor nob nno no | fas per fa | pol pl | por pt | pan pa | pus ps | ron rum ro
+rus ru | srp sr | sin si | slk slo sk | slv sl | som so | spa es | swa sw | swe sv
+tgl fil tl | tam ta | tat tt | tel te | tha th | bod tib bo | tur tr | ukr uk | urd ur
+uzb uz | vie vi | cym wel cy | yid yi | yor yo | xho xh | zul zu
+"""
+
+
+def _two_letter_codes(spec: str) -> dict[str, str]:
+    """ISO 639-2 code -> ISO 639-1 code, from ``"CODE [CODE] TWO | ..."`` entries.
+
+    >>> _two_letter_codes("deu ger de | jpn ja")
+    {'deu': 'de', 'ger': 'de', 'jpn': 'ja'}
+    """
+    out: dict[str, str] = {}
+    for entry in spec.replace("\n", " | ").split("|"):
+        *codes, two = entry.split() or [""]
+        out.update(dict.fromkeys(codes, two))
+    return out
+
+
+_ALIASES.update(_two_letter_codes(_ISO_639_2))
 
 
 @lru_cache(maxsize=4096)
 def normalise_lang(code: str) -> str:
     """Primary language subtag, lower-cased, Chinese variants folded into ``zh``.
 
-    >>> [normalise_lang(c) for c in ("zh-TW", "yue", "wuu", "pt_BR", "EN-us", "zh-Hant", "un")]
-    ['zh', 'zh', 'zh', 'pt', 'en', 'zh', 'und']
+    >>> [normalise_lang(c) for c in ("zh-TW", "yue", "wuu", "pt_BR", "EN-us", "zh-Hant", "un", "jpn", "ger")]
+    ['zh', 'zh', 'zh', 'pt', 'en', 'zh', 'und', 'ja', 'de']
     """
     low = code.strip().lower().replace("_", "-")
     if low in _ALIASES:

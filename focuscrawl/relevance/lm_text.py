@@ -6,7 +6,8 @@ with a minimum length of five words", and trains on de-duplicated sentences
 that training and test tokens match; only the minimum length differs (a page is
 judged on all of its sentences, the model is trained on sentences of >= 5 words).
 
-* Sentences end at ``. ! ? …`` followed by white space, and at every line break
+* Sentences end at ``. ! ? …`` followed by white space, at ``。！？`` (and the closing
+  brackets after them) with or without it, and at every line break
   (paragraphs from trafilatura or a text file never continue a sentence). This
   is deliberately simple: an abbreviation such as "z. B." splits a sentence, and
   the short pieces are then usually removed by the length filter.
@@ -39,15 +40,22 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from focuscrawl.exceptions import ModelError
+from focuscrawl.relevance.text import MARKS, fold_forms
 
-_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\s*[\r\n]+\s*")
-_TOKEN = re.compile(r"\w+(?:['’\-]\w+)*")
+# Chinese and Japanese end a sentence with 。！？ and no space after it (before, a
+# paragraph was one sentence: its repeated sentences were never de-duplicated)
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|(?<=[。！？])[」』）]*\s*|\s*[\r\n]+\s*")
+# a letter with its combining marks (text.MARKS: no \w to Python, a part of the word)
+_WORD_CHAR = f"(?:\\w|[{MARKS}])"
+_TOKEN = re.compile(f"{_WORD_CHAR}+(?:['’\\-]{_WORD_CHAR}+)*")
 _DIGIT = re.compile(r"\d")
-# Han (+ extensions, compatibility), kana, Hangul syllables and jamo, Thai, Lao, Myanmar, Khmer
-_UNSPACED = re.compile(
-    "([\u1100-\u11ff\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
-    "\uf900-\ufaff\uff66-\uff9f\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\U00020000-\U0002fa1f])"
+# Han (+ extensions, compatibility), kana, Hangul syllables and jamo, Thai, Lao, Myanmar,
+# Khmer: a token per letter, its marks with it (ที่ is one token, not ท and two marks)
+_UNSPACED_LETTERS = (
+    "\u1100-\u11ff\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+    "\uf900-\ufaff\uff66-\uff9f\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\U00020000-\U0002fa1f"
 )
+_UNSPACED = re.compile(f"((?![{MARKS}])[{_UNSPACED_LETTERS}][{MARKS}]*)")
 
 
 def split_sentences(text: str) -> list[str]:
@@ -57,6 +65,7 @@ def split_sentences(text: str) -> list[str]:
 
 def sentence_words(sentence: str, *, lowercase: bool = True) -> list[str]:
     """The words of one sentence: punctuation removed, tokens with digits dropped."""
+    sentence = fold_forms(sentence)  # ＡＰＩ is API, e + U+0301 is é, as in the training text
     if lowercase:
         sentence = sentence.lower()
     # "_" is a word character for the regex but punctuation for us.

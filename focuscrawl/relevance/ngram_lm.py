@@ -146,8 +146,9 @@ class PerplexityModel:
         """Cut-off, discard bound, buckets and threshold: given values, else from the
         held-out quantiles (``info["held_out"]``), else P2's fixed values."""
         bounds = derive_bounds(
-            self.info.get("held_out", {}).get("quantiles"), self.cutoff_quantile, self._given
-        )
+            self.info.get("held_out", {}).get("quantiles"), self.cutoff_quantile, self._given,
+            self.reference_perplexity,
+        )  # fmt: skip
         self.max_perplexity = bounds.max_perplexity
         self.discard_perplexity = bounds.discard_perplexity
         self.bucket_perplexities = bounds.bucket_perplexities

@@ -18,10 +18,16 @@ texts give, unless set by hand:
 Without held-out texts (an ARPA file, or fewer than 10 training texts) they
 fall back to P2's 10^5 and (10^4, 10^5), unless ``calibrate`` is called with
 domain texts (``held_out`` in the config, ``--held-out`` on the command line).
+A model whose own ceiling (the PP of a page of unknown words) is not above P2's
+cut-off, a model of a small corpus, would judge every page relevant by it
+(threshold 0: a German or Japanese page relevant to an English model of one
+article), so its cut-off is P2's at the same place below its ceiling: 10^5 of
+P2's 10^7 is score 2/7, PP = ceiling^(5/7) (:data:`PAPER_CUTOFF_SHARE`).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +39,9 @@ from focuscrawl.exceptions import ModelError
 DEFAULT_MAX_PERPLEXITY = 1e5  # P2, section 4: links of pages above it are discarded
 CUTOFF_QUANTILE = 0.95  # share of held-out domain texts judged relevant
 DISCARD_FACTOR = 2.0  # discard bound = this x the largest held-out PP
+PAPER_CEILING = 1e7  # P2, section 4: the PP of an all-unknown page under its model
+#: where P2's cut-off lies below its model's ceiling, in log PP: ln 10^5 / ln 10^7
+PAPER_CUTOFF_SHARE = math.log(DEFAULT_MAX_PERPLEXITY) / math.log(PAPER_CEILING)
 BUCKETS = ("high", "medium", "normal", "discard")
 
 
@@ -44,16 +53,22 @@ class Bounds:
 
 
 def derive_bounds(
-    quantiles: Sequence[float] | None, cutoff_quantile: float, given: Mapping[str, Any]
+    quantiles: Sequence[float] | None,
+    cutoff_quantile: float,
+    given: Mapping[str, Any],
+    ceiling: float = math.inf,
 ) -> Bounds:
     """The bounds ``given`` by hand (``max_perplexity``, ``discard_perplexity``,
     ``bucket_perplexities``), the rest from the held-out texts' PP ``quantiles``
-    (at 0, 0.01, ..., 1), else P2's fixed values.
+    (at 0, 0.01, ..., 1), else P2's fixed values, the cut-off below the model's
+    ``ceiling`` (see the module docstring).
 
     >>> derive_bounds(None, 0.95, {})
     Bounds(max_perplexity=100000.0, discard_perplexity=100000.0, bucket_perplexities=(10000.0, 100000.0))
     >>> derive_bounds([10.0, 20.0, 40.0], 0.5, {"max_perplexity": 30.0})
     Bounds(max_perplexity=30.0, discard_perplexity=80.0, bucket_perplexities=(20.0, 30.0))
+    >>> round(derive_bounds(None, 0.95, {}, ceiling=1e4).max_perplexity, 1)  # 10^(4·5/7)
+    719.7
     """
     if quantiles:
         q = np.asarray(quantiles, dtype=np.float64)  # PP at quantiles 0, 0.01, ..., 1
@@ -63,6 +78,8 @@ def derive_bounds(
     else:
         cut, discard = DEFAULT_MAX_PERPLEXITY, DEFAULT_MAX_PERPLEXITY
         median = DEFAULT_MAX_PERPLEXITY / 10.0
+        if ceiling <= cut:  # P2's cut-off would pass every page: at P2's place below the ceiling
+            cut = ceiling**PAPER_CUTOFF_SHARE
     max_perplexity = float(given.get("max_perplexity", cut))
     discard_perplexity = float(given.get("discard_perplexity", max(discard, max_perplexity)))
     buckets = given.get("bucket_perplexities", (min(median, max_perplexity), max_perplexity))

@@ -2,33 +2,48 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable
 
-# Unicode blocks, as (first, last, script); the table is short and anchors are
-# short, so a linear scan per non-ASCII character is fast enough.
+# Unicode blocks, as (first, last, script), in code point order (looked up by bisection:
+# a page's every non-ASCII letter is looked up). A letter outside them is "other": every
+# script is a script, and a Khmer, Bengali or Georgian page has letters (before, they
+# were not letters at all, and a page in them was a page in no language).
 BLOCKS: tuple[tuple[int, int, str], ...] = (
-    (0x00C0, 0x024F, "latin"), (0x1E00, 0x1EFF, "latin"),
-    (0x0370, 0x03FF, "greek"), (0x0400, 0x052F, "cyrillic"),
+    (0x00C0, 0x024F, "latin"),
+    (0x0370, 0x03FF, "greek"), (0x0400, 0x052F, "cyrillic"), (0x0530, 0x058F, "armenian"),
     (0x0590, 0x05FF, "hebrew"), (0x0600, 0x06FF, "arabic"), (0x0750, 0x077F, "arabic"),
-    (0x0900, 0x097F, "devanagari"), (0x0E00, 0x0E7F, "thai"),
-    (0x1100, 0x11FF, "hangul"), (0x3130, 0x318F, "hangul"), (0xA960, 0xA97F, "hangul"),
-    (0xAC00, 0xD7FF, "hangul"),
+    (0x0900, 0x097F, "devanagari"), (0x0980, 0x09FF, "bengali"), (0x0A00, 0x0A7F, "gurmukhi"),
+    (0x0A80, 0x0AFF, "gujarati"), (0x0B00, 0x0B7F, "oriya"), (0x0B80, 0x0BFF, "tamil"),
+    (0x0C00, 0x0C7F, "telugu"), (0x0C80, 0x0CFF, "kannada"), (0x0D00, 0x0D7F, "malayalam"),
+    (0x0D80, 0x0DFF, "sinhala"), (0x0E00, 0x0E7F, "thai"), (0x0E80, 0x0EFF, "lao"),
+    (0x0F00, 0x0FFF, "tibetan"), (0x1000, 0x109F, "myanmar"), (0x10A0, 0x10FF, "georgian"),
+    (0x1100, 0x11FF, "hangul"), (0x1200, 0x139F, "ethiopic"), (0x1780, 0x17FF, "khmer"),
+    (0x1E00, 0x1EFF, "latin"), (0x1F00, 0x1FFF, "greek"),
     (0x3040, 0x309F, "kana"), (0x30A0, 0x30FA, "kana"), (0x30FC, 0x30FF, "kana"),
-    (0x31F0, 0x31FF, "kana"), (0xFF66, 0xFF9F, "kana"),
-    (0x3400, 0x4DBF, "han"), (0x4E00, 0x9FFF, "han"), (0xF900, 0xFAFF, "han"),
-    (0x20000, 0x2FA1F, "han"),
+    (0x3130, 0x318F, "hangul"), (0x31F0, 0x31FF, "kana"),
+    (0x3400, 0x4DBF, "han"), (0x4E00, 0x9FFF, "han"), (0xA960, 0xA97F, "hangul"),
+    (0xAC00, 0xD7FF, "hangul"), (0xF900, 0xFAFF, "han"), (0xFB50, 0xFDFF, "arabic"),
+    (0xFE70, 0xFEFF, "arabic"), (0xFF66, 0xFF9F, "kana"), (0x20000, 0x2FA1F, "han"),
 )  # fmt: skip
 # U+30FB KATAKANA MIDDLE DOT is left out of "kana": Chinese text uses it in names.
+_FIRSTS = [first for first, _, _ in BLOCKS]
 
 
 def char_script(ch: str) -> str | None:
+    """The script of a letter (its Unicode block's), ``"other"`` for a letter of none of
+    :data:`BLOCKS`, None for what is no letter (outside the blocks).
+
+    >>> [char_script(c) for c in ("a", "é", "中", "ខ", "ক", "ა", "𐌰", "1", "€")]
+    ['latin', 'latin', 'han', 'khmer', 'bengali', 'georgian', 'other', None, None]
+    """
     code = ord(ch)
     if code < 0x80:
         return "latin" if ch.isalpha() else None
-    for first, last, script in BLOCKS:
-        if first <= code <= last:
-            return script
-    return None
+    at = bisect.bisect_right(_FIRSTS, code) - 1
+    if at >= 0 and code <= BLOCKS[at][1]:
+        return BLOCKS[at][2]
+    return "other" if ch.isalpha() else None
 
 
 def script_counts(text: str) -> dict[str, int]:

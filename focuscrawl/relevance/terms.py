@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from focuscrawl.exceptions import ModelError
-from focuscrawl.relevance.text import tokenize
+from focuscrawl.relevance.text import bigram_letters, tokenize
 from focuscrawl.types import Page
 
 IDF_FORMAT = "focuscrawl-idf-1"
@@ -54,10 +54,29 @@ def ngrams(tokens: Sequence[str], max_n: int) -> Iterable[str]:
 
 
 def index_tokens(tokens: Sequence[str]) -> dict[str, list[int]]:
-    """Positions of every token, so that many terms can be counted in one page cheaply."""
+    """Positions of every token, so that many terms can be counted in one page cheaply.
+
+    A one-letter word of a script written without spaces (猫, 책) is no token inside a
+    run, which is cut into bigrams (关于 于猫 猫的): its positions are those of the
+    bigrams it begins and of the last bigram of a run that it ends, so a term 猫 counts
+    each 猫 of the page once (before, it counted none and such a term meant nothing).
+    A run's end is where the next bigram does not go on from this one's second letter:
+    two runs apart whose second begins with the first's last letter count it once.
+
+    >>> [index_tokens(t)["猫"] for t in (["关于", "于猫", "猫的"], ["我爱", "爱猫"], ["猫", "x"])]
+    [[2], [1], [0]]
+    """
     positions: dict[str, list[int]] = {}
     for i, tok in enumerate(tokens):
         positions.setdefault(tok, []).append(i)
+    bigrams = [bigram_letters(tok) for tok in tokens]
+    for i, pair in enumerate(bigrams):
+        if pair is None:
+            continue
+        positions.setdefault(pair[0], []).append(i)
+        after = bigrams[i + 1] if i + 1 < len(bigrams) else None
+        if after is None or after[0] != pair[1]:  # the run ends here: its last letter
+            positions.setdefault(pair[1], []).append(i)
     return positions
 
 

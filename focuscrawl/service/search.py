@@ -42,6 +42,7 @@ from focuscrawl.output.corpus import (
 from focuscrawl.output.layout import WORKERS_DIR
 from focuscrawl.output.warc_scan import page_offsets
 from focuscrawl.output.writers import TEXTS_NAME, read_texts
+from focuscrawl.relevance.text import MARKS
 
 MAX_QUERY = 1000  # characters of a search query
 # FTS5's tokenizer (unicode61) ends a word at a space or a punctuation mark, so a run of
@@ -49,11 +50,14 @@ MAX_QUERY = 1000  # characters of a search query
 # found 猫 or 可爱 inside it. Each such character is made a word of its own by a zero
 # width space (a separator to unicode61) in what is indexed and in the query, where a
 # run of them is then a phrase of its characters (小猫 finds 小猫, not 小...猫).
+# Thai, Lao, Myanmar and Khmer are written without spaces too (ภาษาไทย was one word:
+# no search found ไทย in it); their letters are split with their combining marks (ที่
+# is one letter to search, not ท and two marks).
 _CJK_CHAR = ("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-             "\uff66-\uff9f\U00020000-\U0002fa1f]")  # fmt: skip
-_CJK_PAIR = re.compile(f"({_CJK_CHAR})(?={_CJK_CHAR})")
+             "\uff66-\uff9f\U00020000-\U0002fa1f\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]")  # fmt: skip
+_CJK_PAIR = re.compile(f"({_CJK_CHAR})(?=(?![{MARKS}]){_CJK_CHAR})")
 _SPLIT = "\u200b"
-_VERSION = 1  # of the index's text (PRAGMA user_version): 1, CJK characters split
+_VERSION = 2  # of the index's text (PRAGMA user_version): 1, CJK characters split; 2, Thai too
 _MARK = ("\ue000", "\ue001")  # around matched words in snippets (private-use characters)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS pages (
@@ -214,10 +218,12 @@ class SearchIndex:
 
 
 def split_cjk(text: str) -> str:
-    """``text`` with a zero width space between two Han, kana or Hangul characters: each
-    one a word to FTS5.
+    """``text`` with a zero width space between two Han, kana, Hangul, Thai, Lao, Myanmar
+    or Khmer letters (a letter with its combining marks): each one a word to FTS5.
 
     >>> split_cjk("cat 小猫很可爱") == "cat 小\u200b猫\u200b很\u200b可\u200b爱"
+    True
+    >>> split_cjk("ที่นี่") == "ที่\u200bนี่"
     True
     """
     return _CJK_PAIR.sub(f"\\1{_SPLIT}", text)

@@ -28,7 +28,7 @@ from focuscrawl.relevance.terms import (
     normalise_term,
     page_tokens,
 )
-from focuscrawl.relevance.text import available_languages
+from focuscrawl.relevance.text import checked_words_language
 from focuscrawl.replay.archive import load_labels
 from focuscrawl.urls import read_url_lines
 
@@ -104,8 +104,7 @@ def add_idf_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_idf(args: argparse.Namespace) -> int:
-    if args.lang not in available_languages():
-        raise ConfigError(f"idf: no stop-word list for {args.lang!r}")
+    args.lang = checked_words_language(args.lang, "idf")
     terms: list[str] = []
     if args.terms is not None:
         table = topic_table(args.terms, "cosine")
@@ -191,8 +190,7 @@ def _sample(urls: list[str], n: int, seed: int) -> list[str]:
 
 
 def run_generate(args: argparse.Namespace) -> int:
-    if args.lang not in available_languages():
-        raise ConfigError(f"generate-terms: no stop-word list for {args.lang!r}")
+    args.lang = checked_words_language(args.lang, "generate-terms")
     labels = load_labels(args.labels) if args.labels else None
     genre = _sample(
         select_examples(args.genre_examples, args.genre_where, labels), args.sample, args.seed
