@@ -1,0 +1,94 @@
+"""A worker stalled past its leases on a real redis-server: once another worker has
+taken one of its expired partitions, or retired it, nothing it sends afterwards is
+committed, whatever moment it was stopped at (brief b50)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+
+from focuscrawl.types import URLState
+from focuscrawl.workers.frontier import LeaseLost, WorkerFrontier
+from focuscrawl.workers.handover import retire_dead
+from tests.redis_server import RedisServer, redis_server_fixture  # noqa: F401
+
+URL = "http://a.example/"
+
+
+@pytest.mark.parametrize("fenced_by", ["partition-taken", "retired"])
+def test_a_worker_stopped_after_its_lease_check_commits_nothing_once_fenced(
+    fenced_by: str, redis_server: RedisServer
+) -> None:
+    """Worker A has popped and recorded URL; its commit finds its leases usable and A
+    is stopped (SIGSTOP, a long pause) before its journal reaches Redis: the one
+    window its own deadline cannot close. Its leases and heartbeat expire; B takes
+    its partitions (A's URL in flight queued again, then popped by B), or retires it
+    (its claim beyond its last commit back in the budget). A continued must commit
+    nothing: its batch would mark fetched a URL B fetches too (recorded twice), and
+    its pages were given back to the budget already. Restarted, A commits again."""
+    prefix = f"t{uuid.uuid4().hex[:10]}"
+    a = WorkerFrontier(redis_server.url, prefix=prefix, worker="a", lease_seconds=1)
+    a.upkeep(delay=0.01)
+    a.add(URL, 1.0, depth=0, parent=None, host="a.example")
+    a.commit()
+    assert [q.url for q in a.pop(5)] == [URL]
+    a.mark(URL, URLState.FETCHED)  # recorded by A: kept back for its next commit
+    engine = '{"stats": {"fetched": 1}}'
+    a.set_meta("engine", engine)
+    time.sleep(1.1)  # A is stopped past its leases and heartbeat
+    b = WorkerFrontier(redis_server.url, prefix=prefix, worker="b", lease_seconds=30)
+    try:
+        if fenced_by == "partition-taken":
+            b.upkeep(delay=0.01)  # A's partitions taken, its URL in flight queued again
+            assert [q.url for q in b.pop(5)] == [URL]
+        else:
+            retire_dead(b)
+        # A continued: its commit goes on from after its look at its leases
+        with pytest.raises(LeaseLost, match="another worker"):
+            a.outbox.commit()
+        assert b.state(URL) == URLState.IN_FLIGHT  # (A's late mark would say FETCHED)
+        assert b.outbox.journal_of("a").get("engine") is None  # its last commit's state kept
+        again = WorkerFrontier(redis_server.url, prefix=prefix, worker="a", lease_seconds=30)
+        try:
+            again.upkeep(delay=0.01)
+            again.set_meta("engine", engine)
+            again.commit()  # restarted: not fenced any more
+            assert again.outbox.engine == engine
+        finally:
+            again.close()
+    finally:
+        b.drop()
+        a.close()
+        b.close()
+
+
+def test_a_worker_restarted_under_its_name_is_not_fenced_by_its_old_partitions(
+    redis_server: RedisServer,
+) -> None:
+    """A's first run dies holding every partition; restarted (its name, from its run
+    directory), A takes back its share only, and B takes the rest of what A's first
+    run held, expired. B must not fence A: alive, it goes on committing (the fence is
+    for a worker whose heartbeat expired, in the run B found dead)."""
+    prefix = f"t{uuid.uuid4().hex[:10]}"
+    first = WorkerFrontier(redis_server.url, prefix=prefix, worker="a", lease_seconds=1)
+    first.upkeep(delay=0.01)
+    assert len(first.owned) == first.partitions
+    first.close()  # (dies: nothing given back)
+    time.sleep(1.1)  # its leases and heartbeat expired
+    again = WorkerFrontier(
+        redis_server.url, prefix=prefix, worker="a", lease_seconds=30, expected=2
+    )
+    b = WorkerFrontier(redis_server.url, prefix=prefix, worker="b", lease_seconds=30, expected=2)
+    try:
+        again.upkeep(delay=0.01)
+        b.upkeep(delay=0.01)  # the other half of A's first run's partitions
+        assert b.counters["partitions_taken_over"] > 0
+        again.add(URL, 1.0, depth=0, parent=None, host="a.example")
+        again.commit()  # not fenced
+        assert b.state(URL) == URLState.QUEUED
+    finally:
+        b.drop()
+        again.close()
+        b.close()
