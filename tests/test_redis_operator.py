@@ -90,8 +90,7 @@ def test_a_full_redis_is_one_line_saying_so(
     try:
         db.config_set("maxmemory", int(db.info("memory")["used_memory"]) + (1 << 20))
         with pytest.raises(redis.exceptions.OutOfMemoryError):  # filled past maxmemory
-            for i in range(1000):
-                db.set(f"ballast{i}", b"x" * (16 << 10))
+            _fill(db)
         argv = ["crawl", "--seeds", "http://a.invalid/", "--frontier", server.url,
                 "--workers", "1", "--out", str(tmp_path / "c"), "--max-pages", "5"]  # fmt: skip
         assert cli_main(argv) == 1
@@ -103,3 +102,8 @@ def test_a_full_redis_is_one_line_saying_so(
     finally:
         db.close()
         server.stop()
+
+
+def _fill(db: redis.Redis) -> None:
+    for i in range(1000):
+        db.set(f"ballast{i}", b"x" * (16 << 10))
