@@ -58,7 +58,7 @@ def test_a_worker_joins_the_only_crawl_being_crawled_or_says_why_not(
     try:
         assert chosen_crawl(url, None) == running  # it said '2 shared crawls: name one'
         assert chosen_crawl(url, None, running=True) == running
-        with pytest.raises(NoCrawlToJoin):
+        with pytest.raises(NoCrawlToJoin, match=r"being crawled there \(2 published"):
             chosen_crawl(url, None, running=True, skip={running})  # joined already
         assert chosen_crawl(url, ended) == ended  # named: that one
     finally:

@@ -91,15 +91,16 @@ def chosen_crawl(
     already). :class:`NoCrawlToJoin` if there is none, one line if there are several."""
     if crawl is not None:
         return crawl
-    crawls = [c for c in shared_crawls(url) if c not in skip]
+    published = shared_crawls(url)
+    crawls = [c for c in published if c not in skip]
     if not running and len(crawls) == 1:
         return crawls[0]
     live = running_crawls(url, crawls)
     if len(live) == 1 or (running and live):
         return min(live, key=lambda c: (live[c], c))
     if not live and (running or not crawls):  # ('0 shared crawls (): name one with --crawl')
-        what = (f"no shared crawl is being crawled there ({len(crawls)} published: ended, or "
-                "stopped)" if crawls else "no shared crawl is published there")  # fmt: skip
+        what = (f"no shared crawl is being crawled there ({len(published)} published: ended, "
+                "or stopped)" if published else "no shared crawl is published there")  # fmt: skip
         raise NoCrawlToJoin(
             f"{url}: {what} (one starts with focuscrawl crawl --frontier URL --workers N ...)"
         )
