@@ -92,3 +92,33 @@ def test_a_worker_restarted_under_its_name_is_not_fenced_by_its_old_partitions(
         b.drop()
         again.close()
         b.close()
+
+
+@pytest.mark.parametrize("what", ["pick:0", "end:0"])
+def test_a_layers_lead_dies_with_its_worker(what: str, redis_server: RedisServer) -> None:
+    """Worker A takes the lead of layer 0's pick (or end) and dies at that work, before
+    the round moves on. Another worker, once it has retired A, leads it instead; A
+    restarted under its name leads it again. Before, the lead was A's for ever: a
+    layered crawl waited for it without end (seen: a commd crawl's second worker
+    idle past 90 s at 'picked 1 selected 4', 0 pages)."""
+    prefix = f"t{uuid.uuid4().hex[:10]}"
+    a = WorkerFrontier(redis_server.url, prefix=prefix, worker="a", lease_seconds=1, layered=True)
+    b = WorkerFrontier(redis_server.url, prefix=prefix, worker="b", lease_seconds=30, layered=True)
+    try:
+        assert a.progress.lead(what)
+        a.close()  # (dies: its heartbeat expires)
+        assert not b.progress.lead(what)  # A's while it may be alive
+        again = WorkerFrontier(
+            redis_server.url, prefix=prefix, worker="a", lease_seconds=30, layered=True
+        )
+        try:
+            assert again.progress.lead(what)  # restarted: its own lead, done again
+        finally:
+            again.budget.alive(1)  # (it dies again, at once)
+            again.close()
+        time.sleep(1.1)
+        retire_dead(b)
+        assert b.progress.lead(what)
+    finally:
+        b.drop()
+        b.close()
