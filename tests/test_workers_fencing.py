@@ -122,3 +122,29 @@ def test_a_layers_lead_dies_with_its_worker(what: str, redis_server: RedisServer
     finally:
         b.drop()
         b.close()
+
+
+def test_a_worker_stopped_after_its_lease_check_pops_nothing_another_took(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A's look at its leases said yes, and A was stopped right after, past its leases;
+    B took its partitions meanwhile. A continued pops nothing there: the URL it would
+    take stays B's to fetch (before, A took it into flight, its commit then refused,
+    and no one would queue it again: in flight for ever, the crawl never over)."""
+    prefix = f"t{uuid.uuid4().hex[:10]}"
+    a = WorkerFrontier(redis_server.url, prefix=prefix, worker="a", lease_seconds=1)
+    a.upkeep(delay=0.01)
+    a.add(URL, 1.0, depth=0, parent=None, host="a.example")
+    a.commit()
+    time.sleep(1.1)  # A is stopped past its leases and heartbeat
+    b = WorkerFrontier(redis_server.url, prefix=prefix, worker="b", lease_seconds=30)
+    try:
+        b.upkeep(delay=0.01)  # every partition B's now
+        monkeypatch.setattr(a.leases, "usable", lambda: True)  # (its look, before the stop)
+        assert a.pop(5) == []
+        assert b.state(URL) == URLState.QUEUED
+        assert [q.url for q in b.pop(5)] == [URL]
+    finally:
+        b.drop()
+        a.close()
+        b.close()
