@@ -89,6 +89,7 @@ def test_compose_workers_write_where_the_server_reads_a_shared_crawl() -> None:
     mounted = {m.split(":")[1]: m.split(":")[0] for m in server["volumes"]}
     args = build_parser().parse_args(worker["command"])
     assert args.out is None
+    assert args.wait  # a standby worker: no crawl yet, or several, is no exit 2 and restart
     assert str(args.runs) == str(runs)  # the worker's --runs is the server's RUNS...
     assert f"{mounted[str(runs)]}:{runs}" in worker["volumes"]  # ...the same volume, same path
 

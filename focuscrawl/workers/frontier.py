@@ -238,6 +238,8 @@ class WorkerFrontier(RedisFrontier):
                 self.counters["partitions_taken_over"] += 1
                 if t.last not in delivered:  # a dead worker's journaled batch, once
                     delivered.add(t.last)
+                    if not t.given_back:  # expired: it died or stalls, and commits no more
+                        self._fence(t.last)
                     if self.outbox.deliver_journaled(t.last):
                         self.counters["outbox_delivered_for_others"] += 1
         parts = [t.partition for t in taken]
@@ -261,6 +263,14 @@ class WorkerFrontier(RedisFrontier):
             for (p, layer), head in heads.items():
                 self.core.heads.update(p, layer, head)
         self.counters["partitions_taken"] += len(parts)
+
+    def _fence(self, worker: str) -> None:
+        """Fence ``worker``, whose lease on a partition just taken had expired, if its
+        heartbeat has expired too: its name may be that of a process started again
+        since (alive: it gave up none of its partitions, and goes on)."""
+        run = self.outbox.journal_of(worker).get("run", "")  # (read first: a restart changes it)
+        if worker in self.budget.dead():
+            self.outbox.fence(worker, run)
 
     def free(self, partitions: Iterable[int], *, delay: float) -> None:
         """Give partitions back (none of their URLs in flight here), with their hosts'

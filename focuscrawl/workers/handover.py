@@ -139,9 +139,12 @@ def retire_dead(frontier: Any) -> int:
     budget, outbox = frontier.budget, frontier.outbox
     released = 0
     for name in budget.dead():
+        run = outbox.journal_of(name).get("run", "")  # (read first: a restart changes it)
         if not budget.retire(name):
             continue  # alive again
-        journal = outbox.journal_of(name)
+        journal = outbox.fence(name, run)  # (a stalled worker's commit lands before, or never)
+        if journal is None:
+            continue  # started again meanwhile: it goes on from its last commit itself
         if outbox.deliver_journaled(name, settle=True):
             frontier.counters["outbox_delivered_for_others"] += 1
         frontier.progress.retired(name, journaled=bool(journal.get("seq")))

@@ -59,7 +59,7 @@ class WorkerNamespace(Namespace):
         """The changes of URLs' rows kept back in the outbox (delivered at the next
         commit); the others (pops, a re-crawl taken into flight, reads) sent at once."""
         if self.outbox is None or not calls or not kept_back(calls[0][1]):
-            out = self.send(calls)
+            out = self.send([(p, self._leased(args)) for p, args in calls])
             for p, args in calls:  # a re-crawl taken into flight: settled as a pop's URL
                 if args[0] == "mark" and int(args[2]) == URLState.IN_FLIGHT:
                     self.in_flight[p] += 1
@@ -72,6 +72,14 @@ class WorkerNamespace(Namespace):
         self.counters["outbox_calls"] += len(calls)
         # (the counts of what a kept-back call changed come with its delivery)
         return [0] * len(calls)
+
+    def _leased(self, args: Sequence[Any]) -> Sequence[Any]:
+        """A pop, or a re-crawl taken into flight, applied only in a partition this
+        worker holds the lease of (the frontier script's ``l``); other calls as they are."""
+        op = args[0].decode("utf-8") if isinstance(args[0], bytes) else str(args[0])
+        if op == "pop" or (op == "mark" and int(args[2]) == URLState.IN_FLIGHT):
+            return ("l", self.worker, *args)
+        return args
 
     def taken(self, url: str) -> None:
         """``url`` was taken into flight by this worker (popped, or picked)."""

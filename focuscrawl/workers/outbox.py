@@ -20,6 +20,7 @@ must stay (:meth:`Outbox.keep`).
 from __future__ import annotations
 
 import json
+import secrets
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -30,6 +31,7 @@ from focuscrawl.frontier.redis.keys import Keys
 from focuscrawl.frontier.redis.rows import float_arg, text
 from focuscrawl.frontier.rules import SCORE
 from focuscrawl.types import Merge, URLState
+from focuscrawl.workers.claims import LeaseLost
 
 __all__ = ["CALLS_PER_BATCH", "Outbox", "kept_back"]
 
@@ -43,6 +45,26 @@ _CLEAR_BATCH = """#!lua
 if redis.call('HGET', KEYS[1], 'seq') ~= ARGV[1] then return 0 end
 redis.call('HDEL', KEYS[1], 'batch')
 return 1
+"""
+
+# a worker's journal written only if it is not fenced: another worker took one of its
+# partitions when their leases expired, or retired it, and has delivered its journal
+# as it was then. A worker stopped (SIGSTOP, a long pause) after its own look at its
+# leases and before this write must commit nothing more: its batch would mark fetched
+# the URLs of its that were queued again, and its pages were given back to the budget
+_JOURNAL = """#!lua
+if redis.call('HEXISTS', KEYS[1], 'fenced') == 1 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+"""
+
+# a worker fenced (by the worker named in ARGV[1]) unless it was started again since
+# the fencer found it dead (its run, ARGV[2], is another); returns its journal from then
+# on (nil: not fenced)
+_FENCE = """#!lua
+if (redis.call('HGET', KEYS[1], 'run') or '') ~= ARGV[2] then return false end
+redis.call('HSET', KEYS[1], 'fenced', ARGV[1])
+return redis.call('HGETALL', KEYS[1])
 """
 
 Send = Callable[[Sequence[tuple[int, Sequence[Any]]]], list[Any]]  # the frontier's scripts
@@ -70,7 +92,13 @@ class Outbox:
         self.calls: list[tuple[int, list[Any]]] = []
         # (url, column) -> the value read, as changed since by this worker's own calls
         self._seen: dict[tuple[str, str], float] = {}
-        journal = checked_journal(self.journal, db.hgetall(self.journal))
+        # started again, from its last commit: no longer fenced, and a run of its own (a
+        # worker that found it dead before fences it only if that run is the one it saw)
+        pipe = db.pipeline(transaction=False)
+        pipe.hdel(self.journal, "fenced")
+        pipe.hset(self.journal, "run", secrets.token_hex(8))
+        pipe.hgetall(self.journal)
+        journal = checked_journal(self.journal, pipe.execute()[2])
         self.batch = int(journal.get("seq", 0))
         self.engine: str | None = journal.get("engine")
         self.engine_next: str | None = None
@@ -158,8 +186,18 @@ class Outbox:
         if batch:
             record["batch"] = json.dumps([[p, a] for p, a in batch], separators=(",", ":"))
             pipe.sadd(self._pending_key, self.worker)
-        pipe.hset(self.journal, mapping=record)
-        pipe.execute()
+        fields = [x for kv in record.items() for x in kv]  # (a cluster's pipeline: no eval())
+        pipe.execute_command("EVAL", _JOURNAL, 1, self.journal, *fields)
+        if not int(pipe.execute()[-1]):
+            if batch:  # (none of its batches is undelivered: each was, before this commit)
+                self._db.srem(self._pending_key, self.worker)
+            self.calls[:0] = batch  # (still pending: its claim is not settled with them)
+            self.engine_next = engine
+            raise LeaseLost(
+                f"worker {self.worker}: fenced by another worker (its leases had expired): "
+                "it stops without committing; restarted (same --out) it goes on from its "
+                "last commit"
+            )
         self.batch = number
         if engine is not None:  # (the last commit's state: what the files are cut back to)
             self.engine = engine
@@ -197,6 +235,17 @@ class Outbox:
         if settle and int(self._db.eval(_CLEAR_BATCH, 1, key, seq)):
             self._db.srem(self._pending_key, worker)
         return True
+
+    def fence(self, worker: str, run: str) -> dict[str, str] | None:
+        """Fence ``worker``, found dead (its heartbeat expired: it died, or is stalled)
+        in its run ``run`` (its journal's, read before): from now on its journal takes
+        no commit. Returns the journal as it is from then on; None if the worker was
+        started again meanwhile (another run: not fenced)."""
+        key = self._keys.journal(worker)
+        flat = self._db.eval(_FENCE, 1, key, self.worker, run)
+        if flat is None:
+            return None
+        return checked_journal(key, dict(zip(flat[::2], flat[1::2], strict=True)))
 
     def journal_of(self, worker: str) -> dict[str, str]:
         """``worker``'s journal: ``seq``, ``engine`` (its state), ``dir``, ``host``..."""

@@ -14,6 +14,25 @@ from focuscrawl.types import URLState
 
 __all__ = ["CrawlProgress"]
 
+# the lead of a layer's pick or end (KEYS[1]): this worker's if nobody holds it, or if it
+# holds it already (its process started again after dying at that work: it does it again)
+_LEAD = """#!lua
+local holder = redis.call('GET', KEYS[1])
+if not holder then
+  redis.call('SET', KEYS[1], ARGV[1])
+  return 1
+end
+return holder == ARGV[1] and 1 or 0
+"""
+
+# the leads of a retired worker (ARGV[1]) given up (KEYS: the current layer's)
+_RELEASE = """#!lua
+for _, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[1] then redis.call('DEL', key) end
+end
+return 0
+"""
+
 
 class CrawlProgress:
     """The progress of the shared crawl whose namespace is ``keys``, read by worker
@@ -58,10 +77,15 @@ class CrawlProgress:
             self.seeding = False
 
     def retired(self, worker: str, *, journaled: bool) -> None:
-        """``worker`` died and was retired, its journaled batch delivered. If it was the
-        seeder and had not said its seeds were delivered: they are if it had journaled a
-        commit (its first holds them); if not, they never reached Redis, and the next
-        worker to start (or it, restarted) adds them."""
+        """``worker`` died and was retired, its journaled batch delivered: its leads of the
+        current layer are given up. If it was the seeder and had not said its seeds were
+        delivered: they are if it had journaled a commit (its first holds them); if not,
+        they never reached Redis, and the next worker to start (or it, restarted) adds them."""
+        # its lead of the current layer's pick or end given up: it died at that work (the
+        # crawl waited for it for ever), and whoever asks next does it
+        layer = self.round().get("layer", 0)
+        leads = [self._mkey + f"lead:{what}:{layer}" for what in ("pick", "end")]
+        self._db.eval(_RELEASE, len(leads), *leads, worker)
         key = self._mkey + "seeded"
         pipe = self._db.pipeline(transaction=False)
         pipe.exists(self._mkey + "seeds-in")
@@ -109,7 +133,7 @@ class CrawlProgress:
 
     def lead(self, what: str) -> bool:
         """Whether this worker is the one that does ``what`` (a layer's end, its pick)."""
-        return bool(self._db.set(self._mkey + "lead:" + what, self.worker, nx=True))
+        return bool(int(self._db.eval(_LEAD, 1, self._mkey + "lead:" + what, self.worker)))
 
     def workers_states(self, layer: int) -> list[dict[str, Any]]:
         """The strategy states of the workers, as of their last commits, that were in

@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -62,6 +62,51 @@ def shared_crawls(url: str) -> list[str]:
         if db.hexists(key, "protocol") or db.hexists(key, "run"):  # ("run": protocol 1)
             found.append(crawl_of(key))
     return sorted(found)
+
+
+class NoCrawlToJoin(ConfigError):
+    """No shared crawl for a worker to join (none published, or none being crawled)."""
+
+
+def running_crawls(url: str, crawls: Sequence[str]) -> dict[str, int]:
+    """Those of ``crawls`` being crawled now, with their workers alive (a heartbeat not
+    expired on the server's clock). One that ended, or whose workers all stopped (to be
+    resumed by its coordinator), is not."""
+    db = connect_checked(url)
+    seconds, micros = db.time()
+    now = int(seconds) * 1000 + int(micros) // 1000
+    pipe = db.pipeline(transaction=False)
+    for prefix in crawls:
+        pipe.zcount(Keys(prefix).meta + "alive", now + 1, "+inf")
+    return {prefix: int(n) for prefix, n in zip(crawls, pipe.execute(), strict=True) if int(n)}
+
+
+def chosen_crawl(
+    url: str, crawl: str | None, *, running: bool = False, skip: Collection[str] = ()
+) -> str:
+    """The shared crawl a worker joins: ``crawl`` if named; else the only one published
+    in the Redis at ``url``, or of several the only one being crawled. ``running``: a
+    worker waiting for crawls to join (as compose's): one being crawled, whatever else
+    is published, that of fewest workers if several, none of ``skip`` (those it joined
+    already). :class:`NoCrawlToJoin` if there is none, one line if there are several."""
+    if crawl is not None:
+        return crawl
+    published = shared_crawls(url)
+    crawls = [c for c in published if c not in skip]
+    if not running and len(crawls) == 1:
+        return crawls[0]
+    live = running_crawls(url, crawls)
+    if len(live) == 1 or (running and live):
+        return min(live, key=lambda c: (live[c], c))
+    if not live and (running or not crawls):  # ('0 shared crawls (): name one with --crawl')
+        what = (f"no shared crawl is being crawled there ({len(published)} published: ended, "
+                "or stopped)" if published else "no shared crawl is published there")  # fmt: skip
+        raise NoCrawlToJoin(
+            f"{url}: {what} (one starts with focuscrawl crawl --frontier URL --workers N ...)"
+        )
+    among = f", {len(live)} of them being crawled" if live else ", none being crawled"
+    raise ConfigError(f"{url}: {len(crawls)} shared crawls ({', '.join(crawls)}){among}: "
+                      "name one with --crawl")  # fmt: skip
 
 
 def publish_crawl(
@@ -121,12 +166,7 @@ def joining_dir(runs: Path, url: str, crawl: str | None, name: str) -> Path:
     """``focuscrawl worker --runs RUNS``'s run directory: ``RUNS/NAME/workers/name`` of the
     crawl ``crawl`` (the only one published if None), where the coordinator's own workers
     and ``focuscrawl serve RUNS`` (counts, search, export) find it."""
-    if crawl is None:
-        crawls = shared_crawls(url)
-        if len(crawls) != 1:
-            raise ConfigError(f"{url}: {len(crawls)} shared crawls ({', '.join(crawls)}): "
-                              "name one with --crawl")  # fmt: skip
-        crawl = crawls[0]
+    crawl = chosen_crawl(url, crawl)
     run_name = read_published(url, crawl).get("run_name")
     if not isinstance(run_name, str) or not run_name or "/" in run_name:
         raise ConfigError(f"shared crawl {crawl} names no run directory (published by an "

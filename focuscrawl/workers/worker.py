@@ -35,7 +35,7 @@ from focuscrawl.workers.handover import (
     retire_dead,
 )
 from focuscrawl.workers.resumed import RUN_FIELD, state_gone_error
-from focuscrawl.workers.shared import check_shareable, read_published, shared_crawls
+from focuscrawl.workers.shared import check_shareable, chosen_crawl, read_published
 from focuscrawl.workers.trust import check_model_source
 
 _UPKEEP_EVERY = 5.0  # seconds between two lease renewals at most (1/6 of the lease time)
@@ -219,15 +219,7 @@ def open_worker(
         if crawl is not None and crawl != marker["prefix"]:
             raise ConfigError(f"{out_dir} is a worker of crawl {marker['prefix']}, not {crawl}")
         crawl = str(marker["prefix"])
-    if crawl is None:
-        crawls = shared_crawls(frontier_url)
-        if not crawls:  # ('0 shared crawls (): name one with --crawl' said nothing of use)
-            raise ConfigError(f"{frontier_url}: no shared crawl is published there (one starts with "
-                              "focuscrawl crawl --frontier URL --workers N ...)")  # fmt: skip
-        if len(crawls) != 1:
-            raise ConfigError(f"{frontier_url}: {len(crawls)} shared crawls ({', '.join(crawls)}): "
-                              "name one with --crawl")  # fmt: skip
-        crawl = crawls[0]
+    crawl = chosen_crawl(frontier_url, crawl)
     run = read_published(frontier_url, crawl, ran=out_dir if marker else None)
     saved = run["settings"]
     check_model_source(saved, model_digest)  # (Redis's word chooses no file to load)

@@ -54,7 +54,7 @@ class Connection:
             try:
                 client = connect(url, timeout=timeout)
             except (redis.RedisError, ValueError) as exc:
-                raise FrontierError(f"frontier {url}: {exc}") from exc
+                raise (refused(url, exc) or FrontierError(f"frontier {url}: {exc}")) from exc
         self.client = client
 
     def __getattr__(self, name: str) -> Any:
@@ -93,6 +93,15 @@ class Connection:
         """The one line of a Redis error; a frontier script's failure on data it did not
         write (a number spoiled, a key of another type) names the keys and says so."""
         text = str(exc)
+        auth = refused(self.url, exc)
+        if auth is not None:
+            return auth
+        if "used memory > 'maxmemory'" in text:  # (a pipeline's error quotes its command)
+            return FrontierError(
+                f"frontier {self.url}: Redis is full (its used memory past maxmemory) and "
+                "refuses writes: raise its maxmemory (CONFIG SET maxmemory) or give it more "
+                "memory, then resume (the crawl's files keep their last commit)"
+            )
         failed = SCRIPT_FAILED.search(text.split("caused error: ", 1)[-1])
         if failed is None and "WRONGTYPE" not in text:
             return FrontierError(f"frontier {self.url}: {exc}")
@@ -104,6 +113,21 @@ class Connection:
             f"not write ({why}): they were changed from outside focuscrawl; restore them or "
             "start a new crawl (this worker's files keep their last commit)"
         )
+
+
+def refused(url: str, exc: BaseException) -> FrontierError | None:
+    """The one line for a Redis that refused this client's password, or wants one
+    (None: another error). Redis words the latter as a protocol matter ("HELLO must be
+    called with the client already authenticated..."), naming neither the password
+    nor where focuscrawl takes it from."""
+    text = str(exc)
+    if not isinstance(exc, redis.AuthenticationError) and not text.startswith("NOAUTH"):
+        return None
+    if redis_password() is None:
+        return FrontierError(f"frontier {url}: this Redis needs a password: set {PASSWORD_ENV}, "
+                             f"or {PASSWORD_FILE_ENV} to a file holding it")  # fmt: skip
+    given = PASSWORD_ENV if os.environ.get(PASSWORD_ENV) else PASSWORD_FILE_ENV
+    return FrontierError(f"frontier {url}: the password from {given} was refused ({text})")
 
 
 # a Lua script's error as Redis words it, and the key a pipelined EVALSHA was given
@@ -183,10 +207,33 @@ def connect(url: str, *, timeout: float = TIMEOUT) -> Any:
     # crawl stops in one line and resumes exactly instead
     client = redis.Redis.from_url(server, password=password, socket_timeout=timeout,
                                   retry=Retry(NoBackoff(), 0))  # fmt: skip
+    check_no_eviction(url, client.info("memory"))
     if not int(client.info("cluster").get("cluster_enabled", 0)):
         return client
     client.close()
     return redis.RedisCluster.from_url(server, password=password, socket_timeout=timeout)
+
+
+def check_no_eviction(url: str, memory: dict[str, Any]) -> None:
+    """One line for a Redis that evicts keys when full (a cache's ``maxmemory-policy``):
+    it would drop a crawl's URLs and queues without a word, and with volatile-* its
+    leases (the only keys with a time to live), giving a host two owners. With
+    ``noeviction`` a full Redis refuses writes: the crawl stops in one line, resumable.
+
+    >>> check_no_eviction("redis://h:1/0", {"maxmemory": 0, "maxmemory_policy": "allkeys-lru"})
+    >>> check_no_eviction("redis://h:1/0", {"maxmemory": 9, "maxmemory_policy": "allkeys-lru"})
+    Traceback (most recent call last):
+    focuscrawl.exceptions.FrontierError: frontier redis://h:1/0: this Redis evicts keys when full (maxmemory 9 bytes, maxmemory-policy allkeys-lru): a crawl's URLs and leases would be lost without a word; set maxmemory-policy noeviction (a full Redis then stops the crawl in one line, resumable), or maxmemory 0
+    """
+    policy = str(memory.get("maxmemory_policy", "noeviction"))
+    limit = int(memory.get("maxmemory", 0) or 0)
+    if limit > 0 and policy != "noeviction":
+        raise FrontierError(
+            f"frontier {url}: this Redis evicts keys when full (maxmemory {limit} bytes, "
+            f"maxmemory-policy {policy}): a crawl's URLs and leases would be lost without a "
+            "word; set maxmemory-policy noeviction (a full Redis then stops the crawl in one "
+            "line, resumable), or maxmemory 0"
+        )
 
 
 PASSWORD_ENV = "FOCUSCRAWL_REDIS_PASSWORD"

@@ -53,6 +53,16 @@ if ARGV[1] == 'g' then
   if tonumber(ARGV[3]) <= last then return {0, {}} end
   redis.call('HSET', P .. 'ap', ARGV[2], ARGV[3])
   for _ = 1, 3 do table.remove(ARGV, 1) end
+elseif ARGV[1] == 'l' then
+  -- a worker's pop, or a re-crawl taken into flight: 'l', worker, then the call, applied
+  -- only in a partition it holds the lease of. A worker stopped past its leases after
+  -- its own look at them takes nothing from a partition another worker has taken since
+  -- (it would stay in flight for ever: the taker queued the partition's URLs in flight)
+  if redis.call('GET', P .. 'lease') ~= ARGV[2] then
+    if ARGV[3] == 'pop' then return {{{}, ''}, {}} end
+    return {-1, {}}
+  end
+  for _ = 1, 2 do table.remove(ARGV, 1) end
 end
 local op = ARGV[1]
 """
