@@ -111,3 +111,34 @@ def test_a_standby_worker_waits_for_a_crawl_says_so_once_and_joins_it(
     rest = standby.stderr.read().decode()
     assert "waiting for one" not in rest  # said once
     assert "Traceback" not in rest
+
+
+def test_a_worker_whose_directory_another_took_meanwhile_leaves_it_as_it_is(
+    redis_server: RedisServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two workers started on one new ``--out``: the first takes the directory's lock,
+    writes its marker, crawls and ends between the second's look at the directory and
+    its lock. The second must not take the directory for a new worker of its own (its
+    marker over the first's, a fresh start over the first's files), but say so."""
+    from focuscrawl.frontier.factory import write_marker
+    from focuscrawl.output.lock import RunLock
+    from focuscrawl.workers.worker import open_worker
+
+    url = _database(redis_server)
+    crawl = _published(url, tmp_path / "run")
+    out = tmp_path / "w"
+    out.mkdir()
+    marker = out / "crawl.db"
+    acquire = RunLock.acquire
+
+    def the_other_worker_ran_first(self: RunLock) -> RunLock:  # its whole run, lock released
+        if not marker.exists():
+            write_marker(marker, crawl, worker="first")
+            (out / "pages.jsonl").write_text('{"url": "http://a.invalid/"}\n')
+        return acquire(self)
+
+    monkeypatch.setattr(RunLock, "acquire", the_other_worker_ran_first)
+    with pytest.raises(ConfigError, match="another worker started in it meanwhile"):
+        open_worker(url, out, crawl=crawl)
+    assert '"worker": "first"' in marker.read_text()
+    assert (out / "pages.jsonl").read_text() == '{"url": "http://a.invalid/"}\n'

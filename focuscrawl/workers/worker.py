@@ -192,6 +192,20 @@ class Worker:
         self.crawler.close()
 
 
+def _worker_marker(out_dir: Path) -> dict[str, Any]:
+    """The worker's marker in ``out_dir`` (its crawl DB's place), {} if there is none."""
+    marker_path = out_dir / DB_NAME
+    if not marker_path.exists():
+        return {}
+    try:
+        marker = json.loads(marker_path.read_bytes())
+        if marker.get("store") != MARKER_STORE or "worker" not in marker:
+            raise ValueError("not a worker's run directory")
+    except (ValueError, AttributeError) as exc:
+        raise ConfigError(f"{out_dir}: {DB_NAME} is not a worker's ({exc}); another --out") from None
+    return dict(marker)
+
+
 def open_worker(
     frontier_url: str,
     out_dir: Path,
@@ -206,16 +220,8 @@ def open_worker(
     (:mod:`focuscrawl.workers.trust`)."""
     out_dir = Path(out_dir)
     marker_path = out_dir / DB_NAME
-    marker: dict[str, Any] = {}
-    if marker_path.exists():
-        try:
-            marker = json.loads(marker_path.read_bytes())
-            if marker.get("store") != MARKER_STORE or "worker" not in marker:
-                raise ValueError("not a worker's run directory")
-        except (ValueError, AttributeError) as exc:
-            raise ConfigError(
-                f"{out_dir}: {DB_NAME} is not a worker's ({exc}); another --out"
-            ) from None
+    marker = _worker_marker(out_dir)
+    if marker:
         if crawl is not None and crawl != marker["prefix"]:
             raise ConfigError(f"{out_dir} is a worker of crawl {marker['prefix']}, not {crawl}")
         crawl = str(marker["prefix"])
@@ -234,6 +240,12 @@ def open_worker(
     prepare_run_dir(out_dir)
     lock = RunLock(out_dir).acquire()
     try:
+        if _worker_marker(out_dir) != marker:
+            # another worker took the directory between the look above and the lock (and
+            # may have ended since): its files are not this worker's to start afresh over
+            raise ConfigError(
+                f"{out_dir}: another worker started in it meanwhile; run again to go on as that worker"
+            )
         name = str(
             marker.get("worker") or f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
         )
