@@ -64,7 +64,7 @@ class RunTail:
 
     def _reset(self) -> None:
         self.urls = 0  # lines of the budget (re-crawls left out, as evaluation counts)
-        self.pages = 0  # answered 200 without error, sitemaps and feeds aside (RunPages.is_page)
+        self.pages = 0  # answered 2xx without error, sitemaps and feeds aside (RunPages.is_page)
         self.recrawls = 0
         self.bad_lines = 0
         self.model_relevant = 0

@@ -321,3 +321,30 @@ async def test_the_summarys_pages_are_the_dashboards_sitemaps_and_feeds_aside(tm
         tail = RunTail(run)
         tail.update()
         assert tail.snapshot()["pages"] == len(pages)
+
+
+async def test_a_2xx_page_other_than_200_is_a_page_for_the_summary_the_dashboard_and_eval(tmp_path: Path) -> None:
+    # before: the crawl judged and counted a 203 (a proxy's "non-authoritative") page as
+    # a page, the dashboard, /metrics and eval did not (status == 200 only)
+    from focuscrawl.dashboard import RunTail
+    from focuscrawl.evaluation.run import RunPages
+
+    routes = {
+        "/": html('<a href="/a.html">a</a> <a href="/b.html">b</a> <a href="/gone.html">c</a>'),
+        "/a.html": html("<p>a page</p>", status=203),
+        "/b.html": html("<p>b page</p>"),
+        "/gone.html": html("<p>not here</p>", status=404),
+    }
+    async with serve(routes) as site:
+        await crawl_async(
+            tmp_path / "run", [site.url("/")],
+            overrides={"crawl": {"max_pages": 10}, "fetch": {"delay": 0, "allow_private": ("127.0.0.1",)}},
+        )  # fmt: skip
+    rows = [json.loads(line) for line in (tmp_path / "run" / "pages.jsonl").read_text().splitlines()]
+    assert sorted(r["status"] for r in rows) == [200, 200, 203, 404]
+    assert [RunPages.is_page(r) for r in rows if r["status"] == 203] == [True]
+    summary = json.loads((tmp_path / "run" / "run.json").read_text())["summary"]
+    assert summary["pages"] == 3  # the crawl's own count: /, a (203) and b
+    tail = RunTail(tmp_path / "run")
+    tail.update()
+    assert tail.snapshot()["pages"] == 3

@@ -8,7 +8,7 @@ pages from the run's ``corpus.warc.gz``.
 
 Counting rules: every line of pages.jsonl that is not a re-crawl is one URL of the
 budget (the x axis of every curve, as ``crawl.max_pages`` counts them); a *page* is
-one answered 200 without error; harvest rates are relevant pages / pages. A page
+one answered 2xx without error (as the crawl counts it); harvest rates are relevant pages / pages. A page
 without a label is not relevant (it is not one of the topic's pages), unless
 ``skip_unlabelled`` leaves it out of the rates altogether.
 """
@@ -60,9 +60,14 @@ class RunPages:
 
     @staticmethod
     def is_page(row: Mapping[str, Any]) -> bool:
-        """A page: an answer 200 without error (HTML or PDF), not a sitemap or a feed
-        (read for its links, as the crawl's summary counts pages)."""
-        return row.get("status") == 200 and not row.get("error") and not (row.get("sitemap") or row.get("feed"))
+        """A page: a 2xx answer without error (HTML or PDF), not a sitemap or a feed
+        (read for its links), as the crawl judges and counts pages: a 203 from a proxy
+        is as much a page as a 200."""
+        status = row.get("status")
+        return (
+            isinstance(status, int) and 200 <= status < 300 and not row.get("error")
+            and not (row.get("sitemap") or row.get("feed"))
+        )  # fmt: skip
 
     @staticmethod
     def content_url(row: Mapping[str, Any]) -> str:
