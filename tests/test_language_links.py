@@ -32,6 +32,13 @@ from tests.archives import write_archive
         ("http://example.com/index.html", None),
         ("http://example.com/ja/page?lang=en", "en"),  # the query is the most specific
         ("http://www.example.com/", None),
+        # a script and a region, a numeric region, a locale's modifier (b51 left them: None)
+        ("http://example.com/zh-Hant-TW/guide/", "zh"),
+        ("http://example.com/sr-Latn-RS/", "sr"),
+        ("http://example.com/es-419/ayuda/", "es"),
+        ("http://help.gnome.org/users/gnome-help/stable/index.html.sr@latin", "sr"),
+        ("http://example.com/docs/ca@valencia/", "ca"),
+        ("http://example.com/ab-cdefg-hi/", None),  # no tag: a script has four letters
     ],
 )
 def test_url_language_by_the_documented_table(url: str, lang: str | None) -> None:
@@ -94,3 +101,11 @@ def test_a_bad_filter_is_one_line(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
     assert message in err[0]
+
+
+def test_a_chinese_urls_script_is_read_past_its_region() -> None:
+    from focuscrawl.relevance.language_links import url_language_for
+
+    # zh-Hant-TW names traditional Chinese: a crawl for zh-Hans leaves it; zh-Hans-CN is its own
+    assert url_language_for("http://example.com/zh-Hant-TW/a.html", "zh-Hans") == "zh-Hant"
+    assert url_language_for("http://example.com/zh-Hans-CN/a.html", "zh-Hans") == "zh"

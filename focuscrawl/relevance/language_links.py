@@ -9,7 +9,7 @@ so ``zh-TW`` and ``zh_CN`` are ``zh``) or None.
 =================  =================================================  =============
 where              form (the tag is a BCP 47 language tag, any case)  example
 =================  =================================================  =============
-path segment       ``/TAG/`` or ``/TAG-REGION/``                      ``/docs/2.4/ja/``, ``/zh-TW/``
+path segment       ``/TAG/``, ``/TAG-REGION/``, ``/TAG-Script-REG/``  ``/docs/2.4/ja/``, ``/zh-Hant-TW/``
 file name          ``NAME.TAG.EXT`` or ``NAME.EXT.TAG``               ``index.ja.html``, ``index.html.ko``
 query              ``lang``, ``hl``, ``locale``, ``language``, ``lng``  ``?lang=ja``, ``?hl=zh-CN``
 host               first label ``TAG`` or ``TAG-REGION``              ``ja.wikipedia.org``
@@ -23,7 +23,9 @@ in URLs, less the two-letter words that are more often something else in a path
 their language (``jp``, ``kr``, ``cn``, ``tw``) count for it too. A URL naming
 two languages (``/ja/`` in a path, ``?lang=en``) is read by the most specific
 place: query, then file name, then the last path segment that names one, then
-the host.
+the host. A tag may carry a script and a region (``zh-Hant-TW``, ``sr-Latn``,
+``es-419``) or a locale's modifier (``sr@latin``, read as ``sr-Latn``; GNOME's and
+glibc's directories name it so).
 """
 
 from __future__ import annotations
@@ -54,7 +56,10 @@ URL_TAGS = frozenset(
 # country codes used for the country's language in paths and host names
 _COUNTRY_AS_LANGUAGE = {"jp": "ja", "kr": "ko", "cn": "zh-cn", "tw": "zh-tw", "hk": "zh-hk"}
 _QUERY_KEYS = frozenset({"lang", "hl", "locale", "language", "lng", "lc"})
-_TAG = re.compile(r"^([a-z]{2,3})(?:[-_]([a-z]{2,4}))?$")
+# a language, then a script and/or a region (BCP 47: ``zh-hant-tw``, ``sr-latn``,
+# ``es-419``), or a locale's modifier (glibc: ``sr@latin``, ``ca@valencia``)
+_TAG = re.compile(r"^([a-z]{2,3})(?:-([a-z]{4}))?(?:-([a-z]{2}|[0-9]{3}))?(?:@([a-z]+))?$")
+_MODIFIER_SCRIPTS = {"latin": "latn", "cyrillic": "cyrl"}  # a locale's modifier naming its script
 
 
 def _tag(token: str, *, countries: bool) -> str | None:
@@ -63,7 +68,11 @@ def _tag(token: str, *, countries: bool) -> str | None:
     match = _TAG.match(low)
     if match is None:
         return None
-    if low in URL_TAGS or (match.group(1) in URL_TAGS and match.group(2) is not None):
+    language, script, region, modifier = match.groups()
+    if modifier is not None:  # the tag the locale means: sr@latin is sr-latn
+        script = script or _MODIFIER_SCRIPTS.get(modifier)
+        low = "-".join(filter(None, (language, script, region)))
+    if low in URL_TAGS or (language in URL_TAGS and (script or region or modifier) is not None):
         return low
     if countries and low in _COUNTRY_AS_LANGUAGE:
         return _COUNTRY_AS_LANGUAGE[low]
@@ -91,6 +100,9 @@ def url_language_tag(url: str) -> str | None:
 
     >>> [url_language_tag(u) for u in ("http://a.org/zh-TW/x.html", "http://a.org/cn/", "http://a.org/x.ja.html")]
     ['zh-tw', 'zh-cn', 'ja']
+    >>> [url_language_tag(u) for u in ("http://a.org/zh-Hant-TW/", "http://a.org/sr@latin/x.html",
+    ...                                "http://a.org/es-419/", "http://a.org/ca@valencia/", "http://a.org/x.html.sr@latin")]
+    ['zh-hant-tw', 'sr-latn', 'es-419', 'ca', 'sr-latn']
     """
     parts = urlsplit(url)
     for key, value in parse_qsl(parts.query):
