@@ -352,3 +352,14 @@ def test_a_three_letter_iso_639_code_is_its_language(code: str, lang: str) -> No
     assert LanguageModel([code]).target == [lang]
     assert LanguageStrategy(None, target=[code]).targets == {lang}
     assert FILTERS.get("language")(None, target=[code]).targets == {lang}
+
+
+@pytest.mark.parametrize(("code", "meaning"), [("zxx", "no linguistic content"), ("und", "undetermined"),
+                                               ("MUL", "multiple languages")])  # fmt: skip
+def test_a_code_that_names_no_language_is_refused_as_such(code: str, meaning: str) -> None:
+    """target=zxx was taken (a backend knows the code) and crawled for pages of no
+    language; und was refused as a typo of Rundi ("nearest: rn")."""
+    with pytest.raises(ModelError, match=rf"'{code}' \({meaning}\) names no language to crawl for"):
+        build_model({"name": "language", "target": [code]})
+    with pytest.raises(ModelError, match="names no language to crawl for"):
+        build_model({"name": "language", "target": ["ja"], "han_context": code})

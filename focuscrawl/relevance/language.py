@@ -90,12 +90,18 @@ def _known_languages(with_py3langid: bool) -> dict[str, str]:
     names: dict[str, str] = {}
     for name, code in pycld2.LANGUAGES:
         lang = normalise_lang(code)
-        if lang != UNKNOWN and not lang.startswith("xx") and len(lang) <= 3:
+        if lang not in NO_LANGUAGE and not lang.startswith("xx") and len(lang) <= 3:
             names.setdefault(lang, name.title().replace("_", " "))
     if with_py3langid:
         for code in py3langid_codes():
-            names.setdefault(normalise_lang(code), normalise_lang(code))
+            if normalise_lang(code) not in NO_LANGUAGE:
+                names.setdefault(normalise_lang(code), normalise_lang(code))
     return names
+
+
+# ISO 639-2's special codes (BCP 47 takes them): each names no one language to crawl for
+NO_LANGUAGE = {"und": "undetermined", "zxx": "no linguistic content", "mul": "multiple languages",
+               "mis": "languages without a code"}  # fmt: skip
 
 
 def checked_language(code: str) -> str:
@@ -107,6 +113,11 @@ def checked_language(code: str) -> str:
     ('zh', 'ja')
     """
     lang = normalise_lang(str(code))
+    if lang in NO_LANGUAGE and str(code).strip().lower() != "un":
+        raise ValueError(
+            f"language code {code!r} ({NO_LANGUAGE[lang]}) names no language to crawl for: "
+            "give a BCP 47 language tag such as ja, ko, zh, zh-TW"
+        )
     if lang in _known_languages(False):
         return lang
     known = _known_languages(True)
