@@ -238,12 +238,15 @@ class Discovery:
 
     def _targets(self, entries: list[SitemapEntry], url: str, hosts: frozenset[str]) -> dict[str, SitemapEntry]:
         """The entries' URLs, normalised, on the hosts the sitemap speaks for, within each
-        host's cap (which counts the URLs the crawl's scope lets in: those it refuses are
-        refused as any link is, and a focused crawl's share of a big sitemap is not lost
-        to them)."""
+        host's cap (which counts the URLs the crawl's scope lets in and the frontier does
+        not hold yet: those it refuses are refused as any link is, and a focused crawl's
+        share of a big sitemap is not lost to them; a URL two sitemaps list counts once)."""
         cap = self.settings.sitemap_urls_per_host
         out: dict[str, SitemapEntry] = {}
         given: set[str] = set()
+        # a URL the frontier holds already (from a link, or another of the host's
+        # sitemaps) is given nothing new: its hints are kept, the cap is not used
+        known = self.queue.known([t for e in entries if (t := normalize_url(e.loc)) is not None]) if cap else {}
         for entry in entries:
             target = normalize_url(entry.loc)
             host = host_of(target) if target is not None else ""
@@ -258,6 +261,9 @@ class Discovery:
                 continue
             if self.scope is not None and self.scope.reject(target, 1) is not None:
                 out[target] = entry  # refused with the sitemap's links, and counted, not of the cap
+                continue
+            if target in known:
+                out[target] = entry
                 continue
             if cap and self._taken(host) >= cap:
                 self.counters["sitemap_urls_over_host_cap"] += 1

@@ -181,3 +181,26 @@ def test_a_feed_served_as_text_xml_without_a_charset_is_no_fault() -> None:
     assert read is not None
     assert [(link.url, link.anchor) for link in read.page.links] == [("http://h.org/a", "Crème")]
     assert counters["feed_errors"] == 0
+
+
+async def test_a_url_two_of_a_hosts_sitemaps_list_counts_once_toward_its_cap(tmp_path: Path) -> None:
+    """Two sitemaps of one host list the same 4 URLs, the second 2 more, under a cap of 6
+    URLs for the host. Before: the second sitemap's 4 URLs the first had given counted
+    again, and its 2 new ones were over the cap."""
+    origins: dict[str, str] = {}
+    shared = [f"{{a}}/docs/{i}.html" for i in range(4)]
+    routes = {
+        "/robots.txt": _xml("User-agent: *\nSitemap: {a}/s1.xml\nSitemap: {a}/s2.xml\n", origins, "text/plain"),
+        "/": html("<p>home, no links</p>"),
+        "/s1.xml": _xml(_urlset(*shared), origins),
+        "/s2.xml": _xml(_urlset(*shared, "{a}/docs/new1.html", "{a}/docs/new2.html"), origins),
+    }
+    run = tmp_path / "run"
+    async with serve(routes, fallback=html("<p>leaf</p>")) as site:
+        origins["a"] = site.url("").rstrip("/")
+        await crawl_async(run, [site.url("/")], overrides={
+            "crawl": {"max_pages": 20}, "fetch": {**FETCH, "sitemap_urls_per_host": 6},
+            "scope": {"deny_extensions": ()}})  # fmt: skip
+        paths = set(site.paths())
+    assert {f"/docs/{i}.html" for i in range(4)} | {"/docs/new1.html", "/docs/new2.html"} <= paths
+    assert _counters(run)["sitemap_urls_over_host_cap"] == 0
